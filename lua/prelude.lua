@@ -1,0 +1,522 @@
+-- syslua prelude: runs first in every fresh LuaJIT state.
+--
+-- It builds the sandbox the config runs in, the declaration functions
+-- (file, exec, apply, env, package, user, defaults), `lib` and `sys`, and
+-- returns a few private hooks to the Python side. Nothing here touches the
+-- machine: each declaration is encoded as JSON the moment it is made (so a
+-- table mutated afterwards cannot change what was declared) and the whole
+-- list is handed to Python once the config has run.
+--
+-- Private state lives in upvalues of this chunk; the config cannot reach it
+-- because `debug` is reduced to `getinfo` and `traceback`.
+
+local cfg = ...
+
+local io_open, stderr = io.open, io.stderr
+local getinfo, traceback = debug.getinfo, debug.traceback
+local concat, sformat, sgsub, ssub, sbyte, sfind = table.concat, string.format, string.gsub, string.sub, string.byte, string.find
+local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, floor =
+      type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, math.floor
+local huge = math.huge
+
+local decls = {}        -- encoded declaration records, in evaluation order
+local inputs = {}       -- config files read (path -> true), in `input_list` order
+local input_list = {}
+local defaults_by_source = {} -- chunk source -> { type -> { prop -> value } }
+local seq = 0
+
+local function record_input(path)
+  if not inputs[path] then
+    inputs[path] = true
+    input_list[#input_list + 1] = path
+  end
+end
+
+------------------------------------------------------------------------------
+-- JSON encoding of declared values
+------------------------------------------------------------------------------
+
+local PRIO = {}   -- metatable of priority wrappers
+local REF = {}    -- metatable of references returned by declarations
+
+local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
+                  ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
+local function escape_char(c)
+  return escapes[c] or sformat("\\u%04x", sbyte(c))
+end
+local function quote(s)
+  return '"' .. sgsub(s, '[%c"\\]', escape_char) .. '"'
+end
+
+local encode -- forward
+
+local function encode_table(t, buf, depth, where)
+  local mt = getmetatable(t)
+  if mt == PRIO then
+    buf[#buf + 1] = '{"__prio":' .. sformat("%d", t.__prio) .. ',"__v":'
+    encode(t.value, buf, depth + 1, where)
+    buf[#buf + 1] = '}'
+    return
+  end
+  if mt == REF then
+    buf[#buf + 1] = '{"__refs":['
+    for i, r in ipairs(t.__refs) do
+      if i > 1 then buf[#buf + 1] = ',' end
+      buf[#buf + 1] = quote(r)
+    end
+    buf[#buf + 1] = ']}'
+    return
+  end
+  local n = #t
+  if n > 0 then
+    local count = 0
+    for _ in pairs(t) do count = count + 1 end
+    if count ~= n then
+      error(where .. ": a table mixes list items and named fields", 0)
+    end
+    buf[#buf + 1] = '['
+    for i = 1, n do
+      if i > 1 then buf[#buf + 1] = ',' end
+      encode(t[i], buf, depth + 1, where)
+    end
+    buf[#buf + 1] = ']'
+    return
+  end
+  if next(t) == nil then
+    buf[#buf + 1] = '{}'
+    return
+  end
+  buf[#buf + 1] = '{'
+  local first = true
+  for k, v in pairs(t) do
+    if type(k) ~= "string" then
+      error(where .. ": table keys must be strings or a list 1..n, found key " .. tostring(k), 0)
+    end
+    if not first then buf[#buf + 1] = ',' end
+    first = false
+    buf[#buf + 1] = quote(k)
+    buf[#buf + 1] = ':'
+    encode(v, buf, depth + 1, where .. "." .. k)
+  end
+  buf[#buf + 1] = '}'
+end
+
+encode = function(v, buf, depth, where)
+  if depth > 64 then
+    error(where .. ": tables nested deeper than 64 levels (is a table inside itself?)", 0)
+  end
+  local tv = type(v)
+  if tv == "string" then
+    buf[#buf + 1] = quote(v)
+  elseif tv == "number" then
+    if v ~= v or v == huge or v == -huge then
+      error(where .. ": numbers must be finite", 0)
+    end
+    if v == floor(v) and v > -2^53 and v < 2^53 then
+      buf[#buf + 1] = sformat("%d", v)
+    else
+      buf[#buf + 1] = sformat("%.17g", v)
+    end
+  elseif tv == "boolean" then
+    buf[#buf + 1] = v and "true" or "false"
+  elseif tv == "table" then
+    encode_table(v, buf, depth, where)
+  elseif tv == "nil" then
+    buf[#buf + 1] = "null"
+  else
+    error(where .. ": a " .. tv .. " cannot be a property value", 0)
+  end
+end
+
+local function to_json(v, where)
+  local buf = {}
+  encode(v, buf, 0, where)
+  return concat(buf)
+end
+
+------------------------------------------------------------------------------
+-- Declarations
+------------------------------------------------------------------------------
+
+local KEY = { file = "path", exec = "name", apply = "name", package = "name", user = "name" }
+
+-- The frame of the config line that made the declaration: skip frames that
+-- belong to this prelude so wrappers (env, package's __call) report the user.
+local PRELUDE_SOURCE = getinfo(1, "S").source
+local function caller(level)
+  while true do
+    local info = getinfo(level, "Sl")
+    if not info then return "=?", 0 end
+    if info.source ~= PRELUDE_SOURCE and info.what ~= "C" then
+      return info.source, info.currentline
+    end
+    level = level + 1
+  end
+end
+
+local function where_of(src, line)
+  if ssub(src, 1, 1) == "@" then return ssub(src, 2) .. ":" .. line end
+  return "[string]:" .. line
+end
+
+-- Raise an error located at the config line that called into the prelude.
+local function fail(msg)
+  local src, line = caller(2)
+  error(where_of(src, line) .. ": " .. msg, 0)
+end
+
+local function make_ref(refs, records)
+  return setmetatable({ __refs = refs, __records = records }, REF)
+end
+
+local function unwrap_whole(kind, spec)
+  local prio
+  if getmetatable(spec) == PRIO then
+    prio = spec.__prio
+    spec = spec.value
+  end
+  if type(spec) ~= "table" or getmetatable(spec) ~= nil then
+    fail(kind .. " expects a table of properties, e.g. " .. kind .. " { ... }, got " .. type(spec))
+  end
+  return spec, prio
+end
+
+local function add_record(kind, src, line, prio, props_json)
+  seq = seq + 1
+  local rec = { t = kind, s = src, l = line, q = seq, w = prio, p = props_json }
+  decls[#decls + 1] = rec
+  return rec
+end
+
+local function with_defaults(kind, src, spec)
+  local d = defaults_by_source[src] and defaults_by_source[src][kind]
+  if not d then return spec end
+  local props = {}
+  for k, v in pairs(spec) do props[k] = v end
+  for k, v in pairs(d) do
+    if props[k] == nil then
+      props[k] = setmetatable({ __prio = 1000, value = v }, PRIO)
+    end
+  end
+  return props
+end
+
+local function declare(kind)
+  return function(spec)
+    local props, prio = unwrap_whole(kind, spec)
+    local src, line = caller(2)
+    local where = kind
+    local key = props[KEY[kind]]
+    if key == nil then
+      fail(kind .. ": missing required property `" .. KEY[kind] .. "`")
+    end
+    if type(key) ~= "string" then
+      fail(kind .. ": `" .. KEY[kind] .. "` must be a string, got " .. type(key))
+    end
+    props = with_defaults(kind, src, props)
+    local ok, json = pcall(to_json, props, where)
+    if not ok then fail(json) end
+    local rec = add_record(kind, src, line, prio, json)
+    return make_ref({ kind .. "#" .. key }, { rec })
+  end
+end
+
+local function declare_env(spec)
+  local vars, prio = unwrap_whole("env", spec)
+  local src, line = caller(2)
+  local names = {}
+  for name in pairs(vars) do
+    if type(name) ~= "string" then
+      fail("env: variable names must be strings, got " .. type(name))
+    end
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  local refs, records = {}, {}
+  for _, name in ipairs(names) do
+    local ok, json = pcall(to_json, { name = name, value = vars[name] }, "env." .. name)
+    if not ok then fail(json) end
+    records[#records + 1] = add_record("env", src, line, prio, json)
+    refs[#refs + 1] = "env#" .. name
+  end
+  return make_ref(refs, records)
+end
+
+local function declare_defaults(spec)
+  if type(spec) ~= "table" or getmetatable(spec) ~= nil then
+    fail("defaults expects a table such as defaults { file = { owner = ... } }")
+  end
+  local src, line = caller(2)
+  local mine = defaults_by_source[src] or {}
+  for kind, props in pairs(spec) do
+    if type(props) ~= "table" then
+      fail("defaults: `" .. tostring(kind) .. "` must be a table of properties")
+    end
+    local ok, json = pcall(to_json, { type = kind, props = props }, "defaults." .. tostring(kind))
+    if not ok then fail(json) end
+    add_record("defaults", src, line, nil, json)
+    local merged = {}
+    for k, v in pairs(mine[kind] or {}) do merged[k] = v end
+    for k, v in pairs(props) do merged[k] = v end
+    mine[kind] = merged
+  end
+  defaults_by_source[src] = mine
+end
+
+------------------------------------------------------------------------------
+-- lib: priorities and fetch descriptors
+------------------------------------------------------------------------------
+
+local lib = {}
+
+local function wrap(prio, v, name)
+  if getmetatable(v) == PRIO then
+    fail(name .. ": the value already has a priority")
+  end
+  if getmetatable(v) == REF then
+    -- lib.mkForce(file { ... }): the whole declaration takes the priority.
+    for _, rec in ipairs(rawget(v, "__records")) do rec.w = prio end
+    return v
+  end
+  if v == nil then fail(name .. ": a value is required") end
+  return setmetatable({ __prio = prio, value = v }, PRIO)
+end
+
+function lib.mkForce(v) return wrap(50, v, "lib.mkForce") end
+function lib.mkBefore(v) return wrap(500, v, "lib.mkBefore") end
+function lib.mkDefault(v) return wrap(1000, v, "lib.mkDefault") end
+function lib.mkAfter(v) return wrap(1500, v, "lib.mkAfter") end
+function lib.mkOrder(n, v)
+  if type(n) ~= "number" or n ~= floor(n) or n < 0 then
+    fail("lib.mkOrder: the priority must be a non-negative integer, got " .. tostring(n))
+  end
+  return wrap(n, v, "lib.mkOrder")
+end
+
+local function fetch_descriptor(name, kind, spec, fields)
+  if type(spec) ~= "table" then
+    fail(name .. " expects named fields, e.g. " .. name .. "{ " .. fields[1] .. " = ... }")
+  end
+  local allowed = {}
+  for _, f in ipairs(fields) do allowed[f] = true end
+  for k in pairs(spec) do
+    if not allowed[k] then
+      fail(name .. ": unknown field `" .. tostring(k) .. "` (fields: " .. concat(fields, ", ") .. ")")
+    end
+  end
+  local d = { fetch = kind }
+  for _, f in ipairs(fields) do
+    local v = spec[f]
+    if v ~= nil and type(v) ~= "string" then
+      fail(name .. ": `" .. f .. "` must be a string")
+    end
+    d[f] = v
+  end
+  return d
+end
+
+function lib.fetchUrl(spec)
+  local d = fetch_descriptor("lib.fetchUrl", "url", spec, { "url", "sha256", "name" })
+  if not d.url then fail("lib.fetchUrl: `url` is required") end
+  if not d.sha256 then fail("lib.fetchUrl: `sha256` is required (the download is verified before use)") end
+  return d
+end
+
+function lib.fetchGit(spec)
+  local d = fetch_descriptor("lib.fetchGit", "git", spec, { "url", "rev", "sha256" })
+  if not d.url then fail("lib.fetchGit: `url` is required") end
+  if not d.rev then fail("lib.fetchGit: `rev` is required (a commit to check out exactly)") end
+  return d
+end
+
+function lib.fetchGitHub(spec)
+  local d = fetch_descriptor("lib.fetchGitHub", "github", spec, { "owner", "repo", "tag", "asset", "sha256" })
+  for _, f in ipairs({ "owner", "repo", "tag", "asset", "sha256" }) do
+    if not d[f] then fail("lib.fetchGitHub: `" .. f .. "` is required") end
+  end
+  return d
+end
+
+------------------------------------------------------------------------------
+-- sys: facts, data and file reading
+------------------------------------------------------------------------------
+
+local function expand(path)
+  if ssub(path, 1, 1) == "~" and (#path == 1 or ssub(path, 2, 2) == "/") then
+    return cfg.home .. ssub(path, 2)
+  end
+  if ssub(path, 1, 1) ~= "/" then
+    return cfg.manifest_dir .. "/" .. path
+  end
+  return path
+end
+
+local function read_file(path)
+  local full = expand(path)
+  local f, err = io_open(full, "rb")
+  if not f then return nil, err end
+  local data = f:read("*a")
+  f:close()
+  record_input(full)
+  return data
+end
+
+local sys = {}
+for k, v in pairs(cfg.core) do sys[k] = v end
+sys.facts = cfg.facts
+sys.data = cfg.data
+sys.dir = cfg.manifest_dir
+
+function sys.readFile(path)
+  if type(path) ~= "string" then fail("sys.readFile expects a path string") end
+  local data, err = read_file(path)
+  if not data then fail("sys.readFile: cannot read " .. path .. ": " .. tostring(err)) end
+  return data
+end
+
+function sys.path(rel)
+  if type(rel) ~= "string" then fail("sys.path expects a path string") end
+  return expand(rel)
+end
+
+------------------------------------------------------------------------------
+-- The sandbox
+------------------------------------------------------------------------------
+
+-- `require` finds pkgs.* in the shipped catalogue, everything else beside
+-- the manifest, beside the root config, then in the shipped lua/ directory.
+local function module_searcher(name)
+  local rel = sgsub(name, "%.", "/")
+  local dirs
+  if ssub(name, 1, 5) == "pkgs." then
+    dirs = { cfg.pkgs_parent }
+  else
+    dirs = { cfg.manifest_dir }
+    if cfg.root_dir ~= cfg.manifest_dir then dirs[#dirs + 1] = cfg.root_dir end
+    dirs[#dirs + 1] = cfg.lua_dir
+  end
+  local tried = {}
+  for _, dir in ipairs(dirs) do
+    for _, pattern in ipairs({ "%s/%s.lua", "%s/%s/init.lua" }) do
+      local path = sformat(pattern, dir, rel)
+      local f = io_open(path, "rb")
+      if f then
+        local code = f:read("*a")
+        f:close()
+        record_input(path)
+        local chunk, err = loadstring(code, "@" .. path)
+        if not chunk then error(err, 0) end
+        return chunk
+      end
+      tried[#tried + 1] = "\n\tno file '" .. path .. "'"
+    end
+  end
+  return concat(tried)
+end
+
+package.loaders = { package.loaders[1], module_searcher }
+package.path = ""
+package.cpath = ""
+package.loadlib = nil
+package.loaded.python = nil
+python = nil
+
+local function read_only_open(path, mode)
+  mode = mode or "r"
+  if mode ~= "r" and mode ~= "rb" then
+    fail("io.open: only reading is allowed while evaluating (mode '" .. tostring(mode) .. "'); run with --impure to write files")
+  end
+  local full = expand(path)
+  local f, err = io_open(full, mode)
+  if f then record_input(full) end
+  return f, err
+end
+
+local function recorded_loadfile(path)
+  local full = expand(path)
+  local code, err = read_file(full)
+  if not code then return nil, err end
+  return loadstring(code, "@" .. full)
+end
+
+if not cfg.impure then
+  package.preload.ffi = nil
+  package.loaded.ffi = nil
+  io = { open = read_only_open, lines = function(path, ...)
+    if path == nil then fail("io.lines: a path is required while evaluating") end
+    local f, err = read_only_open(path)
+    if not f then fail(err) end
+    return f:lines(...)
+  end, type = io.type }
+  os = { clock = os.clock, date = os.date, difftime = os.difftime, getenv = os.getenv, time = os.time }
+else
+  local real_io = io
+  io = setmetatable({ open = function(path, mode)
+    local full = expand(path)
+    local f, err = io_open(full, mode)
+    if f and (mode == nil or mode == "r" or mode == "rb") then record_input(full) end
+    return f, err
+  end }, { __index = real_io })
+  os.exit = nil
+  os.setlocale = nil
+end
+loadfile = recorded_loadfile
+dofile = function(path)
+  local chunk, err = recorded_loadfile(path)
+  if not chunk then fail(err) end
+  return chunk()
+end
+debug = { getinfo = getinfo, traceback = traceback }
+print = function(...)
+  local parts = {}
+  for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+  stderr:write(concat(parts, "\t"), "\n")
+end
+
+REF.__tostring = function(r) return concat(r.__refs, ", ") end
+REF.__metatable = REF
+PRIO.__metatable = PRIO
+
+file = declare("file")
+exec = declare("exec")
+apply = declare("apply")
+user = declare("user")
+env = declare_env
+defaults = declare_defaults
+-- `package` is also Lua's module library, so the declaration is its __call.
+local declare_package = declare("package")
+setmetatable(package, { __call = function(_, spec) return declare_package(spec) end })
+_G.lib = lib
+_G.sys = sys
+
+------------------------------------------------------------------------------
+-- Hooks for Python
+------------------------------------------------------------------------------
+
+local hooks = {}
+
+-- Run a config chunk. Returns true, or false and a message + traceback.
+function hooks.run(code, chunkname)
+  local chunk, err = loadstring(code, chunkname)
+  if not chunk then return false, err, "" end
+  record_input(ssub(chunkname, 2))
+  local ok, msg = xpcall(chunk, function(e)
+    return { msg = tostring(e), tb = traceback("", 2) }
+  end)
+  if ok then return true end
+  return false, msg.msg, msg.tb
+end
+
+-- Everything declared, as one JSON document.
+function hooks.export()
+  local parts = {}
+  for i, r in ipairs(decls) do
+    parts[i] = sformat('{"t":%s,"s":%s,"l":%d,"q":%d,"w":%s,"p":%s}',
+      quote(r.t), quote(r.s), r.l, r.q, r.w and sformat("%d", r.w) or "null", r.p)
+  end
+  local ins = {}
+  for i, p in ipairs(input_list) do ins[i] = quote(p) end
+  return '{"decls":[' .. concat(parts, ",") .. '],"inputs":[' .. concat(ins, ",") .. ']}'
+end
+
+return hooks

@@ -1,0 +1,123 @@
+"""Typed errors that cross module boundaries.
+
+Every error a user can cause is a `SysluaError` whose text is the message the
+CLI prints; the CLI maps `exit_code` to the process exit status. Errors that
+point at the user's configuration carry a `Source` (file and line), shown
+relative to the root config's directory so messages read `sys.lua:12: ...`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Directory that `Source` paths are shown relative to; set once per run by
+# the resolver to the root config's directory.
+_display_root: str | None = None
+
+
+def set_display_root(path: str | None) -> None:
+    global _display_root
+    _display_root = path
+
+
+def display_path(path: str) -> str:
+    """Show `path` relative to the root config's directory when inside it."""
+    root = _display_root
+    if root and path.startswith(root.rstrip("/") + "/"):
+        return path[len(root.rstrip("/")) + 1 :]
+    return path
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Source:
+    """Where a declaration was made: an absolute file path and a line."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{display_path(self.file)}:{self.line}"
+
+    def source_line(self) -> str | None:
+        """The text of the line, for error messages (None when unreadable)."""
+        try:
+            with open(self.file, encoding="utf-8", errors="replace") as f:
+                for number, text in enumerate(f, 1):
+                    if number == self.line:
+                        return text.rstrip("\n")
+        except OSError:
+            return None
+        return None
+
+
+class SysluaError(Exception):
+    """Base of every error the user is meant to see as a plain message."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def render(self) -> str:
+        text = self.message
+        if self.hint:
+            text += "\n\n" + self.hint
+        return text
+
+
+class ConfigError(SysluaError):
+    """The configuration is wrong: exit code 2, located at file:line when known."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        source: Source | None = None,
+        *,
+        hint: str | None = None,
+        show_line: bool = True,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.source = source
+        self.show_line = show_line
+
+    def render(self) -> str:
+        text = f"{self.source}: {self.message}" if self.source else self.message
+        if self.source and self.show_line:
+            line = self.source.source_line()
+            if line is not None and line.strip():
+                text += f"\n  {self.source.line} | {line}"
+        if self.hint:
+            text += "\n\n" + self.hint
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class UsageError(SysluaError):
+    """The command line is wrong (missing config file, bad flag value)."""
+
+    exit_code = 2
+
+
+class StateError(SysluaError):
+    """The state directory or the store is unusable (corrupt, unreadable)."""
+
+    exit_code = 1
+
+
+class LockHeldError(SysluaError):
+    """Another syslua process holds the state lock."""
+
+    exit_code = 3
+
+
+class ApplyFailed(SysluaError):
+    """An apply failed; the message is the report the user sees."""
+
+    exit_code = 1
+

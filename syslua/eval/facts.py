@@ -1,0 +1,141 @@
+"""Facts about the machine and the user running `sys`, handed to configs as `sys.*`.
+
+The short names (`sys.os`, `sys.arch`, `sys.platform`, `sys.hostname`,
+`sys.user`) sit beside CCM's names (`facts.host.info.hostname`, ...), so
+existing CCM manifests resolve as they are. User facts come from
+`<config dir>/facts.json` or `facts.yaml` and from `--fact k=v` (dotted keys
+make nested tables).
+"""
+
+from __future__ import annotations
+
+import grp
+import json
+import os
+import platform
+import pwd
+import socket
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from syslua.errors import UsageError
+from syslua.paths import home
+
+_ARCH = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64", "armv8": "aarch64"}
+
+
+def _os_release() -> dict[str, str]:
+    info: dict[str, str] = {}
+    try:
+        with open("/etc/os-release", encoding="utf-8") as f:
+            for line in f:
+                key, sep, value = line.strip().partition("=")
+                if sep:
+                    info[key] = value.strip().strip('"')
+    except OSError:
+        pass
+    return info
+
+
+@cache
+def machine_facts() -> dict[str, Any]:
+    """Facts that do not change during one run."""
+    system = platform.system().lower()
+    machine = platform.machine().lower()
+    arch = _ARCH.get(machine, machine)
+    hostname = socket.gethostname()
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        pw = pwd.getpwuid(uid)
+        name, shell = pw.pw_name, pw.pw_shell
+    except KeyError:
+        name, shell = str(uid), ""
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    release = _os_release()
+    distro = release.get("ID", system)
+    family = (release.get("ID_LIKE", "").split() or [distro])[0]
+    user = {"name": name, "uid": uid, "gid": gid, "group": group, "home": home(), "shell": shell}
+    return {
+        "os": system,
+        "arch": arch,
+        "platform": f"{arch}-{system}",
+        "hostname": hostname,
+        "user": user,
+        "host": {
+            "info": {
+                "hostname": hostname,
+                "os": system,
+                "platform": distro,
+                "platformFamily": family,
+                "platformVersion": release.get("VERSION_ID", ""),
+                "kernelVersion": platform.release(),
+                "kernelArch": machine,
+            }
+        },
+    }
+
+
+def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        nxt = target.get(part)
+        if not isinstance(nxt, dict):
+            nxt = target[part] = {}
+        target = nxt
+    target[parts[-1]] = value
+
+
+def parse_fact_args(args: list[str]) -> dict[str, Any]:
+    """`--fact k=v` options (dotted keys nest) as a dict."""
+    out: dict[str, Any] = {}
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if not sep or not key or any(not p for p in key.split(".")):
+            raise UsageError(f"--fact expects key=value, got `{arg}`")
+        _set_dotted(out, key, value)
+    return out
+
+
+def user_facts(config_dir: Path) -> dict[str, Any]:
+    """Facts the user keeps in `facts.json` / `facts.yaml` in the config dir."""
+    json_file = config_dir / "facts.json"
+    if json_file.is_file():
+        try:
+            data = json.loads(json_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise UsageError(f"cannot read user facts {json_file}: {e}") from e
+        return data if isinstance(data, dict) else {}
+    for name in ("facts.yaml", "facts.yml"):
+        yaml_file = config_dir / name
+        if yaml_file.is_file():
+            import yaml
+
+            try:
+                data = yaml.safe_load(yaml_file.read_text(encoding="utf-8"))
+            except (OSError, yaml.YAMLError) as e:
+                raise UsageError(f"cannot read user facts {yaml_file}: {e}") from e
+            return data if isinstance(data, dict) else {}
+    return {}
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def gather(config_dir: Path, cli_facts: dict[str, Any]) -> dict[str, Any]:
+    """All facts: machine facts, then user facts, then `--fact` (later wins)."""
+    facts = _deep_merge(machine_facts(), user_facts(config_dir))
+    return _deep_merge(facts, cli_facts)
+
+
+CORE = ("os", "arch", "platform", "hostname", "user")

@@ -1,0 +1,160 @@
+"""Run one Lua config file in a fresh, sandboxed LuaJIT state.
+
+Each manifest file (the root config, each `.lua` child) gets its own runtime,
+so globals, `sys.data` and `sys.dir` of one never leak into another. The
+sandbox is built by `lua/prelude.lua`; this module only loads it, runs the
+config, and turns the JSON the prelude exports into `RawDeclaration`s, or a
+Lua error into a `ConfigError` located at the user's line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from syslua.errors import ConfigError, Source
+from syslua.paths import home, shipped_dirs
+
+
+@dataclass(slots=True)
+class RawDeclaration:
+    """One declaration as the config made it: not yet validated or merged."""
+
+    type: str
+    props: dict[str, Any]
+    source: Source
+    seq: int
+    prio: int | None  # whole-declaration priority, None for plain
+
+
+@dataclass(slots=True)
+class LuaResult:
+    declarations: list[RawDeclaration]
+    inputs: list[str]
+
+
+@cache
+def _prelude() -> bytes:
+    lua_dir, _ = shipped_dirs()
+    return Path(lua_dir, "prelude.lua").read_bytes()
+
+
+def _b(value: Any) -> Any:
+    """Python data -> bytes-keyed data for a runtime created with encoding=None."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    if isinstance(value, dict):
+        return {_b(k): _b(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_b(v) for v in value]
+    return value
+
+
+def _deny_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
+    # No Python object is ever handed to Lua, but if one were, Lua could not
+    # reach its attributes.
+    raise AttributeError("Python objects are not accessible from Lua")
+
+
+_LOCATED = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+): (?P<msg>.*)$", re.S)
+
+_IMPURE_HINTS = {
+    "'execute'": "os.execute is not available: evaluation is pure (run with --impure to allow it)",
+    "'popen'": "io.popen is not available: evaluation is pure (run with --impure to allow it)",
+    "'write'": "writing files is not available: evaluation is pure (run with --impure to allow it)",
+    "'output'": "writing files is not available: evaluation is pure (run with --impure to allow it)",
+    "'remove'": "os.remove is not available: evaluation is pure (run with --impure to allow it)",
+    "'rename'": "os.rename is not available: evaluation is pure (run with --impure to allow it)",
+    "'exit'": "os.exit is not available while evaluating a config",
+}
+
+
+def _lua_error(message: str, traceback: str, impure: bool) -> ConfigError:
+    """Turn `path:line: msg` from Lua into a located ConfigError."""
+    message = message.strip()
+    hint = None
+    if not impure and "(a nil value)" in message:
+        for needle, text in _IMPURE_HINTS.items():
+            if needle in message:
+                hint = text
+    m = _LOCATED.match(message)
+    if m and m.group("file") != "[string]":
+        msg = m.group("msg")
+        # A nested location (error raised with level 0 by the prelude) wins.
+        inner = _LOCATED.match(msg)
+        while inner and os.path.isabs(inner.group("file")):
+            m, msg = inner, inner.group("msg")
+            inner = _LOCATED.match(msg)
+        return ConfigError(msg, Source(m.group("file"), int(m.group("line"))), hint=hint)
+    return ConfigError(message, hint=hint)
+
+
+def run_config(
+    path: Path,
+    *,
+    core: dict[str, Any],
+    facts: dict[str, Any],
+    data: dict[str, Any],
+    root_dir: str,
+    impure: bool = False,
+) -> LuaResult:
+    """Evaluate `path` and return what it declared and which files it read."""
+    import lupa.luajit21 as lupa
+
+    try:
+        code = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from e
+    runtime = lupa.LuaRuntime(
+        encoding=None,
+        register_eval=False,
+        register_builtins=False,
+        unpack_returned_tuples=True,
+        attribute_filter=_deny_attributes,
+    )
+    lua_dir, pkgs_dir = shipped_dirs()
+    cfg = runtime.table_from(
+        _b(
+            {
+                "core": core,
+                "facts": facts,
+                "data": data,
+                "impure": impure,
+                "home": home(),
+                "manifest_dir": str(path.parent),
+                "root_dir": root_dir,
+                "lua_dir": lua_dir,
+                "pkgs_parent": str(Path(pkgs_dir).parent) if Path(pkgs_dir).name == "pkgs" else pkgs_dir,
+            }
+        ),
+        recursive=True,
+    )
+    prelude = runtime.execute(_prelude(), cfg)
+    result = prelude[b"run"](code, b"@" + str(path).encode("utf-8", "surrogateescape"))
+    if result is not True:
+        _, message, traceback = result
+        raise _lua_error(_s(message), _s(traceback), impure)
+    exported = prelude[b"export"]()
+    doc = json.loads(exported.decode("utf-8", "surrogateescape"))
+    decls = [
+        RawDeclaration(
+            type=d["t"],
+            props=d["p"],
+            source=Source(d["s"][1:] if d["s"].startswith("@") else d["s"], d["l"]),
+            seq=d["q"],
+            prio=d["w"],
+        )
+        for d in doc["decls"]
+    ]
+    return LuaResult(decls, doc["inputs"])
+
+
+def _s(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)

@@ -1,0 +1,301 @@
+"""Validate declarations one by one, then merge them by key and priority (SPEC section 3).
+
+Steps, in order:
+1. `validate` each raw declaration against its type's schema (errors point
+   at its line), unwrapping `lib.mk*` priorities: an explicit wrapper wins,
+   then a whole-declaration priority, then plain (900).
+2. `merge` groups declarations by (type, key). A singular property takes the
+   value with the lowest priority number; two different values at that
+   priority are a conflict naming both declarations. A mergeable property is
+   the union of all values ordered by priority; contributions of different
+   declarations at the same priority are ordered by value, so the result
+   never depends on the order in which declarations were evaluated.
+3. Schema defaults fill what nobody declared, item rules are checked, and
+   every `depends_on`/`subscribe` reference must name a declared item.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from syslua.errors import ConfigError, Source
+from syslua.eval.lua import RawDeclaration
+from syslua.manifest import schema
+from syslua.manifest.model import Item, Manifest, freeze
+from syslua.manifest.schema import Context, Invalid, Prop
+
+PLAIN = 900
+DEFAULT_PRIO = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """The `apply` context a declaration was made in (root: parent None)."""
+
+    parent: str | None = None
+    noop: bool = False
+    health_check_only: bool = False
+    depth: int = 0
+
+
+@dataclass(slots=True)
+class Decl:
+    """A validated declaration: normalised values tagged with priorities."""
+
+    type: str
+    key: str
+    props: dict[str, tuple[int, Any]]  # slot-or-name -> (priority, value)
+    source: Source
+    seq: int
+    origin: Origin
+
+    @property
+    def id(self) -> str:
+        return f"{self.type}#{self.key}"
+
+
+def _unwrap(value: Any, whole: int) -> tuple[int, Any]:
+    if isinstance(value, dict) and "__prio" in value:
+        return value["__prio"], value["__v"]
+    return whole, value
+
+
+def _nested_priority(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "__prio" in value or any(_nested_priority(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_nested_priority(v) for v in value)
+    return False
+
+
+def _label(type_: str, key: str) -> str:
+    from syslua.paths import abbreviate
+
+    return f"env.{key}" if type_ == "env" else f"{type_} {abbreviate(key)}"
+
+
+def _check_value(prop: Prop, type_: str, name: str, value: Any, ctx: Context) -> Any:
+    if _nested_priority(value):
+        raise Invalid(f"`{name}`: lib.mkForce/mkBefore/mkDefault/mkAfter/mkOrder must wrap a whole property value")
+    try:
+        return prop.check(value, ctx)
+    except Invalid as e:
+        raise Invalid(f"`{name}`: {e}") from None
+
+
+def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
+    """Check one declaration; `defaults` declarations are checked and dropped (None)."""
+    type_ = raw.type
+    try:
+        if type_ == "defaults":
+            _validate_defaults(raw, ctx)
+            return None
+        sch = schema.SCHEMAS[type_]
+        whole = raw.prio if raw.prio is not None else PLAIN
+        key_raw = raw.props.get(sch.key)
+        if isinstance(key_raw, dict) and "__prio" in key_raw:
+            raise Invalid(f"`{sch.key}` names the {type_} and cannot have a priority")
+        if key_raw is None:
+            raise Invalid(f"missing required property `{sch.key}`")
+        key = _check_value(sch.props[sch.key], type_, sch.key, key_raw, ctx)
+        props: dict[str, tuple[int, Any]] = {}
+        by_slot: dict[str, str] = {}  # slot -> the property name written
+        for name, value in raw.props.items():
+            if name == sch.key:
+                continue
+            canonical = sch.aliases.get(name, name)
+            if canonical not in sch.props:
+                raise schema.unknown_property(type_, name)
+            prop = schema.env_prop(key) if type_ == "env" else sch.props[canonical]
+            slot = prop.slot or canonical
+            if slot in by_slot:
+                other = by_slot[slot]
+                if sch.aliases.get(other, other) == canonical:
+                    raise Invalid(f"`{other}` and `{name}` are the same property; give one")
+                first, second = sorted((sch.aliases.get(other, other), canonical))
+                raise Invalid(f"`{first}` and `{second}` are mutually exclusive")
+            by_slot[slot] = name
+            prio, inner = _unwrap(value, whole)
+            normal = _check_value(prop, type_, canonical, inner, ctx)
+            props[slot] = (prio, {canonical: normal} if prop.slot else normal)
+        return Decl(type_, key, props, raw.source, raw.seq, origin)
+    except Invalid as e:
+        raise ConfigError(f"{type_}: {e}", raw.source) from None
+
+
+def _validate_defaults(raw: RawDeclaration, ctx: Context) -> None:
+    target = raw.props.get("type")
+    sch = schema.SCHEMAS.get(target) if isinstance(target, str) else None
+    if sch is None or target in ("defaults", "env"):
+        names = [t for t in schema.SCHEMAS if t not in ("defaults", "env")]
+        raise Invalid(f"defaults for unknown type `{target}`{schema._suggest(str(target), names)}")
+    for name, value in raw.props.get("props", {}).items():
+        canonical = sch.aliases.get(name, name)
+        if canonical not in sch.props:
+            raise schema.unknown_property(target, name)
+        if canonical == sch.key:
+            raise Invalid(f"defaults cannot set `{canonical}`, the key of a {target}")
+        _check_value(sch.props[canonical], target, canonical, _unwrap(value, DEFAULT_PRIO)[1], ctx)
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _short(value: Any) -> str:
+    text = _canon(value)
+    return text if len(text) <= 72 else text[:69] + "..."
+
+
+class ConflictError(ConfigError):
+    """Two declarations give different values at the same winning priority."""
+
+
+def _conflict(type_: str, key: str, name: str, prio: int, entries: list[tuple[Any, Source]]) -> ConflictError:
+    subject = f"env.{key}" if type_ == "env" else f"{type_}#{key}.{name}"
+    lines = [f"Conflicting values for {subject} at priority {prio}:"]
+    for value, source in sorted(entries, key=lambda e: e[1]):
+        lines.append(f"  - {_short(value)} (declared at {source})")
+    return ConflictError(
+        "\n".join(lines),
+        hint="Use lib.mkForce() to override, or lib.mkDefault() to provide a fallback.",
+    )
+
+
+def _merge_property(group: list[Decl], slot: str, mergeable: bool) -> Any:
+    entries = [(d.props[slot][0], d.props[slot][1], d) for d in group if slot in d.props]
+    if mergeable:
+        contributions = sorted(((p, _canon(v), v) for p, v, _ in entries), key=lambda c: (c[0], c[1]))
+        out: list[Any] = []
+        seen: set[str] = set()
+        for _, _, values in contributions:
+            for v in values:
+                c = _canon(v)
+                if c not in seen:
+                    seen.add(c)
+                    out.append(v)
+        return out
+    best = min(p for p, _, _ in entries)
+    winners = [(v, d) for p, v, d in entries if p == best]
+    distinct = {_canon(v) for v, _ in winners}
+    if len(distinct) > 1:
+        d0 = winners[0][1]
+        shown = [(next(iter(v.values())) if isinstance(v, dict) and d0.type == "file" and slot == "body" else v, d.source)
+                 for v, d in winners]
+        name = "/".join(sorted({k for v, _ in winners for k in v})) if slot == "body" else slot
+        raise _conflict(d0.type, d0.key, name, best, shown)
+    return winners[0][0]
+
+
+def _mergeable(type_: str, key: str, slot: str) -> bool:
+    if type_ == "env":
+        return schema.env_prop(key).mergeable
+    prop = schema.SCHEMAS[type_].props.get(slot)
+    return bool(prop and prop.mergeable)
+
+
+def merge_group(group: list[Decl]) -> Item:
+    """Merge the declarations of one (type, key) into an Item."""
+    d0 = group[0]
+    type_, key = d0.type, d0.key
+    slots = sorted({s for d in group for s in d.props})
+    props: dict[str, Any] = {}
+    for slot in slots:
+        value = _merge_property(group, slot, _mergeable(type_, key, slot))
+        if slot == "body":
+            props.update(value)
+        else:
+            props[slot] = value
+    props = _finish(type_, key, props, min(d.source for d in group))
+    return _make_item(type_, key, props, group)
+
+
+def merge(decls: Iterable[Decl], *, inputs: Iterable[str] = (), config: str | None = None,
+          warnings: Iterable[str] = (), messages: Iterable[tuple[str, str]] = ()) -> Manifest:
+    groups: dict[tuple[str, str], list[Decl]] = defaultdict(list)
+    for d in decls:
+        groups[(d.type, d.key)].append(d)
+    items = sorted((merge_group(g) for g in groups.values()), key=lambda i: i.id)
+    sources = {f"{t}#{k}": tuple(sorted({d.source for d in g})) for (t, k), g in groups.items()}
+    manifest = Manifest(
+        items=tuple(items),
+        sources=sources,
+        inputs=tuple(dict.fromkeys(inputs)),
+        config=config,
+        warnings=tuple(warnings),
+        messages=tuple(messages),
+    )
+    _check_references(manifest)
+    return manifest
+
+
+def _make_item(type_: str, key: str, props: dict[str, Any], group: list[Decl]) -> Item:
+    origins = [d.origin for d in group]
+    parents = sorted({o.parent for o in origins if o.parent is not None})
+    root_declared = any(o.parent is None for o in origins)
+    return Item(
+        type=type_,
+        key=key,
+        props=freeze(props),
+        parent=None if root_declared or not parents else parents[0],
+        noop=all(o.noop for o in origins),
+        health_check_only=all(o.health_check_only for o in origins),
+    )
+
+
+def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict[str, Any]:
+    """Fill schema defaults and check rules that need the whole item."""
+    sch = schema.SCHEMAS[type_]
+    for name, value in sch.defaults.items():
+        props.setdefault(name, value)
+    label = _label(type_, key)
+
+    def fail(message: str) -> ConfigError:
+        return ConfigError(f"{label}: {message}", source)
+
+    if type_ == "file":
+        ensure = props["ensure"]
+        if ensure != "absent":
+            missing = [p for p in ("owner", "group", "mode") if p not in props]
+            if missing:
+                raise ConfigError(
+                    f"{label}: missing required property `{missing[0]}`",
+                    source,
+                    hint="Files need owner, group and mode. Set them on the file, or once for "
+                    "the rest of the file with\n  defaults { file = { owner = sys.user.name, "
+                    "group = sys.user.group, mode = \"0644\" } }",
+                )
+        if ensure != "present" and ("content" in props or "source" in props):
+            which = "content" if "content" in props else "source"
+            raise fail(f"`{which}` only applies to ensure = \"present\" (this file has ensure = \"{ensure}\")")
+    elif type_ == "exec":
+        props.setdefault("command", key)
+    elif type_ == "package":
+        for needed in ("version", "source"):
+            if needed not in props:
+                raise fail(f"missing required property `{needed}`")
+        props.setdefault("bin", [])
+    elif type_ == "env":
+        if "value" not in props:
+            raise fail("missing a value")
+    return props
+
+
+def _check_references(manifest: Manifest) -> None:
+    for item in manifest:
+        for prop in ("depends_on", "subscribe"):
+            for ref in item.get(prop, ()):
+                if ref not in manifest:
+                    raise ConfigError(
+                        f"{_label(item.type, item.key)}: `{prop}` names {ref}, which is not declared",
+                        manifest.sources[item.id][0],
+                    )
+                if ref == item.id:
+                    raise ConfigError(
+                        f"{_label(item.type, item.key)}: `{prop}` names the item itself",
+                        manifest.sources[item.id][0],
+                    )

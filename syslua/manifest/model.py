@@ -1,0 +1,139 @@
+"""Frozen manifest model with canonical JSON and a SHA-256 digest.
+
+The digest covers what the machine should be (items and their effective
+properties), not where things were declared: editing a comment in sys.lua
+does not change it, and neither does reordering declarations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from syslua.errors import Source
+
+MANIFEST_VERSION = 1
+
+
+def freeze(value: Any) -> Any:
+    """Deep-freeze JSON-like data: dicts become read-only mappings, lists tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The inverse of `freeze`: plain dicts and lists, ready for json."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [thaw(v) for v in value]
+    return value
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(thaw(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def item_id(type_: str, key: str) -> str:
+    return f"{type_}#{key}"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One resource the machine should have, with its merged properties."""
+
+    type: str
+    key: str
+    props: Mapping[str, Any]
+    parent: str | None = None  # id of the `apply` item that brought it in
+    noop: bool = False  # forced by an apply parent (strengthened)
+    health_check_only: bool = False
+
+    @property
+    def id(self) -> str:
+        return item_id(self.type, self.key)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.props.get(name, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "key": self.key,
+            "props": thaw(self.props),
+            "parent": self.parent,
+            "noop": self.noop,
+            "health_check_only": self.health_check_only,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Item:
+        return cls(
+            type=d["type"],
+            key=d["key"],
+            props=freeze(d["props"]),
+            parent=d.get("parent"),
+            noop=bool(d.get("noop", False)),
+            health_check_only=bool(d.get("health_check_only", False)),
+        )
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """All items, sorted by id. `sources` and `inputs` are not part of the digest."""
+
+    items: tuple[Item, ...]
+    sources: Mapping[str, tuple[Source, ...]] = field(default_factory=dict, compare=False)
+    inputs: tuple[str, ...] = field(default=(), compare=False)
+    config: str | None = field(default=None, compare=False)
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    messages: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    _index: dict[str, Item] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index.update((i.id, i) for i in self.items)
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._index
+
+    def get(self, ident: str) -> Item | None:
+        return self._index.get(ident)
+
+    def of_type(self, type_: str) -> list[Item]:
+        return [i for i in self.items if i.type == type_]
+
+    def source_of(self, ident: str) -> str:
+        """`sys.lua:12` (or several, comma-separated) for messages."""
+        return ", ".join(str(s) for s in self.sources.get(ident, ()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": MANIFEST_VERSION, "items": [i.to_dict() for i in self.items]}
+
+    def canonical(self) -> str:
+        return canonical_json(self.to_dict())
+
+    @property
+    def digest(self) -> str:
+        cached = self.__dict__.get("_digest")
+        if cached is None:
+            cached = hashlib.sha256(self.canonical().encode("utf-8", "surrogateescape")).hexdigest()
+            object.__setattr__(self, "_digest", cached)
+        return cached
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Manifest:
+        items = tuple(sorted((Item.from_dict(x) for x in d.get("items", ())), key=lambda i: i.id))
+        return cls(items=items)

@@ -1,0 +1,145 @@
+"""Resolve a config file into a Manifest: evaluate, validate, descend into `apply` children, merge.
+
+Steps:
+1. Gather facts (machine, user facts file, `--fact`).
+2. Evaluate the root config (`.lua` in LuaJIT, `.yaml` as a CCM manifest)
+   and validate each declaration where it was made.
+3. For each `apply` declared there, check `allow_apply`, the depth limit
+   (real nesting) and cycles (a manifest already on the current chain), then
+   evaluate the child with the apply's `data` as `sys.data`, in a context
+   whose noop and health-check modes can only be strengthened.
+4. Merge every declaration of every level into one frozen Manifest.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syslua.errors import ConfigError, UsageError, set_display_root
+from syslua.eval import facts as factlib
+from syslua.eval.lua import RawDeclaration, run_config
+from syslua.manifest import merge as merging
+from syslua.manifest.merge import Decl, Origin
+from syslua.manifest.model import Manifest
+from syslua.manifest.schema import Context
+from syslua.paths import Paths
+
+DEFAULT_MAX_DEPTH = 10
+
+
+@dataclass
+class Options:
+    cli_facts: dict[str, Any] = field(default_factory=dict)
+    impure: bool = False
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+@dataclass
+class _Run:
+    root_dir: str
+    facts: dict[str, Any]
+    core: dict[str, Any]
+    options: Options
+    decls: list[Decl] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    messages: list[tuple[str, str]] = field(default_factory=list)
+    seq: int = 0
+
+
+def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
+    options = options or Options()
+    paths = paths or Paths.from_env()
+    config = Path(os.path.abspath(config))
+    if not config.is_file():
+        raise UsageError(f"config file not found: {config}")
+    set_display_root(str(config.parent))
+    facts = factlib.gather(paths.config, options.cli_facts)
+    machine = factlib.machine_facts()
+    run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
+    _load(run, config, Origin(), data={}, chain=(str(config),), allow_apply=True)
+    return merging.merge(
+        run.decls, inputs=run.inputs, config=str(config), warnings=run.warnings, messages=run.messages
+    )
+
+
+def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaration]:
+    if path.suffix in (".yaml", ".yml"):
+        from syslua.eval import ccm
+
+        raws, messages = ccm.load(path, facts=run.facts, data=data, seq_start=run.seq)
+        run.inputs.append(str(path))
+        run.messages.extend(messages)
+    else:
+        result = run_config(
+            path, core=run.core, facts=run.facts, data=data, root_dir=run.root_dir, impure=run.options.impure
+        )
+        raws = result.declarations
+        run.inputs.extend(result.inputs)
+    return raws
+
+
+def _load(
+    run: _Run, path: Path, origin: Origin, data: dict[str, Any], chain: tuple[str, ...], allow_apply: bool
+) -> None:
+    raws = _evaluate(run, path, data)
+    roots = {"facts": run.facts, "data": data, "env": dict(os.environ)}
+    ctx = Context(manifest_dir=str(path.parent), roots=roots, render_templates=path.suffix not in (".yaml", ".yml"))
+    applies: dict[str, list[Decl]] = defaultdict(list)
+    for raw in raws:
+        # Keep evaluation order stable across files: sequence numbers are global.
+        run.seq += 1
+        raw.seq = run.seq
+        decl = merging.validate(raw, ctx, origin)
+        if decl is None:
+            continue
+        run.decls.append(decl)
+        if decl.type == "apply":
+            if not allow_apply:
+                raise ConfigError(
+                    f"apply {_short(decl.key)}: not allowed here: the parent apply {_short(origin.parent or '')} "
+                    "sets allow_apply = false, so this manifest may not contain apply resources",
+                    decl.source,
+                )
+            applies[decl.key].append(decl)
+    for key in sorted(applies):
+        _load_child(run, key, applies[key], origin, chain)
+
+
+def _load_child(run: _Run, key: str, decls: list[Decl], origin: Origin, chain: tuple[str, ...]) -> None:
+    item = merging.merge_group(decls)
+    where = min(d.source for d in decls)
+    child = Path(key)
+    if key in chain:
+        cycle = " -> ".join(_short(p) for p in (*chain[chain.index(key):], key))
+        raise ConfigError(f"apply: manifest cycle: {cycle}", where, hint="A manifest cannot apply itself, directly or through its children.")
+    depth = origin.depth + 1
+    if depth > run.options.max_depth:
+        raise ConfigError(
+            f"apply {_short(key)}: nesting depth {depth} exceeds the limit of {run.options.max_depth}",
+            where,
+            hint=f"Chain: {' -> '.join(_short(p) for p in (*chain, key))}",
+        )
+    if not child.is_file():
+        raise ConfigError(f"apply: child manifest not found: {key}", where)
+    noop = origin.noop or bool(item.get("noop"))
+    hco = origin.health_check_only or bool(item.get("health_check_only"))
+    if origin.noop and "noop" in decls[0].props and not item.get("noop"):
+        run.warnings.append(f"apply {_short(key)} asks for noop = false inside a noop run; noop stays on (it can only be strengthened)")
+    if origin.health_check_only and "health_check_only" in decls[0].props and not item.get("health_check_only"):
+        run.warnings.append(f"apply {_short(key)} asks for health_check_only = false inside a health-check run; it stays on")
+    child_origin = Origin(parent=item.id, noop=noop, health_check_only=hco, depth=depth)
+    _load(
+        run, child, child_origin, data=dict(item.get("data") or {}), chain=(*chain, key),
+        allow_apply=bool(item.get("allow_apply", True)),
+    )
+
+
+def _short(path: str) -> str:
+    from syslua.errors import display_path
+
+    return display_path(path)

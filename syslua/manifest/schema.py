@@ -1,0 +1,561 @@
+"""Property schemas: what each declaration type accepts, and how values are normalised.
+
+Each declaration is checked on its own first, so an error points at the line
+that made it: unknown properties (with the closest valid name), types, path
+and mode rules, durations, `KEY=value` environments. Values are normalised
+here (`~` expanded, modes as `0644`, durations in seconds) so that merge
+compares like with like. Rules that need the merged item (required
+properties, properties that only make sense together) are `check_item`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from syslua.manifest import template
+from syslua.paths import expand_user
+
+
+class Invalid(ValueError):
+    """A property value is wrong; the message is shown with the declaration's location."""
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What normalisation needs to know about where a declaration was made."""
+
+    manifest_dir: str
+    roots: Mapping[str, Any] = field(default_factory=dict)  # template roots
+    render_templates: bool = True
+
+
+Check = Callable[[Any, Context], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Prop:
+    name: str
+    check: Check
+    mergeable: bool = False
+    slot: str | None = None  # properties sharing a slot are alternatives (content/source)
+
+
+@dataclass(frozen=True)
+class TypeSchema:
+    name: str
+    key: str
+    props: Mapping[str, Prop]
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------
+# value checks
+# ---------------------------------------------------------------------------
+
+
+def _is_empty_table(v: Any) -> bool:
+    # Lua's {} arrives as an empty JSON object.
+    return isinstance(v, dict) and not v
+
+
+def string(v: Any, ctx: Context) -> str:
+    if not isinstance(v, str):
+        raise Invalid(f"expected a string, got {_kind(v)}")
+    return v
+
+
+def nonempty_string(v: Any, ctx: Context) -> str:
+    s = string(v, ctx)
+    if not s.strip():
+        raise Invalid("must not be empty")
+    return s
+
+
+def boolean(v: Any, ctx: Context) -> bool:
+    if not isinstance(v, bool):
+        raise Invalid(f"expected true or false, got {_kind(v)}")
+    return v
+
+
+def integer(v: Any, ctx: Context) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        raise Invalid(f"expected an integer, got {_kind(v)}")
+    return v
+
+
+def non_negative(v: Any, ctx: Context) -> int:
+    n = integer(v, ctx)
+    if n < 0:
+        raise Invalid(f"must be 0 or more, got {n}")
+    return n
+
+
+def name_or_id(v: Any, ctx: Context) -> str:
+    """An owner or group: a name, or a numeric id given as a number or digits."""
+    if isinstance(v, bool):
+        raise Invalid("expected a name or a numeric id, got a boolean")
+    if isinstance(v, int):
+        if v < 0:
+            raise Invalid(f"ids are 0 or more, got {v}")
+        return str(v)
+    return nonempty_string(v, ctx)
+
+
+def choice(*values: str) -> Check:
+    def check(v: Any, ctx: Context) -> str:
+        if v not in values:
+            raise Invalid(f"must be one of {', '.join(values)}; got {_show(v)}")
+        return v
+
+    return check
+
+
+def clean_absolute(v: Any, ctx: Context, what: str = "path") -> str:
+    p = expand_user(string(v, ctx))
+    if not p.startswith("/") or posixpath.normpath(p) != p or p.startswith("//"):
+        raise Invalid(f"{what} must be absolute and clean, got {_show(v)}")
+    return p
+
+
+def abs_path(v: Any, ctx: Context) -> str:
+    return clean_absolute(v, ctx)
+
+
+def file_path(v: Any, ctx: Context) -> str:
+    return clean_absolute(v, ctx, "file path")
+
+
+def local_path(v: Any, ctx: Context) -> str:
+    """A path relative to the manifest's directory (`source`, `apply` names)."""
+    p = expand_user(nonempty_string(v, ctx))
+    if not p.startswith("/"):
+        p = posixpath.join(ctx.manifest_dir, p)
+    return posixpath.normpath(p)
+
+
+_MODE = re.compile(r"^(?:0[oO])?[0-7]+$")
+
+
+def mode(v: Any, ctx: Context) -> str:
+    """Modes `644`, `0644`, `0o644`, `0O644` (or the number 644) become `0644`."""
+    if isinstance(v, bool):
+        raise Invalid("mode must be an octal string such as \"0644\"")
+    text = str(v) if isinstance(v, int) else v
+    if not isinstance(text, str) or not _MODE.match(text):
+        raise Invalid(f"mode {_show(v)} is not a valid octal mode (digits 0-7, e.g. \"0644\")")
+    digits = text[2:] if text[:2] in ("0o", "0O") else text
+    value = int(digits, 8)
+    if value > 0o777:
+        raise Invalid(f"mode {text} exceeds maximum value 0777")
+    return f"{value:04o}"
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def duration(v: Any, ctx: Context) -> float:
+    """`30s`, `5m`, `1h30m`, `500ms`, or a number of seconds."""
+    if isinstance(v, bool):
+        raise Invalid("expected a duration such as \"30s\" or \"5m\"")
+    if isinstance(v, (int, float)):
+        seconds = float(v)
+    elif isinstance(v, str):
+        text = v.strip()
+        if re.fullmatch(r"\d+(?:\.\d+)?", text):
+            seconds = float(text)
+        else:
+            pos, seconds = 0, 0.0
+            for m in _DURATION_PART.finditer(text):
+                if m.start() != pos:
+                    break
+                unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+                seconds += float(m.group(1)) * unit
+                pos = m.end()
+            if pos != len(text) or not text:
+                raise Invalid(f"{_show(v)} is not a duration (use e.g. \"30s\", \"5m\", \"1h30m\")")
+    else:
+        raise Invalid(f"expected a duration such as \"30s\", got {_kind(v)}")
+    if seconds <= 0:
+        raise Invalid(f"duration must be positive, got {_show(v)}")
+    return int(seconds) if float(seconds).is_integer() else seconds
+
+
+def list_of(item: Check, *, single: bool = True) -> Check:
+    def check(v: Any, ctx: Context) -> list[Any]:
+        if _is_empty_table(v) or v is None:
+            return []
+        if not isinstance(v, list):
+            if single:
+                v = [v]
+            else:
+                raise Invalid(f"expected a list, got {_kind(v)}")
+        out = []
+        for i, x in enumerate(v, 1):
+            try:
+                out.append(item(x, ctx))
+            except Invalid as e:
+                raise Invalid(f"item {i}: {e}") from None
+        return out
+
+    return check
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def environment(v: Any, ctx: Context) -> list[str]:
+    """`{"KEY=value", ...}` or `{ KEY = "value" }`, as a list of `KEY=value`."""
+    if isinstance(v, dict) and v:
+        entries = [f"{k}={_scalar_text(val)}" for k, val in sorted(v.items())]
+    else:
+        entries = list_of(string)(v, ctx)
+    for e in entries:
+        key, sep, _ = e.partition("=")
+        if not sep or not _ENV_NAME.match(key):
+            raise Invalid(f"environment entry {_show(e)} must be KEY=value")
+    return entries
+
+
+def search_path(v: Any, ctx: Context) -> str:
+    """A colon-separated list (or a Lua list) of absolute directories."""
+    parts = list_of(string)(v, ctx) if isinstance(v, list) else string(v, ctx).split(":")
+    out = []
+    for p in parts:
+        p = expand_user(p)
+        if not p.startswith("/"):
+            raise Invalid(f"path entries must be absolute directories, got {_show(p)}")
+        out.append(p)
+    return ":".join(out)
+
+
+def mapping(v: Any, ctx: Context) -> dict[str, Any]:
+    if isinstance(v, list) and not v:
+        return {}
+    if not isinstance(v, dict):
+        raise Invalid(f"expected a table of named values, got {_kind(v)}")
+    return v
+
+
+def content(v: Any, ctx: Context) -> str:
+    s = string(v, ctx)
+    if ctx.render_templates and template.has_template(s):
+        try:
+            return template.render(s, ctx.roots)
+        except template.TemplateError as e:
+            raise Invalid(str(e)) from None
+    return s
+
+
+def reference(v: Any, ctx: Context) -> list[str]:
+    """A reference returned by a declaration, or a `"type#key"` string."""
+    if isinstance(v, dict) and "__refs" in v:
+        raw = v["__refs"]
+    elif isinstance(v, str):
+        raw = [v]
+    else:
+        raise Invalid(f"expected a reference (the value a declaration returns) or \"type#key\", got {_kind(v)}")
+    return [normalise_ref(r, ctx) for r in raw]
+
+
+def references(v: Any, ctx: Context) -> list[str]:
+    if _is_empty_table(v) or v is None:
+        return []
+    items = v if isinstance(v, list) else [v]
+    out: list[str] = []
+    for x in items:
+        for ref in reference(x, ctx):
+            if ref not in out:
+                out.append(ref)
+    return out
+
+
+def normalise_ref(ref: str, ctx: Context) -> str:
+    type_, sep, key = ref.partition("#")
+    if not sep or not key:
+        raise Invalid(f"reference {_show(ref)} must look like \"type#key\", e.g. \"file#~/.zshrc\"")
+    schema = SCHEMAS.get(type_)
+    if schema is None or type_ == "defaults":
+        raise Invalid(f"reference {_show(ref)} names an unknown type `{type_}`{_suggest(type_, REFERABLE)}")
+    try:
+        normal = schema.props[schema.key].check(key, ctx)
+    except Invalid as e:
+        raise Invalid(f"reference {_show(ref)}: {e}") from None
+    return f"{type_}#{normal}"
+
+
+_CHECK_FIELDS = {"command", "tries", "try_sleep", "timeout", "name", "format"}
+
+
+def health_checks(v: Any, ctx: Context) -> list[dict[str, Any]]:
+    """`{command, tries, try_sleep, timeout}` checks with Nagios exit codes."""
+    if _is_empty_table(v) or v is None:
+        return []
+    items = [v] if isinstance(v, dict) else v
+    if not isinstance(items, list):
+        raise Invalid(f"health_checks must be a list of {{ command = ... }} tables, got {_kind(v)}")
+    out = []
+    for i, c in enumerate(items, 1):
+        if isinstance(c, str):
+            c = {"command": c}
+        if not isinstance(c, dict):
+            raise Invalid(f"health check {i} must be a table with a command")
+        unknown = set(c) - _CHECK_FIELDS
+        if unknown:
+            bad = sorted(unknown)[0]
+            raise Invalid(f"health check {i}: unknown field `{bad}`{_suggest(bad, _CHECK_FIELDS)}")
+        if "command" not in c:
+            raise Invalid(f"health check {i}: `command` is required")
+        if c.get("format", "nagios") != "nagios":
+            raise Invalid(f"health check {i}: only the nagios format is supported")
+        check: dict[str, Any] = {"command": nonempty_string(c["command"], ctx)}
+        try:
+            check["tries"] = max(1, integer(c.get("tries", 1), ctx))
+            check["try_sleep"] = duration(c.get("try_sleep", 1), ctx)
+            if "timeout" in c:
+                check["timeout"] = duration(c["timeout"], ctx)
+        except Invalid as e:
+            raise Invalid(f"health check {i}: {e}") from None
+        if "name" in c:
+            check["name"] = string(c["name"], ctx)
+        out.append(check)
+    return out
+
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def fetch_source(v: Any, ctx: Context) -> dict[str, Any]:
+    """A `lib.fetchUrl` / `lib.fetchGit` / `lib.fetchGitHub` descriptor."""
+    if not isinstance(v, dict) or v.get("fetch") not in ("url", "git", "github"):
+        raise Invalid("source must be lib.fetchUrl{...}, lib.fetchGit{...} or lib.fetchGitHub{...}")
+    d = {k: x for k, x in v.items() if x is not None}
+    sha = d.get("sha256")
+    if sha is not None:
+        sha = sha.lower()
+        if not _SHA256.match(sha):
+            raise Invalid(f"sha256 must be 64 hexadecimal digits, got {_show(v.get('sha256'))}")
+        d["sha256"] = sha
+    if d["fetch"] == "url":
+        url = d["url"]
+        if url.startswith("file://"):
+            pass
+        elif not url.startswith(("http://", "https://")):
+            if url.startswith(("/", "~", ".")):
+                d["url"] = "file://" + local_path(url, ctx)
+            else:
+                raise Invalid(f"url must be http://, https:// or file://, got {_show(url)}")
+    if d["fetch"] == "git" and not re.fullmatch(r"[0-9a-fA-F]{7,40}|[A-Za-z0-9._/-]+", d["rev"]):
+        raise Invalid(f"rev {_show(d['rev'])} is not a commit, tag or branch name")
+    return d
+
+
+def path_like_value(v: Any, ctx: Context) -> list[str]:
+    parts = list_of(string)(v, ctx)
+    out = []
+    for p in parts:
+        out.extend(expand_user(x) for x in p.split(":") if x)
+    return out
+
+
+def env_name(v: Any, ctx: Context) -> str:
+    name = string(v, ctx)
+    if not _ENV_NAME.match(name):
+        raise Invalid(f"{_show(name)} is not a valid environment variable name (letters, digits, _)")
+    return name
+
+
+def env_value(v: Any, ctx: Context) -> str:
+    return _scalar_text(v) if isinstance(v, (int, float, bool)) else string(v, ctx)
+
+
+# ---------------------------------------------------------------------------
+# the schemas
+# ---------------------------------------------------------------------------
+
+COMMON = {
+    "depends_on": Prop("depends_on", references, mergeable=True),
+    "subscribe": Prop("subscribe", references, mergeable=True),
+    "health_checks": Prop("health_checks", health_checks, mergeable=True),
+}
+
+
+def _schema(name: str, key: str, props: list[Prop], aliases: dict[str, str] | None = None,
+            defaults: dict[str, Any] | None = None, common: bool = True) -> TypeSchema:
+    table = {p.name: p for p in props}
+    aliases = dict(aliases or {})
+    if common:
+        for p in COMMON.values():
+            table.setdefault(p.name, p)
+        aliases.setdefault("require", "depends_on")  # CCM's name for it
+    return TypeSchema(name, key, table, aliases, defaults or {})
+
+
+SCHEMAS: dict[str, TypeSchema] = {
+    "file": _schema(
+        "file",
+        "path",
+        [
+            Prop("path", file_path),
+            Prop("ensure", choice("present", "absent", "directory")),
+            Prop("content", content, slot="body"),
+            Prop("source", local_path, slot="body"),
+            Prop("owner", name_or_id),
+            Prop("group", name_or_id),
+            Prop("mode", mode),
+            Prop("force", boolean),
+            Prop("provider", choice("posix")),
+        ],
+        aliases={"contents": "content"},
+        defaults={"ensure": "present", "provider": "posix", "force": False},
+    ),
+    "exec": _schema(
+        "exec",
+        "name",
+        [
+            Prop("name", nonempty_string),
+            Prop("command", nonempty_string),
+            Prop("cwd", abs_path),
+            Prop("environment", environment, mergeable=True),
+            Prop("path", search_path),
+            Prop("returns", list_of(integer)),
+            Prop("timeout", duration),
+            Prop("creates", abs_path),
+            Prop("onlyif", nonempty_string),
+            Prop("unless", nonempty_string),
+            Prop("refresh_only", boolean),
+            Prop("logoutput", boolean),
+            Prop("provider", choice("posix", "shell")),
+            Prop("undo", nonempty_string),
+            Prop("ensure", choice("present")),
+        ],
+        aliases={"refreshonly": "refresh_only"},
+        defaults={"provider": "posix", "returns": [0], "refresh_only": False, "logoutput": False},
+    ),
+    "apply": _schema(
+        "apply",
+        "name",
+        [
+            Prop("name", local_path),
+            Prop("ensure", choice("present")),
+            Prop("noop", boolean),
+            Prop("health_check_only", boolean),
+            Prop("allow_apply", boolean),
+            Prop("data", mapping),
+            Prop("provider", choice("ccmmanifest", "lua")),
+        ],
+        defaults={"ensure": "present", "noop": False, "health_check_only": False, "allow_apply": True, "data": {}},
+    ),
+    "package": _schema(
+        "package",
+        "name",
+        [
+            Prop("name", nonempty_string),
+            Prop("version", nonempty_string),
+            Prop("source", fetch_source),
+            Prop("bin", list_of(nonempty_string), mergeable=True),
+            Prop("strip_components", non_negative),
+        ],
+        defaults={"strip_components": 0},
+    ),
+    "user": _schema(
+        "user",
+        "name",
+        [
+            Prop("name", nonempty_string),
+            Prop("ensure", choice("present", "absent")),
+            Prop("uid", non_negative),
+            Prop("gid", name_or_id),
+            Prop("groups", list_of(nonempty_string), mergeable=True),
+            Prop("purge_groups", boolean),
+            Prop("shell", abs_path),
+            Prop("home", abs_path),
+            Prop("comment", string),
+        ],
+        defaults={"ensure": "present", "purge_groups": False},
+    ),
+    "env": _schema(
+        "env",
+        "name",
+        [Prop("name", env_name), Prop("value", env_value)],
+        common=False,
+    ),
+    "defaults": _schema("defaults", "type", [], common=False),
+}
+
+REFERABLE = ("file", "exec", "apply", "package", "user", "env")
+
+# Environment variables whose values are lists of paths: merged, not replaced.
+PATH_LIKE = {"PATH", "MANPATH", "INFOPATH", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "FPATH", "CDPATH"}
+
+
+def is_path_like(name: str) -> bool:
+    return name in PATH_LIKE or name.endswith("PATH")
+
+
+def prop_for(type_: str, name: str) -> Prop:
+    """The schema entry for `name` (after aliases); env path-like values are mergeable lists."""
+    schema = SCHEMAS[type_]
+    return schema.props[schema.aliases.get(name, name)]
+
+
+def env_prop(var: str) -> Prop:
+    if is_path_like(var):
+        return Prop("value", path_like_value, mergeable=True)
+    return SCHEMAS["env"].props["value"]
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def suggestion(name: str, candidates: Any) -> str | None:
+    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _suggest(name: str, candidates: Any) -> str:
+    best = suggestion(name, candidates)
+    return f" (did you mean `{best}`?)" if best else ""
+
+
+def unknown_property(type_: str, name: str) -> Invalid:
+    schema = SCHEMAS[type_]
+    valid = set(schema.props) | set(schema.aliases)
+    return Invalid(f"unknown property `{name}` for {type_}{_suggest(name, valid)}")
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return f"the number {v}"
+    if isinstance(v, str):
+        return f"the string {_show(v)}"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "a reference" if "__refs" in v else "a table"
+    if v is None:
+        return "nil"
+    return type(v).__name__
+
+
+def _show(v: Any) -> str:
+    return f'"{v}"' if isinstance(v, str) else str(v)
+
+
+def _scalar_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)

@@ -1,0 +1,111 @@
+"""Every path syslua uses comes from here.
+
+`SYSLUA_ROOT` puts all state under one directory (`store/`, `state/`,
+`cache/`); otherwise the platformdirs user data, state and cache dirs are
+used. The shipped Lua code and package catalogue are found beside the
+installed package (`syslua/_data/`) or, in a source checkout, at the
+repository's top level.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+APP = "syslua"
+
+
+def home() -> str:
+    """The home of the user running `sys` (`$HOME`; tests point it at a temp dir)."""
+    return os.path.normpath(os.environ.get("HOME") or os.path.expanduser("~"))
+
+
+def expand_user(path: str) -> str:
+    """Expand a leading `~` or `~/` to the running user's home."""
+    if path == "~":
+        return home()
+    if path.startswith("~/"):
+        return home() + path[1:]
+    return path
+
+
+def abbreviate(path: str) -> str:
+    """Show a path under the home as `~/...` for human output."""
+    h = home()
+    if path == h:
+        return "~"
+    if path.startswith(h.rstrip("/") + "/"):
+        return "~" + path[len(h.rstrip("/")) :]
+    return path
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where syslua keeps its store, state and cache."""
+
+    store: Path
+    state: Path
+    cache: Path
+    config: Path
+
+    @classmethod
+    def from_env(cls) -> Paths:
+        root = os.environ.get("SYSLUA_ROOT")
+        config = Path(home()) / ".config" / APP
+        if root:
+            base = Path(root).absolute()
+            return cls(base / "store", base / "state", base / "cache", config)
+        import platformdirs
+
+        return cls(
+            Path(platformdirs.user_data_dir(APP)) / "store",
+            Path(platformdirs.user_state_dir(APP)),
+            Path(platformdirs.user_cache_dir(APP)),
+            Path(platformdirs.user_config_dir(APP)),
+        )
+
+    # state layout
+    @property
+    def snapshots(self) -> Path:
+        return self.state / "snapshots"
+
+    @property
+    def journal(self) -> Path:
+        return self.state / "journal"
+
+    @property
+    def lock(self) -> Path:
+        return self.state / "lock"
+
+    @property
+    def profile(self) -> Path:
+        return self.state / "profile"
+
+    @property
+    def env_sh(self) -> Path:
+        return self.state / "env.sh"
+
+    @property
+    def env_fish(self) -> Path:
+        return self.state / "env.fish"
+
+
+@cache
+def shipped_dirs() -> tuple[str, str]:
+    """(lua dir, pkgs dir) shipped with syslua."""
+    here = Path(__file__).resolve().parent
+    installed = here / "_data"
+    if (installed / "lua" / "prelude.lua").is_file():
+        return str(installed / "lua"), str(installed / "pkgs")
+    top = here.parent
+    return str(top / "lua"), str(top / "pkgs")
+
+
+def default_config() -> Path | None:
+    """`./sys.lua`, then `~/.config/syslua/sys.lua` (SPEC section 8)."""
+    for candidate in (Path.cwd() / "sys.lua", Path(home()) / ".config" / APP / "sys.lua"):
+        if candidate.is_file():
+            return candidate
+    return None
