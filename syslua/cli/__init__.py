@@ -1,0 +1,224 @@
+"""The `sys` command line (typer). One module per command under `syslua.cli.commands`.
+
+This module only declares commands and their options; each command body
+imports its implementation lazily, so `sys --help` stays fast. Failures are
+data until they reach `main`, which maps `SysluaError`s to their message and
+exit code (0 ok, 1 apply failed, 2 usage/configuration, 3 lock held,
+4 `plan --exit-code` with pending changes).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer(
+    name="sys",
+    help="syslua: describe your machine in Lua, preview with `sys plan`, converge with `sys apply`.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+snapshot_app = typer.Typer(help="Show, tag and delete snapshots.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(snapshot_app, name="snapshot")
+
+ConfigArg = Annotated[Optional[Path], typer.Argument(help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).", show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout; logs go to stderr.")]
+JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel workers (default: enough for I/O-bound work, at least 4).")]
+FactOpt = Annotated[Optional[list[str]], typer.Option("--fact", help="Extra fact k=v (repeatable; dotted keys nest).")]
+VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Show command output and more detail.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only show errors.")]
+NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Disable colour (NO_COLOR is respected too).")]
+ImpureOpt = Annotated[bool, typer.Option("--impure", help="Allow os.execute, io.popen and writing files while evaluating.")]
+NoopOpt = Annotated[bool, typer.Option("--noop", help="Noop mode: show what would change, change nothing.")]
+WaitOpt = Annotated[bool, typer.Option("--wait", help="Wait for another syslua run to finish instead of failing.")]
+DepthOpt = Annotated[int, typer.Option("--max-depth", min=1, help="Maximum nesting of apply children.")]
+
+
+def _common(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
+    from syslua.cli.output import Terminal
+
+    return Terminal(json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None)
+
+
+@app.command()
+def plan(
+    config: ConfigArg = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Show unified diffs of file content.")] = False,
+    json_: JsonOpt = False,
+    exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit with 4 when changes are pending.")] = False,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    max_depth: DepthOpt = 10,
+    jobs: JobsOpt = None,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Show what `sys apply` would change, and why, without touching anything."""
+    from syslua.cli.commands import plan as cmd
+
+    term = _common(json_, verbose, quiet, no_color)
+    raise typer.Exit(cmd.run(term, config, diff=diff, exit_code=exit_code, facts=fact or [], impure=impure,
+                             max_depth=max_depth))
+
+
+@app.command()
+def apply(
+    config: ConfigArg = None,
+    noop: NoopOpt = False,
+    health_check_only: Annotated[bool, typer.Option("--health-check-only", help="Run only health checks; change nothing.")] = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    max_depth: DepthOpt = 10,
+    message: Annotated[Optional[str], typer.Option("--message", "-m", help="Message recorded with the snapshot.")] = None,
+    wait: WaitOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Make the machine match the config, atomically."""
+    from syslua.cli.commands import apply as cmd
+
+    term = _common(json_, verbose, quiet, no_color)
+    raise typer.Exit(cmd.run(term, config, noop=noop, health_check_only=health_check_only, jobs=jobs,
+                             facts=fact or [], impure=impure, max_depth=max_depth, message=message, wait=wait))
+
+
+@app.command()
+def rollback(
+    snapshot_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="Snapshot to return to (default: the previous one).")] = None,
+    noop: NoopOpt = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    wait: WaitOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Return the machine to an earlier snapshot."""
+    from syslua.cli.commands import rollback as cmd
+
+    term = _common(json_, verbose, quiet, no_color)
+    raise typer.Exit(cmd.run(term, snapshot_id, noop=noop, jobs=jobs, wait=wait))
+
+
+@app.command()
+def history(
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """List snapshots, newest first."""
+    from syslua.cli.commands import history as cmd
+
+    raise typer.Exit(cmd.run(_common(json_, 0, False, no_color)))
+
+
+@app.command()
+def status(
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """Show what drifted from the current snapshot (edited, deleted, mode changed)."""
+    from syslua.cli.commands import status as cmd
+
+    raise typer.Exit(cmd.run(_common(json_, verbose, False, no_color)))
+
+
+@app.command()
+def diff(
+    a: Annotated[Optional[str], typer.Argument(metavar="A", help="Snapshot id (default: the previous snapshot).")] = None,
+    b: Annotated[Optional[str], typer.Argument(metavar="B", help="Snapshot id (default: the current snapshot).")] = None,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Compare two snapshots."""
+    from syslua.cli.commands import diff as cmd
+
+    raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), a, b))
+
+
+@snapshot_app.command("show")
+def snapshot_show(
+    snapshot_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="Snapshot id (default: current).")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Show one snapshot."""
+    from syslua.cli.commands import snapshot as cmd
+
+    raise typer.Exit(cmd.show(_common(json_), snapshot_id))
+
+
+@snapshot_app.command("tag")
+def snapshot_tag(
+    snapshot_id: Annotated[str, typer.Argument(metavar="ID")],
+    tag: Annotated[str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")],
+) -> None:
+    """Tag a snapshot so gc keeps it."""
+    from syslua.cli.commands import snapshot as cmd
+
+    raise typer.Exit(cmd.tag(_common(), snapshot_id, tag))
+
+
+@snapshot_app.command("delete")
+def snapshot_delete(
+    snapshot_id: Annotated[str, typer.Argument(metavar="ID")],
+) -> None:
+    """Delete a snapshot (not the current one)."""
+    from syslua.cli.commands import snapshot as cmd
+
+    raise typer.Exit(cmd.delete(_common(), snapshot_id))
+
+
+@app.command()
+def gc(
+    keep: Annotated[int, typer.Option("--keep", min=0, help="Snapshots to keep besides the current and tagged ones.")] = 10,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would be removed.")] = False,
+    json_: JsonOpt = False,
+    wait: WaitOpt = False,
+) -> None:
+    """Drop old snapshots, then store objects nothing refers to."""
+    from syslua.cli.commands import gc as cmd
+
+    raise typer.Exit(cmd.run(_common(json_), keep=keep, dry_run=dry_run, wait=wait))
+
+
+@app.command()
+def init(
+    directory: Annotated[Optional[Path], typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua).")] = None,
+) -> None:
+    """Write a starter sys.lua and .luarc.json for lua-language-server."""
+    from syslua.cli.commands import init as cmd
+
+    raise typer.Exit(cmd.run(_common(), directory))
+
+
+@app.command()
+def env(
+    shell: Annotated[Optional[str], typer.Option("--shell", help="bash, zsh or fish (default: from $SHELL).")] = None,
+) -> None:
+    """Print the line to add to your shell's rc file."""
+    from syslua.cli.commands import env as cmd
+
+    raise typer.Exit(cmd.run(_common(), shell))
+
+
+def main() -> None:
+    """Entry point of `sys` and `python -m syslua`."""
+    from syslua.errors import SysluaError
+
+    try:
+        app()
+    except SysluaError as e:
+        from syslua.cli.output import Terminal
+
+        Terminal().error(e.render())
+        sys.exit(e.exit_code)

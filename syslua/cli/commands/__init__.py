@@ -1,0 +1,1 @@
+"""One module per `sys` command; each exposes `run(term, ...) -> exit code`."""

@@ -1,0 +1,11 @@
+"""`sys env` (arrives with a later issue)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syslua.errors import UsageError
+
+
+def run(*args: Any, **kwargs: Any) -> int:
+    raise UsageError("`sys env` is not available yet in this version")

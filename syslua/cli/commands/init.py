@@ -1,0 +1,11 @@
+"""`sys init` (arrives with a later issue)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syslua.errors import UsageError
+
+
+def run(*args: Any, **kwargs: Any) -> int:
+    raise UsageError("`sys init` is not available yet in this version")

@@ -1,0 +1,130 @@
+"""All terminal output goes through `Terminal`.
+
+On a terminal it uses rich (colour, live progress, tables); otherwise it
+writes plain lines that never wrap or truncate, so paths and `file:line`
+locations stay whole. With `--json`, stdout carries only JSON and every log
+line goes to stderr. Rich is imported only when it is used, which keeps
+`sys --help` and plain runs fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from syslua.plan.planner import Entry, Plan
+
+COLORS = {"+": "green", "~": "yellow", "-": "red", "=": "dim", "!": "bold red"}
+
+
+class Terminal:
+    def __init__(self, *, json_mode: bool = False, verbosity: int = 0, color: bool | None = None,
+                 out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.json_mode = json_mode
+        self.verbosity = verbosity  # -1 quiet, 0 normal, 1 verbose
+        self.is_tty = self.out.isatty() and not json_mode
+        no_color = bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
+        self.color = self.is_tty and not no_color if color is None else (color and not no_color)
+        self._console: Any = None
+        self._err_console: Any = None
+
+    # -- consoles ----------------------------------------------------------
+    def console(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.out, no_color=not self.color, highlight=False,
+                                    force_terminal=self.is_tty, soft_wrap=not self.is_tty)
+        return self._console
+
+    def err_console(self) -> Any:
+        if self._err_console is None:
+            from rich.console import Console
+
+            self._err_console = Console(file=self.err, no_color=not self.color, highlight=False,
+                                        force_terminal=self.is_tty and self.err.isatty(), soft_wrap=True)
+        return self._err_console
+
+    @property
+    def rich(self) -> bool:
+        return self.is_tty
+
+    # -- plain messages ----------------------------------------------------
+    def log(self, text: str) -> None:
+        """Progress chatter: stderr, hidden with -q."""
+        if self.verbosity >= 0:
+            self.err.write(text + "\n")
+            self.err.flush()
+
+    def warn(self, text: str) -> None:
+        self._styled(self.err, f"Warning: {text}", "yellow")
+
+    def error(self, text: str) -> None:
+        self._styled(self.err, f"Error: {text}", "bold red")
+
+    def line(self, text: str = "", style: str | None = None) -> None:
+        if self.json_mode:
+            return
+        self._styled(self.out, text, style)
+
+    def _styled(self, stream: TextIO, text: str, style: str | None) -> None:
+        if style and self.color:
+            from rich.markup import escape
+
+            con = self.console() if stream is self.out else self.err_console()
+            con.print(f"[{style}]{escape(text)}[/]")
+        else:
+            stream.write(text + "\n")
+            stream.flush()
+
+    def json(self, data: Any) -> None:
+        self.out.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    def json_event(self, data: Any) -> None:
+        self.out.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+    # -- plans -------------------------------------------------------------
+    def plan(self, plan: Plan, *, show_diff: bool = False) -> None:
+        self.line("Changes:" if plan.has_changes or plan.failures else "No changes. The machine matches the configuration.")
+        for entry in plan.entries + plan.removals:
+            self.entry(entry)
+            if show_diff and entry.diff:
+                for dl in entry.diff.rstrip("\n").splitlines():
+                    style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else None
+                    self.line("      " + dl, style)
+        if plan.waves or plan.removals:
+            self.line()
+            self.line("Execution order:")
+            n = 0
+            for wave in plan.waves:
+                n += 1
+                labels = ", ".join(plan.labels.get(i, i) for i in wave)
+                suffix = " - parallel" if len(wave) > 1 else ""
+                self.line(f"  [Wave {n}] {labels}{suffix}")
+            if plan.removals:
+                self.line(f"  [Remove] {', '.join(e.label for e in plan.removals)}")
+        c = plan.counts()
+        self.line()
+        summary = (f"Plan: {c['create']} to create, {c['update']} to update, {c['remove']} to remove, "
+                   f"{c['unchanged']} unchanged")
+        if c["fail"]:
+            summary += f", {c['fail']} cannot be applied"
+        self.line(summary + ".")
+
+    def entry(self, entry: Entry) -> None:
+        text = f"  {entry.symbol} {_subject(entry)}: {entry.decision.message}"
+        if entry.takeover:
+            text += " - takes over an existing file; the original is kept"
+        if entry.irreversible:
+            text += " - irreversible (no undo command)"
+        self.line(text, COLORS.get(entry.symbol))
+
+
+def _subject(entry: Entry) -> str:
+    return entry.label if entry.type == "env" else f"{entry.type} {entry.label}"

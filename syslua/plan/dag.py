@@ -1,0 +1,141 @@
+"""The execution DAG (SPEC section 4).
+
+Edges (an edge a -> b means a finishes before b starts):
+- `depends_on`: the dependency -> the item;
+- `subscribe`: the target -> the subscriber;
+- a file inside a directory managed by another file item: directory -> file
+  (for removal the order is reversed by the executor);
+- a file or exec that names a package (an exec running one of its `bin`
+  programs): package -> item;
+- `apply` children: each child -> its apply (the apply finishes after its
+  children), and the apply's own dependencies -> each child.
+
+Ordering uses the standard library's `graphlib` (it is also the executor's
+ready queue); networkx, whose import alone costs more than a whole `sys plan`
+of 1,000 files, is loaded only to list every cycle when there is one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from graphlib import CycleError as _GraphlibCycle
+from graphlib import TopologicalSorter
+
+from syslua.errors import ConfigError
+from syslua.manifest.model import Item, Manifest
+from syslua.resources import get as get_type
+from syslua.resources import has as has_type
+from syslua.resources.process import program_name
+
+
+class CycleError(ConfigError):
+    """The items depend on each other in a circle."""
+
+
+class Dag:
+    """Nodes are item ids of types that execute; `preds[n]` must finish before n."""
+
+    def __init__(self, nodes: list[str], preds: dict[str, set[str]]) -> None:
+        self.nodes = nodes
+        self.preds = preds
+
+    @classmethod
+    def from_manifest(cls, manifest: Manifest) -> Dag:
+        items = [i for i in manifest if has_type(i.type) and get_type(i.type).in_dag]
+        ids = {i.id for i in items}
+        preds: dict[str, set[str]] = {i.id: set() for i in items}
+
+        def edge(before: str, after: str) -> None:
+            if before in ids and after in ids and before != after:
+                preds[after].add(before)
+
+        bins: dict[str, str] = {}
+        for pkg in manifest.of_type("package"):
+            for b in pkg.get("bin", ()):
+                bins[os.path.basename(b)] = pkg.id
+        children: dict[str, list[Item]] = defaultdict(list)
+        for item in items:
+            if item.parent:
+                children[item.parent].append(item)
+        for item in items:
+            for dep in item.get("depends_on", ()):
+                edge(dep, item.id)
+            for target in item.get("subscribe", ()):
+                edge(target, item.id)
+            if item.type == "file":
+                parent = os.path.dirname(item.key)
+                while parent != "/" and parent:
+                    owner = manifest.get(f"file#{parent}")
+                    if owner is not None:
+                        if owner.get("ensure") == "directory":
+                            edge(owner.id, item.id)
+                        break
+                    parent = os.path.dirname(parent)
+            elif item.type == "exec" and bins:
+                program = program_name(item.get("command", item.key), item.get("provider", "posix"))
+                if program in bins:
+                    edge(bins[program], item.id)
+        for apply_id, kids in children.items():
+            apply_item = manifest.get(apply_id)
+            deps = list(apply_item.get("depends_on", ())) if apply_item else []
+            for kid in kids:
+                edge(kid.id, apply_id)
+                for dep in deps:
+                    edge(dep, kid.id)
+        dag = cls(sorted(ids), preds)
+        dag.check(manifest)
+        return dag
+
+    def sorter(self) -> TopologicalSorter[str]:
+        ts: TopologicalSorter[str] = TopologicalSorter()
+        for node in self.nodes:
+            ts.add(node, *sorted(self.preds[node]))
+        return ts
+
+    def check(self, manifest: Manifest | None = None) -> None:
+        try:
+            self.sorter().prepare()
+        except _GraphlibCycle:
+            raise self._cycle_error(manifest) from None
+
+    def waves(self) -> list[list[str]]:
+        """Topological generations: each wave only needs earlier waves."""
+        ts = self.sorter()
+        ts.prepare()
+        out = []
+        while ts.is_active():
+            ready = sorted(ts.get_ready())
+            out.append(ready)
+            ts.done(*ready)
+        return out
+
+    def successors(self) -> dict[str, set[str]]:
+        succ: dict[str, set[str]] = {n: set() for n in self.nodes}
+        for node, before in self.preds.items():
+            for b in before:
+                succ[b].add(node)
+        return succ
+
+    def _cycle_error(self, manifest: Manifest | None) -> CycleError:
+        import networkx as nx
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.nodes)
+        graph.add_edges_from((b, n) for n, before in self.preds.items() for b in before)
+        cycles = sorted((_rotate(c) for c in nx.simple_cycles(graph)), key=lambda c: (len(c), c))[:10]
+        lines = ["dependency cycle:" if len(cycles) == 1 else f"{len(cycles)} dependency cycles:"]
+        for cycle in cycles:
+            lines.append("  " + " -> ".join([*cycle, cycle[0]]))
+            if manifest is not None:
+                for node in cycle:
+                    where = manifest.source_of(node)
+                    if where:
+                        lines.append(f"      {node} declared at {where}")
+        return CycleError("\n".join(lines), hint="Remove one of the depends_on/subscribe links to break it.")
+
+
+def _rotate(cycle: list[str]) -> list[str]:
+    """Start a cycle at its smallest node, so messages are stable."""
+    i = cycle.index(min(cycle))
+    return cycle[i:] + cycle[:i]

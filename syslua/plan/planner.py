@@ -1,0 +1,197 @@
+"""Compare the manifest with the current snapshot and the live machine, read-only.
+
+Steps:
+1. Build the DAG (cycles are errors) and its waves.
+2. Walk the waves in order; for each item read its status and decide, so a
+   subscriber sees whether its targets would change, and an apply item sees
+   its children. Exec guards run here, as the seed says they do in noop.
+3. Compare env variables with the previous snapshot's.
+4. List items of the previous snapshot that are no longer declared: they
+   will be removed, in reverse dependency order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from syslua.manifest.model import Item, Manifest
+from syslua.paths import abbreviate
+from syslua.plan.dag import Dag
+from syslua.resources import get as get_type
+from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, SKIP, UPDATE, Context, Decision
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    id: str
+    type: str
+    label: str
+    decision: Decision
+    diff: str | None = None
+    irreversible: bool = False  # an exec that will run and declares no `undo`
+    takeover: bool = False  # a path syslua manages for the first time, which exists now
+
+    @property
+    def symbol(self) -> str:
+        return self.decision.symbol
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "type": self.type,
+            "label": self.label,
+            "action": self.decision.action,
+            "symbol": self.symbol,
+            "reason": self.decision.reason,
+            "message": self.decision.message,
+        }
+        if self.decision.noop_message:
+            d["noop_message"] = self.decision.noop_message
+        if self.diff is not None:
+            d["diff"] = self.diff
+        if self.irreversible:
+            d["irreversible"] = True
+        if self.takeover:
+            d["takeover"] = True
+        return d
+
+
+@dataclass
+class Plan:
+    manifest: Manifest
+    entries: list[Entry]  # declared items, in execution order
+    removals: list[Entry]  # no longer declared, in removal order
+    waves: list[list[str]]
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def all_entries(self) -> list[Entry]:
+        return self.entries + self.removals
+
+    @property
+    def has_changes(self) -> bool:
+        return any(e.decision.changes for e in self.all_entries)
+
+    @property
+    def failures(self) -> list[Entry]:
+        return [e for e in self.all_entries if e.decision.action == FAIL]
+
+    def counts(self) -> dict[str, int]:
+        out = {"create": 0, "update": 0, "remove": 0, "unchanged": 0, "fail": 0}
+        for e in self.all_entries:
+            a = e.decision.action
+            if a in (CREATE, "run"):
+                out["create" if a == CREATE else "update"] += 1
+            elif a == UPDATE:
+                out["update"] += 1
+            elif a == REMOVE:
+                out["remove"] += 1
+            elif a == FAIL:
+                out["fail"] += 1
+            else:
+                out["unchanged"] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "changes": self.has_changes,
+            "counts": self.counts(),
+            "items": [e.to_dict() for e in self.entries],
+            "removals": [e.to_dict() for e in self.removals],
+            "waves": self.waves,
+        }
+
+
+def label(item: Item) -> str:
+    if item.type == "env":
+        return f"env.{item.key}"
+    return get_type(item.type).label(item)
+
+
+def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None, *, with_diff: bool = False) -> Plan:
+    dag = Dag.from_manifest(manifest)
+    waves = dag.waves()
+    ctx.manifest = manifest
+    entries: list[Entry] = []
+    for wave in waves:
+        for ident in wave:
+            item = manifest.get(ident)
+            assert item is not None
+            entries.append(plan_item(item, ctx, previous, with_diff=with_diff))
+    entries.extend(_plan_env(manifest, previous))
+    removals = plan_removals(manifest, previous)
+    labels = {i.id: label(i) for i in manifest}
+    return Plan(manifest, entries, removals, waves, labels)
+
+
+def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False) -> Entry:
+    """Status + decision for one item; records it in `ctx` for subscribers and applies."""
+    rtype = get_type(item.type)
+    if item.health_check_only:
+        decision = Decision(SKIP, "health checks only")
+        status = None
+    else:
+        status = rtype.status(item, ctx)
+        triggered = any(t in ctx.changed for t in item.get("subscribe", ()))
+        decision = rtype.decide(item, status, ctx, triggered)
+    ctx.decisions[item.id] = decision
+    if decision.changes:
+        ctx.changed.add(item.id)
+    if decision.action == FAIL:
+        ctx.failed.add(item.id)
+    diff = rtype.diff(item, status, ctx) if with_diff and decision.changes and status is not None else None
+    irreversible = item.type == "exec" and decision.action == "run" and not item.get("undo")
+    takeover = (
+        item.type == "file"
+        and decision.changes
+        and (previous is None or item.id not in previous)
+        and getattr(getattr(status, "state", None), "exists", False)
+    )
+    return Entry(item.id, item.type, label(item), decision, diff, irreversible, bool(takeover))
+
+
+def _plan_env(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
+    out = []
+    for item in manifest.of_type("env"):
+        before = previous.get(item.id) if previous else None
+        value = item.get("value")
+        shown = ":".join(value) if isinstance(value, (list, tuple)) else value
+        if before is None:
+            decision = Decision(CREATE, f"set to {shown}")
+        elif before.props != item.props:
+            decision = Decision(UPDATE, f"set to {shown}")
+        else:
+            decision = Decision(NONE, "unchanged")
+        out.append(Entry(item.id, "env", f"env.{item.key}", decision))
+    if previous is not None:
+        for item in previous.of_type("env"):
+            if item.id not in manifest:
+                out.append(Entry(item.id, "env", f"env.{item.key}", Decision(REMOVE, "no longer declared")))
+    return out
+
+
+def plan_removals(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
+    """Items of the previous snapshot that are gone, in reverse dependency order."""
+    if previous is None:
+        return []
+    gone = [i for i in previous if i.id not in manifest and i.type != "env"]
+    if not gone:
+        return []
+    try:
+        order = [x for wave in Dag.from_manifest(previous).waves() for x in wave]
+    except Exception:
+        order = sorted(i.id for i in previous)
+    rank = {ident: n for n, ident in enumerate(order)}
+    gone.sort(key=lambda i: rank.get(i.id, -1), reverse=True)
+    out = []
+    for item in gone:
+        if item.type == "file":
+            reason = "no longer declared; would be removed (or its original restored)"
+        elif item.type == "exec":
+            reason = "no longer declared; its undo command would run" if item.get("undo") else "no longer declared (nothing to undo)"
+        else:
+            reason = "no longer declared; would be removed"
+        lbl = f"{abbreviate(item.key)}" if item.type == "file" else item.key
+        out.append(Entry(item.id, item.type, lbl, Decision(REMOVE, reason, "Would have removed the file" if item.type == "file" else None)))
+    return out

@@ -1,0 +1,129 @@
+"""The exec type: runs a command when its idempotency rules say so.
+
+Decision table (seed exec-resource.md), first match wins:
+
+| condition                          | action  |
+|------------------------------------|---------|
+| a subscribed item changed          | execute |
+| `creates` file exists              | skip    |
+| `onlyif` guard exits non-zero      | skip    |
+| `unless` guard exits 0             | skip    |
+| `refresh_only` and no trigger      | skip    |
+| otherwise                          | execute |
+
+Guards share the exec's cwd, environment, path and timeout, and they run in
+noop too. After execution the item is in its desired state when the
+`creates` file exists or the exit code is in `returns`; guards are not
+re-evaluated then.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from syslua.manifest.model import Item
+from syslua.resources.base import FAIL, RUN, SKIP, Context, Decision, ResourceError
+from syslua.resources.process import CannotStart, ProcessResult
+
+EXECUTED = "Would have executed"
+EXECUTED_SUBSCRIBE = "Would have executed via subscribe"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    creates_satisfied: bool = False
+    onlyif_satisfied: bool | None = None  # None: no guard, or not evaluated
+    unless_satisfied: bool | None = None
+    error: str | None = None
+
+
+def run_options(item: Item) -> dict:  # type: ignore[type-arg]
+    return {
+        "provider": item.get("provider", "posix"),
+        "cwd": item.get("cwd"),
+        "environment": item.get("environment", ()),
+        "path": item.get("path"),
+        "timeout": item.get("timeout"),
+    }
+
+
+class ExecType:
+    name = "exec"
+    in_dag = True
+
+    def label(self, item: Item) -> str:
+        return item.key
+
+    def status(self, item: Item, ctx: Context) -> Status:
+        creates = item.get("creates")
+        if creates and os.path.lexists(creates):
+            return Status(creates_satisfied=True)
+        onlyif = unless = None
+        try:
+            if item.get("onlyif"):
+                onlyif = self._guard(item, "onlyif", ctx)
+            if item.get("unless"):
+                unless = self._guard(item, "unless", ctx)
+        except ResourceError as e:
+            return Status(error=str(e))
+        return Status(False, onlyif, unless)
+
+    def _guard(self, item: Item, which: str, ctx: Context) -> bool:
+        try:
+            result = ctx.runner.run(item.get(which), **run_options(item))
+        except CannotStart as e:
+            raise ResourceError(f"{which} guard could not start: {e}") from e
+        if result.timed_out:
+            raise ResourceError(f"{which} guard timed out after {result.duration:.0f}s")
+        return result.exit_code == 0
+
+    def decide(self, item: Item, status: Status, ctx: Context, triggered: bool = False) -> Decision:
+        if status.error:
+            return Decision(FAIL, status.error)
+        if triggered:
+            return Decision(RUN, "a subscribed item changed", EXECUTED_SUBSCRIBE)
+        if status.creates_satisfied:
+            return Decision(SKIP, f"{item.get('creates')} exists")
+        if status.onlyif_satisfied is False:
+            return Decision(SKIP, "onlyif guard exited non-zero")
+        if status.unless_satisfied is True:
+            return Decision(SKIP, "unless guard exited 0")
+        if item.get("refresh_only"):
+            return Decision(SKIP, "refresh_only: runs only when a subscribed item changes")
+        reason = f"{item.get('creates')} is missing" if item.get("creates") else ""
+        return Decision(RUN, reason, EXECUTED)
+
+    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        on_line = None
+        if ctx.on_output is not None and (item.get("logoutput") or ctx.verbose):
+            ident = item.id
+            on_line = lambda stream, line: ctx.on_output(ident, stream, line)  # noqa: E731
+        try:
+            result = ctx.runner.run(item.get("command"), on_line=on_line, **run_options(item))
+        except CannotStart as e:
+            raise ResourceError(str(e)) from e
+        ctx.outputs[item.id] = result
+
+    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+        creates = item.get("creates")
+        if creates and os.path.lexists(creates):
+            return None
+        result: ProcessResult | None = ctx.outputs.get(item.id)
+        if result is None:
+            return "the command did not run"
+        returns = list(item.get("returns", (0,)))
+        if result.timed_out:
+            return f"timed out after {item.get('timeout')}s" + _tail(result)
+        if result.exit_code in returns:
+            return None
+        expected = ", ".join(str(r) for r in returns)
+        return f"exit code {result.exit_code} (expected {expected})" + _tail(result)
+
+    def diff(self, item: Item, status: Status, ctx: Context) -> str | None:
+        return None
+
+
+def _tail(result: ProcessResult) -> str:
+    tail = (result.stderr.strip() or result.stdout.strip()).splitlines()[-10:]
+    return ("\n" + "\n".join("    " + line for line in tail)) if tail else ""

@@ -1,0 +1,247 @@
+"""The file type: decides and verifies; `file_posix` does the work.
+
+Decision table (seed file-resource.md), checked in order: ensure, content
+(SHA-256), owner, group, mode.
+
+| desired   | current                     | action                         |
+|-----------|-----------------------------|--------------------------------|
+| absent    | absent                      | none                           |
+| absent    | present / directory / link  | remove                         |
+| directory | directory + matching attrs  | none                           |
+| directory | absent / link               | create directory               |
+| directory | directory + wrong attrs     | create directory (fix attrs)   |
+| directory | regular file                | error, or replace with force   |
+| present   | present + all matching      | none                           |
+| present   | absent / link               | store                          |
+| present   | present + wrong content     | store                          |
+| present   | present + wrong attrs       | store                          |
+| present   | directory                   | error                          |
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+
+from syslua.fsutil import sha256_bytes
+from syslua.manifest.model import Item
+from syslua.paths import abbreviate
+from syslua.resources import file_posix as posix
+from syslua.resources.base import (
+    CREATE,
+    FAIL,
+    NONE,
+    REMOVE,
+    UPDATE,
+    Context,
+    Decision,
+    ResourceError,
+    group_name,
+    user_name,
+)
+
+CREATED_FILE = "Would have created the file"
+UPDATED_FILE = "Would have updated the file"
+CREATED_DIR = "Would have created directory"
+REMOVED = "Would have removed the file"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    state: posix.FileState
+    differences: tuple[str, ...]  # why the item is not in its desired state
+    error: str | None = None
+
+
+def _desired_bytes(item: Item) -> bytes | None:
+    content = item.get("content")
+    return None if content is None else content.encode("utf-8", "surrogateescape")
+
+
+def _desired_size_and_sum(item: Item) -> tuple[int, str] | None:
+    data = _desired_bytes(item)
+    if data is not None:
+        return len(data), sha256_bytes(data)
+    source = item.get("source")
+    if source is None:
+        return None
+    try:
+        size = os.stat(source).st_size
+    except FileNotFoundError:
+        raise ResourceError(f"source file not found: {source}") from None
+    except PermissionError:
+        raise ResourceError(f"cannot read source file {source}: permission denied") from None
+    return size, posix.checksum(source)
+
+
+class FileType:
+    name = "file"
+    in_dag = True
+
+    def label(self, item: Item) -> str:
+        return abbreviate(item.key)
+
+    def status(self, item: Item, ctx: Context) -> Status:
+        try:
+            state = posix.status(item.key)
+            return Status(state, tuple(self._differences(item, state, ctx)))
+        except ResourceError as e:
+            return Status(posix.FileState(item.key, posix.ABSENT), (), str(e))
+
+    def _differences(self, item: Item, state: posix.FileState, ctx: Context) -> list[str]:
+        ensure = item.get("ensure")
+        if ensure == "absent":
+            return [] if not state.exists else [f"{_kind(state)} exists"]
+        want = "directory" if ensure == "directory" else posix.PRESENT
+        if state.ensure != want:
+            return [f"is {_kind(state)}, should be {_kind_name(want)}"]
+        out = []
+        if want == posix.PRESENT:
+            desired = _desired_size_and_sum(item)
+            if desired is not None:
+                size, digest = desired
+                if state.size != size or posix.checksum(item.key) != digest:
+                    out.append("content changed")
+        owner, group, mode = item.get("owner"), item.get("group"), item.get("mode")
+        uid, gid = ctx.uid(owner), ctx.gid(group)
+        if uid is None:
+            raise ResourceError(f"owner `{owner}` does not exist")
+        if gid is None:
+            raise ResourceError(f"group `{group}` does not exist")
+        if state.uid != uid:
+            out.append(f"owner {user_name(state.uid)} -> {owner}")
+        if state.gid != gid:
+            out.append(f"group {group_name(state.gid)} -> {group}")
+        if state.mode != mode:
+            out.append(f"mode {state.mode} -> {mode}")
+        return out
+
+    def decide(self, item: Item, status: Status, ctx: Context, triggered: bool = False) -> Decision:
+        if status.error:
+            return Decision(FAIL, status.error)
+        state, diffs = status.state, status.differences
+        ensure = item.get("ensure")
+        if not diffs:
+            return Decision(NONE, "absent" if ensure == "absent" else "unchanged")
+        reason = ", ".join(diffs)
+        if ensure == "absent":
+            if state.ensure == posix.DIRECTORY and not item.get("force") and _non_empty(item.key):
+                return Decision(FAIL, "directory is not empty; set force = true to remove it with its contents")
+            return Decision(REMOVE, reason, REMOVED)
+        if ensure == "directory":
+            if state.ensure in (posix.PRESENT, posix.OTHER) and not item.get("force"):
+                return Decision(FAIL, f"a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)")
+            if state.ensure == posix.DIRECTORY:
+                return Decision(UPDATE, reason, "Would have updated directory")
+            return Decision(CREATE, reason, CREATED_DIR)
+        if state.ensure == posix.DIRECTORY:
+            return Decision(FAIL, "a directory exists where a file is wanted")
+        if state.ensure == posix.OTHER:
+            return Decision(FAIL, "a special file (device, socket or pipe) exists where a file is wanted")
+        if state.ensure == posix.ABSENT:
+            if not os.path.isdir(os.path.dirname(item.key)):
+                return Decision(CREATE, reason, CREATED_FILE) if _parent_declared(item, ctx) else Decision(
+                    FAIL, f"parent directory does not exist: {abbreviate(os.path.dirname(item.key))} (declare it with ensure = \"directory\")")
+            return Decision(CREATE, reason, CREATED_FILE)
+        if state.ensure == posix.LINK:
+            return Decision(UPDATE, f"replaces a symlink to {state.link_target}", UPDATED_FILE)
+        return Decision(UPDATE, reason, UPDATED_FILE)
+
+    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        ensure = item.get("ensure")
+        before = ctx.before_change
+        if ensure == "absent":
+            posix.remove(item.key, force=bool(item.get("force")), before_change=before)
+            return
+        uid, gid = ctx.uid(item.get("owner")), ctx.gid(item.get("group"))
+        if uid is None:
+            raise ResourceError(f"owner `{item.get('owner')}` does not exist")
+        if gid is None:
+            raise ResourceError(f"group `{item.get('group')}` does not exist")
+        mode = int(item.get("mode"), 8)
+        if ensure == "directory":
+            state = posix.status(item.key)
+            if state.ensure in (posix.PRESENT, posix.OTHER) and item.get("force"):
+                posix.replace_with_directory(item.key, before_change=before)
+            posix.create_directory(item.key, uid=uid, gid=gid, mode=mode, before_change=before)
+            return
+        posix.store(
+            item.key,
+            content=_desired_bytes(item),
+            source=item.get("source"),
+            uid=uid,
+            gid=gid,
+            mode=mode,
+            before_change=before,
+        )
+
+    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+        status = self.status(item, ctx)
+        if status.error:
+            return status.error
+        return ", ".join(status.differences) or None
+
+    def diff(self, item: Item, status: Status, ctx: Context) -> str | None:
+        """A unified diff of the content change, for `sys plan --diff`."""
+        if item.get("ensure") != "present" or status.error:
+            return None
+        if "content changed" not in status.differences and status.state.ensure == posix.PRESENT:
+            return None
+        desired = _desired_bytes(item)
+        if desired is None:
+            source = item.get("source")
+            if source is None:
+                return None
+            try:
+                with open(source, "rb") as f:
+                    desired = f.read()
+            except OSError:
+                return None
+        current = b""
+        if status.state.ensure == posix.PRESENT:
+            try:
+                with open(item.key, "rb") as f:
+                    current = f.read()
+            except OSError:
+                return None
+        if b"\0" in current or b"\0" in desired:
+            return "Binary files differ"
+        label = abbreviate(item.key)
+        lines = difflib.unified_diff(
+            current.decode("utf-8", "replace").splitlines(keepends=True),
+            desired.decode("utf-8", "replace").splitlines(keepends=True),
+            fromfile=f"{label} (current)" if status.state.exists else "/dev/null",
+            tofile=f"{label} (desired)",
+        )
+        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        return text or None
+
+
+def _kind(state: posix.FileState) -> str:
+    return {
+        posix.PRESENT: "a file",
+        posix.DIRECTORY: "a directory",
+        posix.ABSENT: "absent",
+        posix.LINK: "a symlink",
+        posix.OTHER: "a special file",
+    }[state.ensure]
+
+
+def _kind_name(ensure: str) -> str:
+    return "a directory" if ensure == "directory" else "a file"
+
+
+def _non_empty(path: str) -> bool:
+    try:
+        return bool(os.listdir(path))
+    except OSError:
+        return False
+
+
+def _parent_declared(item: Item, ctx: Context) -> bool:
+    """The missing parent directory is itself declared, so it is created first."""
+    if ctx.manifest is None:
+        return False
+    parent = ctx.manifest.get(f"file#{os.path.dirname(item.key)}")
+    return parent is not None and parent.get("ensure") == "directory"

@@ -1,0 +1,205 @@
+"""The posix file provider: reads file state and does the real work on disk.
+
+Writes are atomic: a temp file in the target's directory is created with a
+restrictive mode, filled and fsynced, given its owner and mode, then renamed
+over the target, so a reader never sees half a file and a symlink at the
+destination is replaced, never written through. Every mutation first calls
+`before_change`, which lets the journal store what is about to be lost.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from syslua.fsutil import CHUNK, sha256_file
+from syslua.resources.base import ResourceError
+
+PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What is at a path now (the seed's FileMetadata)."""
+
+    path: str
+    ensure: str  # present | directory | absent | link | other
+    uid: int = -1
+    gid: int = -1
+    mode: str = ""  # "0644"
+    size: int = 0
+    link_target: str | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.ensure != ABSENT
+
+
+def status(path: str) -> FileState:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return FileState(path, ABSENT)
+    except NotADirectoryError:
+        return FileState(path, ABSENT)
+    except PermissionError as e:
+        raise ResourceError(f"cannot read {path}: permission denied") from e
+    mode = f"{stat.S_IMODE(st.st_mode):04o}"
+    if stat.S_ISLNK(st.st_mode):
+        return FileState(path, LINK, st.st_uid, st.st_gid, mode, st.st_size, os.readlink(path))
+    if stat.S_ISDIR(st.st_mode):
+        kind = DIRECTORY
+    elif stat.S_ISREG(st.st_mode):
+        kind = PRESENT
+    else:
+        kind = OTHER
+    return FileState(path, kind, st.st_uid, st.st_gid, mode, st.st_size)
+
+
+def checksum(path: str) -> str:
+    try:
+        return sha256_file(path)
+    except PermissionError as e:
+        raise ResourceError(f"cannot read {path}: permission denied") from e
+
+
+def _set_attrs(fd_or_path: int | str, uid: int, gid: int, mode: int, current: os.stat_result | None = None) -> None:
+    st = current if current is not None else (os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.lstat(fd_or_path))
+    if st.st_uid != uid or st.st_gid != gid:
+        try:
+            if isinstance(fd_or_path, int):
+                os.fchown(fd_or_path, uid, gid)
+            else:
+                os.chown(fd_or_path, uid, gid, follow_symlinks=False)
+        except PermissionError as e:
+            raise ResourceError(f"cannot set owner {uid}:{gid}: operation not permitted (run as root to change owners)") from e
+    if stat.S_IMODE(st.st_mode) != mode:
+        if isinstance(fd_or_path, int):
+            os.fchmod(fd_or_path, mode)
+        else:
+            os.chmod(fd_or_path, mode)
+
+
+def store(
+    path: str,
+    *,
+    content: bytes | None,
+    source: str | None,
+    uid: int,
+    gid: int,
+    mode: int,
+    before_change: Callable[[str], None],
+) -> None:
+    """Create or replace the regular file at `path` atomically."""
+    parent = os.path.dirname(path)
+    if not os.path.isdir(parent):
+        raise ResourceError(f"parent directory does not exist: {parent} (declare it with ensure = \"directory\")")
+    current = status(path)
+    if current.ensure == DIRECTORY:
+        raise ResourceError(f"a directory exists where a file is wanted: {path}")
+    if content is None and source is None and current.ensure == PRESENT:
+        # Attributes only: the content is not managed.
+        before_change(path)
+        _set_attrs(path, uid, gid, mode)
+        return
+    before_change(path)
+    tmp = os.path.join(parent, f".{os.path.basename(path)}.syslua-{os.getpid()}-{id(path):x}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except PermissionError as e:
+        raise ResourceError(f"cannot write in {parent}: permission denied") from e
+    try:
+        with os.fdopen(fd, "wb", closefd=False) as out:
+            if content is not None:
+                out.write(content)
+            elif source is not None:
+                try:
+                    with open(source, "rb") as src:
+                        while chunk := src.read(CHUNK):
+                            out.write(chunk)
+                except FileNotFoundError as e:
+                    raise ResourceError(f"source file not found: {source}") from e
+                except PermissionError as e:
+                    raise ResourceError(f"cannot read source file {source}: permission denied") from e
+            out.flush()
+            os.fsync(fd)
+        _set_attrs(fd, uid, gid, mode)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, path)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def create_directory(path: str, *, uid: int, gid: int, mode: int, before_change: Callable[[str], None]) -> None:
+    """Create `path` (and missing parents) or fix its attributes."""
+    current = status(path)
+    if current.ensure in (PRESENT, OTHER):
+        raise ResourceError(f"a file exists where a directory is wanted: {path} (set force = true to replace it)")
+    missing = []
+    p = path
+    while not os.path.lexists(p):
+        missing.append(p)
+        p = os.path.dirname(p)
+    for d in reversed(missing):
+        before_change(d)
+    if current.ensure == LINK:
+        before_change(path)
+        os.unlink(path)
+        missing.append(path)
+    elif not missing:
+        before_change(path)
+    try:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+    except PermissionError as e:
+        raise ResourceError(f"cannot create directory {path}: permission denied") from e
+    except FileExistsError as e:
+        raise ResourceError(f"cannot create directory {path}: a parent is not a directory") from e
+    _set_attrs(path, uid, gid, mode)
+
+
+def replace_with_directory(path: str, *, before_change: Callable[[str], None]) -> None:
+    """Remove a file in the way of a directory (force = true); the journal keeps it."""
+    before_change(path)
+    os.unlink(path)
+
+
+def remove(path: str, *, force: bool, before_change: Callable[[str], None]) -> None:
+    current = status(path)
+    if current.ensure == ABSENT:
+        return
+    if current.ensure == DIRECTORY:
+        entries = os.listdir(path)
+        if entries and not force:
+            raise ResourceError(f"directory is not empty: {path} (set force = true to remove it with its contents)")
+        # Record the directory before its contents, so whatever is lost can be
+        # put back, parents first.
+        for root, dirs, files in os.walk(path, topdown=True):
+            before_change(root)
+            for name in files:
+                before_change(os.path.join(root, name))
+            for name in dirs:
+                if os.path.islink(os.path.join(root, name)):
+                    before_change(os.path.join(root, name))
+        try:
+            if entries:
+                shutil.rmtree(path)
+            else:
+                os.rmdir(path)
+        except OSError as e:
+            if e.errno == errno.ENOTEMPTY:
+                raise ResourceError(f"directory is not empty: {path}") from e
+            raise
+        return
+    before_change(path)
+    os.unlink(path)

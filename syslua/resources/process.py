@@ -1,0 +1,169 @@
+"""The one place syslua starts processes: exec commands, guards, health checks, undo commands.
+
+`posix` splits the command with shell quoting rules and runs it directly (no
+shell); `shell` runs it with `/bin/sh -c`. Every process gets its own
+process group, so a timeout kills the command and everything it started.
+Only the tails of stdout and stderr are kept, so a chatty command cannot
+exhaust memory; lines can be streamed to a callback as they arrive.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from syslua.resources.base import ResourceError
+
+TAIL_LINES = 40
+KILL_GRACE = 2.0
+
+
+class CannotStart(ResourceError):
+    """The command could not be started at all (not found, not executable, bad cwd)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessResult:
+    exit_code: int
+    stdout: str  # tail
+    stderr: str  # tail
+    duration: float
+    timed_out: bool = False
+
+    def describe(self) -> str:
+        """`exit code 3` / `timed out after 5s`, with the stderr tail when there is one."""
+        head = f"timed out after {self.duration:.0f}s" if self.timed_out else f"exit code {self.exit_code}"
+        tail = self.stderr.strip() or self.stdout.strip()
+        if tail:
+            lines = tail.splitlines()[-10:]
+            head += "\n" + "\n".join("    " + ln for ln in lines)
+        return head
+
+
+def argv_for(command: str, provider: str) -> list[str]:
+    if provider == "shell":
+        return ["/bin/sh", "-c", command]
+    try:
+        argv = shlex.split(command)
+    except ValueError as e:
+        raise CannotStart(f"cannot split command {command!r}: {e}") from e
+    if not argv:
+        raise CannotStart("empty command")
+    return argv
+
+
+def program_name(command: str, provider: str) -> str | None:
+    """The program a command runs (basename), for DAG edges to packages."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return os.path.basename(words[0]) if words else None
+
+
+class Runner:
+    """Runs commands; the only subprocess runner in syslua."""
+
+    def run(
+        self,
+        command: str,
+        *,
+        provider: str = "posix",
+        cwd: str | None = None,
+        environment: Sequence[str] = (),
+        path: str | None = None,
+        timeout: float | None = None,
+        on_line: Callable[[str, str], None] | None = None,
+    ) -> ProcessResult:
+        argv = argv_for(command, provider)
+        env = dict(os.environ)
+        for entry in environment:
+            key, _, value = entry.partition("=")
+            env[key] = value
+        if path:
+            env["PATH"] = path
+        if provider == "posix" and "/" not in argv[0]:
+            found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
+            if found is None:
+                raise CannotStart(f"command not found: {argv[0]}")
+            argv[0] = found
+        if cwd is not None and not os.path.isdir(cwd):
+            raise CannotStart(f"working directory does not exist: {cwd}")
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError as e:
+            raise CannotStart(f"command not found: {argv[0]}") from e
+        except PermissionError as e:
+            raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
+        except OSError as e:
+            raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
+        tails = {"stdout": deque(maxlen=TAIL_LINES), "stderr": deque(maxlen=TAIL_LINES)}
+        readers = [
+            threading.Thread(target=_pump, args=(proc.stdout, name, tails[name], on_line), daemon=True)
+            for name in ("stdout", "stderr")
+        ]
+        for t in readers:
+            t.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+        except BaseException:
+            _kill_group(proc)
+            raise
+        for t in readers:
+            t.join(timeout=KILL_GRACE)
+        return ProcessResult(
+            exit_code=proc.returncode if proc.returncode is not None else -1,
+            stdout="".join(tails["stdout"]),
+            stderr="".join(tails["stderr"]),
+            duration=time.monotonic() - start,
+            timed_out=timed_out,
+        )
+
+
+def _pump(stream, name: str, tail: deque, on_line) -> None:  # type: ignore[no-untyped-def]
+    try:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            tail.append(line)
+            if on_line is not None:
+                on_line(name, line.rstrip("\n"))
+    finally:
+        stream.close()
+
+
+def _kill_group(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
+    """SIGTERM the process group, then SIGKILL what is left after a grace period."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        proc.wait(timeout=KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
