@@ -94,6 +94,8 @@ class FileType:
         if ensure == "absent":
             return [] if not state.exists else [f"{_kind(state)} exists"]
         want = "directory" if ensure == "directory" else posix.PRESENT
+        if state.ensure == posix.ABSENT:
+            return ["does not exist"]
         if state.ensure != want:
             return [f"is {_kind(state)}, should be {_kind_name(want)}"]
         out = []
@@ -134,16 +136,16 @@ class FileType:
                 return Decision(FAIL, f"a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)")
             if state.ensure == posix.DIRECTORY:
                 return Decision(UPDATE, reason, "Would have updated directory")
-            return Decision(CREATE, reason, CREATED_DIR)
+            return Decision(CREATE, "" if state.ensure == posix.ABSENT else reason, CREATED_DIR)
         if state.ensure == posix.DIRECTORY:
             return Decision(FAIL, "a directory exists where a file is wanted")
         if state.ensure == posix.OTHER:
             return Decision(FAIL, "a special file (device, socket or pipe) exists where a file is wanted")
         if state.ensure == posix.ABSENT:
             if not os.path.isdir(os.path.dirname(item.key)):
-                return Decision(CREATE, reason, CREATED_FILE) if _parent_declared(item, ctx) else Decision(
+                return Decision(CREATE, "", CREATED_FILE) if _parent_declared(item, ctx) else Decision(
                     FAIL, f"parent directory does not exist: {abbreviate(os.path.dirname(item.key))} (declare it with ensure = \"directory\")")
-            return Decision(CREATE, reason, CREATED_FILE)
+            return Decision(CREATE, "", CREATED_FILE)
         if state.ensure == posix.LINK:
             return Decision(UPDATE, f"replaces a symlink to {state.link_target}", UPDATED_FILE)
         return Decision(UPDATE, reason, UPDATED_FILE)

@@ -1,0 +1,2 @@
+alias ll='ls -l'
+alias gs='git status'

@@ -1,0 +1,16 @@
+-- A reusable module: require("modules.git").setup{ name = ..., email = ... }
+local M = {}
+
+function M.setup(opts)
+  local ini = table.concat({
+    "[user]",
+    "\tname = " .. opts.name,
+    "\temail = " .. opts.email,
+    "[init]",
+    "\tdefaultBranch = main",
+    "",
+  }, "\n")
+  return file { path = "~/.gitconfig", content = lib.mkDefault(ini) }
+end
+
+return M
