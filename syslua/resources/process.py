@@ -116,7 +116,7 @@ class Runner:
             raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
         tails = {"stdout": deque(maxlen=TAIL_LINES), "stderr": deque(maxlen=TAIL_LINES)}
         readers = [
-            threading.Thread(target=_pump, args=(proc.stdout, name, tails[name], on_line), daemon=True)
+            threading.Thread(target=_pump, args=(getattr(proc, name), name, tails[name], on_line), daemon=True)
             for name in ("stdout", "stderr")
         ]
         for t in readers:

@@ -1,11 +1,107 @@
-"""`sys apply` (arrives with a later issue)."""
+"""`sys apply`: converge the machine to the config, atomically.
+
+Evaluation errors exit 2 before any state is touched; then the state lock is
+taken (exit 3 when held), an interrupted apply is rolled back, and the apply
+runs. Exit 0 when every item converged, 1 when the apply failed (and was
+rolled back).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from pathlib import Path
 
-from syslua.errors import UsageError
+from syslua.cli.commands.common import load_manifest, state
+from syslua.cli.output import Terminal
+from syslua.cli.report import make_reporter, summary_table
+from syslua.execute.apply import ApplyOptions, ApplyOutcome, apply_manifest
+from syslua.paths import Paths
 
 
-def run(*args: Any, **kwargs: Any) -> int:
-    raise UsageError("`sys apply` is not available yet in this version")
+def run(term: Terminal, config: Path | None, *, noop: bool, health_check_only: bool, jobs: int | None,
+        facts: list[str], impure: bool, max_depth: int, message: str | None, wait: bool) -> int:
+    started = time.monotonic()
+    paths = Paths.from_env()
+    manifest = load_manifest(term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths)
+    for kind, text in manifest.messages:
+        if kind == "pre_message":
+            term.line(text)
+    options = ApplyOptions(noop=noop, health_check_only=health_check_only, jobs=jobs, message=message,
+                           verbose=term.verbosity > 0, on_output=_live_output(term))
+    read_only = noop or health_check_only
+    term.log("Building execution plan...")
+    reporter = make_reporter(term)
+    with state(paths, term, exclusive=not read_only, wait=wait):
+        try:
+            outcome = apply_manifest(manifest, paths, options, reporter, config=manifest.config)
+        finally:
+            reporter.close()
+    for kind, text in manifest.messages:
+        if kind == "post_message" and outcome.ok:
+            term.line(text)
+    return report(term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only)
+
+
+def _live_output(term: Terminal):  # type: ignore[no-untyped-def]
+    if term.verbosity <= 0 or term.json_mode:
+        return None
+    return lambda ident, stream, line: term.err.write(f"    {ident} {stream}: {line}\n")
+
+
+def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool = False, hc: bool = False,
+           verb: str = "Apply") -> int:
+    counts = outcome.counts()
+    if term.json_mode:
+        term.json_event({
+            "event": "summary",
+            "result": "ok" if outcome.ok else "failed",
+            "counts": counts,
+            "duration": round(duration, 3),
+            "snapshot": outcome.snapshot_id,
+            "no_changes": outcome.no_changes,
+            "rolled_back": outcome.rolled_back,
+            "restore_failed": outcome.restore_failed,
+            "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
+        })
+        return 0 if outcome.ok else 1
+    if outcome.no_changes:
+        term.line("No changes. The machine matches the configuration.")
+        return 0
+    term.line()
+    summary_table(term, counts, duration)
+    if outcome.ok:
+        if hc:
+            term.line("Health checks passed." if counts.get("failed", 0) == 0 else "")
+        elif noop:
+            term.line(f"Noop: {counts.get('noop', 0)} item(s) would change; nothing was changed.")
+        else:
+            term.line(f"{verb} complete: snapshot {outcome.snapshot_id}.")
+            if outcome.env_line:
+                term.line("Add this line to your shell's rc file to use your environment and tools:")
+                term.line(f"  {outcome.env_line}")
+        return 0
+    if hc or noop:
+        for r in outcome.failures:
+            term.line(f"  {r.type} {r.label}: {r.message}", "red")
+        term.line("Health checks failed." if hc else "Some items cannot be applied (see above).", "bold red")
+        return 1
+    undo = outcome.undo
+    if undo is not None:
+        for note in undo.not_undone:
+            term.line(f"  - {note}", "yellow")
+        for note in undo.left:
+            term.line(f"  - {note}", "yellow")
+    if outcome.restore_failed and undo is not None:
+        term.line(f"{verb} failed, and rolling back failed too:", "bold red")
+        for f in undo.failed:
+            term.line(f"  - {f}", "red")
+        term.line("The current snapshot pointer was cleared; the next `sys apply` will converge everything.")
+    else:
+        term.line(f"{verb} failed. System unchanged.", "bold red")
+    for r in outcome.failures:
+        lines = r.message.splitlines()
+        term.line(f"  {r.type} {r.label} failed: {lines[0]}", "red")
+        for ln in lines[1:]:
+            term.line(f"  {ln}")
+    term.line("Run 'sys plan' to review the execution plan.")
+    return 1

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from syslua.cli.output import Terminal
-from syslua.errors import UsageError, display_path
+from syslua.errors import LockHeldError, UsageError
 from syslua.eval.facts import parse_fact_args
 from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths, default_config
+from syslua.state.lock import StateLock
 
 
 def find_config(config: Path | None) -> Path:
@@ -34,8 +37,45 @@ def find_config(config: Path | None) -> Path:
 def load_manifest(term: Terminal, config: Path | None, *, facts: list[str], impure: bool, max_depth: int,
                   paths: Paths) -> Manifest:
     path = find_config(config)
-    term.log(f"Evaluating {display_path(str(path.absolute())) if False else path.name}...")
+    term.log(f"Evaluating {path.name}...")
     manifest = resolve(path, Options(cli_facts=parse_fact_args(facts), impure=impure, max_depth=max_depth), paths)
     for warning in manifest.warnings:
         term.warn(warning)
     return manifest
+
+
+@contextmanager
+def state(paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False) -> Iterator[StateLock | None]:
+    """Open the state dir: take the lock when writing, and first roll back an
+    interrupted apply (which needs the lock even for read-only commands)."""
+    from syslua.execute.apply import recover
+    from syslua.state import journal
+
+    lock = StateLock(paths.lock)
+    if exclusive:
+        lock.acquire(wait=wait)
+        try:
+            _recover(paths, term, recover)
+            yield lock
+        finally:
+            lock.release()
+        return
+    if journal.exists(paths.journal) and not lock.is_held_by_other():
+        try:
+            lock.acquire(wait=False)
+        except LockHeldError:
+            yield None  # an apply is running now: its journal is not interrupted
+            return
+        try:
+            _recover(paths, term, recover)
+        finally:
+            lock.release()
+    yield None
+
+
+def _recover(paths: Paths, term: Terminal, recover) -> None:  # type: ignore[no-untyped-def]
+    from syslua.cli.report import PlainReporter
+
+    note = recover(paths, PlainReporter(term))
+    if note:
+        term.warn(note)

@@ -1,0 +1,193 @@
+"""Reporters: how an apply's progress reaches the user (rich, plain or JSON).
+
+The engine calls `planned`, `started`, `finished`, `rolling_back` and `note`;
+the CLI picks the reporter: a rich live display on a terminal (a progress
+bar, one line per running item, a line per finished item), plain lines
+otherwise, or one JSON event per item on stdout with `--json`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from syslua.cli.output import Terminal
+from syslua.execute.item import CHANGED, FAILED, NOOP, SKIPPED, UNCHANGED, ItemResult
+from syslua.plan.planner import Plan
+
+MARKS = {CHANGED: "✓", UNCHANGED: "✓", FAILED: "✗", SKIPPED: "~", NOOP: "~"}
+STYLES = {CHANGED: "green", UNCHANGED: "dim", FAILED: "bold red", SKIPPED: "yellow", NOOP: "yellow"}
+
+
+def _subject(result: ItemResult) -> str:
+    return f"{result.type} {result.label}"
+
+
+class PlainReporter:
+    """Plain lines, never wrapped: one per finished item."""
+
+    def __init__(self, term: Terminal) -> None:
+        self.term = term
+        self.total = 0
+        self.count = 0
+        self.lock = threading.Lock()
+        self.started_at = time.monotonic()
+
+    def planned(self, plan: Plan) -> None:
+        self.total = sum(len(w) for w in plan.waves) + len(plan.removals)
+        c = plan.counts()
+        self.term.log(f"Plan: {c['create']} to create, {c['update']} to update, {c['remove']} to remove, "
+                      f"{c['unchanged']} unchanged.")
+        if plan.has_changes:
+            self.term.line("Executing:")
+
+    def started(self, ident: str, label: str) -> None:
+        return None
+
+    def finished(self, result: ItemResult) -> None:
+        with self.lock:
+            self.count += 1
+            if self.term.verbosity < 0 and result.status != FAILED:
+                return
+            if result.status == UNCHANGED and self.term.verbosity < 1:
+                return
+            mark = MARKS.get(result.status, "?")
+            first, *rest = result.message.splitlines() or [""]
+            line = f"  [{self.count}/{self.total}] {mark} {_subject(result)}: {first} ({result.duration:.2f}s)"
+            self.term.line(line, STYLES.get(result.status))
+            for extra in rest:
+                self.term.line(f"      {extra}")
+            for w in result.warnings:
+                self.term.line(f"        Warning: {w}", "yellow")
+            if result.output is not None and (self.term.verbosity > 0 or result.status == FAILED):
+                self._output(result)
+
+    def _output(self, result: ItemResult) -> None:
+        assert result.output is not None
+        if result.status == FAILED and self.term.verbosity <= 0:
+            return  # the failure message already carries the stderr tail
+        for stream, text in (("stdout", result.output.stdout), ("stderr", result.output.stderr)):
+            for ln in text.rstrip("\n").splitlines():
+                self.term.line(f"        {stream}: {ln}")
+
+    def rolling_back(self) -> None:
+        self.term.line()
+        self.term.line("Rolling back...", "yellow")
+
+    def note(self, text: str) -> None:
+        self.term.line(text)
+
+    def close(self) -> None:
+        return None
+
+
+class RichReporter(PlainReporter):
+    """A live display: overall progress bar and one line per running item."""
+
+    def __init__(self, term: Terminal) -> None:
+        super().__init__(term)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=term.console(), transient=True,
+        )
+        self.overall: Any = None
+        self.running: dict[str, Any] = {}
+
+    def planned(self, plan: Plan) -> None:
+        super().planned(plan)
+        self.overall = self.progress.add_task("Applying", total=max(self.total, 1))
+        self.progress.start()
+
+    def started(self, ident: str, label: str) -> None:
+        with self.lock:
+            self.running[ident] = self.progress.add_task(f"  … {label}", total=None)
+
+    def finished(self, result: ItemResult) -> None:
+        with self.lock:
+            task = self.running.pop(result.id, None)
+            if task is not None:
+                self.progress.remove_task(task)
+            if self.overall is not None:
+                self.progress.advance(self.overall)
+            self.count += 1
+            if (self.term.verbosity < 0 and result.status != FAILED) or (
+                result.status == UNCHANGED and self.term.verbosity < 1
+            ):
+                return
+            from rich.markup import escape
+
+            mark = MARKS.get(result.status, "?")
+            style = STYLES.get(result.status, "")
+            self.progress.console.print(
+                f"  [{style}]{mark}[/] {escape(_subject(result))}: {escape(result.message)} "
+                f"[dim]({result.duration:.2f}s)[/]"
+            )
+            for w in result.warnings:
+                self.progress.console.print(f"      [yellow]Warning:[/] {escape(w)}")
+
+    def rolling_back(self) -> None:
+        self.close()
+        super().rolling_back()
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+class JsonReporter:
+    """One JSON object per line on stdout: item events, then a summary."""
+
+    def __init__(self, term: Terminal) -> None:
+        self.term = term
+        self.lock = threading.Lock()
+        self.notes: list[str] = []
+
+    def planned(self, plan: Plan) -> None:
+        self.term.json_event({"event": "plan", "counts": plan.counts(), "waves": plan.waves})
+
+    def started(self, ident: str, label: str) -> None:
+        return None
+
+    def finished(self, result: ItemResult) -> None:
+        with self.lock:
+            self.term.json_event(result.to_event())
+
+    def rolling_back(self) -> None:
+        self.term.log("Rolling back...")
+
+    def note(self, text: str) -> None:
+        self.notes.append(text.strip())
+        self.term.log(text)
+
+    def close(self) -> None:
+        return None
+
+
+def make_reporter(term: Terminal) -> PlainReporter | JsonReporter:
+    if term.json_mode:
+        return JsonReporter(term)
+    if term.rich:
+        return RichReporter(term)
+    return PlainReporter(term)
+
+
+def summary_table(term: Terminal, counts: dict[str, int], duration: float) -> None:
+    cols = ["changed", "unchanged", "failed", "skipped"]
+    if counts.get("noop"):
+        cols.insert(1, "noop")
+    if term.rich:
+        from rich.table import Table
+
+        table = Table(title=None, show_edge=False)
+        for c in cols + ["duration"]:
+            table.add_column(c, justify="right")
+        table.add_row(*[str(counts.get(c, 0)) for c in cols], f"{duration:.2f}s")
+        term.console().print(table)
+        return
+    values = [str(counts.get(c, 0)) for c in cols] + [f"{duration:.2f}s"]
+    heads = cols + ["duration"]
+    widths = [max(len(h), len(v)) for h, v in zip(heads, values)]
+    term.line("  " + "  ".join(h.rjust(w) for h, w in zip(heads, widths)))
+    term.line("  " + "  ".join(v.rjust(w) for v, w in zip(values, widths)))

@@ -1,0 +1,362 @@
+"""Atomic apply: all of the manifest, or nothing (SPEC section 6).
+
+Steps, in order (the caller holds the state lock and has recovered any
+interrupted journal):
+1. Plan against the current snapshot and the live machine; with no change
+   and the same manifest, stop here (no new snapshot).
+2. Begin the journal and record, in one durable batch, the previous state
+   of every path the plan will touch (and of files syslua takes over).
+3. Remove items no longer declared, in reverse dependency order.
+4. Run the DAG on the ready-queue scheduler; the first failure stops new
+   items from starting.
+5. Write the env scripts (and the profile) for the new manifest.
+6. On failure: undo every item that may have changed the machine, in
+   reverse completion order (so removed items come back in dependency
+   order); the previous snapshot stays current. If undoing fails, the
+   current pointer is cleared so the next apply converges everything.
+7. On success: record the snapshot, mark the journal committed, make the
+   snapshot current, delete the journal.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from syslua.execute import scheduler
+from syslua.execute.item import CHANGED, FAILED, NOOP, ItemResult, run_item
+from syslua.execute.remove import remove_item
+from syslua.execute.undo import UndoReport, undo_records
+from syslua.manifest.model import Item, Manifest
+from syslua.paths import Paths, abbreviate
+from syslua.plan.dag import Dag
+from syslua.plan.planner import Plan, make_plan
+from syslua.resources.base import Context
+from syslua.resources.process import Runner
+from syslua.state import journal as journal_mod
+from syslua.state.journal import Journal, capture
+from syslua.state.snapshots import Snapshot, Snapshots, new_id
+from syslua.state.store import Store
+
+
+class Reporter(Protocol):
+    def planned(self, plan: Plan) -> None: ...
+    def started(self, ident: str, label: str) -> None: ...
+    def finished(self, result: ItemResult) -> None: ...
+    def rolling_back(self) -> None: ...
+    def note(self, text: str) -> None: ...
+
+
+@dataclass
+class ApplyOptions:
+    noop: bool = False
+    health_check_only: bool = False
+    jobs: int | None = None
+    message: str | None = None
+    kind: str = "apply"  # apply | rollback
+    verbose: bool = False
+    on_output: Callable[[str, str, str], None] | None = None
+
+
+@dataclass
+class ApplyOutcome:
+    plan: Plan | None
+    results: list[ItemResult] = field(default_factory=list)
+    ok: bool = True
+    no_changes: bool = False
+    rolled_back: bool = False
+    undo: UndoReport | None = None
+    restore_failed: bool = False
+    snapshot_id: str | None = None
+    env_line: str | None = None
+
+    @property
+    def failures(self) -> list[ItemResult]:
+        return [r for r in self.results if r.status == FAILED]
+
+    def counts(self) -> dict[str, int]:
+        out = {"changed": 0, "unchanged": 0, "failed": 0, "skipped": 0, "noop": 0}
+        for r in self.results:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+
+def apply_manifest(
+    manifest: Manifest,
+    paths: Paths,
+    options: ApplyOptions,
+    reporter: Reporter,
+    *,
+    config: str | None = None,
+    record_manifest: Manifest | None = None,
+) -> ApplyOutcome:
+    """Converge the machine to `manifest`. `record_manifest` is what the snapshot
+    records when it differs from what runs (a rollback runs store copies of sources)."""
+    store = Store(paths.store)
+    snapshots = Snapshots(paths)
+    current = snapshots.current()
+    if snapshots.rebuilt:
+        reporter.note(snapshots.rebuilt)
+    previous = current.load_manifest() if current else None
+    runner = Runner()
+
+    def context(noop: bool) -> Context:
+        return Context(runner=runner, noop=noop, manifest=manifest, verbose=options.verbose,
+                       on_output=options.on_output, store=store)
+
+    plan = make_plan(manifest, context(True), previous)
+    reporter.planned(plan)
+    dag = Dag.from_manifest(manifest)
+
+    if options.health_check_only or options.noop:
+        ctx = context(True)
+        results = scheduler.execute(
+            dag, manifest, lambda ident: run_item(_item(manifest, ident), ctx, None,
+                                                  health_check_only=options.health_check_only),
+            jobs=options.jobs, stop_on_failure=False,
+            on_start=lambda i: reporter.started(i, plan.labels.get(i, i)), on_finish=reporter.finished,
+        )
+        return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
+
+    recorded = record_manifest or manifest
+    env_files = _env_targets(paths)
+    if not plan.has_changes and previous is not None and previous.digest == recorded.digest and _env_ok(env_files):
+        return ApplyOutcome(plan, [], ok=True, no_changes=True, snapshot_id=current.id if current else None)
+
+    journal = Journal.begin(paths.journal, store, {
+        "kind": options.kind, "previous": current.id if current else None, "digest": recorded.digest,
+    })
+    try:
+        originals = _prepare(journal, plan, manifest, previous, current, store)
+        journal.prepare("env", [str(p) for p in env_files])
+        journal.flush()
+        outcome = _run(manifest, plan, dag, previous, current, journal, store, runner, options, reporter, originals,
+                       context(False))
+        if outcome.ok:
+            outcome.env_line = _write_env(manifest, paths, journal, store)
+            outcome.snapshot_id = _record(recorded, manifest, plan, outcome, journal, snapshots, store, current,
+                                          originals, options, config, env_files)
+            journal.commit()
+            return outcome
+        _roll_back(outcome, journal, store, runner, snapshots, reporter, paths)
+        return outcome
+    finally:
+        journal.close()
+
+
+def _item(manifest: Manifest, ident: str) -> Item:
+    item = manifest.get(ident)
+    assert item is not None
+    return item
+
+
+def _prepare(journal: Journal, plan: Plan, manifest: Manifest, previous: Manifest | None,
+             current: Snapshot | None, store: Store) -> dict[str, dict[str, Any]]:
+    """Record what the plan will touch; return the originals of files syslua takes over."""
+    originals: dict[str, dict[str, Any]] = dict(current.originals) if current else {}
+    for ident in list(originals):
+        if ident not in manifest:
+            originals.pop(ident)  # restored by its removal in this apply
+    for entry in plan.entries:
+        item = manifest.get(entry.id)
+        if item is None or item.type != "file":
+            continue
+        new = previous is None or entry.id not in previous
+        if entry.decision.changes:
+            journal.prepare(entry.id, _touched(item))
+            if new:
+                prev = journal.recorded[item.key]["prev"]
+                if prev["kind"] != "absent":
+                    originals[entry.id] = prev
+        elif new and entry.id not in originals and os.path.lexists(item.key):
+            # Already as declared, but it existed before syslua: keep it, so that
+            # removing the declaration later leaves it as it was.
+            originals[entry.id] = capture(item.key, store)
+    for entry in plan.removals:
+        if entry.type == "file":
+            journal.prepare(entry.id, [entry.id.split("#", 1)[1]])
+    return originals
+
+
+def _touched(item: Item) -> list[str]:
+    """Paths a file item is expected to change, parents first."""
+    path = item.key
+    if item.get("ensure") == "directory":
+        missing = []
+        p = path
+        while p and p != "/" and not os.path.lexists(p):
+            missing.append(p)
+            p = os.path.dirname(p)
+        return list(reversed(missing)) or [path]
+    if item.get("ensure") == "absent" and os.path.isdir(path) and not os.path.islink(path):
+        out = []
+        for root, dirs, files in os.walk(path):
+            out.append(root)
+            out.extend(os.path.join(root, f) for f in files)
+            out.extend(os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d)))
+        return out
+    return [path]
+
+
+def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, current: Snapshot | None,
+         journal: Journal, store: Store, runner: Runner, options: ApplyOptions, reporter: Reporter,
+         originals: dict[str, dict[str, Any]], ctx: Context) -> ApplyOutcome:
+    outcome = ApplyOutcome(plan)
+    prior_originals = current.originals if current else {}
+    for entry in plan.removals:
+        item = previous.get(entry.id) if previous else None
+        if item is None:
+            continue
+        reporter.started(entry.id, entry.label)
+        result = remove_item(item, ctx, journal, store, prior_originals.get(entry.id))
+        journal.done(entry.id, result.status)
+        outcome.results.append(result)
+        reporter.finished(result)
+        if result.status == FAILED:
+            outcome.ok = False
+            return outcome
+    def run(ident: str) -> ItemResult:
+        item = _item(manifest, ident)
+        result = run_item(item, ctx, journal)
+        journal.done(ident, result.status)
+        return result
+
+    results = scheduler.execute(
+        dag, manifest, run, jobs=options.jobs, stop_on_failure=True,
+        on_start=lambda i: reporter.started(i, plan.labels.get(i, i)), on_finish=reporter.finished,
+    )
+    outcome.results.extend(results)
+    outcome.ok = all(r.status != FAILED for r in results)
+    return outcome
+
+
+def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Runner, snapshots: Snapshots,
+               reporter: Reporter, paths: Paths) -> None:
+    reporter.rolling_back()
+    journal.flush()
+    report = UndoReport()
+    for result in reversed(outcome.results):
+        if not result.mutated:
+            continue
+        part = undo_records(journal.records_for(result.id), store, runner)
+        for what in part.restored:
+            reporter.note(f"  - Restored {abbreviate(what)}" if what.startswith("/") else f"  - Undid {what}")
+        report.merge(part)
+    env_part = undo_records(journal.records_for("env"), store, runner)
+    report.merge(env_part)
+    outcome.rolled_back = True
+    outcome.undo = report
+    if report.ok:
+        journal.commit()
+        return
+    # Self-healing: the machine is in an unknown mix, so forget the current
+    # snapshot; the next apply then converges every item from the live state.
+    outcome.restore_failed = True
+    snapshots.clear_current()
+    journal.close()
+    keep = paths.state / "failed-journals"
+    keep.mkdir(parents=True, exist_ok=True)
+    os.replace(journal.file, keep / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl")
+
+
+def _env_targets(paths: Paths) -> list[Path]:
+    return [paths.env_sh, paths.env_fish]
+
+
+def _env_ok(files: list[Path]) -> bool:
+    return all(f.is_file() for f in files)
+
+
+def _write_env(manifest: Manifest, paths: Paths, journal: Journal, store: Store) -> str | None:
+    from syslua.execute import envscripts
+
+    return envscripts.write(manifest, paths, lambda p: journal.before_change("env", p))
+
+
+def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOutcome, journal: Journal,
+            snapshots: Snapshots, store: Store, current: Snapshot | None, originals: dict[str, dict[str, Any]],
+            options: ApplyOptions, config: str | None, env_files: list[Path]) -> str:
+    items: dict[str, dict[str, Any]] = {}
+    prev_items = current.items if current else {}
+    prev_manifest = current.load_manifest() if current else None
+    changed = {e.id for e in plan.entries if e.decision.changes}
+    for item in manifest:
+        state: dict[str, Any] = {}
+        if item.type == "file" and item.get("ensure") == "present":
+            same = prev_manifest is not None and prev_manifest.get(item.id) == recorded.get(item.id)
+            if same and prev_items.get(item.id, {}).get("blob") and item.id not in changed:
+                state["blob"] = prev_items[item.id]["blob"]
+            elif item.get("content") is not None:
+                state["blob"] = store.put_bytes(item.get("content").encode("utf-8", "surrogateescape"))
+            elif item.get("source"):
+                state["blob"] = store.put_file(item.get("source"))
+        result = next((r for r in outcome.results if r.id == item.id), None)
+        if result is not None and result.output is not None:
+            state["exit_code"] = result.output.exit_code
+            state["stdout"] = result.output.stdout[-2000:]
+            state["stderr"] = result.output.stderr[-2000:]
+        if result is not None:
+            state["status"] = result.status
+        items[item.id] = state
+    inputs = {}
+    for path in manifest.inputs:
+        try:
+            inputs[path] = store.put_file(path)
+        except OSError:
+            continue
+    env = {}
+    for key, f in zip(("sh", "fish"), env_files):
+        if f.is_file():
+            env[key] = store.put_file(f)
+    counts = outcome.counts()
+    message = options.message or _default_message(options.kind, counts, config)
+    snap = Snapshot(
+        id=new_id(), time=time.time(), message=message, kind=options.kind, manifest=recorded.to_dict(),
+        digest=recorded.digest, config=config, parent=current.id if current else None, inputs=inputs, items=items,
+        originals=originals, env=env, counts=counts,
+        pre={"previous": current.id if current else None,
+             "records": [r for rs in journal.by_item.values() for r in rs if r.get("op") == "path"]},
+    )
+    store.sync()
+    snapshots.save(snap, make_current=False)
+    journal.note({"op": "commit", "snapshot": snap.id})
+    snapshots.set_current(snap.id)
+    return snap.id
+
+
+def _default_message(kind: str, counts: dict[str, int], config: str | None) -> str:
+    what = f"{counts.get('changed', 0)} changed"
+    if kind == "rollback":
+        return f"rollback ({what})"
+    return f"apply {Path(config).name if config else ''} ({what})".replace("  ", " ")
+
+
+def recover(paths: Paths, reporter: Reporter) -> str | None:
+    """Roll back an interrupted apply, if its journal was left behind. Caller holds the lock."""
+    if not journal_mod.exists(paths.journal):
+        return None
+    records = journal_mod.read(paths.journal)
+    snapshots = Snapshots(paths)
+    committed = next((r for r in records if r.get("op") == "commit"), None)
+    if committed is not None:
+        # The snapshot was written before the crash: finish the commit.
+        snapshots.set_current(committed["snapshot"])
+        journal_mod.remove(paths.journal)
+        return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
+    begin = records[0] if records and records[0].get("op") == "begin" else {}
+    store = Store(paths.store)
+    report = undo_records([r for r in records if r.get("op") != "done"], store, Runner())
+    if report.ok:
+        journal_mod.remove(paths.journal)
+        what = f"pid {begin.get('pid', '?')}"
+        return f"rolled back an interrupted {begin.get('kind', 'apply')} ({what}); the machine is as it was before it"
+    snapshots.clear_current()
+    keep = paths.state / "failed-journals"
+    keep.mkdir(parents=True, exist_ok=True)
+    os.replace(paths.journal / journal_mod.JOURNAL, keep / f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+    return ("could not fully roll back an interrupted apply: " + "; ".join(report.failed) +
+            ". The current snapshot pointer was cleared; the next `sys apply` will converge everything.")

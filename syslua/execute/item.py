@@ -1,0 +1,156 @@
+"""Run one item: decide, act, verify, then its health checks.
+
+Steps for an item:
+1. Read its status and decide (a subscriber is triggered when any of its
+   targets changed earlier in this run, or would have, in noop).
+2. Unless noop, act through the type's provider, recording undo information
+   in the journal first, then read status again and fail with "desired state
+   not reached: <reason>" if the item did not converge.
+3. Run its health checks (WARNING is reported; CRITICAL or UNKNOWN fails).
+
+Outcomes are data (`ItemResult`), never exceptions: the scheduler decides what
+a failure means for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from syslua.execute.health import CheckResult, run_checks
+from syslua.manifest.model import Item
+from syslua.resources import get as get_type
+from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, UPDATE, Context, Decision, ResourceError
+from syslua.resources.process import ProcessResult
+
+CHANGED, UNCHANGED, FAILED, SKIPPED, NOOP = "changed", "unchanged", "failed", "skipped", "noop"
+PAST = {CREATE: "created", UPDATE: "updated", REMOVE: "removed", RUN: "executed"}
+
+
+@dataclass
+class ItemResult:
+    id: str
+    type: str
+    label: str
+    status: str
+    message: str
+    action: str = ""
+    duration: float = 0.0
+    checks: list[CheckResult] = field(default_factory=list)
+    output: ProcessResult | None = None
+    warnings: list[str] = field(default_factory=list)
+    mutated: bool = False  # whether it may have changed the machine (so it needs undoing)
+
+    @property
+    def ok(self) -> bool:
+        return self.status != FAILED
+
+    def to_event(self) -> dict[str, Any]:
+        event: dict[str, Any] = {
+            "event": "item",
+            "id": self.id,
+            "type": self.type,
+            "label": self.label,
+            "status": self.status,
+            "action": self.action,
+            "message": self.message,
+            "duration": round(self.duration, 3),
+        }
+        if self.checks:
+            event["health_checks"] = [
+                {"name": c.name, "state": c.state, "output": c.output, "tries": c.tries} for c in self.checks
+            ]
+        if self.output is not None:
+            event["exit_code"] = self.output.exit_code
+            event["stdout_tail"] = self.output.stdout
+            event["stderr_tail"] = self.output.stderr
+        if self.warnings:
+            event["warnings"] = self.warnings
+        return event
+
+
+class Journaling:
+    """What the item runner needs from the journal (absent in noop runs)."""
+
+    def before_change(self, item: str, path: str) -> None: ...
+
+    def exec_started(self, item: str, undo: str | None, env: dict[str, Any]) -> None: ...
+
+
+def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_check_only: bool = False) -> ItemResult:
+    start = time.monotonic()
+    rtype = get_type(item.type)
+    label = rtype.label(item)
+
+    def result(status: str, message: str, action: str = "", **kw: Any) -> ItemResult:
+        return ItemResult(item.id, item.type, label, status, message, action, time.monotonic() - start, **kw)
+
+    checks_spec = item.get("health_checks", ())
+    if health_check_only or item.health_check_only:
+        checks = run_checks(checks_spec, ctx.runner)
+        return _with_checks(result(UNCHANGED, "health checks only" if checks else "no health checks"), checks)
+
+    try:
+        status = rtype.status(item, ctx)
+        triggered = any(t in ctx.changed for t in item.get("subscribe", ()))
+        decision = rtype.decide(item, status, ctx, triggered)
+    except ResourceError as e:
+        decision = Decision(FAIL, str(e))
+    ctx.decisions[item.id] = decision
+    if decision.action == FAIL:
+        ctx.failed.add(item.id)
+        return result(FAILED, decision.reason, FAIL)
+    if not decision.changes:
+        outcome = result(UNCHANGED, decision.message or "unchanged", decision.action)
+        return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec and not ctx.noop else outcome
+    if ctx.noop or item.noop:
+        ctx.changed.add(item.id)
+        return result(NOOP, decision.message, decision.action)
+
+    ictx = ctx
+    if journal is not None:
+        ident = item.id
+        ictx = replace(ctx, record=lambda path: journal.before_change(ident, path))
+        if item.type == "exec":
+            journal.exec_started(item.id, item.get("undo"), {
+                "provider": item.get("provider", "posix"), "cwd": item.get("cwd"),
+                "environment": list(item.get("environment", ())), "path_env": item.get("path"),
+                "timeout": item.get("timeout"),
+            })
+    try:
+        rtype.apply(item, decision, ictx)
+    except ResourceError as e:
+        ctx.failed.add(item.id)
+        return result(FAILED, str(e), decision.action, mutated=True, output=ctx.outputs.get(item.id))
+    except OSError as e:
+        ctx.failed.add(item.id)
+        return result(FAILED, f"{e.strerror or e}: {e.filename or item.key}", decision.action, mutated=True)
+    problem = rtype.verify(item, decision, ctx)
+    if problem:
+        ctx.failed.add(item.id)
+        return result(FAILED, f"desired state not reached: {problem}", decision.action, mutated=True,
+                      output=ctx.outputs.get(item.id))
+    ctx.changed.add(item.id)
+    message = PAST.get(decision.action, decision.action)
+    if decision.reason and decision.action != CREATE:
+        message += f" ({decision.reason})"
+    outcome = result(CHANGED, message, decision.action, mutated=True, output=ctx.outputs.get(item.id))
+    return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec else outcome
+
+
+def _with_checks(outcome: ItemResult, checks: list[CheckResult]) -> ItemResult:
+    outcome.checks = checks
+    bad = [c for c in checks if c.failed]
+    for c in checks:
+        if c.state == "WARNING":
+            outcome.warnings.append(c.describe())
+    if bad:
+        outcome.status = FAILED
+        outcome.message = "; ".join(c.describe() for c in bad)
+    return outcome
+
+
+def skipped(item: Item, reason: str) -> ItemResult:
+    rtype = get_type(item.type)
+    return ItemResult(item.id, item.type, rtype.label(item), SKIPPED, reason)

@@ -1,0 +1,83 @@
+"""The ready-queue scheduler: the only code in syslua that knows about concurrency.
+
+An item starts as soon as every item it depends on has finished, on one of
+`jobs` worker threads. When an item fails, its dependents are skipped with
+the reason; with `stop_on_failure` (atomic apply) no new item starts at all,
+items already running finish, and everything not started is reported as not
+started. Resource code stays plain sequential code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+from syslua.execute.item import FAILED, ItemResult, skipped
+from syslua.manifest.model import Manifest
+from syslua.plan.dag import Dag
+
+DEFAULT_JOBS = max(4, min(16, (os.cpu_count() or 1) * 4))
+
+
+def execute(
+    dag: Dag,
+    manifest: Manifest,
+    run: Callable[[str], ItemResult],
+    *,
+    jobs: int | None = None,
+    stop_on_failure: bool = True,
+    on_start: Callable[[str], None] | None = None,
+    on_finish: Callable[[ItemResult], None] | None = None,
+) -> list[ItemResult]:
+    """Run every node of `dag`; returns results in completion order."""
+    sorter = dag.sorter()
+    sorter.prepare()
+    done: list[ItemResult] = []
+    bad: dict[str, str] = {}  # item -> the failed item that stopped it
+    stopped = False
+    running: dict[Future[ItemResult], str] = {}
+
+    def finish(result: ItemResult) -> None:
+        done.append(result)
+        if on_finish is not None:
+            on_finish(result)
+
+    with ThreadPoolExecutor(max_workers=jobs or DEFAULT_JOBS, thread_name_prefix="syslua") as pool:
+        while sorter.is_active():
+            for ident in sorted(sorter.get_ready()):
+                item = manifest.get(ident)
+                assert item is not None
+                failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
+                if failed_deps:
+                    bad[ident] = failed_deps[0]
+                    finish(skipped(item, f"skipped because {failed_deps[0]} failed"))
+                    sorter.done(ident)
+                elif stopped:
+                    bad[ident] = ident
+                    finish(skipped(item, "not started: another item failed"))
+                    sorter.done(ident)
+                else:
+                    if on_start is not None:
+                        on_start(ident)
+                    running[pool.submit(run, ident)] = ident
+            if not running:
+                continue
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                ident = running.pop(future)
+                try:
+                    result = future.result()
+                except Exception as e:  # a bug in resource code: report it as this item's failure
+                    item = manifest.get(ident)
+                    assert item is not None
+                    result = skipped(item, f"internal error: {type(e).__name__}: {e}")
+                    result.status = FAILED
+                    result.mutated = True
+                if result.status == FAILED:
+                    bad[ident] = ident
+                    if stop_on_failure:
+                        stopped = True
+                finish(result)
+                sorter.done(ident)
+    return done

@@ -1,0 +1,170 @@
+"""Write-ahead journal of an apply: the undo record of every mutation, durable before it.
+
+The journal is `state/journal/journal.jsonl`: a `begin` line, then records.
+A `path` record holds what a path was before the apply touched it (absent;
+a file with its content's blob in the store, mode, owner; a directory; a
+symlink). An `exec` record holds the undo command of an exec about to run.
+`done` records give the completion order for in-process rollback.
+
+Records are batched: `prepare` captures the paths an item is expected to
+touch, and `flush` makes a whole batch durable with one sync (blobs and
+records together). A path no one predicted is recorded on the spot by
+`before_change`, which flushes before returning. The journal is deleted only
+after the apply has committed its snapshot; a journal found by a later
+command means an apply was interrupted and is rolled back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from syslua.errors import StateError
+from syslua.fsutil import fsync_dir
+from syslua.state.store import Store
+
+JOURNAL = "journal.jsonl"
+
+
+def capture(path: str, store: Store) -> dict[str, Any]:
+    """What is at `path` now, with a regular file's content copied into the store."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return {"kind": "absent"}
+    base = {"mode": stat.S_IMODE(st.st_mode), "uid": st.st_uid, "gid": st.st_gid}
+    if stat.S_ISREG(st.st_mode):
+        return {"kind": "file", "blob": store.put_file(path), **base}
+    if stat.S_ISDIR(st.st_mode):
+        return {"kind": "dir", **base}
+    if stat.S_ISLNK(st.st_mode):
+        return {"kind": "link", "target": os.readlink(path), "uid": st.st_uid, "gid": st.st_gid}
+    return {"kind": "other", **base}
+
+
+class Journal:
+    def __init__(self, directory: Path, store: Store) -> None:
+        self.dir = directory
+        self.file = directory / JOURNAL
+        self.store = store
+        self.recorded: dict[str, dict[str, Any]] = {}  # path -> record (first capture wins)
+        self.by_item: dict[str, list[dict[str, Any]]] = {}
+        self._pending: list[dict[str, Any]] = []
+        self._lock = threading.RLock()
+        self._fh: Any = None
+
+    # -- lifecycle -----------------------------------------------------------
+    @classmethod
+    def begin(cls, directory: Path, store: Store, meta: dict[str, Any]) -> Journal:
+        if (directory / JOURNAL).exists():
+            raise StateError(f"a journal already exists at {directory}; an interrupted run must be recovered first")
+        directory.mkdir(parents=True, exist_ok=True)
+        j = cls(directory, store)
+        j._fh = open(j.file, "a", encoding="utf-8")
+        j._pending.append({"op": "begin", "pid": os.getpid(), "time": time.time(), **meta})
+        j.flush()
+        fsync_dir(directory)
+        return j
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def commit(self) -> None:
+        """The apply is recorded: the journal is no longer needed."""
+        self.close()
+        remove(self.dir)
+
+    # -- records -------------------------------------------------------------
+    def prepare(self, item: str, paths: list[str]) -> None:
+        """Capture the previous state of `paths` (buffered; call `flush` before acting)."""
+        with self._lock:
+            for path in paths:
+                if path not in self.recorded:
+                    self._add(item, {"op": "path", "item": item, "path": path, "prev": capture(path, self.store)})
+
+    def exec_started(self, item: str, undo: str | None, env: dict[str, Any]) -> None:
+        with self._lock:
+            self._add(item, {"op": "exec", "item": item, "undo": undo, **env})
+            self.flush()
+
+    def before_change(self, item: str, path: str) -> None:
+        """Hook for providers: record `path` now if no batch did, durably."""
+        with self._lock:
+            if path in self.recorded:
+                return
+            self._add(item, {"op": "path", "item": item, "path": path, "prev": capture(path, self.store)})
+            self.flush()
+
+    def note(self, record: dict[str, Any], *, durable: bool = True) -> None:
+        """Any other record (a profile swap, a bind's outputs...)."""
+        with self._lock:
+            self._add(record.get("item", ""), record)
+            if durable:
+                self.flush()
+
+    def done(self, item: str, status: str) -> None:
+        with self._lock:
+            self._pending.append({"op": "done", "item": item, "status": status})
+
+    def _add(self, item: str, record: dict[str, Any]) -> None:
+        if record["op"] == "path":
+            self.recorded[record["path"]] = record
+        self.by_item.setdefault(item, []).append(record)
+        self._pending.append(record)
+
+    def flush(self) -> None:
+        """Make every buffered record (and the blobs they name) durable: one sync."""
+        with self._lock:
+            if not self._pending:
+                return
+            if self._fh is None:
+                raise StateError("the journal is closed")
+            self._fh.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending))
+            self._fh.flush()
+            self._pending.clear()
+            if self.store._dirty:
+                self.store.sync()  # os.sync: blobs and this file together
+            else:
+                os.fsync(self._fh.fileno())
+
+    def records_for(self, item: str) -> list[dict[str, Any]]:
+        return list(self.by_item.get(item, ()))
+
+
+def exists(directory: Path) -> bool:
+    return (directory / JOURNAL).exists()
+
+
+def read(directory: Path) -> list[dict[str, Any]]:
+    """All complete records of a journal left behind (a torn last line is ignored)."""
+    out = []
+    try:
+        with open(directory / JOURNAL, encoding="utf-8") as f:
+            for line in f:
+                if not line.endswith("\n"):
+                    break
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    break
+    except FileNotFoundError:
+        return []
+    return out
+
+
+def remove(directory: Path) -> None:
+    try:
+        (directory / JOURNAL).unlink()
+    except FileNotFoundError:
+        pass
+    try:
+        fsync_dir(directory)
+    except OSError:
+        pass

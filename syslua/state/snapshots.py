@@ -1,0 +1,221 @@
+"""Snapshots: what each successful apply left the machine as, and the index of them.
+
+A snapshot (`state/snapshots/<id>.json`) holds the manifest, the content of
+every config file read (as store blobs), the per-item state and outputs
+(file content blobs, so a rollback never needs the config's source files),
+originals of files syslua took over, the env scripts, and the pre-apply
+record (what the apply's journal captured). `index.json` lists the
+snapshots, the current pointer and tags; it is written atomically, and when
+it is missing or corrupt it is rebuilt from the snapshot files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syslua.errors import StateError, UsageError
+from syslua.fsutil import atomic_write
+from syslua.manifest.model import Manifest
+from syslua.paths import Paths
+
+INDEX = "index.json"
+
+
+def new_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+@dataclass
+class Snapshot:
+    id: str
+    time: float
+    message: str
+    kind: str  # apply | rollback
+    manifest: dict[str, Any]
+    digest: str
+    config: str | None = None
+    parent: str | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # config file -> blob
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id -> state
+    originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id -> prev record
+    env: dict[str, str] = field(default_factory=dict)  # "sh"/"fish" -> blob
+    counts: dict[str, int] = field(default_factory=dict)
+    pre: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Snapshot:
+        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
+        return cls(**known)
+
+    def load_manifest(self) -> Manifest:
+        return Manifest.from_dict(self.manifest)
+
+    def blobs(self) -> set[str]:
+        """Every store object this snapshot refers to."""
+        out = set(self.inputs.values()) | set(self.env.values())
+        for state in self.items.values():
+            for key in ("blob",):
+                if state.get(key):
+                    out.add(state[key])
+        for rec in self.originals.values():
+            if rec.get("blob"):
+                out.add(rec["blob"])
+        for rec in self.pre.get("records", ()):
+            prev = rec.get("prev") or {}
+            if prev.get("blob"):
+                out.add(prev["blob"])
+        return out
+
+    def trees(self) -> set[str]:
+        return {s["tree"] for s in self.items.values() if s.get("tree")}
+
+
+class Snapshots:
+    def __init__(self, paths: Paths) -> None:
+        self.dir = paths.snapshots
+        self.index_file = self.dir / INDEX
+        self.rebuilt: str | None = None  # set when the index had to be rebuilt, with why
+
+    # -- index ---------------------------------------------------------------
+    def _read_index(self) -> dict[str, Any]:
+        if not self.dir.exists():
+            return {"current": None, "order": [], "tags": {}}
+        try:
+            data = json.loads(self.index_file.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or not isinstance(data.get("order"), list):
+                raise ValueError("unexpected shape")
+            data.setdefault("tags", {})
+            return data
+        except FileNotFoundError:
+            if not any(self.dir.glob("*.json")):
+                return {"current": None, "order": [], "tags": {}}
+            why = "missing"
+        except ValueError as e:
+            why = f"corrupt ({e})"
+        self.rebuilt = f"the snapshot index was {why}; rebuilt it from the snapshot files"
+        return self._rebuild()
+
+    def _rebuild(self) -> dict[str, Any]:
+        snaps = []
+        for f in self.dir.glob("*.json"):
+            if f.name == INDEX:
+                continue
+            try:
+                d = json.loads(f.read_text(encoding="utf-8"))
+                snaps.append((d["time"], d["id"]))
+            except (OSError, ValueError, KeyError):
+                continue
+        snaps.sort()
+        order = [i for _, i in snaps]
+        index = {"current": order[-1] if order else None, "order": order, "tags": {}}
+        self._write_index(index)
+        return index
+
+    def _write_index(self, index: dict[str, Any]) -> None:
+        atomic_write(self.index_file, json.dumps(index, indent=1).encode())
+
+    def index(self) -> dict[str, Any]:
+        return self._read_index()
+
+    def current_id(self) -> str | None:
+        return self._read_index().get("current")
+
+    def set_current(self, ident: str | None) -> None:
+        index = self._read_index()
+        index["current"] = ident
+        self._write_index(index)
+
+    def clear_current(self) -> None:
+        """After a failed restore: the next apply converges everything (self-healing)."""
+        self.set_current(None)
+
+    # -- snapshots -----------------------------------------------------------
+    def path(self, ident: str) -> Path:
+        return self.dir / f"{ident}.json"
+
+    def load(self, ident: str) -> Snapshot:
+        try:
+            data = json.loads(self.path(ident).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"no snapshot {ident} (see `sys history`)") from None
+        except ValueError as e:
+            raise StateError(f"snapshot {ident} is corrupt: {e}; it cannot be used (other snapshots are fine)") from None
+        try:
+            return Snapshot.from_dict(data)
+        except TypeError as e:
+            raise StateError(f"snapshot {ident} is corrupt: {e}") from None
+
+    def resolve_id(self, prefix: str) -> str:
+        order = self._read_index()["order"]
+        if prefix in order:
+            return prefix
+        tags = self._read_index().get("tags", {})
+        for ident, names in tags.items():
+            if prefix in names:
+                return ident
+        matches = [i for i in order if i.startswith(prefix)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise UsageError(f"no snapshot {prefix} (see `sys history`)")
+        raise UsageError(f"snapshot id {prefix} is ambiguous: {', '.join(matches[:5])}")
+
+    def current(self) -> Snapshot | None:
+        ident = self.current_id()
+        return self.load(ident) if ident else None
+
+    def save(self, snap: Snapshot, *, make_current: bool = True) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")).encode())
+        index = self._read_index()
+        if snap.id not in index["order"]:
+            index["order"].append(snap.id)
+        if make_current:
+            index["current"] = snap.id
+        self._write_index(index)
+
+    def delete(self, ident: str) -> None:
+        index = self._read_index()
+        if index.get("current") == ident:
+            raise UsageError(f"snapshot {ident} is the current one; it cannot be deleted")
+        index["order"] = [i for i in index["order"] if i != ident]
+        index["tags"].pop(ident, None)
+        self._write_index(index)
+        try:
+            os.unlink(self.path(ident))
+        except FileNotFoundError:
+            pass
+
+    def tag(self, ident: str, name: str) -> None:
+        index = self._read_index()
+        for other, names in index["tags"].items():
+            if name in names and other != ident:
+                raise UsageError(f"tag {name} is already on snapshot {other}")
+        names = index["tags"].setdefault(ident, [])
+        if name not in names:
+            names.append(name)
+        self._write_index(index)
+
+    def all(self) -> list[Snapshot]:
+        out = []
+        for ident in self._read_index()["order"]:
+            try:
+                out.append(self.load(ident))
+            except (StateError, UsageError):
+                continue
+        return out
+
+
+def current_manifest(paths: Paths) -> Manifest | None:
+    """The manifest of the current snapshot (None before the first apply)."""
+    snap = Snapshots(paths).current()
+    return snap.load_manifest() if snap else None

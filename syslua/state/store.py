@@ -1,0 +1,158 @@
+"""Content-addressed store: blobs and trees by SHA-256 under the data dir.
+
+Blobs live at `objects/<2 hex>/<62 hex>`, trees (unpacked packages, build
+outputs) at `trees/<name>`. An object is written to a temp file in the store,
+hashed while written, then renamed into place and made read-only, so an
+object either exists whole or not at all; writing the same content twice
+keeps one copy. `sync()` makes everything written so far durable at once,
+which lets the journal batch many backups under one flush.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from syslua.errors import StateError
+from syslua.fsutil import CHUNK
+
+
+class Store:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.objects = root / "objects"
+        self.trees = root / "trees"
+        self.tmp = root / "tmp"
+        self._dirty = False
+
+    def _ensure(self) -> None:
+        for d in (self.objects, self.trees, self.tmp):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def path(self, digest: str) -> Path:
+        return self.objects / digest[:2] / digest[2:]
+
+    def has(self, digest: str) -> bool:
+        return self.path(digest).is_file()
+
+    def _commit(self, tmp: Path, digest: str) -> str:
+        target = self.path(digest)
+        if target.exists():
+            tmp.unlink()
+            return digest
+        target.parent.mkdir(exist_ok=True)
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)
+        self._dirty = True
+        return digest
+
+    def _tempfile(self) -> tuple[int, Path]:
+        self._ensure()
+        import tempfile
+
+        fd, name = tempfile.mkstemp(dir=self.tmp, prefix="obj-")
+        return fd, Path(name)
+
+    def put_bytes(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        if self.has(digest):
+            return digest
+        fd, tmp = self._tempfile()
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return self._commit(tmp, digest)
+
+    def put_file(self, source: str | os.PathLike[str]) -> str:
+        """Copy a file into the store, hashing while copying."""
+        fd, tmp = self._tempfile()
+        h = hashlib.sha256()
+        try:
+            with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+                while chunk := src.read(CHUNK):
+                    h.update(chunk)
+                    out.write(chunk)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return self._commit(tmp, h.hexdigest())
+
+    def read(self, digest: str) -> bytes:
+        try:
+            data = self.path(digest).read_bytes()
+        except FileNotFoundError:
+            raise StateError(f"store object {digest[:12]} is missing from {self.objects}") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise StateError(f"store object {digest[:12]} is corrupt (its content does not match its hash)")
+        return data
+
+    def sync(self) -> None:
+        """Make every object written since the last sync durable."""
+        if self._dirty:
+            os.sync()
+            self._dirty = False
+
+    # -- trees (packages, builds) -------------------------------------------
+    def tree_path(self, name: str) -> Path:
+        return self.trees / name
+
+    def add_tree(self, staging: Path, name: str) -> Path:
+        """Move a finished directory into the store under `name`, read-only."""
+        self._ensure()
+        target = self.tree_path(name)
+        if target.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+            return target
+        for root, dirs, files in os.walk(staging):
+            for f in files:
+                p = os.path.join(root, f)
+                if not os.path.islink(p):
+                    mode = stat.S_IMODE(os.lstat(p).st_mode)
+                    os.chmod(p, mode & ~0o222)
+        os.replace(staging, target)
+        for root, dirs, _files in os.walk(target):
+            for d in dirs:
+                p = os.path.join(root, d)
+                if not os.path.islink(p):
+                    os.chmod(p, 0o555)
+        os.chmod(target, 0o555)
+        self._dirty = True
+        return target
+
+    def remove_tree(self, name: str) -> None:
+        target = self.tree_path(name)
+        if not target.exists():
+            return
+        for root, dirs, _files in os.walk(target):
+            os.chmod(root, 0o755)
+            for d in dirs:
+                p = os.path.join(root, d)
+                if not os.path.islink(p):
+                    os.chmod(p, 0o755)
+        shutil.rmtree(target)
+
+    def staging_dir(self, prefix: str) -> Path:
+        self._ensure()
+        import tempfile
+
+        return Path(tempfile.mkdtemp(dir=self.tmp, prefix=prefix))
+
+    def all_objects(self) -> list[str]:
+        if not self.objects.is_dir():
+            return []
+        return [d.name + f.name for d in self.objects.iterdir() if d.is_dir() for f in d.iterdir()]
+
+    def all_trees(self) -> list[str]:
+        if not self.trees.is_dir():
+            return []
+        return [t.name for t in self.trees.iterdir()]
+
+    def remove_object(self, digest: str) -> None:
+        p = self.path(digest)
+        try:
+            os.chmod(p, 0o644)
+            p.unlink()
+        except FileNotFoundError:
+            pass
