@@ -66,8 +66,9 @@ class Terminal:
     def error(self, text: str) -> None:
         self._styled(self.err, f"Error: {text}", "bold red")
 
-    def line(self, text: str = "", style: str | None = None) -> None:
-        if self.json_mode:
+    def line(self, text: str = "", style: str | None = None, *, always: bool = False) -> None:
+        """Main output on stdout; hidden by --json, and by -q unless `always` (errors)."""
+        if self.json_mode or (self.verbosity < 0 and not always):
             return
         self._styled(self.out, text, style)
 

@@ -39,7 +39,7 @@ class PlainReporter:
         c = plan.counts()
         self.term.log(f"Plan: {c['create']} to create, {c['update']} to update, {c['remove']} to remove, "
                       f"{c['unchanged']} unchanged.")
-        if plan.has_changes:
+        if plan.has_changes and (plan.waves or plan.removals):
             self.term.line("Executing:")
 
     def started(self, ident: str, label: str) -> None:
@@ -55,9 +55,10 @@ class PlainReporter:
             mark = MARKS.get(result.status, "?")
             first, *rest = result.message.splitlines() or [""]
             line = f"  [{self.count}/{self.total}] {mark} {_subject(result)}: {first} ({result.duration:.2f}s)"
-            self.term.line(line, STYLES.get(result.status))
+            failed = result.status == FAILED
+            self.term.line(line, STYLES.get(result.status), always=failed)
             for extra in rest:
-                self.term.line(f"      {extra}")
+                self.term.line(f"      {extra}", always=failed)
             for w in result.warnings:
                 self.term.line(f"        Warning: {w}", "yellow")
             if result.output is not None and (self.term.verbosity > 0 or result.status == FAILED):

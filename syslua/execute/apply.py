@@ -93,6 +93,7 @@ def apply_manifest(
     *,
     config: str | None = None,
     record_manifest: Manifest | None = None,
+    inputs: dict[str, str] | None = None,
 ) -> ApplyOutcome:
     """Converge the machine to `manifest`. `record_manifest` is what the snapshot
     records when it differs from what runs (a rollback runs store copies of sources)."""
@@ -139,7 +140,7 @@ def apply_manifest(
         if outcome.ok:
             outcome.env_line = _write_env(manifest, paths, journal, store)
             outcome.snapshot_id = _record(recorded, manifest, plan, outcome, journal, snapshots, store, current,
-                                          originals, options, config, env_files)
+                                          originals, options, config, env_files, inputs)
             journal.commit()
             return outcome
         _roll_back(outcome, journal, store, runner, snapshots, reporter, paths)
@@ -279,7 +280,8 @@ def _write_env(manifest: Manifest, paths: Paths, journal: Journal, store: Store)
 
 def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOutcome, journal: Journal,
             snapshots: Snapshots, store: Store, current: Snapshot | None, originals: dict[str, dict[str, Any]],
-            options: ApplyOptions, config: str | None, env_files: list[Path]) -> str:
+            options: ApplyOptions, config: str | None, env_files: list[Path],
+            given_inputs: dict[str, str] | None) -> str:
     items: dict[str, dict[str, Any]] = {}
     prev_items = current.items if current else {}
     prev_manifest = current.load_manifest() if current else None
@@ -302,7 +304,7 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
         if result is not None:
             state["status"] = result.status
         items[item.id] = state
-    inputs = {}
+    inputs = dict(given_inputs or {})
     for path in manifest.inputs:
         try:
             inputs[path] = store.put_file(path)

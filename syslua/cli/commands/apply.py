@@ -82,8 +82,9 @@ def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool
         return 0
     if hc or noop:
         for r in outcome.failures:
-            term.line(f"  {r.type} {r.label}: {r.message}", "red")
-        term.line("Health checks failed." if hc else "Some items cannot be applied (see above).", "bold red")
+            term.line(f"  {r.type} {r.label}: {r.message}", "red", always=True)
+        term.line("Health checks failed." if hc else "Some items cannot be applied (see above).", "bold red",
+                  always=True)
         return 1
     undo = outcome.undo
     if undo is not None:
@@ -92,16 +93,17 @@ def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool
         for note in undo.left:
             term.line(f"  - {note}", "yellow")
     if outcome.restore_failed and undo is not None:
-        term.line(f"{verb} failed, and rolling back failed too:", "bold red")
+        term.line(f"{verb} failed, and rolling back failed too:", "bold red", always=True)
         for f in undo.failed:
-            term.line(f"  - {f}", "red")
-        term.line("The current snapshot pointer was cleared; the next `sys apply` will converge everything.")
+            term.line(f"  - {f}", "red", always=True)
+        term.line("The current snapshot pointer was cleared; the next `sys apply` will converge everything.",
+                  always=True)
     else:
-        term.line(f"{verb} failed. System unchanged.", "bold red")
+        term.line(f"{verb} failed. System unchanged.", "bold red", always=True)
     for r in outcome.failures:
         lines = r.message.splitlines()
-        term.line(f"  {r.type} {r.label} failed: {lines[0]}", "red")
+        term.line(f"  {r.type} {r.label} failed: {lines[0]}", "red", always=True)
         for ln in lines[1:]:
-            term.line(f"  {ln}")
-    term.line("Run 'sys plan' to review the execution plan.")
+            term.line(f"  {ln}", always=True)
+    term.line("Run 'sys plan' to review the execution plan.", always=True)
     return 1

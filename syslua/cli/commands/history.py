@@ -1,11 +1,47 @@
-"""`sys history` (arrives with a later issue)."""
+"""`sys history`: the snapshots, newest first, with the current one marked."""
 
 from __future__ import annotations
 
-from typing import Any
+import time
 
-from syslua.errors import UsageError
+from syslua.cli.commands.common import state
+from syslua.cli.output import Terminal
+from syslua.paths import Paths
+from syslua.state.snapshots import Snapshots
 
 
-def run(*args: Any, **kwargs: Any) -> int:
-    raise UsageError("`sys history` is not available yet in this version")
+def run(term: Terminal) -> int:
+    paths = Paths.from_env()
+    with state(paths, term, exclusive=False):
+        snapshots = Snapshots(paths)
+        index = snapshots.index()
+        if snapshots.rebuilt:
+            term.warn(snapshots.rebuilt)
+        current = index.get("current")
+        rows = []
+        for snap in reversed(snapshots.all()):
+            rows.append({
+                "id": snap.id,
+                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(snap.time)),
+                "message": snap.message,
+                "kind": snap.kind,
+                "current": snap.id == current,
+                "counts": snap.counts,
+                "tags": index.get("tags", {}).get(snap.id, []),
+                "_local": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snap.time)),
+            })
+    if term.json_mode:
+        term.json([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
+        return 0
+    if not rows:
+        term.line("No snapshots yet. Run `sys apply` to record the first one.")
+        return 0
+    for r in rows:
+        mark = "*" if r["current"] else " "
+        c = r["counts"]
+        counts = f"{c.get('changed', 0)} changed, {c.get('unchanged', 0)} unchanged"
+        tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
+        term.line(f"{mark} {r['id']}  {r['_local']}  {r['message']}  ({counts}){tags}")
+    if current is None:
+        term.line("(no current snapshot: the next `sys apply` converges everything)")
+    return 0

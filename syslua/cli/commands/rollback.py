@@ -1,11 +1,51 @@
-"""`sys rollback` (arrives with a later issue)."""
+"""`sys rollback [ID]`: converge to an earlier snapshot, atomically, and record it."""
 
 from __future__ import annotations
 
-from typing import Any
+import time
 
+from syslua.cli.commands.apply import report
+from syslua.cli.commands.common import state
+from syslua.cli.output import Terminal
+from syslua.cli.report import make_reporter
 from syslua.errors import UsageError
+from syslua.execute.apply import ApplyOptions, apply_manifest
+from syslua.paths import Paths
+from syslua.state.materialise import materialise
+from syslua.state.snapshots import Snapshots
+from syslua.state.store import Store
 
 
-def run(*args: Any, **kwargs: Any) -> int:
-    raise UsageError("`sys rollback` is not available yet in this version")
+def run(term: Terminal, snapshot_id: str | None, *, noop: bool, jobs: int | None, wait: bool) -> int:
+    started = time.monotonic()
+    paths = Paths.from_env()
+    with state(paths, term, exclusive=not noop, wait=wait):
+        snapshots = Snapshots(paths)
+        target_id = _target(snapshots, snapshot_id)
+        target = snapshots.load(target_id)
+        manifest = materialise(target, Store(paths.store))
+        term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
+        reporter = make_reporter(term)
+        options = ApplyOptions(noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}",
+                               verbose=term.verbosity > 0)
+        try:
+            outcome = apply_manifest(manifest, paths, options, reporter, config=target.config,
+                                     record_manifest=target.load_manifest(), inputs=target.inputs)
+        finally:
+            reporter.close()
+    return report(term, outcome, time.monotonic() - started, noop=noop, verb="Rollback")
+
+
+def _target(snapshots: Snapshots, snapshot_id: str | None) -> str:
+    if snapshot_id:
+        return snapshots.resolve_id(snapshot_id)
+    index = snapshots.index()
+    order, current = index["order"], index.get("current")
+    if not order:
+        raise UsageError("there are no snapshots yet: nothing to roll back to")
+    if current is None:
+        return order[-1]
+    pos = order.index(current) if current in order else len(order)
+    if pos == 0:
+        raise UsageError(f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to")
+    return order[pos - 1]

@@ -1,11 +1,67 @@
-"""`sys status` (arrives with a later issue)."""
+"""`sys status`: what drifted from the current snapshot (edited, deleted, mode changed)."""
 
 from __future__ import annotations
 
-from typing import Any
+from syslua.cli.commands.common import state
+from syslua.cli.output import Terminal
+from syslua.paths import Paths, abbreviate
+from syslua.resources import get as get_type
+from syslua.resources.base import Context
+from syslua.resources.file_posix import ABSENT
+from syslua.resources.process import Runner
+from syslua.state.materialise import materialise
+from syslua.state.snapshots import Snapshots
+from syslua.state.store import Store
 
-from syslua.errors import UsageError
+
+def drift(paths: Paths) -> tuple[str | None, list[dict[str, str]]]:
+    snap = Snapshots(paths).current()
+    if snap is None:
+        return None, []
+    manifest = materialise(snap, Store(paths.store))
+    ctx = Context(runner=Runner(), noop=True, manifest=manifest)
+    ftype = get_type("file")
+    out = []
+    for item in manifest.of_type("file"):
+        st = ftype.status(item, ctx)
+        if st.error:
+            out.append({"id": item.id, "path": item.key, "kind": "error", "detail": st.error})
+            continue
+        if not st.differences:
+            continue
+        ensure = item.get("ensure")
+        if ensure != "absent" and st.state.ensure == ABSENT:
+            kind, detail = "deleted", "deleted"
+        elif ensure == "absent":
+            kind, detail = "recreated", "exists again"
+        elif "content changed" in st.differences:
+            kind, detail = "edited", ", ".join(st.differences).replace("content changed", "content edited")
+        elif any(d.startswith("mode") for d in st.differences) and len(st.differences) == 1:
+            kind, detail = "mode", st.differences[0]
+        else:
+            kind, detail = "changed", ", ".join(st.differences)
+        out.append({"id": item.id, "path": item.key, "kind": kind, "detail": detail})
+    return snap.id, out
 
 
-def run(*args: Any, **kwargs: Any) -> int:
-    raise UsageError("`sys status` is not available yet in this version")
+MARK = {"deleted": "D", "edited": "M", "mode": "~", "changed": "~", "recreated": "+", "error": "!"}
+
+
+def run(term: Terminal) -> int:
+    paths = Paths.from_env()
+    with state(paths, term, exclusive=False):
+        snap_id, items = drift(paths)
+    if term.json_mode:
+        term.json({"snapshot": snap_id, "drift": items})
+        return 0
+    if snap_id is None:
+        term.line("No current snapshot: nothing to compare with (run `sys apply`).")
+        return 0
+    if not items:
+        term.line(f"No drift: the machine matches snapshot {snap_id}.")
+        return 0
+    term.line(f"Drift from snapshot {snap_id}:")
+    for d in items:
+        term.line(f"  {MARK[d['kind']]} {abbreviate(d['path'])}: {d['detail']}")
+    term.line("Run `sys apply` to converge again, or `sys rollback` to return to a snapshot.")
+    return 0
