@@ -20,10 +20,29 @@ local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, 
 local huge = math.huge
 
 local decls = {}        -- encoded declaration records, in evaluation order
+local chunk_paths = {}  -- "#n" -> file path (chunks get short names: see chunkname)
+local nchunks = 0
 local inputs = {}       -- config files read (path -> true), in `input_list` order
 local input_list = {}
 local defaults_by_source = {} -- chunk source -> { type -> { prop -> value } }
 local seq = 0
+
+-- LuaJIT shortens long chunk names in error messages ("...long/dir/sys.lua"),
+-- so every file is loaded as "@#n" and mapped back to its path here and in Python.
+local function chunkname(path)
+  nchunks = nchunks + 1
+  local id = "#" .. nchunks
+  chunk_paths[id] = path
+  return "@" .. id
+end
+
+local function source_path(src)
+  if ssub(src, 1, 1) == "@" then
+    local id = ssub(src, 2)
+    return chunk_paths[id] or id
+  end
+  return nil
+end
 
 local function record_input(path)
   if not inputs[path] then
@@ -53,13 +72,13 @@ local encode -- forward
 local function encode_table(t, buf, depth, where)
   local mt = getmetatable(t)
   if mt == PRIO then
-    buf[#buf + 1] = '{"__prio":' .. sformat("%d", t.__prio) .. ',"__v":'
+    buf[#buf + 1] = '{"__syslua_prio":' .. sformat("%d", t.__prio) .. ',"__syslua_v":'
     encode(t.value, buf, depth + 1, where)
     buf[#buf + 1] = '}'
     return
   end
   if mt == REF then
-    buf[#buf + 1] = '{"__refs":['
+    buf[#buf + 1] = '{"__syslua_refs":['
     for i, r in ipairs(t.__refs) do
       if i > 1 then buf[#buf + 1] = ',' end
       buf[#buf + 1] = quote(r)
@@ -155,7 +174,8 @@ local function caller(level)
 end
 
 local function where_of(src, line)
-  if ssub(src, 1, 1) == "@" then return ssub(src, 2) .. ":" .. line end
+  local path = source_path(src)
+  if path then return path .. ":" .. line end
   return "[string]:" .. line
 end
 
@@ -404,7 +424,7 @@ local function module_searcher(name)
         local code = f:read("*a")
         f:close()
         record_input(path)
-        local chunk, err = loadstring(code, "@" .. path)
+        local chunk, err = loadstring(code, chunkname(path))
         if not chunk then error(err, 0) end
         return chunk
       end
@@ -436,7 +456,35 @@ local function recorded_loadfile(path)
   local full = expand(path)
   local code, err = read_file(full)
   if not code then return nil, err end
-  return loadstring(code, "@" .. full)
+  return loadstring(code, chunkname(full))
+end
+
+-- Binary chunks (string.dump output) can break out of any Lua sandbox.
+local real_load, real_loadstring = load, loadstring
+local function text_only(code)
+  if type(code) == "string" and sbyte(code, 1) == 27 then
+    return nil, "binary chunks are not allowed while evaluating"
+  end
+  return true
+end
+loadstring = function(code, name)
+  local ok, err = text_only(code)
+  if not ok then return nil, err end
+  return real_loadstring(code, name)
+end
+load = function(chunk, name, ...)
+  if type(chunk) == "function" then
+    local parts = {}
+    while true do
+      local piece = chunk()
+      if piece == nil or piece == "" then break end
+      parts[#parts + 1] = piece
+    end
+    chunk = concat(parts)
+  end
+  local ok, err = text_only(chunk)
+  if not ok then return nil, err end
+  return real_loadstring(chunk, name)
 end
 
 if not cfg.impure then
@@ -449,6 +497,9 @@ if not cfg.impure then
     return f:lines(...)
   end, type = io.type }
   os = { clock = os.clock, date = os.date, difftime = os.difftime, getenv = os.getenv, time = os.time }
+  -- require("os") / package.loaded.io must not hand back the real libraries.
+  package.loaded.io = io
+  package.loaded.os = os
 else
   local real_io = io
   io = setmetatable({ open = function(path, mode)
@@ -467,6 +518,7 @@ dofile = function(path)
   return chunk()
 end
 debug = { getinfo = getinfo, traceback = traceback }
+package.loaded.debug = debug
 print = function(...)
   local parts = {}
   for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
@@ -496,10 +548,10 @@ _G.sys = sys
 local hooks = {}
 
 -- Run a config chunk. Returns true, or false and a message + traceback.
-function hooks.run(code, chunkname)
-  local chunk, err = loadstring(code, chunkname)
+function hooks.run(code, path)
+  local chunk, err = loadstring(code, chunkname(path))
   if not chunk then return false, err, "" end
-  record_input(ssub(chunkname, 2))
+  record_input(path)
   local ok, msg = xpcall(chunk, function(e)
     return { msg = tostring(e), tb = traceback("", 2) }
   end)
@@ -512,11 +564,18 @@ function hooks.export()
   local parts = {}
   for i, r in ipairs(decls) do
     parts[i] = sformat('{"t":%s,"s":%s,"l":%d,"q":%d,"w":%s,"p":%s}',
-      quote(r.t), quote(r.s), r.l, r.q, r.w and sformat("%d", r.w) or "null", r.p)
+      quote(r.t), quote(source_path(r.s) or r.s), r.l, r.q, r.w and sformat("%d", r.w) or "null", r.p)
   end
   local ins = {}
   for i, p in ipairs(input_list) do ins[i] = quote(p) end
   return '{"decls":[' .. concat(parts, ",") .. '],"inputs":[' .. concat(ins, ",") .. ']}'
+end
+
+-- The chunk-name map, so Python can turn "#n:12: msg" into "path:12: msg".
+function hooks.chunks()
+  local parts = {}
+  for id, path in pairs(chunk_paths) do parts[#parts + 1] = quote(id) .. ":" .. quote(path) end
+  return "{" .. concat(parts, ",") .. "}"
 end
 
 return hooks

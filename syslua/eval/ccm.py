@@ -30,7 +30,14 @@ _CCM = {"resources", "pre_message", "post_message", "fail_on_error"}
 
 
 class _LineDict(dict):  # type: ignore[type-arg]
+    """A YAML mapping that remembers its line and the line of each key."""
+
     line = 0
+    key_lines: dict = {}  # type: ignore[type-arg]
+
+
+def _line_of(mapping: Any, key: Any, default: int = 1) -> int:
+    return getattr(mapping, "key_lines", {}).get(key, getattr(mapping, "line", default))
 
 
 def _loader() -> Any:
@@ -42,6 +49,9 @@ def _loader() -> Any:
     def construct_map(loader: Any, node: Any) -> Any:
         data = _LineDict()
         data.line = node.start_mark.line + 1
+        data.key_lines = {}
+        for key_node, _ in node.value:
+            data.key_lines[key_node.value] = key_node.start_mark.line + 1
         yield data
         data.update(loader.construct_mapping(node, deep=True))
 
@@ -148,16 +158,18 @@ def load(
     for key in doc:
         if key not in _TOP:
             raise ConfigError(f"unknown top-level key `{key}` (expected data, hierarchy, overrides, ccm)",
-                              Source(str(path), getattr(doc, "line", 1)))
+                              Source(str(path), _line_of(doc, key)))
     resolved = resolve_data(doc, facts, data, top)
     roots = {"facts": facts, "data": resolved, "env": dict(os.environ)}
-    ccm = doc.get("ccm") or {}
+    ccm = doc.get("ccm")
+    if ccm is None:
+        ccm = {}
     if not isinstance(ccm, dict):
         raise ConfigError("`ccm` must be a map with `resources`", top)
     for key in ccm:
         if key not in _CCM:
             raise ConfigError(f"unknown key `ccm.{key}` (expected {', '.join(sorted(_CCM))})",
-                              Source(str(path), getattr(ccm, "line", 1)))
+                              Source(str(path), _line_of(ccm, key)))
     messages = []
     try:
         for kind in ("pre_message", "post_message"):
@@ -219,7 +231,7 @@ def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], 
         entries.append((str(name), props, line))
     out = []
     for name, props, line in entries:
-        merged = {k: {"__prio": 1000, "__v": v} for k, v in defaults.items() if k not in props}
+        merged = {k: {"__syslua_prio": 1000, "__syslua_v": v} for k, v in defaults.items() if k not in props}
         merged.update(props)
         merged.pop("name", None)
         merged[key] = name
@@ -230,11 +242,11 @@ def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], 
 def _render_props(type_: str, props: dict[str, Any], roots: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in props.items():
-        wrapped = isinstance(v, dict) and "__prio" in v
-        inner = v["__v"] if wrapped else v
+        wrapped = isinstance(v, dict) and "__syslua_prio" in v
+        inner = v["__syslua_v"] if wrapped else v
         if k == "data" and type_ == "apply":
             inner = template.render_deep(inner, roots, typed=True)
         else:
             inner = template.render_deep(inner, roots, typed=False)
-        out[k] = {"__prio": v["__prio"], "__v": inner} if wrapped else inner
+        out[k] = {"__syslua_prio": v["__syslua_prio"], "__syslua_v": inner} if wrapped else inner
     return out

@@ -39,8 +39,8 @@ def _os_release() -> dict[str, str]:
 
 
 @cache
-def machine_facts() -> dict[str, Any]:
-    """Facts that do not change during one run."""
+def _static_facts() -> dict[str, Any]:
+    """Facts that do not change during one process."""
     system = platform.system().lower()
     machine = platform.machine().lower()
     arch = _ARCH.get(machine, machine)
@@ -58,7 +58,7 @@ def machine_facts() -> dict[str, Any]:
     release = _os_release()
     distro = release.get("ID", system)
     family = (release.get("ID_LIKE", "").split() or [distro])[0]
-    user = {"name": name, "uid": uid, "gid": gid, "group": group, "home": home(), "shell": shell}
+    user = {"name": name, "uid": uid, "gid": gid, "group": group, "home": "", "shell": shell}
     return {
         "os": system,
         "arch": arch,
@@ -77,6 +77,13 @@ def machine_facts() -> dict[str, Any]:
             }
         },
     }
+
+
+def machine_facts() -> dict[str, Any]:
+    """Facts about the machine and the user; `user.home` is read from $HOME each time."""
+    facts = dict(_static_facts())
+    facts["user"] = {**facts["user"], "home": home()}
+    return facts
 
 
 def _set_dotted(target: dict[str, Any], dotted: str, value: Any) -> None:

@@ -135,23 +135,32 @@ def run_config(
         recursive=True,
     )
     prelude = runtime.execute(_prelude(), cfg)
-    result = prelude[b"run"](code, b"@" + str(path).encode("utf-8", "surrogateescape"))
+    result = prelude[b"run"](code, str(path).encode("utf-8", "surrogateescape"))
     if result is not True:
         _, message, traceback = result
-        raise _lua_error(_s(message), _s(traceback), impure)
+        chunks = json.loads(prelude[b"chunks"]().decode("utf-8", "surrogateescape"))
+        raise _lua_error(_unchunk(_s(message), chunks), _s(traceback), impure)
     exported = prelude[b"export"]()
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
     decls = [
         RawDeclaration(
             type=d["t"],
             props=d["p"],
-            source=Source(d["s"][1:] if d["s"].startswith("@") else d["s"], d["l"]),
+            source=Source(d["s"], d["l"]),
             seq=d["q"],
             prio=d["w"],
         )
         for d in doc["decls"]
     ]
     return LuaResult(decls, doc["inputs"])
+
+
+_CHUNK = re.compile(r"#\d+(?=:\d+:)")
+
+
+def _unchunk(message: str, chunks: dict[str, str]) -> str:
+    """Replace short chunk names ("#2:12:") with their file paths."""
+    return _CHUNK.sub(lambda m: chunks.get(m.group(0), m.group(0)), message)
 
 
 def _s(value: Any) -> str:

@@ -59,14 +59,14 @@ class Decl:
 
 
 def _unwrap(value: Any, whole: int) -> tuple[int, Any]:
-    if isinstance(value, dict) and "__prio" in value:
-        return value["__prio"], value["__v"]
+    if isinstance(value, dict) and "__syslua_prio" in value:
+        return value["__syslua_prio"], value["__syslua_v"]
     return whole, value
 
 
 def _nested_priority(value: Any) -> bool:
     if isinstance(value, dict):
-        return "__prio" in value or any(_nested_priority(v) for v in value.values())
+        return "__syslua_prio" in value or any(_nested_priority(v) for v in value.values())
     if isinstance(value, list):
         return any(_nested_priority(v) for v in value)
     return False
@@ -97,7 +97,7 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
         sch = schema.SCHEMAS[type_]
         whole = raw.prio if raw.prio is not None else PLAIN
         key_raw = raw.props.get(sch.key)
-        if isinstance(key_raw, dict) and "__prio" in key_raw:
+        if isinstance(key_raw, dict) and "__syslua_prio" in key_raw:
             raise Invalid(f"`{sch.key}` names the {type_} and cannot have a priority")
         if key_raw is None:
             raise Invalid(f"missing required property `{sch.key}`")
@@ -174,7 +174,9 @@ def _merge_property(group: list[Decl], slot: str, mergeable: bool) -> Any:
         seen: set[str] = set()
         for _, _, values in contributions:
             for v in values:
-                c = _canon(v)
+                # `environment` entries are KEY=value: the first (highest
+                # priority) value of a key wins, later ones are dropped.
+                c = v.partition("=")[0] + "=" if slot == "environment" else _canon(v)
                 if c not in seen:
                     seen.add(c)
                     out.append(v)

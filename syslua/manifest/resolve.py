@@ -24,7 +24,7 @@ from syslua.eval import facts as factlib
 from syslua.eval.lua import RawDeclaration, run_config
 from syslua.manifest import merge as merging
 from syslua.manifest.merge import Decl, Origin
-from syslua.manifest.model import Manifest
+from syslua.manifest.model import Manifest, thaw
 from syslua.manifest.schema import Context
 from syslua.paths import Paths
 
@@ -101,7 +101,8 @@ def _load(
         if decl.type == "apply":
             if not allow_apply:
                 raise ConfigError(
-                    f"apply {_short(decl.key)}: not allowed here: the parent apply {_short(origin.parent or '')} "
+                    f"apply {_short(decl.key)}: not allowed here: the parent apply "
+                    f"{_short((origin.parent or '').partition('#')[2])} "
                     "sets allow_apply = false, so this manifest may not contain apply resources",
                     decl.source,
                 )
@@ -134,7 +135,7 @@ def _load_child(run: _Run, key: str, decls: list[Decl], origin: Origin, chain: t
         run.warnings.append(f"apply {_short(key)} asks for health_check_only = false inside a health-check run; it stays on")
     child_origin = Origin(parent=item.id, noop=noop, health_check_only=hco, depth=depth)
     _load(
-        run, child, child_origin, data=dict(item.get("data") or {}), chain=(*chain, key),
+        run, child, child_origin, data=thaw(item.get("data") or {}), chain=(*chain, key),
         allow_apply=bool(item.get("allow_apply", True)),
     )
 

@@ -214,6 +214,9 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def environment(v: Any, ctx: Context) -> list[str]:
     """`{"KEY=value", ...}` or `{ KEY = "value" }`, as a list of `KEY=value`."""
     if isinstance(v, dict) and v:
+        for k, val in v.items():
+            if isinstance(val, (dict, list)):
+                raise Invalid(f"environment value for {k} must be a string or number, got {_kind(val)}")
         entries = [f"{k}={_scalar_text(val)}" for k, val in sorted(v.items())]
     else:
         entries = list_of(string)(v, ctx)
@@ -256,8 +259,8 @@ def content(v: Any, ctx: Context) -> str:
 
 def reference(v: Any, ctx: Context) -> list[str]:
     """A reference returned by a declaration, or a `"type#key"` string."""
-    if isinstance(v, dict) and "__refs" in v:
-        raw = v["__refs"]
+    if isinstance(v, dict) and "__syslua_refs" in v:
+        raw = v["__syslua_refs"]
     elif isinstance(v, str):
         raw = [v]
     else:
@@ -317,7 +320,9 @@ def health_checks(v: Any, ctx: Context) -> list[dict[str, Any]]:
             raise Invalid(f"health check {i}: only the nagios format is supported")
         check: dict[str, Any] = {"command": nonempty_string(c["command"], ctx)}
         try:
-            check["tries"] = max(1, integer(c.get("tries", 1), ctx))
+            check["tries"] = integer(c.get("tries", 1), ctx)
+            if check["tries"] < 1:
+                raise Invalid(f"tries must be 1 or more, got {check['tries']}")
             check["try_sleep"] = duration(c.get("try_sleep", 1), ctx)
             if "timeout" in c:
                 check["timeout"] = duration(c["timeout"], ctx)
@@ -355,6 +360,11 @@ def fetch_source(v: Any, ctx: Context) -> dict[str, Any]:
     if d["fetch"] == "git" and not re.fullmatch(r"[0-9a-fA-F]{7,40}|[A-Za-z0-9._/-]+", d["rev"]):
         raise Invalid(f"rev {_show(d['rev'])} is not a commit, tag or branch name")
     return d
+
+
+def returns(v: Any, ctx: Context) -> list[int]:
+    """Acceptable exit codes; an empty list means the default [0], as in the seed."""
+    return list_of(integer)(v, ctx) or [0]
 
 
 def path_like_value(v: Any, ctx: Context) -> list[str]:
@@ -425,7 +435,7 @@ SCHEMAS: dict[str, TypeSchema] = {
             Prop("cwd", abs_path),
             Prop("environment", environment, mergeable=True),
             Prop("path", search_path),
-            Prop("returns", list_of(integer)),
+            Prop("returns", returns),
             Prop("timeout", duration),
             Prop("creates", abs_path),
             Prop("onlyif", nonempty_string),
@@ -543,7 +553,7 @@ def _kind(v: Any) -> str:
     if isinstance(v, list):
         return "a list"
     if isinstance(v, dict):
-        return "a reference" if "__refs" in v else "a table"
+        return "a reference" if "__syslua_refs" in v else "a table"
     if v is None:
         return "nil"
     return type(v).__name__

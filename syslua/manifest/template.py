@@ -14,7 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-EXPR = re.compile(r"\{\{\s*(lookup\s*\(.*?\))\s*\}\}|\$\{\s*(lookup\s*\(.*?\))\s*\}", re.S)
+_CALL_TEXT = r"""lookup\s*\((?:'[^']*'|"[^"]*"|[^'"()])*\)"""
+EXPR = re.compile(r"\{\{\s*(" + _CALL_TEXT + r")\s*\}\}|\$\{\s*(" + _CALL_TEXT + r")\s*\}")
 _CALL = re.compile(r"""^lookup\s*\(\s*(?P<q>['"])(?P<key>[^'"]*)(?P=q)\s*(?:,\s*(?P<default>.+?))?\s*\)$""", re.S)
 _MISSING = object()
 

@@ -112,7 +112,7 @@ class ExecType:
         result: ProcessResult | None = ctx.outputs.get(item.id)
         if result is None:
             return "the command did not run"
-        returns = list(item.get("returns", (0,)))
+        returns = list(item.get("returns") or (0,))  # an empty list means the default, as in the seed
         if result.timed_out:
             return f"timed out after {item.get('timeout')}s" + _tail(result)
         if result.exit_code in returns:
