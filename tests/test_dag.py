@@ -220,6 +220,18 @@ def test_nested_apply_children(sysenv):
     assert assert_generations(dag) == [["exec#in-a", "exec#in-b"], [b], [a]]
 
 
+@pytest.mark.xfail(strict=True, reason="BUG: an apply's depends_on only reaches its direct children; a "
+                                       "grandchild (inside a nested apply) can run before the dependency")
+def test_apply_dependencies_reach_grandchildren(sysenv):
+    m, dag = build(
+        sysenv,
+        'exec { name = "setup", command = "true" }\napply { name = "a.lua", depends_on = { "exec#setup" } }\n',
+        **{"a.lua": 'apply { name = "b.lua" }\n', "b.lua": 'exec { name = "deep", command = "true" }\n'},
+    )
+    level = {n: i for i, w in enumerate(dag.waves()) for n in w}
+    assert level["exec#setup"] < level["exec#deep"]
+
+
 # ---------------------------------------------------------------------------
 # waves
 # ---------------------------------------------------------------------------

@@ -112,8 +112,10 @@ class Terminal:
                 self.line(f"  [Remove] {', '.join(e.label for e in plan.removals)}")
         c = plan.counts()
         self.line()
-        summary = (f"Plan: {c['create']} to create, {c['update']} to update, {c['remove']} to remove, "
-                   f"{c['unchanged']} unchanged")
+        summary = f"Plan: {c['create']} to create, {c['update']} to update, "
+        if c["run"]:
+            summary += f"{c['run']} to run, "
+        summary += f"{c['remove']} to remove, {c['unchanged']} unchanged"
         if c["fail"]:
             summary += f", {c['fail']} cannot be applied"
         self.line(summary + ".")

@@ -37,7 +37,8 @@ class PlainReporter:
     def planned(self, plan: Plan) -> None:
         self.total = sum(len(w) for w in plan.waves) + len(plan.removals)
         c = plan.counts()
-        self.term.log(f"Plan: {c['create']} to create, {c['update']} to update, {c['remove']} to remove, "
+        runs = f"{c['run']} to run, " if c["run"] else ""
+        self.term.log(f"Plan: {c['create']} to create, {c['update']} to update, {runs}{c['remove']} to remove, "
                       f"{c['unchanged']} unchanged.")
         if plan.has_changes and (plan.waves or plan.removals):
             self.term.line("Executing:")
@@ -128,6 +129,17 @@ class RichReporter(PlainReporter):
             )
             for w in result.warnings:
                 self.progress.console.print(f"      [yellow]Warning:[/] {escape(w)}")
+
+    def download(self, label: str):  # type: ignore[no-untyped-def]
+        """A progress bar for one download (the package type calls it with bytes so far)."""
+        task = self.progress.add_task(f"  ↓ {label}", total=None)
+
+        def update(done: int, total: int | None) -> None:
+            self.progress.update(task, completed=done, total=total)
+            if total is not None and done >= total:
+                self.progress.remove_task(task)
+
+        return update
 
     def rolling_back(self) -> None:
         self.close()

@@ -38,6 +38,7 @@ from syslua.plan.planner import Plan, make_plan
 from syslua.resources.base import Context
 from syslua.resources.process import Runner
 from syslua.state import journal as journal_mod
+from syslua.state import profile
 from syslua.state.journal import Journal, capture
 from syslua.state.snapshots import Snapshot, Snapshots, new_id
 from syslua.state.store import Store
@@ -60,6 +61,7 @@ class ApplyOptions:
     kind: str = "apply"  # apply | rollback
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
+    progress: Callable[[str], Callable[[int, int | None], None]] | None = None
 
 
 @dataclass
@@ -107,7 +109,7 @@ def apply_manifest(
 
     def context(noop: bool) -> Context:
         return Context(runner=runner, noop=noop, manifest=manifest, verbose=options.verbose,
-                       on_output=options.on_output, store=store)
+                       on_output=options.on_output, store=store, paths=paths, progress=options.progress)
 
     plan = make_plan(manifest, context(True), previous)
     reporter.planned(plan)
@@ -142,6 +144,7 @@ def apply_manifest(
             outcome.snapshot_id = _record(recorded, manifest, plan, outcome, journal, snapshots, store, current,
                                           originals, options, config, env_files, inputs)
             journal.commit()
+            profile.prune(paths)
             return outcome
         _roll_back(outcome, journal, store, runner, snapshots, reporter, paths)
         return outcome
@@ -286,6 +289,7 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
     prev_items = current.items if current else {}
     prev_manifest = current.load_manifest() if current else None
     changed = {e.id for e in plan.entries if e.decision.changes}
+    by_id = {r.id: r for r in outcome.results}
     for item in manifest:
         state: dict[str, Any] = {}
         if item.type == "file" and item.get("ensure") == "present":
@@ -296,7 +300,11 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
                 state["blob"] = store.put_bytes(item.get("content").encode("utf-8", "surrogateescape"))
             elif item.get("source"):
                 state["blob"] = store.put_file(item.get("source"))
-        result = next((r for r in outcome.results if r.id == item.id), None)
+        elif item.type == "package":
+            from syslua.resources.package import tree_name
+
+            state["tree"] = tree_name(item)
+        result = by_id.get(item.id)
         if result is not None and result.output is not None:
             state["exit_code"] = result.output.exit_code
             state["stdout"] = result.output.stdout[-2000:]

@@ -77,6 +77,8 @@ class Journaling:
 
     def exec_started(self, item: str, undo: str | None, env: dict[str, Any]) -> None: ...
 
+    def note(self, record: dict[str, Any], *, durable: bool = True) -> None: ...
+
 
 def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_check_only: bool = False) -> ItemResult:
     start = time.monotonic()
@@ -111,7 +113,8 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
     ictx = ctx
     if journal is not None:
         ident = item.id
-        ictx = replace(ctx, record=lambda path: journal.before_change(ident, path))
+        ictx = replace(ctx, record=lambda path: journal.before_change(ident, path),
+                       note=lambda rec: journal.note({**rec, "item": ident}))
         if item.type == "exec":
             journal.exec_started(item.id, item.get("undo"), {
                 "provider": item.get("provider", "posix"), "cwd": item.get("cwd"),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syslua.errors import StateError
+from syslua.resources.base import ResourceError
 from syslua.resources.process import CannotStart, Runner
 from syslua.state.store import Store
 
@@ -150,11 +151,16 @@ def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner) ->
 
                 profile.restore(rec, store)
                 report.restored.append("profile")
+            elif op == "user":
+                from syslua.resources import user
+
+                user.restore(rec)
+                report.restored.append(f"user {rec['name']}")
             elif op == "bind":
                 from syslua.execute import binds
 
                 binds.undo_record(rec, store, runner, report)
-        except (OSError, StateError) as e:
+        except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")
     return report

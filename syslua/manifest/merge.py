@@ -232,6 +232,7 @@ def merge(decls: Iterable[Decl], *, inputs: Iterable[str] = (), config: str | No
         messages=tuple(messages),
     )
     _check_references(manifest)
+    _check_bins(manifest)
     return manifest
 
 
@@ -301,3 +302,20 @@ def _check_references(manifest: Manifest) -> None:
                         f"{_label(item.type, item.key)}: `{prop}` names the item itself",
                         manifest.sources[item.id][0],
                     )
+
+
+def _check_bins(manifest: Manifest) -> None:
+    """Two packages may not put the same name into the profile's bin."""
+    owners: dict[str, Item] = {}
+    for pkg in manifest.of_type("package"):
+        for b in pkg.get("bin", ()):
+            name = b.rsplit("/", 1)[-1]
+            other = owners.get(name)
+            if other is not None:
+                raise ConfigError(
+                    f"bin `{name}` is provided by two packages: package {other.key} "
+                    f"(declared at {manifest.source_of(other.id)}) and package {pkg.key} "
+                    f"(declared at {manifest.source_of(pkg.id)})",
+                    hint="Remove `" + name + "` from the bin list of one of them.",
+                )
+            owners[name] = pkg

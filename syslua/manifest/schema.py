@@ -472,6 +472,7 @@ SCHEMAS: dict[str, TypeSchema] = {
             Prop("source", fetch_source),
             Prop("bin", list_of(nonempty_string), mergeable=True),
             Prop("strip_components", non_negative),
+            Prop("format", choice("tar.gz", "tar.xz", "tar.bz2", "zip", "binary")),
         ],
         defaults={"strip_components": 0},
     ),

@@ -78,11 +78,13 @@ class Plan:
         return [e for e in self.all_entries if e.decision.action == FAIL]
 
     def counts(self) -> dict[str, int]:
-        out = {"create": 0, "update": 0, "remove": 0, "unchanged": 0, "fail": 0}
+        out = {"create": 0, "update": 0, "run": 0, "remove": 0, "unchanged": 0, "fail": 0}
         for e in self.all_entries:
             a = e.decision.action
-            if a in (CREATE, "run"):
-                out["create" if a == CREATE else "update"] += 1
+            if a == CREATE:
+                out["create"] += 1
+            elif a == "run":
+                out["run"] += 1
             elif a == UPDATE:
                 out["update"] += 1
             elif a == REMOVE:

@@ -14,8 +14,10 @@ def _load() -> None:
     from syslua.resources.apply import ApplyType
     from syslua.resources.exec import ExecType
     from syslua.resources.file import FileType
+    from syslua.resources.package import PackageType
+    from syslua.resources.user import UserType
 
-    for t in (FileType(), ExecType(), ApplyType()):
+    for t in (FileType(), ExecType(), ApplyType(), PackageType(), UserType()):
         _REGISTRY[t.name] = t
 
 

@@ -64,7 +64,10 @@ class Context:
     verbose: bool = False
     on_output: Any = None  # callable(item_id, stream, line) for live command output
     store: Any = None  # the content store, when the executor has one
-    record: Any = None  # callable(undo_record) before a mutation (the journal)
+    paths: Any = None  # syslua.paths.Paths, for the cache and the profile
+    record: Any = None  # callable(path) before a path changes (the journal)
+    note: Any = None  # callable(record) for other undo records (profile swaps, binds, users)
+    progress: Any = None  # callable(label) -> callable(done, total) for downloads
     outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
     decisions: dict[str, Decision] = field(default_factory=dict)  # item id -> decision this run
     failed: set[str] = field(default_factory=set)

@@ -31,6 +31,7 @@ def run(term: Terminal, config: Path | None, *, noop: bool, health_check_only: b
     read_only = noop or health_check_only
     term.log("Building execution plan...")
     reporter = make_reporter(term)
+    options.progress = getattr(reporter, "download", None)
     with state(paths, term, exclusive=not read_only, wait=wait):
         try:
             outcome = apply_manifest(manifest, paths, options, reporter, config=manifest.config)

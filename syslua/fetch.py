@@ -1,0 +1,148 @@
+"""Downloads: http, https and file URLs through one downloader, and git checkouts.
+
+Every download lands in the cache under its SHA-256 (`cache/downloads/<sha256>`)
+only after the hash was verified; a file already there is never fetched
+again. HTTP errors, stalls (a read timeout) and checksum mismatches are
+clear errors, and a failed download leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from syslua.fsutil import CHUNK, sha256_file
+from syslua.resources.base import ResourceError
+
+DEFAULT_TIMEOUT = float(os.environ.get("SYSLUA_FETCH_TIMEOUT", "30"))
+Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)
+
+
+class FetchError(ResourceError):
+    pass
+
+
+def url_of(source: dict[str, Any]) -> str:
+    if source["fetch"] == "github":
+        return (f"https://github.com/{source['owner']}/{source['repo']}/releases/download/"
+                f"{source['tag']}/{source['asset']}")
+    return source["url"]
+
+
+def file_name(source: dict[str, Any]) -> str:
+    url = url_of(source)
+    return url.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0] or "download"
+
+
+def download(source: dict[str, Any], cache: Path, *, timeout: float = DEFAULT_TIMEOUT,
+             progress: Progress | None = None) -> Path:
+    """The verified file for a url/github source, from the cache or the network."""
+    expected = source.get("sha256")
+    if not expected:
+        raise FetchError(f"no sha256 for {url_of(source)}: downloads are verified before use")
+    target = cache / "downloads" / expected
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    url = url_of(source)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            actual = _copy_url(url, out, timeout, progress)
+        if actual != expected:
+            raise FetchError(
+                f"checksum mismatch for {url}:\n    expected sha256 {expected}\n    actual   sha256 {actual}\n"
+                "Nothing was installed."
+            )
+        os.replace(tmp, target)
+        return target
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> str:
+    h = hashlib.sha256()
+    if url.startswith("file://"):
+        path = urllib.request.url2pathname(url[len("file://"):])
+        try:
+            with open(path, "rb") as src:
+                while chunk := src.read(CHUNK):
+                    h.update(chunk)
+                    out.write(chunk)
+        except FileNotFoundError:
+            raise FetchError(f"file not found: {path} (from {url})") from None
+        except PermissionError:
+            raise FetchError(f"cannot read {path}: permission denied") from None
+        return h.hexdigest()
+    request = urllib.request.Request(url, headers={"User-Agent": "syslua"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            total = resp.headers.get("Content-Length")
+            size = int(total) if total and total.isdigit() else None
+            done = 0
+            while True:
+                chunk = resp.read(CHUNK)
+                if not chunk:
+                    break
+                h.update(chunk)
+                out.write(chunk)
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, size)
+            if size is not None and done < size:
+                raise FetchError(f"download of {url} ended early: {done} of {size} bytes")
+    except urllib.error.HTTPError as e:
+        raise FetchError(f"HTTP {e.code} {e.reason} fetching {url}") from None
+    except (TimeoutError, socket.timeout):
+        raise FetchError(f"timed out after {timeout:g}s fetching {url} (the server stopped sending)") from None
+    except urllib.error.URLError as e:
+        reason = e.reason
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            raise FetchError(f"timed out after {timeout:g}s fetching {url}") from None
+        raise FetchError(f"cannot fetch {url}: {reason}") from None
+    except OSError as e:
+        raise FetchError(f"cannot fetch {url}: {e}") from None
+    return h.hexdigest()
+
+
+def git_checkout(source: dict[str, Any], dest: Path, *, timeout: float = 600) -> str:
+    """Clone with the system git and check out `rev` exactly; returns the commit."""
+    git = shutil.which("git")
+    if git is None:
+        raise FetchError("lib.fetchGit needs git, which is not installed")
+    url, rev = source["url"], source["rev"]
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+
+    def run(*args: str, cwd: Path | None = None) -> str:
+        try:
+            done = subprocess.run([git, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise FetchError(f"git {args[0]} of {url} timed out") from None
+        if done.returncode != 0:
+            lines = done.stderr.strip().splitlines()
+            raise FetchError(f"git {args[0]} of {url} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
+        return done.stdout.strip()
+
+    run("clone", "--quiet", "--no-checkout", url, str(dest))
+    run("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", rev, cwd=dest)
+    commit = run("rev-parse", "HEAD", cwd=dest)
+    if all(c in "0123456789abcdefABCDEF" for c in rev) and not commit.lower().startswith(rev.lower()):
+        raise FetchError(f"git checkout of {url} gave {commit}, not {rev}")
+    shutil.rmtree(dest / ".git")
+    return commit
+
+
+def verify_file(path: Path, expected: str) -> None:
+    actual = sha256_file(path)
+    if actual != expected:
+        raise FetchError(f"checksum mismatch for {path}: expected sha256 {expected}, actual {actual}")

@@ -1,0 +1,134 @@
+"""The package type: a tool fetched into the store and linked into the profile.
+
+status: is `<hash>-<name>-<version>/` in the store, and does the profile link
+each `bin` to it? apply: fetch (verified by SHA-256 before anything is
+unpacked; a tree or download already present is never fetched again),
+unpack safely into a staging dir, check every `bin` exists, move the tree
+into the store read-only, then rebuild the profile with it. Removal and
+rollback only change the profile; the tree stays in the store until gc.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from syslua import fetch, unpack
+from syslua.manifest.model import Item, Manifest, thaw
+from syslua.resources.base import CREATE, NONE, UPDATE, Context, Decision, ResourceError
+from syslua.state import profile
+
+INSTALL = "Would have installed the package"
+LINK = "Would have linked the package into the profile"
+
+
+def tree_name(item: Item) -> str:
+    ident = {"name": item.key, "version": item.get("version"), "source": thaw(item.get("source")),
+             "strip_components": item.get("strip_components", 0), "format": item.get("format")}
+    digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
+    return f"{digest}-{item.key}-{item.get('version')}"
+
+
+def bins(item: Item) -> list[str]:
+    declared = list(item.get("bin", ()))
+    if not declared and _format(item) == "binary":
+        return [f"bin/{item.key}"]
+    return declared
+
+
+def _format(item: Item) -> str:
+    src = item.get("source")
+    if src.get("fetch") == "git":
+        return "git"
+    return unpack.detect_format(fetch.file_name(thaw(src)), item.get("format"))
+
+
+def installed_packages(ctx: Context, manifest: Manifest) -> list[tuple[Path, list[str]]]:
+    """Declared packages whose trees are in the store: what the profile should link."""
+    out = []
+    for item in manifest.of_type("package"):
+        tree = ctx.store.tree_path(tree_name(item))
+        if tree.is_dir():
+            out.append((tree, bins(item)))
+    return out
+
+
+class PackageType:
+    name = "package"
+    in_dag = True
+
+    def label(self, item: Item) -> str:
+        return f"{item.key}@{item.get('version')}"
+
+    def status(self, item: Item, ctx: Context) -> dict[str, Any]:
+        tree = ctx.store.tree_path(tree_name(item)) if ctx.store is not None else None
+        present = tree is not None and tree.is_dir()
+        linked = present and ctx.paths is not None and all(
+            os.path.realpath(ctx.paths.profile / "bin" / name) == os.path.realpath(target)
+            for name, target in profile.links_of(tree, bins(item)).items()
+        )
+        return {"tree": str(tree) if tree else None, "present": present, "linked": linked}
+
+    def decide(self, item: Item, status: dict[str, Any], ctx: Context, triggered: bool = False) -> Decision:
+        if not status["present"]:
+            return Decision(CREATE, "not in the store", INSTALL)
+        if not status["linked"]:
+            return Decision(UPDATE, "in the store, not linked", LINK)
+        return Decision(NONE, "installed")
+
+    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        tree = ctx.store.tree_path(tree_name(item))
+        if not tree.is_dir():
+            self._install(item, tree, ctx)
+        assert ctx.manifest is not None
+        new_root = profile.build(ctx.paths, installed_packages(ctx, ctx.manifest))
+        profile.swap(ctx.paths, new_root, ctx.note)
+
+    def _install(self, item: Item, tree: Path, ctx: Context) -> None:
+        source = thaw(item.get("source"))
+        staging = ctx.store.staging_dir(f"pkg-{item.key}-")
+        try:
+            if source["fetch"] == "git":
+                checkout = staging / "src"
+                fetch.git_checkout(source, checkout)
+                content = checkout
+            else:
+                progress = ctx.progress(self.label(item)) if ctx.progress else None
+                archive = fetch.download(source, ctx.paths.cache, progress=progress)
+                content = staging / "tree"
+                content.mkdir()
+                fmt = unpack.detect_format(fetch.file_name(source), item.get("format"))
+                unpack.unpack(archive, content, fmt, strip=item.get("strip_components", 0), binary_name=item.key)
+            missing = [b for b in bins(item) if not (content / b).is_file()]
+            if missing:
+                found = sorted(str(p.relative_to(content)) for p in content.rglob("*") if p.is_file())[:8]
+                raise ResourceError(
+                    f"{missing[0]} is not in the archive of package {item.key} "
+                    f"(it has: {', '.join(found) or 'nothing'}; check bin and strip_components)"
+                )
+            for b in bins(item):
+                os.chmod(content / b, 0o755)
+            ctx.store.add_tree(content, tree.name)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+        st = self.status(item, ctx)
+        if not st["present"]:
+            return "the package is not in the store"
+        if not st["linked"]:
+            return "the package is not linked into the profile"
+        return None
+
+    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
+        return None
+
+    def remove(self, item: Item, ctx: Context, journal: Any) -> str:
+        assert ctx.manifest is not None
+        new_root = profile.build(ctx.paths, installed_packages(ctx, ctx.manifest))
+        profile.swap(ctx.paths, new_root, lambda rec: journal.note({**rec, "item": item.id}))
+        return "removed from the profile (the package stays in the store until `sys gc`)"

@@ -1,0 +1,170 @@
+"""The user type: an OS account, through useradd / usermod / userdel (root only).
+
+Supplementary groups that are not declared are kept unless `purge_groups =
+true`. Every change records the account as it was (journal op `user`), so a
+failed apply puts it back; removing a user declaration deletes the account
+(never its home directory).
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from syslua.manifest.model import Item
+from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, UPDATE, Context, Decision, ResourceError
+
+
+@dataclass(frozen=True)
+class Account:
+    exists: bool
+    uid: int = -1
+    gid: int = -1
+    home: str = ""
+    shell: str = ""
+    comment: str = ""
+    groups: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, groups=list(self.groups))
+
+
+def read_account(name: str) -> Account:
+    try:
+        pw = pwd.getpwnam(name)
+    except KeyError:
+        return Account(False)
+    groups = tuple(sorted(g.gr_name for g in grp.getgrall() if name in g.gr_mem))
+    return Account(True, pw.pw_uid, pw.pw_gid, pw.pw_dir, pw.pw_shell, pw.pw_gecos, groups)
+
+
+def _gid(value: str) -> int | None:
+    if value.isdigit():
+        return int(value)
+    try:
+        return grp.getgrnam(value).gr_gid
+    except KeyError:
+        return None
+
+
+def _run(argv: list[str]) -> None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        raise ResourceError(f"{argv[0]} is not installed") from None
+    if done.returncode != 0:
+        raise ResourceError(f"{' '.join(argv[:1])} failed (exit {done.returncode}): {done.stderr.strip()}")
+
+
+def restore(record: dict[str, Any]) -> None:
+    """Put an account back as a journal record describes it."""
+    name, prev = record["name"], record["prev"]
+    now = read_account(name)
+    if not prev["exists"]:
+        if now.exists:
+            _run(["userdel", name])
+        return
+    args = ["-u", str(prev["uid"]), "-g", str(prev["gid"]), "-d", prev["home"], "-s", prev["shell"],
+            "-c", prev["comment"], "-G", ",".join(prev["groups"])]
+    _run((["usermod"] if now.exists else ["useradd", "-M"]) + args + [name])
+
+
+class UserType:
+    name = "user"
+    in_dag = True
+
+    def label(self, item: Item) -> str:
+        return item.key
+
+    def status(self, item: Item, ctx: Context) -> Account:
+        return read_account(item.key)
+
+    def _wanted_groups(self, item: Item, current: Account) -> list[str]:
+        declared = list(item.get("groups", ()))
+        if item.get("purge_groups"):
+            return sorted(set(declared))
+        return sorted(set(declared) | set(current.groups))
+
+    def _differences(self, item: Item, acct: Account) -> list[str]:
+        out = []
+        if item.get("uid") is not None and acct.uid != item.get("uid"):
+            out.append(f"uid {acct.uid} -> {item.get('uid')}")
+        if item.get("gid") is not None and acct.gid != _gid(str(item.get("gid"))):
+            out.append(f"gid {acct.gid} -> {item.get('gid')}")
+        for prop, have in (("home", acct.home), ("shell", acct.shell), ("comment", acct.comment)):
+            if item.get(prop) is not None and have != item.get(prop):
+                out.append(f"{prop} {have or '(none)'} -> {item.get(prop)}")
+        wanted = self._wanted_groups(item, acct)
+        if wanted != sorted(acct.groups):
+            out.append(f"groups {','.join(acct.groups) or '(none)'} -> {','.join(wanted) or '(none)'}")
+        return out
+
+    def decide(self, item: Item, status: Account, ctx: Context, triggered: bool = False) -> Decision:
+        for g in item.get("groups", ()):
+            if _gid(g) is None:
+                return Decision(FAIL, f"group `{g}` does not exist")
+        if item.get("gid") is not None and _gid(str(item.get("gid"))) is None:
+            return Decision(FAIL, f"group `{item.get('gid')}` does not exist")
+        if item.get("ensure") == "absent":
+            decision = Decision(REMOVE, "the account exists", "Would have removed the user") if status.exists \
+                else Decision(NONE, "absent")
+        elif not status.exists:
+            decision = Decision(CREATE, "", "Would have created the user")
+        else:
+            diffs = self._differences(item, status)
+            decision = Decision(UPDATE, ", ".join(diffs), "Would have updated the user") if diffs \
+                else Decision(NONE, "unchanged")
+        if decision.changes and not ctx.noop and os.geteuid() != 0:
+            return Decision(FAIL, "managing users needs root: run `sys apply` as root")
+        return decision
+
+    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        if os.geteuid() != 0:
+            raise ResourceError("managing users needs root: run `sys apply` as root")
+        before = read_account(item.key)
+        if ctx.note is not None:
+            ctx.note({"op": "user", "item": item.id, "name": item.key, "prev": before.to_dict()})
+        if item.get("ensure") == "absent":
+            _run(["userdel", item.key])
+            return
+        args: list[str] = []
+        if item.get("uid") is not None:
+            args += ["-u", str(item.get("uid"))]
+        if item.get("gid") is not None:
+            args += ["-g", str(item.get("gid"))]
+        if item.get("home") is not None:
+            args += ["-d", item.get("home")]
+        if item.get("shell") is not None:
+            args += ["-s", item.get("shell")]
+        if item.get("comment") is not None:
+            args += ["-c", item.get("comment")]
+        groups = self._wanted_groups(item, before)
+        if before.exists:
+            _run(["usermod", *args, "-G", ",".join(groups), item.key])
+        else:
+            _run(["useradd", *args, *(["-G", ",".join(groups)] if groups else []), item.key])
+
+    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+        acct = read_account(item.key)
+        if item.get("ensure") == "absent":
+            return "the account still exists" if acct.exists else None
+        if not acct.exists:
+            return "the account does not exist"
+        return ", ".join(self._differences(item, acct)) or None
+
+    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
+        return None
+
+    def remove(self, item: Item, ctx: Context, journal: Any) -> str:
+        acct = read_account(item.key)
+        if not acct.exists:
+            return "already gone"
+        if os.geteuid() != 0:
+            raise ResourceError("removing a user needs root: run `sys apply` as root")
+        journal.note({"op": "user", "item": item.id, "name": item.key, "prev": acct.to_dict()})
+        _run(["userdel", item.key])
+        return "account deleted (its home directory is kept)"

@@ -1,0 +1,101 @@
+"""The profile: a tree of symlinks into package trees, swapped in atomically.
+
+`state/profile` is a symlink to `state/profiles/<id>/`, which holds `bin/`
+(one link per declared `bin`, named by its base name) and, when packages
+ship them, `share/` and `man/` (links to their files). A new profile is
+built in a fresh directory and swapped in by renaming a new symlink over
+the old one, so a shell never sees a half-built PATH. Each swap is recorded
+in the journal, so rollback points the profile back where it was; package
+trees stay in the store until `sys gc`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from syslua.paths import Paths
+
+_lock = threading.Lock()
+
+
+def current_target(paths: Paths) -> str | None:
+    try:
+        return os.readlink(paths.profile)
+    except (FileNotFoundError, OSError):
+        return None
+
+
+def links_of(tree: Path, bins: Iterable[str]) -> dict[str, Path]:
+    return {os.path.basename(b): tree / b for b in bins}
+
+
+def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
+    """A new profile directory for `packages` (tree, bin entries), not yet in use."""
+    root = paths.state / "profiles" / f"p-{secrets.token_hex(6)}"
+    (root / "bin").mkdir(parents=True)
+    for tree, bins in sorted(packages, key=lambda p: str(p[0])):
+        for name, target in links_of(tree, bins).items():
+            link = root / "bin" / name
+            if not os.path.lexists(link):
+                os.symlink(target, link)
+        for sub in ("share", "man"):
+            _link_files(tree / sub, root / sub)
+    return root
+
+
+def _link_files(src: Path, dst: Path) -> None:
+    if not src.is_dir():
+        return
+    for dirpath, _dirs, files in os.walk(src):
+        rel = os.path.relpath(dirpath, src)
+        out = dst / rel if rel != "." else dst
+        out.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            link = out / f
+            if not os.path.lexists(link):  # the first package providing a file keeps it
+                os.symlink(Path(dirpath) / f, link)
+
+
+def swap(paths: Paths, new_root: Path, note: Callable[[dict[str, Any]], None] | None) -> None:
+    """Point `state/profile` at `new_root`, recording the old target first."""
+    with _lock:
+        prev = current_target(paths)
+        if note is not None:
+            note({"op": "profile", "item": "profile", "link": str(paths.profile), "prev": prev})
+        if paths.profile.exists() and not paths.profile.is_symlink():
+            raise OSError(f"{paths.profile} is not a symlink; move it away")
+        tmp = paths.profile.with_name(f".profile-{secrets.token_hex(4)}")
+        os.symlink(os.path.relpath(new_root, paths.profile.parent), tmp)
+        os.replace(tmp, paths.profile)
+
+
+def restore(record: dict[str, Any], store: Any = None) -> None:
+    """Undo a swap: point the profile back where it was (or remove it)."""
+    link = Path(record["link"])
+    prev = record.get("prev")
+    with _lock:
+        if prev is None:
+            if link.is_symlink():
+                link.unlink()
+            return
+        tmp = link.with_name(f".profile-{secrets.token_hex(4)}")
+        os.symlink(prev, tmp)
+        os.replace(tmp, link)
+
+
+def prune(paths: Paths) -> None:
+    """Remove profile directories other than the current one (after a commit)."""
+    keep = current_target(paths)
+    root = paths.state / "profiles"
+    if not root.is_dir():
+        return
+    keep_name = os.path.basename(keep) if keep else None
+    for d in root.iterdir():
+        if d.name != keep_name:
+            shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,157 @@
+"""Safe unpacking of downloaded archives into a staging directory.
+
+Formats: .tar.gz, .tar.xz, .tar.bz2, .zip, and a single binary (placed at
+`bin/<name>`). Members are checked before anything is written: absolute
+names, `..` components, links that point outside the tree, device files and
+fifos are rejected, and so is an archive truncated or corrupt. The caller
+unpacks into a fresh staging directory and deletes it on any error, so a
+rejected archive leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+from syslua.resources.base import ResourceError
+
+ARCHIVES = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".tar.xz": "tar.xz", ".txz": "tar.xz",
+            ".tar.bz2": "tar.bz2", ".tbz2": "tar.bz2", ".tbz": "tar.bz2", ".zip": "zip"}
+UNSUPPORTED = (".7z", ".rar", ".tar.zst", ".zst", ".tar.lz", ".lz", ".tar", ".gz", ".xz", ".bz2", ".deb",
+               ".rpm", ".dmg", ".pkg", ".msi", ".cab", ".tar.lzma", ".lzma", ".Z")
+FORMATS = ("tar.gz", "tar.xz", "tar.bz2", "zip", "binary")
+
+
+class UnpackError(ResourceError):
+    pass
+
+
+def detect_format(name: str, declared: str | None = None) -> str:
+    if declared:
+        if declared not in FORMATS:
+            raise UnpackError(f"unknown archive format `{declared}` (supported: {', '.join(FORMATS)})")
+        return declared
+    lower = name.lower()
+    for suffix, fmt in ARCHIVES.items():
+        if lower.endswith(suffix):
+            return fmt
+    for suffix in UNSUPPORTED:
+        if lower.endswith(suffix.lower()):
+            raise UnpackError(f"unknown archive format for {name} (supported: .tar.gz, .tar.xz, .tar.bz2, .zip, "
+                              "or a single binary)")
+    return "binary"
+
+
+def _clean(name: str, strip: int) -> str | None:
+    """The member's path inside the tree after strip_components, or None to skip it."""
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise UnpackError(f"archive member {name!r} has an absolute path")
+    parts = [p for p in name.replace("\\", "/").split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise UnpackError(f"archive member {name!r} points outside the archive (..)")
+    parts = parts[strip:]
+    return "/".join(parts) if parts else None
+
+
+def _inside(rel_link_dir: str, target: str) -> bool:
+    if target.startswith("/"):
+        return False
+    joined = posixpath.normpath(posixpath.join(rel_link_dir, target))
+    return not (joined == ".." or joined.startswith("../"))
+
+
+def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: str = "program") -> None:
+    """Unpack into `dest` (an empty staging directory)."""
+    try:
+        if fmt == "binary":
+            (dest / "bin").mkdir(parents=True, exist_ok=True)
+            target = dest / "bin" / binary_name
+            shutil.copyfile(archive, target)
+            os.chmod(target, 0o755)
+        elif fmt == "zip":
+            _unzip(archive, dest, strip)
+        else:
+            _untar(archive, dest, strip, {"tar.gz": "r:gz", "tar.xz": "r:xz", "tar.bz2": "r:bz2"}[fmt])
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as e:
+        raise UnpackError(f"the archive is truncated or corrupt: {e}") from None
+    except (OSError, ValueError) as e:
+        if isinstance(e, UnpackError):
+            raise
+        raise UnpackError(f"cannot unpack the archive: {e}") from None
+
+
+def _untar(archive: Path, dest: Path, strip: int, mode: str) -> None:
+    with tarfile.open(archive, mode) as tar:
+        members = tar.getmembers()  # reads the whole archive: truncation shows up here
+        plan = []
+        for m in members:
+            rel = _clean(m.name, strip)
+            if rel is None:
+                continue
+            if m.ischr() or m.isblk() or m.isfifo() or m.isdev():
+                raise UnpackError(f"archive member {m.name!r} is a device or fifo")
+            if m.issym():
+                if not _inside(posixpath.dirname(rel), m.linkname):
+                    raise UnpackError(f"archive member {m.name!r} links outside the archive ({m.linkname})")
+            elif m.islnk():
+                target = _clean(m.linkname, strip)
+                if target is None:
+                    raise UnpackError(f"archive member {m.name!r} is a hard link outside the archive")
+            plan.append((m, rel))
+        for m, rel in plan:
+            out = dest / rel
+            if m.isdir():
+                out.mkdir(parents=True, exist_ok=True)
+                continue
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if m.issym():
+                os.symlink(m.linkname, out)
+            elif m.islnk():
+                target = _clean(m.linkname, strip)
+                assert target is not None
+                shutil.copyfile(dest / target, out)
+                os.chmod(out, (m.mode or 0o644) & 0o755)
+            else:
+                src = tar.extractfile(m)
+                if src is None:
+                    raise UnpackError(f"archive member {m.name!r} cannot be read")
+                with src, open(out, "wb") as f:
+                    shutil.copyfileobj(src, f)
+                os.chmod(out, (m.mode or 0o644) & 0o755 | 0o400)
+
+
+def _unzip(archive: Path, dest: Path, strip: int) -> None:
+    with zipfile.ZipFile(archive) as zf:
+        bad = zf.testzip()
+        if bad is not None:
+            raise UnpackError(f"the archive is corrupt: member {bad!r} fails its CRC check")
+        plan = []
+        for info in zf.infolist():
+            rel = _clean(info.filename, strip)
+            if rel is None:
+                continue
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                target = zf.read(info).decode("utf-8", "replace")
+                if not _inside(posixpath.dirname(rel), target):
+                    raise UnpackError(f"archive member {info.filename!r} links outside the archive ({target})")
+            elif mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise UnpackError(f"archive member {info.filename!r} is a device or fifo")
+            plan.append((info, rel, mode))
+        for info, rel, mode in plan:
+            out = dest / rel
+            if info.is_dir():
+                out.mkdir(parents=True, exist_ok=True)
+                continue
+            out.parent.mkdir(parents=True, exist_ok=True)
+            if stat.S_ISLNK(mode):
+                os.symlink(zf.read(info).decode("utf-8", "replace"), out)
+                continue
+            with zf.open(info) as src, open(out, "wb") as f:
+                shutil.copyfileobj(src, f)
+            os.chmod(out, (stat.S_IMODE(mode) or 0o644) & 0o755 | 0o400)
