@@ -387,6 +387,77 @@ sys.facts = cfg.facts
 sys.data = cfg.data
 sys.dir = cfg.manifest_dir
 
+------------------------------------------------------------------------------
+-- sys.build / sys.bind: low-level primitives whose actions are recorded now
+-- and performed at apply time (placeholders are resolved then).
+------------------------------------------------------------------------------
+
+local function action_ctx(kind)
+  local actions = {}
+  local ctx = { out = "$${out}" }
+  function ctx:exec(spec)
+    if type(spec) ~= "table" or type(spec.bin) ~= "string" then
+      fail(kind .. ": ctx:exec expects { bin = \"...\", args = {...}, env = {...}, cwd = \"...\" }")
+    end
+    actions[#actions + 1] = { kind = "exec", bin = spec.bin, args = spec.args or {}, env = spec.env or {}, cwd = spec.cwd }
+    return "$${action:" .. #actions .. ":stdout}"
+  end
+  function ctx:fetch_url(url, sha256)
+    if type(url) ~= "string" or type(sha256) ~= "string" then
+      fail(kind .. ": ctx:fetch_url expects (url, sha256)")
+    end
+    actions[#actions + 1] = { kind = "fetch", url = url, sha256 = sha256 }
+    return "$${action:" .. #actions .. ":path}"
+  end
+  return ctx, actions
+end
+
+local function record_primitive(kind, spec, phases)
+  if type(spec) ~= "table" then fail("sys." .. kind .. " expects a table { id = ..., create = function ... }") end
+  if type(spec.id) ~= "string" or spec.id == "" then fail("sys." .. kind .. ": `id` must be a non-empty string") end
+  if type(spec.create) ~= "function" then fail("sys." .. kind .. ": `create` must be a function(inputs, ctx)") end
+  for k in pairs(spec) do
+    local ok = k == "id" or k == "inputs" or k == "depends_on"
+    for _, p in ipairs(phases) do if k == p then ok = true end end
+    if not ok then fail("sys." .. kind .. ": unknown field `" .. tostring(k) .. "`") end
+  end
+  local src, line = caller(3)
+  local inputs = spec.inputs or {}
+  local ctx, actions = action_ctx("sys." .. kind)
+  local outputs = spec.create(inputs, ctx)
+  if outputs == nil then outputs = { out = ctx.out } end
+  if type(outputs) ~= "table" then fail("sys." .. kind .. ": create must return a table of outputs (or nothing)") end
+  local props = { id = spec.id, inputs = inputs, actions = actions, outputs = outputs, depends_on = spec.depends_on }
+  -- Placeholders for this primitive's own outputs, handed to its other phases.
+  local selfs = {}
+  for name in pairs(outputs) do selfs[name] = "$${self:" .. name .. "}" end
+  for _, phase in ipairs(phases) do
+    if phase ~= "create" and spec[phase] ~= nil then
+      if type(spec[phase]) ~= "function" then fail("sys." .. kind .. ": `" .. phase .. "` must be a function") end
+      local pctx, pactions = action_ctx("sys." .. kind)
+      local result = spec[phase](selfs, pctx, inputs)
+      props[phase] = pactions
+      if phase == "update" and type(result) == "table" then props.update_outputs = result end
+    end
+  end
+  local ok, json = pcall(to_json, props, "sys." .. kind)
+  if not ok then fail(json) end
+  local rec = add_record(kind, src, line, nil, json)
+  local ref = make_ref({ kind .. "#" .. spec.id }, { rec })
+  local outs = {}
+  for name in pairs(outputs) do outs[name] = "$${" .. kind .. ":@" .. spec.id .. ":" .. name .. "}" end
+  rawset(ref, "outputs", outs)
+  return ref
+end
+
+function sys.build(spec)
+  return record_primitive("build", spec, { "create" })
+end
+
+function sys.bind(spec)
+  return record_primitive("bind", spec, { "create", "update", "destroy", "check" })
+end
+
 function sys.readFile(path)
   if type(path) ~= "string" then fail("sys.readFile expects a path string") end
   local data, err = read_file(path)

@@ -62,8 +62,6 @@ exec { name = "child-dir=" .. sys.dir, command = "true" }
     assert m.get(f"exec#child-dir={sysenv.work}") is not None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a nested map in apply `data` reaches the Lua child's sys.data "
-                                       "as an empty table (sys.data.nested.color is nil)")
 def test_lua_child_gets_nested_data_tables(sysenv):
     m = load(
         sysenv,

@@ -158,8 +158,6 @@ def test_package_is_declared_in_the_manifest(sysenv):
     assert m.get("exec#rg --version").get("command") == "rg --version"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: package items are not DAG nodes (no registered type), so the "
-                                       "package -> exec edge for an exec running a package bin is dropped")
 def test_exec_running_a_package_bin_depends_on_the_package(sysenv):
     m, dag = build(sysenv, PKG + 'exec { name = "rg --version" }\nexec { name = "other", command = "true" }\n')
     assert "package#rg" in dag.nodes

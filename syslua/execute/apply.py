@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from syslua.execute import scheduler
 from syslua.execute.item import CHANGED, FAILED, NOOP, ItemResult, run_item
 from syslua.execute.remove import remove_item
+from syslua.resources.placeholders import Resolver
 from syslua.execute.undo import UndoReport, undo_records
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
@@ -107,9 +108,12 @@ def apply_manifest(
     previous = current.load_manifest() if current else None
     runner = Runner()
 
+    resolver = Resolver(manifest, store, paths.state)
+
     def context(noop: bool) -> Context:
         return Context(runner=runner, noop=noop, manifest=manifest, verbose=options.verbose,
-                       on_output=options.on_output, store=store, paths=paths, progress=options.progress)
+                       on_output=options.on_output, store=store, paths=paths, progress=options.progress,
+                       resolver=resolver, previous=previous)
 
     plan = make_plan(manifest, context(True), previous)
     reporter.planned(plan)
@@ -246,11 +250,11 @@ def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Ru
     for result in reversed(outcome.results):
         if not result.mutated:
             continue
-        part = undo_records(journal.records_for(result.id), store, runner)
+        part = undo_records(journal.records_for(result.id), store, runner, paths.state)
         for what in part.restored:
             reporter.note(f"  - Restored {abbreviate(what)}" if what.startswith("/") else f"  - Undid {what}")
         report.merge(part)
-    env_part = undo_records(journal.records_for("env"), store, runner)
+    env_part = undo_records(journal.records_for("env"), store, runner, paths.state)
     report.merge(env_part)
     outcome.rolled_back = True
     outcome.undo = report
@@ -359,7 +363,7 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
         return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
     begin = records[0] if records and records[0].get("op") == "begin" else {}
     store = Store(paths.store)
-    report = undo_records([r for r in records if r.get("op") != "done"], store, Runner())
+    report = undo_records([r for r in records if r.get("op") != "done"], store, Runner(), paths.state)
     if report.ok:
         journal_mod.remove(paths.journal)
         what = f"pid {begin.get('pid', '?')}"

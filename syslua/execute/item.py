@@ -94,6 +94,8 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
         return _with_checks(result(UNCHANGED, "health checks only" if checks else "no health checks"), checks)
 
     try:
+        if ctx.resolver is not None:
+            item = ctx.resolver.resolve_item(item)
         status = rtype.status(item, ctx)
         triggered = any(t in ctx.changed for t in item.get("subscribe", ()))
         decision = rtype.decide(item, status, ctx, triggered)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,9 +133,11 @@ def restore_path(path: str, prev: dict[str, Any], store: Store) -> str | None:
     return None
 
 
-def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner) -> UndoReport:
+def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner,
+                 state_dir: Path | None = None) -> UndoReport:
     """Undo records newest first: paths restored, exec undo commands run."""
     report = UndoReport()
+    seen_binds: set[str] = set()
     for rec in reversed(records):
         op = rec.get("op")
         try:
@@ -157,9 +160,11 @@ def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner) ->
                 user.restore(rec)
                 report.restored.append(f"user {rec['name']}")
             elif op == "bind":
-                from syslua.execute import binds
+                from syslua.resources import bind
 
-                binds.undo_record(rec, store, runner, report)
+                bind.undo_record(rec, store, runner, report, state_dir, seen_binds)
+                if rec.get("phase") == "created":
+                    seen_binds.add(rec["hash"])
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")

@@ -23,6 +23,7 @@ from syslua.errors import ConfigError, UsageError, set_display_root
 from syslua.eval import facts as factlib
 from syslua.eval.lua import RawDeclaration, run_config
 from syslua.manifest import merge as merging
+from syslua.manifest import primitives
 from syslua.manifest.merge import Decl, Origin
 from syslua.manifest.model import Manifest, thaw
 from syslua.manifest.schema import Context
@@ -62,9 +63,10 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     machine = factlib.machine_facts()
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
     _load(run, config, Origin(), data={}, chain=(str(config),), allow_apply=True)
-    return merging.merge(
+    manifest = merging.merge(
         run.decls, inputs=run.inputs, config=str(config), warnings=run.warnings, messages=run.messages
     )
+    return primitives.finalize(manifest)
 
 
 def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaration]:

@@ -64,6 +64,10 @@ def _is_empty_table(v: Any) -> bool:
     return isinstance(v, dict) and not v
 
 
+def anything(v: Any, ctx: Context) -> Any:
+    return v
+
+
 def string(v: Any, ctx: Context) -> str:
     if not isinstance(v, str):
         raise Invalid(f"expected a string, got {_kind(v)}")
@@ -499,9 +503,15 @@ SCHEMAS: dict[str, TypeSchema] = {
         common=False,
     ),
     "defaults": _schema("defaults", "type", [], common=False),
+    # Recorded by sys.build / sys.bind in the prelude, never written by hand.
+    "build": _schema("build", "id", [Prop("id", nonempty_string), Prop("inputs", anything),
+                                     Prop("actions", anything), Prop("outputs", anything)]),
+    "bind": _schema("bind", "id", [Prop("id", nonempty_string), Prop("inputs", anything), Prop("actions", anything),
+                                   Prop("outputs", anything), Prop("update", anything), Prop("destroy", anything),
+                                   Prop("check", anything), Prop("update_outputs", anything)]),
 }
 
-REFERABLE = ("file", "exec", "apply", "package", "user", "env")
+REFERABLE = ("file", "exec", "apply", "package", "user", "env", "build", "bind")
 
 # Environment variables whose values are lists of paths: merged, not replaced.
 PATH_LIKE = {"PATH", "MANPATH", "INFOPATH", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "FPATH", "CDPATH"}

@@ -8,7 +8,9 @@ Edges (an edge a -> b means a finishes before b starts):
 - a file or exec that names a package (an exec running one of its `bin`
   programs): package -> item;
 - `apply` children: each child -> its apply (the apply finishes after its
-  children), and the apply's own dependencies -> each child.
+  children), and the apply's own dependencies -> each child;
+- an item using a build's or bind's outputs (`$${build:<hash>:out}`): the
+  build or bind -> the item.
 
 Ordering uses the standard library's `graphlib` (it is also the executor's
 ready queue); networkx, whose import alone costs more than a whole `sys plan`
@@ -24,6 +26,7 @@ from graphlib import TopologicalSorter
 
 from syslua.errors import ConfigError
 from syslua.manifest.model import Item, Manifest
+from syslua.manifest.primitives import PRIMITIVES, references
 from syslua.resources import get as get_type
 from syslua.resources import has as has_type
 from syslua.resources.process import program_name
@@ -76,9 +79,14 @@ class Dag:
                 program = program_name(item.get("command", item.key), item.get("provider", "posix"))
                 if program in bins:
                     edge(bins[program], item.id)
+        prims = {i.get("hash"): i.id for i in items if i.type in PRIMITIVES}
+        if prims:
+            for item in items:
+                for h in references(item):
+                    if h in prims:
+                        edge(prims[h], item.id)
         for apply_id, kids in children.items():
-            apply_item = manifest.get(apply_id)
-            deps = list(apply_item.get("depends_on", ())) if apply_item else []
+            deps = _inherited_deps(manifest, apply_id)
             for kid in kids:
                 edge(kid.id, apply_id)
                 for dep in deps:
@@ -133,6 +141,16 @@ class Dag:
                     if where:
                         lines.append(f"      {node} declared at {where}")
         return CycleError("\n".join(lines), hint="Remove one of the depends_on/subscribe links to break it.")
+
+
+def _inherited_deps(manifest: Manifest, apply_id: str) -> list[str]:
+    """depends_on of an apply and of every apply above it: all its descendants wait for them."""
+    deps: list[str] = []
+    current = manifest.get(apply_id)
+    while current is not None:
+        deps.extend(current.get("depends_on", ()))
+        current = manifest.get(current.parent) if current.parent else None
+    return deps
 
 
 def _rotate(cycle: list[str]) -> list[str]:

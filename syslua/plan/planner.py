@@ -19,6 +19,7 @@ from syslua.manifest.model import Item, Manifest
 from syslua.paths import abbreviate
 from syslua.plan.dag import Dag
 from syslua.resources import get as get_type
+from syslua.resources.placeholders import Unresolved
 from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, SKIP, UPDATE, Context, Decision
 
 
@@ -134,9 +135,15 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
         decision = Decision(SKIP, "health checks only")
         status = None
     else:
-        status = rtype.status(item, ctx)
-        triggered = any(t in ctx.changed for t in item.get("subscribe", ()))
-        decision = rtype.decide(item, status, ctx, triggered)
+        try:
+            if ctx.resolver is not None:
+                item = ctx.resolver.resolve_item(item)
+            status = rtype.status(item, ctx)
+            triggered = any(t in ctx.changed for t in item.get("subscribe", ()))
+            decision = rtype.decide(item, status, ctx, triggered)
+        except Unresolved as e:
+            status = None
+            decision = Decision(UPDATE, f"{e}; resolved when it runs", "Would have changed")
     ctx.decisions[item.id] = decision
     if decision.changes:
         ctx.changed.add(item.id)

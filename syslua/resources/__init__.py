@@ -12,12 +12,14 @@ _REGISTRY: dict[str, ResourceType] = {}
 
 def _load() -> None:
     from syslua.resources.apply import ApplyType
+    from syslua.resources.bind import BindType
+    from syslua.resources.build import BuildType
     from syslua.resources.exec import ExecType
     from syslua.resources.file import FileType
     from syslua.resources.package import PackageType
     from syslua.resources.user import UserType
 
-    for t in (FileType(), ExecType(), ApplyType(), PackageType(), UserType()):
+    for t in (FileType(), ExecType(), ApplyType(), PackageType(), UserType(), BuildType(), BindType()):
         _REGISTRY[t.name] = t
 
 

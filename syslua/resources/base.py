@@ -68,6 +68,8 @@ class Context:
     record: Any = None  # callable(path) before a path changes (the journal)
     note: Any = None  # callable(record) for other undo records (profile swaps, binds, users)
     progress: Any = None  # callable(label) -> callable(done, total) for downloads
+    resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
+    previous: Any = None  # the current snapshot's manifest, when there is one
     outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
     decisions: dict[str, Decision] = field(default_factory=dict)  # item id -> decision this run
     failed: set[str] = field(default_factory=set)

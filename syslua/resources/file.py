@@ -84,6 +84,10 @@ class FileType:
 
     def status(self, item: Item, ctx: Context) -> Status:
         try:
+            source = item.get("source")
+            if source is not None and item.get("ensure") == "present" and not os.path.isfile(source):
+                raise ResourceError(f"source file not found: {source}" if not os.path.exists(source)
+                                    else f"source is not a regular file: {source}")
             state = posix.status(item.key)
             return Status(state, tuple(self._differences(item, state, ctx)))
         except ResourceError as e:

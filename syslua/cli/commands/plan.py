@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from syslua.cli.commands.common import load_manifest
+from syslua.cli.commands.common import load_manifest, state
 from syslua.cli.output import Terminal
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
+from syslua.state.snapshots import current_manifest
 from syslua.resources.base import Context
+from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
+from syslua.state.store import Store
 
 PENDING = 4
 
@@ -18,9 +21,13 @@ def run(term: Terminal, config: Path | None, *, diff: bool, exit_code: bool, fac
         max_depth: int) -> int:
     paths = Paths.from_env()
     manifest = load_manifest(term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths)
-    previous = _previous(paths)
+    with state(paths, term, exclusive=False):
+        previous = current_manifest(paths)
     term.log("Building execution plan...")
-    plan = make_plan(manifest, Context(runner=Runner(), noop=True), previous, with_diff=diff or term.json_mode)
+    store = Store(paths.store)
+    ctx = Context(runner=Runner(), noop=True, store=store, paths=paths, previous=previous,
+                  resolver=Resolver(manifest, store, paths.state))
+    plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode)
     if term.json_mode:
         term.json({
             "manifest": {**manifest.to_dict(), "digest": manifest.digest},
@@ -34,11 +41,3 @@ def run(term: Terminal, config: Path | None, *, diff: bool, exit_code: bool, fac
         return PENDING
     return 0
 
-
-def _previous(paths: Paths):  # type: ignore[no-untyped-def]
-    """The current snapshot's manifest, once snapshots exist."""
-    try:
-        from syslua.state.snapshots import current_manifest
-    except ImportError:
-        return None
-    return current_manifest(paths)

@@ -1,0 +1,42 @@
+"""Run the recorded actions of a `sys.build` / `sys.bind` phase, resolving placeholders."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from syslua import fetch
+from syslua.resources.base import Context, ResourceError
+from syslua.resources.process import CannotStart
+
+
+def run_actions(what: str, actions: Sequence[Mapping[str, Any]], ctx: Context, local: dict[str, str],
+                cwd: str | None = None) -> dict[str, str]:
+    """Perform actions in order; returns `local` extended with action results."""
+    resolver = ctx.resolver
+    for n, action in enumerate(actions, 1):
+        if action["kind"] == "fetch":
+            path = fetch.download({"fetch": "url", "url": resolver.resolve(action["url"], local),
+                                   "sha256": action["sha256"]}, ctx.paths.cache)
+            local[f"action:{n}:path"] = str(path)
+            continue
+        bin_ = resolver.resolve(action["bin"], local)
+        args = [resolver.resolve(str(a), local) for a in action.get("args") or ()]
+        env = [f"{k}={resolver.resolve(str(v), local)}" for k, v in sorted((action.get("env") or {}).items())]
+        workdir = resolver.resolve(action["cwd"], local) if action.get("cwd") else cwd
+        command = " ".join(_quote(x) for x in [bin_, *args])
+        try:
+            result = ctx.runner.run(command, provider="posix", cwd=workdir, environment=env)
+        except CannotStart as e:
+            raise ResourceError(f"{what} action {n} ({os.path.basename(bin_)}) could not start: {e}") from e
+        if result.exit_code != 0 or result.timed_out:
+            raise ResourceError(f"{what} action {n} ({os.path.basename(bin_)}) failed: {result.describe()}")
+        local[f"action:{n}:stdout"] = result.stdout.strip()
+    return local
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)

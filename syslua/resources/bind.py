@@ -1,0 +1,148 @@
+"""`sys.bind`: a side effect whose outputs are recorded and handed back later.
+
+| phase   | when                                   | sees                           |
+|---------|----------------------------------------|--------------------------------|
+| create  | the bind is new (no state file)        | its inputs                     |
+| check   | each plan/apply, when declared         | `$${self:x}`: recorded outputs |
+| update  | an older bind with the same id exists  | the old outputs as `self`      |
+| destroy | removal, or rollback of a create       | the recorded outputs           |
+
+State files (`state/binds/<hash>.json`) hold the outputs. Every phase is
+journaled before it runs, so a failed apply destroys what it created,
+recreates what it destroyed (with the restore resolver reading other binds'
+state files) and puts state files back.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from syslua.fsutil import atomic_write
+from syslua.manifest.model import Item, thaw
+from syslua.resources.actions import run_actions
+from syslua.resources.base import CREATE, NONE, UPDATE, Context, Decision, ResourceError
+from syslua.resources.process import Runner
+
+
+def state_file(state_dir: Path, digest: str) -> Path:
+    return state_dir / "binds" / f"{digest}.json"
+
+
+def load_outputs(state_dir: Path, digest: str) -> dict[str, Any] | None:
+    try:
+        return json.loads(state_file(state_dir, digest).read_text())["outputs"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _self(outputs: dict[str, Any]) -> dict[str, str]:
+    return {f"self:{k}": str(v) for k, v in outputs.items()}
+
+
+class BindType:
+    name = "bind"
+    in_dag = True
+
+    def label(self, item: Item) -> str:
+        return item.key
+
+    def status(self, item: Item, ctx: Context) -> dict[str, Any]:
+        outputs = load_outputs(ctx.paths.state, item.get("hash")) if ctx.paths else None
+        drift = None
+        if outputs is not None and item.get("check"):
+            try:
+                run_actions(f"bind {item.key} check", thaw(item.get("check")), ctx, _self(outputs))
+            except ResourceError as e:
+                drift = str(e)
+        return {"outputs": outputs, "drift": drift, "previous": self._previous(item, ctx)}
+
+    def _previous(self, item: Item, ctx: Context) -> Item | None:
+        """The bind with the same id in the previous snapshot, when it had another hash."""
+        prev_manifest = getattr(ctx, "previous", None)
+        if prev_manifest is None:
+            return None
+        old = prev_manifest.get(item.id)
+        if old is None or old.get("hash") == item.get("hash"):
+            return None
+        return old
+
+    def decide(self, item: Item, status: dict[str, Any], ctx: Context, triggered: bool = False) -> Decision:
+        if status["outputs"] is None:
+            if status["previous"] is not None and item.get("update"):
+                return Decision(UPDATE, "its definition changed", "Would have updated")
+            return Decision(CREATE, "", "Would have created")
+        if status["drift"]:
+            return Decision(UPDATE, f"check failed: {status['drift']}", "Would have re-created")
+        return Decision(NONE, "created")
+
+    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        digest = item.get("hash")
+        path = state_file(ctx.paths.state, digest)
+        old = ctx.previous.get(item.id) if getattr(ctx, "previous", None) is not None else None
+        old_outputs = load_outputs(ctx.paths.state, old.get("hash")) if old is not None else None
+        if decision.action == UPDATE and item.get("update") and old_outputs is not None:
+            phase, actions, local = "update", thaw(item.get("update")), _self(old_outputs)
+            outputs_spec = thaw(item.get("update_outputs") or item.get("outputs") or {})
+        else:
+            phase, actions, local = "create", thaw(item.get("actions") or []), {}
+            outputs_spec = thaw(item.get("outputs") or {})
+        ctx.note({"op": "bind", "phase": phase, "hash": digest, "id": item.key,
+                  "destroy": thaw(item.get("destroy") or []), "outputs": None})
+        ctx.before_change(str(path))
+        local = run_actions(f"bind {item.key} {phase}", actions, ctx, local)
+        outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in outputs_spec.items()}
+        ctx.note({"op": "bind", "phase": "created", "hash": digest, "id": item.key,
+                  "destroy": thaw(item.get("destroy") or []), "outputs": outputs})
+        atomic_write(path, json.dumps({"id": item.key, "outputs": outputs}, indent=1).encode())
+
+    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+        st = self.status(item, ctx)
+        if st["outputs"] is None:
+            return "no outputs were recorded"
+        return st["drift"]
+
+    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
+        return None
+
+    def remove(self, item: Item, ctx: Context, journal: Any) -> str:
+        """Destroy a bind that is no longer declared (its state file goes with it)."""
+        digest = item.get("hash")
+        outputs = load_outputs(ctx.paths.state, digest)
+        path = state_file(ctx.paths.state, digest)
+        if outputs is None:
+            return "nothing to destroy (no recorded outputs)"
+        journal.note({"op": "bind", "phase": "destroyed", "hash": digest, "id": item.key, "item": item.id,
+                      "create": thaw(item.get("actions") or []), "outputs_spec": thaw(item.get("outputs") or {}),
+                      "state": str(path)})
+        journal.before_change(item.id, str(path))
+        if item.get("destroy"):
+            run_actions(f"bind {item.key} destroy", thaw(item.get("destroy")), ctx, _self(outputs))
+        path.unlink(missing_ok=True)
+        return "destroyed"
+
+
+def undo_record(rec: dict[str, Any], store: Any, runner: Runner, report: Any, state_dir: Path | None = None,
+                seen: set[str] | None = None) -> None:
+    """Undo one journal record of a bind (see the module docstring)."""
+    from syslua.resources.placeholders import Resolver
+
+    phase = rec.get("phase")
+    if state_dir is None:
+        return
+    ctx = Context(runner=runner, noop=False, store=store, resolver=Resolver(None, store, state_dir))
+    if phase == "created":
+        if rec.get("destroy") and rec.get("outputs") is not None:
+            run_actions(f"bind {rec['id']} destroy", rec["destroy"], ctx, _self(rec["outputs"]))
+        report.restored.append(f"bind {rec['id']}")
+    elif phase in ("create", "update"):
+        # Interrupted before its outputs were recorded: destroy with what is known.
+        if seen is not None and rec["hash"] in seen:
+            return
+        report.left.append(f"bind {rec['id']}: interrupted during {phase}; its outputs were never recorded")
+    elif phase == "destroyed":
+        local = run_actions(f"bind {rec['id']} restore", rec.get("create") or [], ctx, {})
+        outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()}
+        atomic_write(Path(rec["state"]), json.dumps({"id": rec["id"], "outputs": outputs}, indent=1).encode())
+        report.restored.append(f"bind {rec['id']}")

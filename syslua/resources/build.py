@@ -1,0 +1,49 @@
+"""`sys.build`: an immutable store object produced by recorded actions.
+
+A build is cached by its hash (`store/trees/<hash>-<id>`): present means
+done. Its actions run in a staging directory (`$${out}`) that is moved into
+the store, read-only, only when every action succeeded. Builds are never
+rolled back; a failed build leaves nothing in the store.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+from syslua.manifest.model import Item, thaw
+from syslua.manifest.primitives import tree_name
+from syslua.resources.actions import run_actions
+from syslua.resources.base import CREATE, NONE, Context, Decision
+
+
+class BuildType:
+    name = "build"
+    in_dag = True
+
+    def label(self, item: Item) -> str:
+        return f"{item.key} ({item.get('hash')[:12]})"
+
+    def status(self, item: Item, ctx: Context) -> bool:
+        return ctx.store is not None and ctx.store.tree_path(tree_name(item)).is_dir()
+
+    def decide(self, item: Item, status: bool, ctx: Context, triggered: bool = False) -> Decision:
+        if status:
+            return Decision(NONE, "built (cached by its inputs)")
+        return Decision(CREATE, "not in the store", "Would have built")
+
+    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        staging = ctx.store.staging_dir(f"build-{item.key}-")
+        out = staging / "out"
+        out.mkdir()
+        try:
+            run_actions(f"build {item.key}", thaw(item.get("actions") or []), ctx, {"out": str(out)}, cwd=str(out))
+            ctx.store.add_tree(out, tree_name(item))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+        return None if self.status(item, ctx) else "the build output is not in the store"
+
+    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
+        return None

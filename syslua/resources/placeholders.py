@@ -1,0 +1,118 @@
+"""Resolve placeholders at execution time.
+
+| placeholder                 | value                                            |
+|-----------------------------|--------------------------------------------------|
+| `$${build:<hash>:<output>}` | the build's output, its store path filled in     |
+| `$${bind:<hash>:<output>}`  | the output the bind recorded when it was created |
+| `$${out}`                   | the output directory of the build being run      |
+| `$${self:<output>}`         | a bind's own recorded output (update/destroy/check) |
+| `$${action:<n>:stdout}`     | trimmed stdout of action n of the same phase     |
+| `$${action:<n>:path}`       | the file fetched by action n                     |
+| `$${env:NAME}`              | the environment variable NAME                    |
+
+`$$${` is a literal `$${`. Bind outputs are read from their state files, so
+a restore during rollback resolves outputs of binds that were not touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from syslua.manifest.model import Item, Manifest, freeze, thaw
+from syslua.manifest.primitives import strings
+from syslua.resources.base import ResourceError
+
+_TOKEN = re.compile(r"\$\$\$\{|\$\$\{([^}]*)\}")
+
+
+class Unresolved(ResourceError):
+    pass
+
+
+class Resolver:
+    def __init__(self, manifest: Manifest | None, store: Any, state_dir: Path) -> None:
+        self.store = store
+        self.binds_dir = state_dir / "binds"
+        self.builds: dict[str, Item] = {}
+        if manifest is not None:
+            self.add_manifest(manifest)
+
+    def add_manifest(self, manifest: Manifest) -> None:
+        for item in manifest.of_type("build"):
+            self.builds[item.get("hash")] = item
+
+    # -- lookups ---------------------------------------------------------------
+    def build_output(self, digest: str, name: str) -> str:
+        item = self.builds.get(digest)
+        if item is None:
+            raise Unresolved(f"no build {digest[:12]} in this configuration")
+        from syslua.manifest.primitives import tree_name
+
+        tree = self.store.tree_path(tree_name(item))
+        if not tree.is_dir():
+            raise Unresolved(f"build {item.key} has not been built yet")
+        outputs = thaw(item.get("outputs") or {})
+        if name not in outputs:
+            raise Unresolved(f"build {item.key} has no output `{name}`")
+        return self.resolve(str(outputs[name]), {"out": str(tree)})
+
+    def bind_outputs(self, digest: str) -> dict[str, Any]:
+        try:
+            return json.loads((self.binds_dir / f"{digest}.json").read_text())["outputs"]
+        except (OSError, ValueError, KeyError):
+            raise Unresolved(f"bind {digest[:12]} has no recorded outputs (it has not been created)") from None
+
+    # -- resolution ------------------------------------------------------------
+    def resolve(self, text: str, local: Mapping[str, str] | None = None) -> str:
+        if "$${" not in text:
+            return text
+        local = local or {}
+
+        def repl(m: re.Match[str]) -> str:
+            if m.group(0) == "$$${":
+                return "$${"
+            body = m.group(1)
+            if body in local:
+                return local[body]
+            kind, _, rest = body.partition(":")
+            if kind == "build":
+                digest, _, name = rest.partition(":")
+                return self.build_output(digest, name)
+            if kind == "bind":
+                digest, _, name = rest.partition(":")
+                outputs = self.bind_outputs(digest)
+                if name not in outputs:
+                    raise Unresolved(f"bind {digest[:12]} has no output `{name}`")
+                return str(outputs[name])
+            if kind == "env":
+                return os.environ.get(rest, "")
+            if body in ("out",) or kind in ("self", "action"):
+                raise Unresolved(f"$${{{body}}} can only be used inside sys.build/sys.bind actions")
+            raise Unresolved(f"unknown placeholder $${{{body}}}")
+
+        return _TOKEN.sub(repl, text)
+
+    def resolve_deep(self, value: Any, local: Mapping[str, str] | None = None) -> Any:
+        if isinstance(value, str):
+            return self.resolve(value, local)
+        if isinstance(value, Mapping):
+            return {k: self.resolve_deep(v, local) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.resolve_deep(v, local) for v in value]
+        return value
+
+    def resolve_item(self, item: Item) -> Item:
+        """The item with every placeholder in its properties resolved (builds and binds keep theirs)."""
+        if item.type in ("build", "bind"):
+            return item
+        props = thaw(item.props)
+        if not any("$${" in s for s in strings(props)):
+            return item
+        return Item(item.type, item.key, freeze(self.resolve_deep(props)), item.parent, item.noop,
+                    item.health_check_only)
+
