@@ -33,11 +33,11 @@ def expand_user(path: str) -> str:
 
 def abbreviate(path: str) -> str:
     """Show a path under the home as `~/...` for human output."""
-    h = home()
+    h = home().rstrip("/")
     if path == h:
         return "~"
-    if path.startswith(h.rstrip("/") + "/"):
-        return "~" + path[len(h.rstrip("/")) :]
+    if path.startswith(h) and path[len(h) : len(h) + 1] == "/":
+        return "~" + path[len(h) :]
     return path
 
 

@@ -218,8 +218,6 @@ def test_nested_apply_children(sysenv):
     assert assert_generations(dag) == [["exec#in-a", "exec#in-b"], [b], [a]]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an apply's depends_on only reaches its direct children; a "
-                                       "grandchild (inside a nested apply) can run before the dependency")
 def test_apply_dependencies_reach_grandchildren(sysenv):
     m, dag = build(
         sysenv,

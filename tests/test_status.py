@@ -246,8 +246,6 @@ def test_file_source_rows(sysenv):
     assert "source file not found" in d.reason and "files/motd" in d.reason
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a missing `source` is not reported when the target is absent: "
-                                       "plan says 'Would have created the file'")
 def test_file_missing_source_fails_even_when_target_is_absent(sysenv):
     m = manifest_of(sysenv, f'file {{ path = "{F}", source = "files/nope" }}\n')
     _, d = decide(sysenv, m, f"file#{sysenv.home}/target")

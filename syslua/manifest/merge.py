@@ -79,7 +79,7 @@ def _label(type_: str, key: str) -> str:
 
 
 def _check_value(prop: Prop, type_: str, name: str, value: Any, ctx: Context) -> Any:
-    if _nested_priority(value):
+    if not isinstance(value, str) and _nested_priority(value):
         raise Invalid(f"`{name}`: lib.mkForce/mkBefore/mkDefault/mkAfter/mkOrder must wrap a whole property value")
     try:
         return prop.check(value, ctx)
@@ -204,14 +204,23 @@ def merge_group(group: list[Decl]) -> Item:
     """Merge the declarations of one (type, key) into an Item."""
     d0 = group[0]
     type_, key = d0.type, d0.key
-    slots = sorted({s for d in group for s in d.props})
     props: dict[str, Any] = {}
-    for slot in slots:
-        value = _merge_property(group, slot, _mergeable(type_, key, slot))
-        if slot == "body":
-            props.update(value)
-        else:
-            props[slot] = value
+    if len(group) == 1:
+        # One declaration: nothing to compare, only its own lists to de-duplicate.
+        for slot, (_, value) in d0.props.items():
+            if isinstance(value, list) and _mergeable(type_, key, slot):
+                value = _merge_property(group, slot, True)
+            if slot == "body":
+                props.update(value)
+            else:
+                props[slot] = value
+    else:
+        for slot in sorted({s for d in group for s in d.props}):
+            value = _merge_property(group, slot, _mergeable(type_, key, slot))
+            if slot == "body":
+                props.update(value)
+            else:
+                props[slot] = value
     props = _finish(type_, key, props, min(d.source for d in group))
     return _make_item(type_, key, props, group)
 
@@ -255,10 +264,9 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
     sch = schema.SCHEMAS[type_]
     for name, value in sch.defaults.items():
         props.setdefault(name, value)
-    label = _label(type_, key)
 
     def fail(message: str) -> ConfigError:
-        return ConfigError(f"{label}: {message}", source)
+        return ConfigError(f"{_label(type_, key)}: {message}", source)
 
     if type_ == "file":
         ensure = props["ensure"]
@@ -266,7 +274,7 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
             missing = [p for p in ("owner", "group", "mode") if p not in props]
             if missing:
                 raise ConfigError(
-                    f"{label}: missing required property `{missing[0]}`",
+                    f"{_label(type_, key)}: missing required property `{missing[0]}`",
                     source,
                     hint="Files need owner, group and mode. Set them on the file, or once for "
                     "the rest of the file with\n  defaults { file = { owner = sys.user.name, "

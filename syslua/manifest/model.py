@@ -21,10 +21,12 @@ MANIFEST_VERSION = 1
 
 def freeze(value: Any) -> Any:
     """Deep-freeze JSON-like data: dicts become read-only mappings, lists tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({k: freeze(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
+    if isinstance(value, dict | MappingProxyType):
+        return MappingProxyType(
+            {k: v if isinstance(v, str | bool | int | float) or v is None else freeze(v) for k, v in value.items()}
+        )
+    if isinstance(value, list | tuple):
+        return tuple(v if isinstance(v, str) else freeze(v) for v in value)
     return value
 
 

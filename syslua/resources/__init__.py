@@ -1,35 +1,36 @@
-"""Resource types, known to the engine only through this registry."""
+"""Resource types, known to the engine only through this registry.
+
+Types are imported on first use, so a plan of dotfiles never loads the
+package, build or user code.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from syslua.resources.base import ResourceType
 
+_MODULES = {
+    "file": ("syslua.resources.file", "FileType"),
+    "exec": ("syslua.resources.exec", "ExecType"),
+    "apply": ("syslua.resources.apply", "ApplyType"),
+    "package": ("syslua.resources.package", "PackageType"),
+    "user": ("syslua.resources.user", "UserType"),
+    "build": ("syslua.resources.build", "BuildType"),
+    "bind": ("syslua.resources.bind", "BindType"),
+}
 _REGISTRY: dict[str, ResourceType] = {}
 
 
-def _load() -> None:
-    from syslua.resources.apply import ApplyType
-    from syslua.resources.bind import BindType
-    from syslua.resources.build import BuildType
-    from syslua.resources.exec import ExecType
-    from syslua.resources.file import FileType
-    from syslua.resources.package import PackageType
-    from syslua.resources.user import UserType
-
-    for t in (FileType(), ExecType(), ApplyType(), PackageType(), UserType(), BuildType(), BindType()):
-        _REGISTRY[t.name] = t
-
-
 def get(type_: str) -> ResourceType:
-    if not _REGISTRY:
-        _load()
-    return _REGISTRY[type_]
+    rtype = _REGISTRY.get(type_)
+    if rtype is None:
+        module, cls = _MODULES[type_]
+        rtype = _REGISTRY[type_] = getattr(importlib.import_module(module), cls)()
+    return rtype
 
 
 def has(type_: str) -> bool:
-    if not _REGISTRY:
-        _load()
-    return type_ in _REGISTRY
+    return type_ in _MODULES

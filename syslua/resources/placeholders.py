@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest, freeze, thaw
-from syslua.manifest.primitives import strings
 from syslua.resources.base import ResourceError
 
 _TOKEN = re.compile(r"\$\$\$\{|\$\$\{([^}]*)\}")
@@ -108,11 +107,19 @@ class Resolver:
 
     def resolve_item(self, item: Item) -> Item:
         """The item with every placeholder in its properties resolved (builds and binds keep theirs)."""
-        if item.type in ("build", "bind"):
+        if item.type in ("build", "bind") or not _has_placeholder(item.props):
             return item
         props = thaw(item.props)
-        if not any("$${" in s for s in strings(props)):
-            return item
         return Item(item.type, item.key, freeze(self.resolve_deep(props)), item.parent, item.noop,
                     item.health_check_only)
 
+
+
+def _has_placeholder(value: Any) -> bool:
+    if isinstance(value, str):
+        return "$${" in value
+    if isinstance(value, Mapping):
+        return any(_has_placeholder(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_placeholder(v) for v in value)
+    return False

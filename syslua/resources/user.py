@@ -33,25 +33,54 @@ class Account:
         return dict(self.__dict__, groups=list(self.groups))
 
 
-def read_account(name: str) -> Account:
+def _prefix() -> str | None:
+    """SYSLUA_ACCOUNTS_PREFIX: manage the account files under this directory
+    (its etc/passwd, etc/group...) instead of /etc: for containers, images and tests."""
+    return os.environ.get("SYSLUA_ACCOUNTS_PREFIX") or None
+
+
+def _entries(name: str) -> list[list[str]]:
+    prefix = _prefix()
+    assert prefix is not None
     try:
-        pw = pwd.getpwnam(name)
-    except KeyError:
-        return Account(False)
-    groups = tuple(sorted(g.gr_name for g in grp.getgrall() if name in g.gr_mem))
-    return Account(True, pw.pw_uid, pw.pw_gid, pw.pw_dir, pw.pw_shell, pw.pw_gecos, groups)
+        with open(os.path.join(prefix, "etc", name), encoding="utf-8") as f:
+            return [line.rstrip("\n").split(":") for line in f if line.strip() and not line.startswith("#")]
+    except FileNotFoundError:
+        return []
+
+
+def _groups() -> list[tuple[str, int, list[str]]]:
+    if _prefix():
+        return [(e[0], int(e[2]), [m for m in e[3].split(",") if m]) for e in _entries("group") if len(e) >= 4]
+    return [(g.gr_name, g.gr_gid, list(g.gr_mem)) for g in grp.getgrall()]
+
+
+def read_account(name: str) -> Account:
+    if _prefix():
+        found = next((e for e in _entries("passwd") if e[0] == name and len(e) >= 7), None)
+        if found is None:
+            return Account(False)
+        uid, gid, gecos, home, shell = int(found[2]), int(found[3]), found[4], found[5], found[6]
+    else:
+        try:
+            pw = pwd.getpwnam(name)
+        except KeyError:
+            return Account(False)
+        uid, gid, gecos, home, shell = pw.pw_uid, pw.pw_gid, pw.pw_gecos, pw.pw_dir, pw.pw_shell
+    groups = tuple(sorted(g for g, _, members in _groups() if name in members))
+    return Account(True, uid, gid, home, shell, gecos, groups)
 
 
 def _gid(value: str) -> int | None:
     if value.isdigit():
         return int(value)
-    try:
-        return grp.getgrnam(value).gr_gid
-    except KeyError:
-        return None
+    return next((gid for g, gid, _ in _groups() if g == value), None)
 
 
 def _run(argv: list[str]) -> None:
+    prefix = _prefix()
+    if prefix:
+        argv = [argv[0], "--prefix", prefix, *argv[1:]]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     except FileNotFoundError:

@@ -48,14 +48,13 @@ def load_manifest(term: Terminal, config: Path | None, *, facts: list[str], impu
 def state(paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False) -> Iterator[StateLock | None]:
     """Open the state dir: take the lock when writing, and first roll back an
     interrupted apply (which needs the lock even for read-only commands)."""
-    from syslua.execute.apply import recover
     from syslua.state import journal
 
     lock = StateLock(paths.lock)
     if exclusive:
         lock.acquire(wait=wait)
         try:
-            _recover(paths, term, recover)
+            _recover(paths, term)
             yield lock
         finally:
             lock.release()
@@ -67,14 +66,19 @@ def state(paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False) 
             yield None  # an apply is running now: its journal is not interrupted
             return
         try:
-            _recover(paths, term, recover)
+            _recover(paths, term)
         finally:
             lock.release()
     yield None
 
 
-def _recover(paths: Paths, term: Terminal, recover) -> None:  # type: ignore[no-untyped-def]
+def _recover(paths: Paths, term: Terminal) -> None:
+    from syslua.state import journal
+
+    if not journal.exists(paths.journal):
+        return
     from syslua.cli.report import PlainReporter
+    from syslua.execute.apply import recover
 
     note = recover(paths, PlainReporter(term))
     if note:

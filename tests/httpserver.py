@@ -1,0 +1,171 @@
+"""A real HTTP server on 127.0.0.1 for package tests, plus archive builders.
+
+`LocalServer(root)` serves the files of `root` on 127.0.0.1 (port 0) from a
+thread and counts requests per path. `/404/...` always answers 404 and
+`/stall/...` sends headers and a few bytes, then sleeps longer than the
+client timeout tests set (SYSLUA_FETCH_TIMEOUT=1). Nothing here ever talks
+to anything but the loopback interface.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import io
+import os
+import tarfile
+import threading
+import time
+import zipfile
+from collections import Counter
+from functools import partial
+from pathlib import Path
+
+STALL_SECONDS = 4.0
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - silence
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        with self.server.count_lock:
+            self.server.requests[self.path] += 1
+        if self.path.startswith("/404/"):
+            self.send_error(404, "Not Found")
+            return
+        if self.path.startswith("/stall/"):
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            try:
+                self.wfile.write(b"x" * 10)
+                self.wfile.flush()
+                self.server.stall_event.wait(STALL_SECONDS)
+            except OSError:
+                pass
+            return
+        super().do_GET()
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.requests: Counter[str] = Counter()
+        self.count_lock = threading.Lock()
+        self.stall_event = threading.Event()
+
+
+class LocalServer:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://127.0.0.1:{port}"
+
+    def url(self, name: str) -> str:
+        return f"{self.base}/{name}"
+
+    def put(self, name: str, data: bytes) -> tuple[str, str]:
+        """Serve `data` at /name; returns (url, sha256)."""
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return self.url(name), sha256(data)
+
+    def count(self, name: str | None = None) -> int:
+        with self.httpd.count_lock:
+            if name is None:
+                return sum(self.httpd.requests.values())
+            return self.httpd.requests["/" + name]
+
+    def close(self) -> None:
+        self.httpd.stall_event.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def script(text: str) -> bytes:
+    return f"#!/bin/sh\n{text}\n".encode()
+
+
+def tool(word: str) -> bytes:
+    """A tiny shell tool printing `word` and its arguments."""
+    return script(f'echo "{word} $*"')
+
+
+def _tarinfo(name: str, data: bytes, mode: int = 0o755) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    info.mtime = int(time.time())
+    return info
+
+
+def make_tar(files: dict[str, bytes], compression: str = "gz", *, symlinks: dict[str, str] | None = None,
+             hardlinks: dict[str, str] | None = None, dirs: list[str] | None = None,
+             fifos: list[str] | None = None, chardevs: list[str] | None = None) -> bytes:
+    """A tar archive (compression gz, xz, bz2 or '' for none) with the given members, in order."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=f"w:{compression}" if compression else "w") as tar:
+        for d in dirs or ():
+            info = tarfile.TarInfo(d)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o755
+            tar.addfile(info)
+        for name, data in files.items():
+            tar.addfile(_tarinfo(name, data), io.BytesIO(data))
+        for name, target in (symlinks or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.SYMTYPE
+            info.linkname = target
+            info.mode = 0o777
+            tar.addfile(info)
+        for name, target in (hardlinks or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.LNKTYPE
+            info.linkname = target
+            tar.addfile(info)
+        for name in fifos or ():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.FIFOTYPE
+            tar.addfile(info)
+        for name in chardevs or ():
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.CHRTYPE
+            info.devmajor, info.devminor = 1, 3
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def make_zip(files: dict[str, bytes], *, symlinks: dict[str, str] | None = None) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100755 << 16)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+        for name, target in (symlinks or {}).items():
+            info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+            info.external_attr = (0o120777 << 16)
+            zf.writestr(info, target)
+    return buf.getvalue()
+
+
+def file_url(path: Path) -> str:
+    return "file://" + os.path.abspath(path)
