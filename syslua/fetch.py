@@ -103,7 +103,7 @@ def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> 
                 raise FetchError(f"download of {url} ended early: {done} of {size} bytes")
     except urllib.error.HTTPError as e:
         raise FetchError(f"HTTP {e.code} {e.reason} fetching {url}") from None
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         raise FetchError(f"timed out after {timeout:g}s fetching {url} (the server stopped sending)") from None
     except urllib.error.URLError as e:
         reason = e.reason

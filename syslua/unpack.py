@@ -17,6 +17,7 @@ import stat
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Literal
 
 from syslua.resources.base import ResourceError
 
@@ -76,7 +77,7 @@ def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: 
         elif fmt == "zip":
             _unzip(archive, dest, strip)
         else:
-            _untar(archive, dest, strip, {"tar.gz": "r:gz", "tar.xz": "r:xz", "tar.bz2": "r:bz2"}[fmt])
+            _untar(archive, dest, strip, fmt)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError) as e:
         raise UnpackError(f"the archive is truncated or corrupt: {e}") from None
     except (OSError, ValueError) as e:
@@ -85,7 +86,8 @@ def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: 
         raise UnpackError(f"cannot unpack the archive: {e}") from None
 
 
-def _untar(archive: Path, dest: Path, strip: int, mode: str) -> None:
+def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
+    mode: Literal["r:gz", "r:xz", "r:bz2"] = "r:gz" if fmt == "tar.gz" else "r:xz" if fmt == "tar.xz" else "r:bz2"
     with tarfile.open(archive, mode) as tar:
         members = tar.getmembers()  # reads the whole archive: truncation shows up here
         plan = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -27,10 +27,10 @@ app = typer.Typer(
 snapshot_app = typer.Typer(help="Show, tag and delete snapshots.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(snapshot_app, name="snapshot")
 
-ConfigArg = Annotated[Optional[Path], typer.Argument(help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).", show_default=False)]
+ConfigArg = Annotated[Path | None, typer.Argument(help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout; logs go to stderr.")]
-JobsOpt = Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Parallel workers (default: enough for I/O-bound work, at least 4).")]
-FactOpt = Annotated[Optional[list[str]], typer.Option("--fact", help="Extra fact k=v (repeatable; dotted keys nest).")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Parallel workers (default: enough for I/O-bound work, at least 4).")]
+FactOpt = Annotated[list[str] | None, typer.Option("--fact", help="Extra fact k=v (repeatable; dotted keys nest).")]
 VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Show command output and more detail.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only show errors.")]
 NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Disable colour (NO_COLOR is respected too).")]
@@ -78,7 +78,7 @@ def apply(
     fact: FactOpt = None,
     impure: ImpureOpt = False,
     max_depth: DepthOpt = 10,
-    message: Annotated[Optional[str], typer.Option("--message", "-m", help="Message recorded with the snapshot.")] = None,
+    message: Annotated[str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")] = None,
     wait: WaitOpt = False,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
@@ -94,7 +94,7 @@ def apply(
 
 @app.command()
 def rollback(
-    snapshot_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="Snapshot to return to (default: the previous one).")] = None,
+    snapshot_id: Annotated[str | None, typer.Argument(metavar="ID", help="Snapshot to return to (default: the previous one).")] = None,
     noop: NoopOpt = False,
     json_: JsonOpt = False,
     jobs: JobsOpt = None,
@@ -135,8 +135,8 @@ def status(
 
 @app.command()
 def diff(
-    a: Annotated[Optional[str], typer.Argument(metavar="A", help="Snapshot id (default: the previous snapshot).")] = None,
-    b: Annotated[Optional[str], typer.Argument(metavar="B", help="Snapshot id (default: the current snapshot).")] = None,
+    a: Annotated[str | None, typer.Argument(metavar="A", help="Snapshot id (default: the previous snapshot).")] = None,
+    b: Annotated[str | None, typer.Argument(metavar="B", help="Snapshot id (default: the current snapshot).")] = None,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
@@ -148,7 +148,7 @@ def diff(
 
 @snapshot_app.command("show")
 def snapshot_show(
-    snapshot_id: Annotated[Optional[str], typer.Argument(metavar="ID", help="Snapshot id (default: current).")] = None,
+    snapshot_id: Annotated[str | None, typer.Argument(metavar="ID", help="Snapshot id (default: current).")] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Show one snapshot."""
@@ -193,7 +193,7 @@ def gc(
 
 @app.command()
 def init(
-    directory: Annotated[Optional[Path], typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua).")] = None,
+    directory: Annotated[Path | None, typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua).")] = None,
 ) -> None:
     """Write a starter sys.lua and .luarc.json for lua-language-server."""
     from syslua.cli.commands import init as cmd
@@ -203,7 +203,7 @@ def init(
 
 @app.command()
 def env(
-    shell: Annotated[Optional[str], typer.Option("--shell", help="bash, zsh or fish (default: from $SHELL).")] = None,
+    shell: Annotated[str | None, typer.Option("--shell", help="bash, zsh or fish (default: from $SHELL).")] = None,
 ) -> None:
     """Print the line to add to your shell's rc file."""
     from syslua.cli.commands import env as cmd

@@ -28,15 +28,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from syslua.execute import scheduler
-from syslua.execute.item import CHANGED, FAILED, NOOP, ItemResult, run_item
+from syslua.execute.item import FAILED, ItemResult, run_item
 from syslua.execute.remove import remove_item
-from syslua.resources.placeholders import Resolver
 from syslua.execute.undo import UndoReport, undo_records
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
 from syslua.plan.planner import Plan, make_plan
 from syslua.resources.base import Context
+from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
 from syslua.state import journal as journal_mod
 from syslua.state import profile

@@ -16,12 +16,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from syslua.execute.health import CheckResult, run_checks
 from syslua.manifest.model import Item
 from syslua.resources import get as get_type
-from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, UPDATE, Context, Decision, ResourceError
+from syslua.resources.base import (
+    CREATE,
+    FAIL,
+    REMOVE,
+    RUN,
+    UPDATE,
+    Context,
+    Decision,
+    ResourceError,
+)
 from syslua.resources.process import ProcessResult
 
 CHANGED, UNCHANGED, FAILED, SKIPPED, NOOP = "changed", "unchanged", "failed", "skipped", "noop"
@@ -70,7 +79,7 @@ class ItemResult:
         return event
 
 
-class Journaling:
+class Journaling(Protocol):
     """What the item runner needs from the journal (absent in noop runs)."""
 
     def before_change(self, item: str, path: str) -> None: ...

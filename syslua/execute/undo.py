@@ -12,8 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError

@@ -130,7 +130,7 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
 def _validate_defaults(raw: RawDeclaration, ctx: Context) -> None:
     target = raw.props.get("type")
     sch = schema.SCHEMAS.get(target) if isinstance(target, str) else None
-    if sch is None or target in ("defaults", "env"):
+    if sch is None or not isinstance(target, str) or target in ("defaults", "env"):
         names = [t for t in schema.SCHEMAS if t not in ("defaults", "env")]
         raise Invalid(f"defaults for unknown type `{target}`{schema._suggest(str(target), names)}")
     for name, value in raw.props.get("props", {}).items():

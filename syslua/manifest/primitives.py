@@ -108,7 +108,7 @@ def finalize(manifest: Manifest) -> Manifest:
 
 def references(item: Item) -> set[str]:
     """Hashes of the builds and binds an item's properties use."""
-    out = set()
+    out: set[str] = set()
     for s in strings(thaw(item.props)):
         if "$${" in s:
             out.update(m.group(2) for m in PLACEHOLDER.finditer(s))

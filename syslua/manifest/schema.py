@@ -308,7 +308,7 @@ def health_checks(v: Any, ctx: Context) -> list[dict[str, Any]]:
     items = [v] if isinstance(v, dict) else v
     if not isinstance(items, list):
         raise Invalid(f"health_checks must be a list of {{ command = ... }} tables, got {_kind(v)}")
-    out = []
+    out: list[dict[str, Any]] = []
     for i, c in enumerate(items, 1):
         if isinstance(c, str):
             c = {"command": c}
@@ -373,7 +373,7 @@ def returns(v: Any, ctx: Context) -> list[int]:
 
 def path_like_value(v: Any, ctx: Context) -> list[str]:
     parts = list_of(string)(v, ctx)
-    out = []
+    out: list[str] = []
     for p in parts:
         out.extend(expand_user(x) for x in p.split(":") if x)
     return out

@@ -70,7 +70,7 @@ def _as_text(value: Any) -> str:
         return "true" if value else "false"
     if value is None:
         return ""
-    if isinstance(value, (dict, list, tuple)) or isinstance(value, Mapping):
+    if isinstance(value, (dict, list, tuple, Mapping)):
         return json.dumps(value, sort_keys=True)
     return str(value)
 

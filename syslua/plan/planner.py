@@ -19,8 +19,8 @@ from syslua.manifest.model import Item, Manifest
 from syslua.paths import abbreviate
 from syslua.plan.dag import Dag
 from syslua.resources import get as get_type
-from syslua.resources.placeholders import Unresolved
 from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, SKIP, UPDATE, Context, Decision
+from syslua.resources.placeholders import Unresolved
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,7 +137,7 @@ class FileType:
             return Decision(REMOVE, reason, REMOVED)
         if ensure == "directory":
             if state.ensure in (posix.PRESENT, posix.OTHER) and not item.get("force"):
-                return Decision(FAIL, f"a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)")
+                return Decision(FAIL, "a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)")
             if state.ensure == posix.DIRECTORY:
                 return Decision(UPDATE, reason, "Would have updated directory")
             return Decision(CREATE, "" if state.ensure == posix.ABSENT else reason, CREATED_DIR)

@@ -67,7 +67,7 @@ class PackageType:
     def status(self, item: Item, ctx: Context) -> dict[str, Any]:
         tree = ctx.store.tree_path(tree_name(item)) if ctx.store is not None else None
         present = tree is not None and tree.is_dir()
-        linked = present and ctx.paths is not None and all(
+        linked = present and tree is not None and ctx.paths is not None and all(
             os.path.realpath(ctx.paths.profile / "bin" / name) == os.path.realpath(target)
             for name, target in profile.links_of(tree, bins(item)).items()
         )

@@ -114,7 +114,7 @@ class Runner:
             raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
         except OSError as e:
             raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
-        tails = {"stdout": deque(maxlen=TAIL_LINES), "stderr": deque(maxlen=TAIL_LINES)}
+        tails: dict[str, deque[str]] = {"stdout": deque(maxlen=TAIL_LINES), "stderr": deque(maxlen=TAIL_LINES)}
         readers = [
             threading.Thread(target=_pump, args=(getattr(proc, name), name, tails[name], on_line), daemon=True)
             for name in ("stdout", "stderr")

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from syslua.manifest.model import Item
-from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, UPDATE, Context, Decision, ResourceError
+from syslua.resources.base import (
+    CREATE,
+    FAIL,
+    NONE,
+    REMOVE,
+    UPDATE,
+    Context,
+    Decision,
+    ResourceError,
+)
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,7 @@ class Snapshots:
                 continue
         snaps.sort()
         order = [i for _, i in snaps]
-        index = {"current": order[-1] if order else None, "order": order, "tags": {}}
+        index: dict[str, Any] = {"current": order[-1] if order else None, "order": order, "tags": {}}
         self._write_index(index)
         return index
 

@@ -105,7 +105,7 @@ class Store:
         if target.exists():
             shutil.rmtree(staging, ignore_errors=True)
             return target
-        for root, dirs, files in os.walk(staging):
+        for root, _dirs, files in os.walk(staging):
             for f in files:
                 p = os.path.join(root, f)
                 if not os.path.islink(p):

@@ -8,10 +8,10 @@ from syslua.cli.commands.common import load_manifest, state
 from syslua.cli.output import Terminal
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
-from syslua.state.snapshots import current_manifest
 from syslua.resources.base import Context
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
+from syslua.state.snapshots import current_manifest
 from syslua.state.store import Store
 
 PENDING = 4
