@@ -83,8 +83,10 @@ def tree(path: Path) -> dict[str, tuple[str, int, bytes | str | None]]:
             out[rel] = ("link", stat.S_IMODE(st.st_mode), os.readlink(p))
         elif stat.S_ISDIR(st.st_mode):
             out[rel] = ("dir", stat.S_IMODE(st.st_mode), None)
-        else:
+        elif stat.S_ISREG(st.st_mode):
             out[rel] = ("file", stat.S_IMODE(st.st_mode), p.read_bytes())
+        else:  # fifo, socket, device: never read them
+            out[rel] = ("special", stat.S_IMODE(st.st_mode), None)
     return out
 
 

@@ -9,8 +9,8 @@ limit on real nesting, `allow_apply` and cycles.
 from __future__ import annotations
 
 import pytest
-
 from conftest import HEADER, tree
+
 from syslua.errors import ConfigError
 from syslua.manifest.resolve import DEFAULT_MAX_DEPTH, Options, resolve
 

@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import HEADER, tree
 
 # ---------------------------------------------------------------------------
@@ -539,3 +538,18 @@ def test_plain_output_never_wraps_or_truncates_long_paths(sysenv):
     assert len(line) > 250 and line.endswith("Would have created the file")
     assert f"[Wave 2] ~/{deep}/file.txt" in r.stdout
 
+
+
+def test_file_inside_a_directory_declared_absent_is_rejected(sysenv):
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/d", ensure = "absent" }\n'
+                                     'file { path = "~/d/f", content = "x" }\n')
+    (sysenv.home / "d").mkdir()
+    before = tree(sysenv.home), tree(sysenv.root)
+    r = sysenv.run("plan")
+    assert "Traceback" not in r.stderr
+    assert (tree(sysenv.home), tree(sysenv.root)) == before
+    # either a configuration error naming the inner file, or the inner file marked as impossible
+    if r.returncode == 2:
+        assert "/d/f" in r.stderr
+    else:
+        assert "  ! file ~/d/f:" in r.stdout, r.stdout

@@ -11,8 +11,8 @@ import itertools
 import re
 
 import pytest
-
 from conftest import HEADER
+
 from syslua.manifest.resolve import Options, resolve
 from syslua.plan.dag import CycleError, Dag
 

@@ -14,8 +14,8 @@ import stat
 from pathlib import Path
 
 import pytest
-
 from conftest import HEADER, tree
+
 from syslua.manifest.resolve import Options, resolve
 from syslua.plan.planner import make_plan
 from syslua.resources import get

@@ -242,6 +242,7 @@ def merge(decls: Iterable[Decl], *, inputs: Iterable[str] = (), config: str | No
     )
     _check_references(manifest)
     _check_bins(manifest)
+    _check_nesting(manifest)
     return manifest
 
 
@@ -327,3 +328,26 @@ def _check_bins(manifest: Manifest) -> None:
                     hint="Remove `" + name + "` from the bin list of one of them.",
                 )
             owners[name] = pkg
+
+
+def _check_nesting(manifest: Manifest) -> None:
+    """A file cannot live inside a path that is declared absent or as a regular file."""
+    import posixpath
+
+    for item in manifest.of_type("file"):
+        if item.get("ensure") == "absent":
+            continue
+        parent = posixpath.dirname(item.key)
+        while parent not in ("/", ""):
+            owner = manifest.get(f"file#{parent}")
+            if owner is not None:
+                ensure = owner.get("ensure")
+                if ensure != "directory":
+                    what = "declared absent" if ensure == "absent" else "declared as a regular file"
+                    raise ConfigError(
+                        f"{_label(item.type, item.key)}: it is inside {_label(owner.type, owner.key)}, which is {what} "
+                        f"(at {manifest.source_of(owner.id)})",
+                        manifest.sources[item.id][0],
+                    )
+                break
+            parent = posixpath.dirname(parent)
