@@ -1,9 +1,10 @@
 """A real HTTP server on 127.0.0.1 for package tests, plus archive builders.
 
 `LocalServer(root)` serves the files of `root` on 127.0.0.1 (port 0) from a
-thread and counts requests per path. `/404/...` always answers 404 and
-`/stall/...` sends headers and a few bytes, then sleeps longer than the
-client timeout tests set (SYSLUA_FETCH_TIMEOUT=1). Nothing here ever talks
+thread and counts requests per path. `/404/...` always answers 404,
+`/short/...` promises 100000 bytes, sends 10 and closes, and `/stall/...`
+sends headers and a few bytes, then sleeps longer than the client timeout
+tests set (SYSLUA_FETCH_TIMEOUT=1). Nothing here ever talks
 to anything but the loopback interface.
 """
 
@@ -36,6 +37,15 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if self.path.startswith("/404/"):
             self.send_error(404, "Not Found")
             return
+        if self.path.startswith("/short/"):
+            # promises more than it sends, then closes the connection
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            self.wfile.write(b"x" * 10)
+            self.wfile.flush()
+            self.close_connection = True
+            return
         if self.path.startswith("/stall/"):
             self.send_response(200)
             self.send_header("Content-Length", "100000")
@@ -65,7 +75,7 @@ class LocalServer:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     @property

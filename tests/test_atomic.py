@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
 import pytest
-
 from conftest import HEADER, tree
 
 UNCHANGED = "Apply failed. System unchanged."
@@ -46,17 +46,20 @@ def history(sysenv) -> list[dict]:  # type: ignore[no-untyped-def]
     return json.loads(p.stdout)
 
 
-def current(sysenv) -> str | None:  # type: ignore[no-untyped-def]
-    ids = [h["id"] for h in history(sysenv) if h["current"]]
-    assert len(ids) <= 1, ids
-    return ids[0] if ids else None
+def assert_snapshots(sysenv, ids: list[str], current_id: str | None) -> None:  # type: ignore[no-untyped-def]
+    """`sys history --json` lists exactly `ids` (oldest first) with `current_id` marked current."""
+    h = history(sysenv)
+    assert [x["id"] for x in reversed(h)] == ids, h
+    assert [x["id"] for x in h if x["current"]] == ([current_id] if current_id else []), h
 
 
 def apply_ok(sysenv, body: str, name: str = "sys.lua"):  # type: ignore[no-untyped-def]
     sysenv.write(name, HEADER + body)
     p = sysenv.run("apply", name)
     assert p.returncode == 0, out(p)
-    return p
+    m = re.search(r"Apply complete: snapshot (\S+)\.", p.stdout)
+    assert m, out(p)
+    return m.group(1)
 
 
 def apply_fails(sysenv, body: str, before: dict, *needles: str, name: str = "sys.lua"):  # type: ignore[no-untyped-def]
@@ -115,9 +118,7 @@ exec {{ name = "boom", command = "false", {dep}}}
 def test_failure_in_a_wave_rolls_everything_back(sysenv, fail_wave: int) -> None:
     put(sysenv.home / ".bashrc", "# my own bashrc\nalias ll='ls -l'\n", 0o600)
     put(sysenv.home / ".profile", "untouched\n", 0o640)
-    apply_ok(sysenv, V1)
-    s1 = current(sysenv)
-    assert s1 is not None
+    s1 = apply_ok(sysenv, V1)
     before = tree(sysenv.home)
 
     body = waves_config(sysenv.home, fail_wave)
@@ -133,10 +134,11 @@ def test_failure_in_a_wave_rolls_everything_back(sysenv, fail_wave: int) -> None
     assert (sysenv.home / "keep.txt").read_text() == "keep v1\n"
     assert (sysenv.home / ".bashrc").read_text().startswith("# my own bashrc")
     assert not (sysenv.home / "newdir").exists() and not (sysenv.home / "marker").exists()
+    if fail_wave > 1:  # wave 1 completed before the failure, and was undone
+        assert "Restored ~/w1.txt" in out(p) and "Restored ~/.bashrc" in out(p), out(p)
     if fail_wave == 4:
         assert "Undid exec#mark" in out(p), out(p)  # it ran, so its undo ran
-    assert current(sysenv) == s1
-    assert len(history(sysenv)) == 1
+    assert_snapshots(sysenv, [s1], s1)
 
 
 def test_no_new_item_starts_after_a_failure(sysenv) -> None:
@@ -144,12 +146,11 @@ def test_no_new_item_starts_after_a_failure(sysenv) -> None:
     log = sysenv.work / "ran.log"
     p = apply_fails(sysenv, f"""
 local a = exec {{ name = "boom", command = "false" }}
-local b = exec {{ name = "after", command = "echo after >> {log}", undo = "true", depends_on = {{ a }} }}
-local c = exec {{ name = "later", command = "echo later >> {log}", undo = "true", depends_on = {{ b }} }}
-""", before, "exec boom")
+local b = exec {{ name = "after", command = "touch {log}", undo = "true", depends_on = {{ a }} }}
+local c = exec {{ name = "later", command = "touch {log}", undo = "true", depends_on = {{ b }} }}
+""", before, "exec boom", BOOM_REASON)
     assert not log.exists()
-    assert current(sysenv) is None
-    assert history(sysenv) == []
+    assert_snapshots(sysenv, [], None)
     assert "skipped because exec#boom failed" in out(p)
 
 
@@ -157,9 +158,9 @@ def test_in_flight_items_finish_and_are_undone(sysenv) -> None:
     """An item running when another fails finishes, then it is undone too."""
     before = tree(sysenv.home)
     p = apply_fails(sysenv, f"""
-exec {{ name = "slow", command = "sleep 0.5; echo done > {sysenv.home}/slow.txt", undo = "rm -f {sysenv.home}/slow.txt" }}
+exec {{ name = "slow", provider = "shell", command = "sleep 0.5; echo done > {sysenv.home}/slow.txt", undo = "rm -f {sysenv.home}/slow.txt" }}
 exec {{ name = "boom", command = "false" }}
-""", before, "exec boom")
+""", before, "exec boom", BOOM_REASON)
     assert "Undid exec#slow" in out(p), out(p)
 
 
@@ -167,7 +168,7 @@ def test_failure_reason_names_item_and_stderr(sysenv) -> None:
     before = tree(sysenv.home)
     apply_fails(sysenv, """
 file { path = "~/a.txt", content = "a\\n" }
-exec { name = "fetch-config", command = "echo 'no route to host' >&2; exit 7" }
+exec { name = "fetch-config", provider = "shell", command = "echo 'no route to host' >&2; exit 7" }
 """, before, "exec fetch-config failed", "exit code 7", "no route to host")
 
 
@@ -178,18 +179,18 @@ def test_failure_from_a_file_item_is_rolled_back(sysenv) -> None:
     apply_fails(sysenv, """
 local a = file { path = "~/a.txt", content = "a\\n" }
 file { path = "~/blocker/child.txt", content = "x\\n", depends_on = { a } }
-""", before, "file ~/blocker/child.txt")
+""", before, "file ~/blocker/child.txt failed", "parent directory")
 
 
 def test_undo_failure_clears_current_and_next_apply_heals(sysenv) -> None:
-    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
-    s1 = current(sysenv)
+    s1 = apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
     assert s1
-    broken = f"""
-local a = file {{ path = "~/a.txt", content = "v2\\n" }}
-local n = file {{ path = "~/new.txt", content = "new\\n" }}
-local bad = exec {{ name = "badundo", command = "true", undo = "echo cannot undo >&2; false", depends_on = {{ a, n }} }}
-exec {{ name = "boom", command = "false", depends_on = {{ bad }} }}
+    broken = """
+local a = file { path = "~/a.txt", content = "v2\\n" }
+local n = file { path = "~/new.txt", content = "new\\n" }
+local bad = exec { name = "badundo", command = "true", undo = "echo cannot undo >&2; false",
+                       provider = "shell", depends_on = { a, n } }
+exec { name = "boom", command = "false", depends_on = { bad } }
 """
     sysenv.write("sys.lua", HEADER + broken)
     p = sysenv.run("apply")
@@ -202,27 +203,26 @@ exec {{ name = "boom", command = "false", depends_on = {{ bad }} }}
     assert "exec boom failed" in text
     # what could be restored was restored: no user content lost
     assert (sysenv.home / "a.txt").read_text() == "v1\n"
-    assert current(sysenv) is None
-    assert [h["id"] for h in history(sysenv)] == [s1]
+    assert_snapshots(sysenv, [s1], None)
     kept = sysenv.root / "state" / "failed-journals"
     assert kept.is_dir() and any(kept.iterdir())
     # the next apply converges everything (self-healing)
-    apply_ok(sysenv, """
+    s2 = apply_ok(sysenv, """
 local a = file { path = "~/a.txt", content = "v2\\n" }
 file { path = "~/new.txt", content = "new\\n" }
 exec { name = "badundo", command = "true", undo = "false", depends_on = { a } }
 """)
     assert (sysenv.home / "a.txt").read_text() == "v2\n"
     assert (sysenv.home / "new.txt").read_text() == "new\n"
-    assert current(sysenv) not in (None, s1)
+    assert_snapshots(sysenv, [s1, s2], s2)
 
 
 def test_exec_without_undo_is_reported_not_undone(sysenv) -> None:
     before = tree(sysenv.home)
     p = apply_fails(sysenv, f"""
-local n = exec {{ name = "notify", command = "echo hi > {sysenv.work}/notified" }}
+local n = exec {{ name = "notify", command = "touch {sysenv.work}/notified" }}
 exec {{ name = "boom", command = "false", depends_on = {{ n }} }}
-""", before, "exec boom")
+""", before, "exec boom", BOOM_REASON)
     assert "exec#notify: not undone" in out(p), out(p)
     assert (sysenv.work / "notified").exists()  # outside home: it really ran, and cannot be undone
 
@@ -238,23 +238,22 @@ exec { name = "withundo", command = "true", undo = "true" }
     assert "irreversible" in lines["+ exec noundo"], p.stdout
     assert "irreversible" not in lines["+ exec withundo"], p.stdout
     pj = sysenv.run("plan", "--json")
-    entries = {e["id"]: e for e in json.loads(pj.stdout)["plan"]["entries"]}
+    entries = {e["id"]: e for e in json.loads(pj.stdout)["plan"]["items"]}
     assert entries["exec#noundo"].get("irreversible") is True
     assert not entries["exec#withundo"].get("irreversible")
 
 
 def test_removed_directory_and_files_come_back(sysenv) -> None:
     """Declarative removal done first in the apply is undone when a later item fails."""
-    apply_ok(sysenv, """
+    s1 = apply_ok(sysenv, """
 local d = file { path = "~/.config/tool", ensure = "directory", mode = "0700" }
 file { path = "~/.config/tool/conf", content = "k = v\\n", mode = "0600" }
-file { path = "~/notes.txt", content = "notes\n", mode = "0640" }
+file { path = "~/notes.txt", content = "notes\\n", mode = "0640" }
 """)
-    s1 = current(sysenv)
     before = tree(sysenv.home)
     assert before[".config/tool"] == ("dir", 0o700, None)
-    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom")
-    assert current(sysenv) == s1
+    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON)
+    assert_snapshots(sysenv, [s1], s1)
 
 
 def test_overwritten_mode_only_change_is_restored(sysenv) -> None:
@@ -263,7 +262,7 @@ def test_overwritten_mode_only_change_is_restored(sysenv) -> None:
     apply_fails(sysenv, """
 local s = file { path = "~/script.sh", content = "#!/bin/sh\\necho hi\\n", mode = "0644" }
 exec { name = "boom", command = "false", depends_on = { s } }
-""", before, "exec boom")
+""", before, "exec boom", BOOM_REASON)
     assert before["script.sh"][1] == 0o700
 
 
@@ -301,46 +300,43 @@ def bind_state_files(sysenv) -> list[str]:  # type: ignore[no-untyped-def]
 
 def test_apply_restores_destroyed_binds_on_execution_failure(sysenv) -> None:
     h = sysenv.home
-    apply_ok(sysenv, bind_file("a", h / "bind-a", "from a"))
-    s1 = current(sysenv)
+    s1 = apply_ok(sysenv, bind_file("a", h / "bind-a", "from a"))
     states = bind_state_files(sysenv)
     assert len(states) == 1 and (h / "bind-a").read_text() == "from a\n"
     before = tree(h)
-    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom")
+    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON)
     assert (h / "bind-a").read_text() == "from a\n"
     assert bind_state_files(sysenv) == states
-    assert current(sysenv) == s1
+    assert_snapshots(sysenv, [s1], s1)
 
 
 def test_apply_restores_on_partial_destroy_failure(sysenv) -> None:
     h = sysenv.home
     # a depends on b, so a is destroyed first (reverse dependency order), then b's destroy fails
-    apply_ok(sysenv, bind_file("b", h / "bind-b", "from b", destroy="echo busy >&2; exit 3")
+    s1 = apply_ok(sysenv, bind_file("b", h / "bind-b", "from b", destroy="echo busy >&2; exit 3")
              + bind_file("a", h / "bind-a", "from a", deps=" depends_on = { b },"))
-    s1 = current(sysenv)
     states = bind_state_files(sysenv)
     assert len(states) == 2
     before = tree(h)
     apply_fails(sysenv, "-- nothing declared any more\n", before, "bind b", "busy")
     assert (h / "bind-a").read_text() == "from a\n"  # destroyed, then restored
     assert bind_state_files(sysenv) == states
-    assert current(sysenv) == s1
+    assert_snapshots(sysenv, [s1], s1)
 
 
 def test_apply_restores_dependent_binds_in_order(sysenv) -> None:
     h, log = sysenv.home, sysenv.work / "phases.log"
     # b copies a's file: restoring b before a would fail
-    apply_ok(sysenv, bind_file("a", h / "bind-a", "from a", log=log)
+    s1 = apply_ok(sysenv, bind_file("a", h / "bind-a", "from a", log=log)
              + bind_file("b", h / "bind-b", "", deps=" depends_on = { a },",
                          src="a.outputs.path", create_cmd=f"cat $1 > {h}/bind-b", log=log))
-    s1 = current(sysenv)
     assert (h / "bind-b").read_text() == "from a\n"
     log.write_text("")
     before = tree(h)
-    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom")
+    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON)
     phases = log.read_text().split()
     assert phases == ["b:destroy", "a:destroy", "a:create", "b:create"], phases
-    assert current(sysenv) == s1
+    assert_snapshots(sysenv, [s1], s1)
 
 
 def test_apply_success_removes_destroyed_bind_states(sysenv) -> None:
@@ -356,8 +352,7 @@ def test_apply_success_removes_destroyed_bind_states(sysenv) -> None:
 def test_apply_clears_snapshot_on_restore_failure(sysenv) -> None:
     h, flag = sysenv.home, sysenv.work / "broken"
     # a's create works only while the flag file is absent, so restoring it fails later
-    apply_ok(sysenv, bind_file("a", h / "bind-a", "", create_cmd=f"test ! -e {flag} && echo a > {h}/bind-a"))
-    s1 = current(sysenv)
+    s1 = apply_ok(sysenv, bind_file("a", h / "bind-a", "", create_cmd=f"test ! -e {flag} && echo a > {h}/bind-a"))
     assert s1
     flag.write_text("")
     sysenv.write("sys.lua", HEADER + 'exec { name = "boom", command = "false" }\n')
@@ -366,8 +361,7 @@ def test_apply_clears_snapshot_on_restore_failure(sysenv) -> None:
     assert p.returncode == 1, text
     assert "rolling back failed too" in text and "current snapshot pointer was cleared" in text, text
     assert "exec boom failed" in text
-    assert current(sysenv) is None
-    assert [x["id"] for x in history(sysenv)] == [s1]
+    assert_snapshots(sysenv, [s1], None)
 
 
 def test_apply_preserves_builds_on_failure(sysenv) -> None:
@@ -386,7 +380,7 @@ exec { name = "boom", command = "false", depends_on = { use } }
     sysenv.write("sys.lua", HEADER + body)
     p = sysenv.run("apply")
     text = out(p)
-    assert p.returncode == 1 and UNCHANGED in text and "exec boom" in text, text
+    assert p.returncode == 1 and UNCHANGED in text and "exec boom" in text and BOOM_REASON in text, text
     assert tree(sysenv.home) == before
     trees = sysenv.root / "store" / "trees"
     built = [t for t in trees.iterdir() if t.name.endswith("tool")]
@@ -401,11 +395,47 @@ def test_apply_restore_resolves_bind_placeholders(sysenv) -> None:
     b = bind_file("b", h / "bind-b", "b output")
     a = bind_file("a", h / "bind-a", "", deps=" depends_on = { b },", src="b.outputs.path",
                   create_cmd=f"cp $1 {h}/bind-a")
-    apply_ok(sysenv, b + a)
-    s1 = current(sysenv)
+    s1 = apply_ok(sysenv, b + a)
     assert (h / "bind-a").read_text() == "b output\n"
     before = tree(h)
     # a is destroyed; b is unchanged, so a's restore reads b's output from its state file
-    apply_fails(sysenv, b + 'exec { name = "boom", command = "false", depends_on = { b } }\n', before, "exec boom")
+    apply_fails(sysenv, b + 'exec { name = "boom", command = "false", depends_on = { b } }\n', before, "exec boom", BOOM_REASON)
     assert (h / "bind-a").read_text() == "b output\n"
-    assert current(sysenv) == s1
+    assert_snapshots(sysenv, [s1], s1)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: rollback re-runs the create of a bind whose destroy failed, "
+                                       "so a non-idempotent create changes the system")
+def test_partial_destroy_failure_does_not_recreate_the_failed_bind(sysenv) -> None:
+    """Seed: "Destroy A succeeds, destroy B fails -> A restored". B was never destroyed, so
+    restoring must not run B's create again (a create that appends would then append twice)."""
+    h = sysenv.home
+    apply_ok(sysenv, bind_file("b", h / "bind-b", "", create_cmd=f"echo line >> {h}/bind-b",
+                               destroy="echo busy >&2; exit 3")
+             + bind_file("a", h / "bind-a", "from a", deps=" depends_on = { b },"))
+    assert (h / "bind-b").read_text() == "line\n"
+    before = tree(h)
+    apply_fails(sysenv, "-- nothing declared any more\n", before, "bind b", "busy")
+
+
+def test_user_edits_made_after_the_last_apply_survive_a_failed_apply(sysenv) -> None:
+    """The rollback restores the live state at apply start, not the snapshot's content."""
+    s1 = apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    put(sysenv.home / "a.txt", "edited by hand after the apply\n", 0o600)
+    before = tree(sysenv.home)
+    apply_fails(sysenv, """
+local a = file { path = "~/a.txt", content = "v2\\n" }
+exec { name = "boom", command = "false", depends_on = { a } }
+""", before, "exec boom", BOOM_REASON)
+    assert_snapshots(sysenv, [s1], s1)
+
+
+def test_symlink_replaced_by_a_file_is_restored(sysenv) -> None:
+    put(sysenv.home / "dotfiles" / "tmux.conf", "set -g mouse on\n")
+    os.symlink("dotfiles/tmux.conf", sysenv.home / ".tmux.conf")
+    before = tree(sysenv.home)
+    assert before[".tmux.conf"][0] == "link"
+    apply_fails(sysenv, """
+local t = file { path = "~/.tmux.conf", content = "managed\\n" }
+exec { name = "boom", command = "false", depends_on = { t } }
+""", before, "exec boom", BOOM_REASON)

@@ -16,7 +16,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import tree
 from httpserver import LocalServer, file_url, make_tar, make_zip, sha256, tool
 
@@ -129,7 +128,7 @@ def test_install_each_format_and_run_through_env_sh(sysenv, server, fmt):
     assert not tmp.exists() or list(tmp.iterdir()) == []
 
 
-@pytest.mark.parametrize("shell", ["sh", "bash", "zsh", "fish"])
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])  # /bin/sh: every format test above
 def test_tool_runs_in_each_shell(sysenv, server, shell):
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed")
@@ -144,7 +143,8 @@ def test_tool_runs_in_each_shell(sysenv, server, shell):
 
 
 def test_bin_linked_by_base_name_and_strip_components(sysenv, server):
-    data = make_tar({"pkg-2/libexec/deep/tool-a": tool("A"), "pkg-2/other/tool-b": tool("B")}, "xz")
+    data = make_tar({"pkg-2/libexec/deep/tool-a": tool("A"), "pkg-2/other/tool-b": tool("B"),
+                     "pkg-2/share/man/man1/tool-a.1": b".TH TOOL-A 1\n"}, "xz")
     url, sha = server.put("pkg-2.tar.xz", data)
     sysenv.write("sys.lua", pkg("multi", url, sha, ["libexec/deep/tool-a", "other/tool-b"], strip=1,
                                 version="2"))
@@ -152,6 +152,36 @@ def test_bin_linked_by_base_name_and_strip_components(sysenv, server):
     names = sorted(p.name for p in profile_bin(sysenv).iterdir())
     assert names == ["tool-a", "tool-b"]
     assert in_shell(sysenv, "sh", "tool-a; tool-b").stdout.split() == ["A", "B"]
+    man = sysenv.root / "state" / "profile" / "share" / "man" / "man1" / "tool-a.1"
+    assert man.is_symlink() and man.read_bytes() == b".TH TOOL-A 1\n"
+
+
+def test_declared_format_for_a_url_without_extension(sysenv, server):
+    url, sha = server.put("download/latest", make_zip({"bin/dl": tool("dl")}))
+    sysenv.write("sys.lua", pkg("dl", url, sha, ["bin/dl"], extra='format = "zip"'))
+    ok(sysenv.run("apply"))
+    assert in_shell(sysenv, "sh", "dl").stdout.strip() == "dl"
+
+
+def test_failed_upgrade_keeps_the_old_version_linked(sysenv, server):
+    v1_url, v1_sha = server.put("v1.tar.gz", make_tar({"bin/mytool": tool("v1")}))
+    v2_url, v2_sha = server.put("v2.tar.gz", make_tar({"bin/mytool": tool("v2")}))
+    sysenv.write("sys.lua", pkg("mytool", v1_url, v1_sha, ["bin/mytool"], version="1"))
+    ok(sysenv.run("apply"))
+    profile_before = os.readlink(sysenv.root / "state" / "profile")
+    sysenv.write("sys.lua", pkg("mytool", v2_url, v2_sha, ["bin/mytool"], version="2")
+                 + 'exec { name = "boom", command = "false", depends_on = { "package#mytool" } }\n')
+    res = sysenv.run("apply")
+    assert res.returncode == 1, out_of(res)
+    assert "System unchanged" in out_of(res)
+    assert os.readlink(sysenv.root / "state" / "profile") == profile_before
+    assert in_shell(sysenv, "sh", "mytool").stdout.strip() == "v1"
+    assert len(store_trees(sysenv)) == 2  # the new tree stays in the store (objects remain), unlinked
+    # the retry needs no new download
+    sysenv.write("sys.lua", pkg("mytool", v2_url, v2_sha, ["bin/mytool"], version="2"))
+    ok(sysenv.run("apply"))
+    assert in_shell(sysenv, "sh", "mytool").stdout.strip() == "v2"
+    assert server.count("v2.tar.gz") == 1
 
 
 def test_strip_components_two(sysenv, server):
@@ -174,6 +204,19 @@ def test_reapply_does_not_download_and_is_a_noop(sysenv, server):
     assert tree(sysenv.root / "store") == before
     plan = sysenv.run("plan", "--exit-code")
     assert plan.returncode == 0, out_of(plan)
+
+
+def test_deleted_profile_link_is_relinked_without_download(sysenv, server):
+    url, sha = server.put("t.tar.gz", make_tar({"bin/mytool": tool("hi")}))
+    sysenv.write("sys.lua", pkg("mytool", url, sha, ["bin/mytool"]))
+    ok(sysenv.run("apply"))
+    (profile_bin(sysenv) / "mytool").unlink()
+    plan = sysenv.run("plan", "--json")
+    [item] = json.loads(plan.stdout)["plan"]["items"]
+    assert item["action"] == "update" and "not linked" in item["reason"]
+    ok(sysenv.run("apply"))
+    assert in_shell(sysenv, "sh", "mytool").stdout.strip() == "hi"
+    assert server.count() == 1
 
 
 def test_download_in_cache_is_never_fetched(sysenv, server):
@@ -307,6 +350,11 @@ def test_connection_refused(sysenv, server):
     w.failed(sysenv.run("apply"), "cannot fetch", url)
 
 
+def test_connection_closed_early(sysenv, server):
+    sysenv.write("sys.lua", pkg("mytool", server.url("short/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"]))
+    Watch(sysenv).failed(sysenv.run("apply"), "ended early", "10 of 100000")
+
+
 def test_stalled_server_times_out(sysenv, server, monkeypatch):
     monkeypatch.setenv("SYSLUA_FETCH_TIMEOUT", "1")
     sysenv.write("sys.lua", pkg("mytool", server.url("stall/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"]))
@@ -315,7 +363,7 @@ def test_stalled_server_times_out(sysenv, server, monkeypatch):
     assert "stall/mytool.tar.gz" in text
 
 
-@pytest.mark.parametrize("fmt", ["tar.gz", "tar.xz", "zip"])
+@pytest.mark.parametrize("fmt", ["tar.gz", "zip"])
 def test_truncated_archive(sysenv, server, fmt):
     name, data = archive(fmt)
     if fmt != "zip":
@@ -332,13 +380,11 @@ def test_truncated_archive(sysenv, server, fmt):
 @pytest.mark.parametrize(
     "members, needle",
     [
-        ({"files": {"bin/mytool": tool("x"), "../evil": b"evil"}}, "../evil"),
-        ({"files": {"bin/mytool": tool("x"), "bin/../../evil": b"evil"}}, ".."),
+        ({"files": {"bin/mytool": tool("x"), "bin/../../evil": b"evil"}}, "points outside the archive"),
         ({"files": {"bin/mytool": tool("x"), "/tmp/syslua-test-evil-abs": b"evil"}}, "absolute path"),
         ({"files": {"bin/mytool": tool("x")}, "symlinks": {"bin/escape": "../../../etc/passwd"}}, "links outside"),
-        ({"files": {"bin/mytool": tool("x")}, "symlinks": {"bin/abs": "/etc/passwd"}}, "links outside"),
     ],
-    ids=["dotdot", "nested-dotdot", "absolute", "symlink-out", "symlink-abs"],
+    ids=["dotdot", "absolute", "symlink-out"],  # every rule in detail: test_unpack.py
 )
 def test_unsafe_tar_members_are_rejected(sysenv, server, tmp_path, members, needle):
     data = make_tar(members["files"], "gz", symlinks=members.get("symlinks"))
@@ -443,10 +489,9 @@ def git_repo(tmp_path: Path):
     return repo, first, second
 
 
-@pytest.mark.parametrize("as_file_url", [False, True], ids=["path", "file-url"])
-def test_fetch_git_checks_out_rev_exactly(sysenv, git_repo, as_file_url):
+def test_fetch_git_checks_out_rev_exactly(sysenv, git_repo):
     repo, first, second = git_repo
-    url = file_url(repo) if as_file_url else str(repo)
+    url = file_url(repo)
     sysenv.write("sys.lua", f'''
         package {{ name = "gittool", version = "git", bin = {{ "bin/gittool" }},
                    source = lib.fetchGit {{ url = "{url}", rev = "{first}" }} }}
@@ -463,6 +508,16 @@ def test_fetch_git_checks_out_rev_exactly(sysenv, git_repo, as_file_url):
     ok(sysenv.run("apply"))
     assert in_shell(sysenv, "sh", "gittool").stdout.strip() == "version two"
     assert len(store_trees(sysenv)) == 2
+
+
+def test_fetch_git_from_a_plain_path(sysenv, git_repo):
+    repo, first, _second = git_repo
+    sysenv.write("sys.lua", f'''
+        package {{ name = "gittool", version = "git", bin = {{ "bin/gittool" }},
+                   source = lib.fetchGit {{ url = "{repo}", rev = "{first}" }} }}
+    ''')
+    ok(sysenv.run("apply"))
+    assert in_shell(sysenv, "sh", "gittool").stdout.strip() == "version one"
 
 
 def test_fetch_git_unknown_rev(sysenv, git_repo):

@@ -51,7 +51,7 @@ class PlainReporter:
             self.count += 1
             if self.term.verbosity < 0 and result.status != FAILED:
                 return
-            if result.status == UNCHANGED and self.term.verbosity < 1:
+            if result.status == UNCHANGED and self.term.verbosity < 1 and not result.warnings:
                 return
             mark = MARKS.get(result.status, "?")
             first, *rest = result.message.splitlines() or [""]
@@ -62,16 +62,15 @@ class PlainReporter:
                 self.term.line(f"      {extra}", always=failed)
             for w in result.warnings:
                 self.term.line(f"        Warning: {w}", "yellow")
-            if result.output is not None and (self.term.verbosity > 0 or result.status == FAILED):
-                self._output(result)
 
-    def _output(self, result: ItemResult) -> None:
-        assert result.output is not None
-        if result.status == FAILED and self.term.verbosity <= 0:
-            return  # the failure message already carries the stderr tail
-        for stream, text in (("stdout", result.output.stdout), ("stderr", result.output.stderr)):
-            for ln in text.rstrip("\n").splitlines():
-                self.term.line(f"        {stream}: {ln}")
+
+    def output(self, ident: str, stream: str, line: str) -> None:
+        """A line of command output (logoutput = true, or -v), as it arrives."""
+        with self.lock:
+            self._print(f"    {ident} {stream}: {line}")
+
+    def _print(self, text: str) -> None:
+        self.term.line(text)
 
     def rolling_back(self) -> None:
         self.term.line()
@@ -122,7 +121,7 @@ class RichReporter(PlainReporter):
                 self.progress.advance(self.overall)
             self.count += 1
             if (self.term.verbosity < 0 and result.status != FAILED) or (
-                result.status == UNCHANGED and self.term.verbosity < 1
+                result.status == UNCHANGED and self.term.verbosity < 1 and not result.warnings
             ):
                 return
             from rich.markup import escape
@@ -135,6 +134,11 @@ class RichReporter(PlainReporter):
             )
             for w in result.warnings:
                 self.progress.console.print(f"      [yellow]Warning:[/] {escape(w)}")
+
+    def _print(self, text: str) -> None:
+        from rich.markup import escape
+
+        self.progress.console.print(escape(text))
 
     def download(self, label: str):  # type: ignore[no-untyped-def]
         """A progress bar for one download (the package type calls it with bytes so far)."""
@@ -172,6 +176,9 @@ class JsonReporter:
     def finished(self, result: ItemResult) -> None:
         with self.lock:
             self.term.json_event(result.to_event())
+
+    def output(self, ident: str, stream: str, line: str) -> None:
+        return None  # --json: command output is in each item's event
 
     def rolling_back(self) -> None:
         self.term.log("Rolling back...")

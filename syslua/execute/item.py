@@ -106,7 +106,9 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
         if ctx.resolver is not None:
             item = ctx.resolver.resolve_item(item)
         status = rtype.status(item, ctx)
-        triggered = any(t in ctx.changed for t in item.get("subscribe", ()))
+        noop = ctx.noop or item.noop
+        targets = item.get("subscribe", ())
+        triggered = any(t in ctx.changed or (noop and t in ctx.would_change) for t in targets)
         decision = rtype.decide(item, status, ctx, triggered)
     except ResourceError as e:
         decision = Decision(FAIL, str(e))
@@ -117,8 +119,11 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
     if not decision.changes:
         outcome = result(UNCHANGED, decision.message or "unchanged", decision.action)
         return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec and not ctx.noop else outcome
-    if ctx.noop or item.noop:
+    if ctx.noop:
         ctx.changed.add(item.id)
+        return result(NOOP, decision.message, decision.action)
+    if item.noop:
+        ctx.would_change.add(item.id)
         return result(NOOP, decision.message, decision.action)
 
     ictx = ctx

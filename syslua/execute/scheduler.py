@@ -1,10 +1,13 @@
 """The ready-queue scheduler: the only code in syslua that knows about concurrency.
 
-An item starts as soon as every item it depends on has finished, on one of
-`jobs` worker threads. When an item fails, its dependents are skipped with
-the reason; with `stop_on_failure` (atomic apply) no new item starts at all,
-items already running finish, and everything not started is reported as not
-started. Resource code stays plain sequential code.
+An item starts as soon as every item it depends on has finished and one of
+the `jobs` workers is free (items are handed to a worker only then, so after
+a failure nothing queued starts). When an item fails, its dependents are
+skipped with the reason; with `stop_on_failure` (atomic apply) no new item
+starts at all, items already running finish, and everything not started is
+reported as not started. Aggregating items (an `apply`, which only reports on
+its children) still run when their own children failed, to report the count.
+Resource code stays plain sequential code.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from syslua.execute.item import FAILED, ItemResult, skipped
 from syslua.manifest.model import Manifest
 from syslua.plan.dag import Dag
+from syslua.resources import get as get_type
 
 DEFAULT_JOBS = max(4, min(16, (os.cpu_count() or 1) * 4))
 
@@ -43,20 +47,28 @@ def execute(
         if on_finish is not None:
             on_finish(result)
 
-    with ThreadPoolExecutor(max_workers=jobs or DEFAULT_JOBS, thread_name_prefix="syslua") as pool:
+    workers = jobs or DEFAULT_JOBS
+    ready: list[str] = []  # may start, waiting for a free worker
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syslua") as pool:
         while sorter.is_active():
-            for ident in sorted(sorter.get_ready()):
+            ready.extend(sorted(sorter.get_ready()))
+            pending, ready = ready, []
+            for ident in pending:
                 item = manifest.get(ident)
                 assert item is not None
                 failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
-                if failed_deps:
+                aggregate = bool(getattr(get_type(item.type), "aggregates", False))
+                if failed_deps and not (aggregate and all(manifest.get(p).parent == ident for p in failed_deps
+                                                          if manifest.get(p) is not None)):
                     bad[ident] = failed_deps[0]
                     finish(skipped(item, f"skipped because {failed_deps[0]} failed"))
                     sorter.done(ident)
-                elif stopped:
+                elif stopped and not aggregate:
                     bad[ident] = ident
                     finish(skipped(item, "not started: another item failed"))
                     sorter.done(ident)
+                elif len(running) >= workers:
+                    ready.append(ident)  # no worker free: it starts when one is
                 else:
                     if on_start is not None:
                         on_start(ident)

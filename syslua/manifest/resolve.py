@@ -37,6 +37,8 @@ class Options:
     cli_facts: dict[str, Any] = field(default_factory=dict)
     impure: bool = False
     max_depth: int = DEFAULT_MAX_DEPTH
+    noop: bool = False  # `sys apply --noop`: children cannot weaken it
+    health_check_only: bool = False
 
 
 @dataclass
@@ -62,7 +64,8 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     facts = factlib.gather(paths.config, options.cli_facts)
     machine = factlib.machine_facts()
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
-    _load(run, config, Origin(), data={}, chain=(str(config),), allow_apply=True)
+    root = Origin(noop=options.noop, health_check_only=options.health_check_only)
+    _load(run, config, root, data={}, chain=(str(config),), allow_apply=True)
     manifest = merging.merge(
         run.decls, inputs=run.inputs, config=str(config), warnings=run.warnings, messages=run.messages
     )

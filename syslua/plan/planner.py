@@ -139,14 +139,17 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
             if ctx.resolver is not None:
                 item = ctx.resolver.resolve_item(item)
             status = rtype.status(item, ctx)
-            triggered = any(t in ctx.changed for t in item.get("subscribe", ()))
+            triggered = any(t in ctx.changed or (item.noop and t in ctx.would_change)
+                            for t in item.get("subscribe", ()))
             decision = rtype.decide(item, status, ctx, triggered)
         except Unresolved as e:
             status = None
             decision = Decision(UPDATE, f"{e}; resolved when it runs", "Would have changed")
     ctx.decisions[item.id] = decision
     if decision.changes:
-        ctx.changed.add(item.id)
+        # Items of a noop child never change for real: like the executor,
+        # they only trigger subscribers that are noop themselves.
+        (ctx.would_change if item.noop else ctx.changed).add(item.id)
     if decision.action == FAIL:
         ctx.failed.add(item.id)
     diff = rtype.diff(item, status, ctx) if with_diff and decision.changes and status is not None else None

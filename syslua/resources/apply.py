@@ -20,6 +20,7 @@ class Status:
     total: int
     changed: int
     failed: int
+    would_change: int = 0
 
 
 def children(item: Item, ctx: Context) -> list[Item]:
@@ -31,6 +32,7 @@ def children(item: Item, ctx: Context) -> list[Item]:
 class ApplyType:
     name = "apply"
     in_dag = True
+    aggregates = True  # reports on its children; runs even when one of them failed
 
     def label(self, item: Item) -> str:
         return display_path(item.key)
@@ -39,14 +41,18 @@ class ApplyType:
         kids = children(item, ctx)
         changed = sum(1 for k in kids if k.id in ctx.changed)
         failed = sum(1 for k in kids if k.id in ctx.failed)
-        return Status(len(kids), changed, failed)
+        would = sum(1 for k in kids if k.id in ctx.would_change)
+        return Status(len(kids), changed, failed, would)
 
     def decide(self, item: Item, status: Status, ctx: Context, triggered: bool = False) -> Decision:
         if status.failed:
             return Decision(FAIL, f"{status.failed} of {status.total} child resources failed")
         if status.changed:
-            verb = "would change" if ctx.noop or item.noop else "changed"
+            verb = "would change" if ctx.noop else "changed"
             return Decision(UPDATE, f"{status.changed} of {status.total} child resources {verb}")
+        if status.would_change:
+            # A noop child: nothing changed, but say what would have.
+            return Decision(NONE, f"{status.would_change} of {status.total} child resources would change (noop)")
         return Decision(NONE, f"{status.total} child resources unchanged")
 
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:

@@ -59,8 +59,11 @@ class Context:
     runner: Runner
     noop: bool = True
     manifest: Manifest | None = None
-    # Items changed (or that would change, in noop) so far in this run.
+    # Items changed (or that would change, in a noop run) so far in this run.
     changed: set[str] = field(default_factory=set)
+    # Items of noop children that would have changed in a real run: they
+    # trigger only subscribers that are noop themselves.
+    would_change: set[str] = field(default_factory=set)
     verbose: bool = False
     on_output: Any = None  # callable(item_id, stream, line) for live command output
     store: Any = None  # the content store, when the executor has one

@@ -75,7 +75,7 @@ class ExecType:
         except CannotStart as e:
             raise ResourceError(f"{which} guard could not start: {e}") from e
         if result.timed_out:
-            raise ResourceError(f"{which} guard timed out after {result.duration:.0f}s")
+            raise ResourceError(f"{which} guard timed out after {item.get('timeout'):g}s")
         return result.exit_code == 0
 
     def decide(self, item: Item, status: Status, ctx: Context, triggered: bool = False) -> Decision:

@@ -22,16 +22,19 @@ def run(term: Terminal, config: Path | None, *, noop: bool, health_check_only: b
         facts: list[str], impure: bool, max_depth: int, message: str | None, wait: bool) -> int:
     started = time.monotonic()
     paths = Paths.from_env()
-    manifest = load_manifest(term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths)
+    manifest = load_manifest(term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths,
+                             noop=noop, health_check_only=health_check_only)
     for kind, text in manifest.messages:
         if kind == "pre_message":
             term.line(text)
     options = ApplyOptions(noop=noop, health_check_only=health_check_only, jobs=jobs, message=message,
-                           verbose=term.verbosity > 0, on_output=_live_output(term))
+                           verbose=term.verbosity > 0)
     read_only = noop or health_check_only
     term.log("Building execution plan...")
     reporter = make_reporter(term)
     options.progress = getattr(reporter, "download", None)
+    if not term.json_mode and term.verbosity >= 0:
+        options.on_output = reporter.output  # logoutput = true, or every command with -v
     with state(paths, term, exclusive=not read_only, wait=wait):
         try:
             outcome = apply_manifest(manifest, paths, options, reporter, config=manifest.config)
@@ -41,12 +44,6 @@ def run(term: Terminal, config: Path | None, *, noop: bool, health_check_only: b
         if kind == "post_message" and outcome.ok:
             term.line(text)
     return report(term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only)
-
-
-def _live_output(term: Terminal):  # type: ignore[no-untyped-def]
-    if term.verbosity <= 0 or term.json_mode:
-        return None
-    return lambda ident, stream, line: term.err.write(f"    {ident} {stream}: {line}\n")
 
 
 def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool = False, hc: bool = False,

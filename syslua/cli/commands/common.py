@@ -35,10 +35,12 @@ def find_config(config: Path | None) -> Path:
 
 
 def load_manifest(term: Terminal, config: Path | None, *, facts: list[str], impure: bool, max_depth: int,
-                  paths: Paths) -> Manifest:
+                  paths: Paths, noop: bool = False, health_check_only: bool = False) -> Manifest:
     path = find_config(config)
     term.log(f"Evaluating {path.name}...")
-    manifest = resolve(path, Options(cli_facts=parse_fact_args(facts), impure=impure, max_depth=max_depth), paths)
+    options = Options(cli_facts=parse_fact_args(facts), impure=impure, max_depth=max_depth, noop=noop,
+                      health_check_only=health_check_only)
+    manifest = resolve(path, options, paths)
     for warning in manifest.warnings:
         term.warn(warning)
     return manifest

@@ -1,0 +1,273 @@
+"""The generated env scripts: `<state>/env.sh` (sh, bash, zsh) and `<state>/env.fish`.
+
+Values are checked by sourcing the real scripts in the real shells (zsh and
+fish are skipped when not installed) and reading the exported variable back
+with `printenv`, so quoting bugs show up as wrong values or as side effects.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+BASE_PATH = "/usr/bin:/bin"
+
+
+def lua_str(s: str) -> str:
+    """A Lua string literal for any text."""
+    out = []
+    for ch in s:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def out_of(res) -> str:
+    return res.stdout + res.stderr
+
+
+def ok(res) -> None:
+    assert res.returncode == 0, out_of(res)
+    assert "Traceback" not in out_of(res)
+
+
+def env_sh(sysenv) -> Path:
+    return sysenv.root / "state" / "env.sh"
+
+
+def env_fish(sysenv) -> Path:
+    return sysenv.root / "state" / "env.fish"
+
+
+def source_and_run(sysenv, shell: str, cmd: str, extra_env: dict[str, str] | None = None):
+    if shell == "fish":
+        argv = ["fish", "--no-config", "-c", f"source '{env_fish(sysenv)}'; and {cmd}"]
+    elif shell == "sh":
+        argv = ["/bin/sh", "-c", f". '{env_sh(sysenv)}' && {cmd}"]
+    elif shell == "bash":
+        argv = ["bash", "--noprofile", "--norc", "-c", f". '{env_sh(sysenv)}' && {cmd}"]
+    else:
+        argv = ["zsh", "-f", "-c", f". '{env_sh(sysenv)}' && {cmd}"]
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{shell} is not installed")
+    env = dict(sysenv.env, PATH=BASE_PATH)
+    for k in ("MANPATH", "XDG_DATA_DIRS", "MY_TOOLPATH"):
+        env.pop(k, None)
+    env.update(extra_env or {})
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=sysenv.work, timeout=30)
+
+
+def printenv(sysenv, shell: str, name: str, extra_env: dict[str, str] | None = None) -> str | None:
+    res = source_and_run(sysenv, shell, f"/usr/bin/env printenv {name}", extra_env)
+    if res.returncode == 1 and res.stdout == "":
+        return None
+    assert res.returncode == 0, out_of(res)
+    assert res.stdout.endswith("\n")
+    return res.stdout[:-1]
+
+
+SHELLS = ["sh", "bash", "zsh", "fish"]
+
+NASTY = {
+    "SPACES": "two  words and   more",
+    "SQUOTE": "it's 'quoted'",
+    "DQUOTE": 'say "hi"',
+    "DOLLAR": "$HOME ${HOME} $(echo no) $1",
+    "BACKSLASH": "C:\\path\\to\\ end\\",
+    "BACKTICK": "`touch INJECTED-backtick`",
+    "SUBST": "$(touch INJECTED-subst)",
+    "NEWLINE": "line one\nline two",
+    "MIXED": "a'b\"c\\d$e`f\ng\\'h",
+    "SEMI": "x; touch INJECTED-semi",
+    "UNICODE": "héllo ✓",
+    "GLOB": "*",
+    "FISHY": "(echo no) {a,b} ~ %self",
+}
+
+
+PATH_CONFIG = """
+env { PATH = lib.mkAfter("/opt/bin") }
+env { PATH = "~/bin" }
+env { PATH = lib.mkBefore("/custom/bin") }
+env { MANPATH = "/custom/man" }
+env { MY_TOOLPATH = { "/t/one", "/t/two" } }
+"""
+
+
+@pytest.fixture
+def nasty_env(sysenv):
+    """One apply declaring every awkward value and the path-like variables."""
+    body = "\n".join(f"env {{ {k} = {lua_str(v)} }}" for k, v in NASTY.items())
+    sysenv.write("sys.lua", body + "\n" + PATH_CONFIG)
+    ok(sysenv.run("apply"))
+    return sysenv
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_values_survive_quoting(nasty_env, shell):
+    sysenv = nasty_env
+    names = " ".join(NASTY)
+    # one shell run prints every value, NUL-separated, through an external command
+    script = "/usr/bin/env python3 -c " + "'import os,sys; sys.stdout.write(\"\\0\".join(os.environ.get(n,\"<unset>\") for n in sys.argv[1:]))' " + names
+    res = source_and_run(sysenv, shell, script)
+    assert res.returncode == 0, out_of(res)
+    got = dict(zip(NASTY, res.stdout.split("\0")))
+    for k, v in NASTY.items():
+        assert got[k] == v, f"{shell}: {k}: {got[k]!r} != {v!r}"
+    assert not list(sysenv.work.glob("INJECTED*")), "a value was executed"
+    assert res.stderr == ""
+
+
+def test_sh_script_is_posix(nasty_env):
+    """The POSIX script parses with sh -n; neither script calls `sys`; paths are absolute."""
+    res = subprocess.run(["/bin/sh", "-n", str(env_sh(nasty_env))], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for script in (env_sh(nasty_env), env_fish(nasty_env)):
+        text = script.read_text()
+        code = [ln for ln in text.splitlines() if not ln.startswith("#")]
+        assert not [ln for ln in code if ln.startswith("sys ") or " sys " in ln]  # never calls sys
+        assert str(nasty_env.root / "state" / "profile" / "bin") in text  # absolute paths
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_path_like_order_and_previous_value(nasty_env, shell):
+    sysenv = nasty_env
+    profile_bin = str(sysenv.root / "state" / "profile" / "bin")
+    want = [profile_bin, "/custom/bin", f"{sysenv.home}/bin", "/opt/bin", *BASE_PATH.split(":")]
+    assert printenv(sysenv, shell, "PATH").split(":") == want
+    # no previous value: no stray colon
+    assert printenv(sysenv, shell, "MANPATH") == "/custom/man"
+    assert printenv(sysenv, shell, "MY_TOOLPATH") == "/t/one:/t/two"
+    # a previous value is kept at the end
+    assert printenv(sysenv, shell, "MANPATH", {"MANPATH": "/usr/share/man"}) == "/custom/man:/usr/share/man"
+
+
+def test_path_order_does_not_depend_on_declaration_order(sysenv):
+    sysenv.write("sys.lua", PATH_CONFIG)
+    ok(sysenv.run("apply"))
+    first = env_sh(sysenv).read_bytes(), env_fish(sysenv).read_bytes()
+    lines = [ln for ln in PATH_CONFIG.strip().splitlines()]
+    sysenv.write("sys.lua", "\n".join(reversed(lines)) + "\n")
+    res = sysenv.run("apply")
+    ok(res)
+    assert (env_sh(sysenv).read_bytes(), env_fish(sysenv).read_bytes()) == first
+
+
+def test_profile_bin_first_even_when_declared(sysenv):
+    profile_bin = str(sysenv.root / "state" / "profile" / "bin")
+    sysenv.write("sys.lua", f'env {{ PATH = lib.mkForce("/forced/bin") }}\nenv {{ PATH = "{profile_bin}" }}\n')
+    ok(sysenv.run("apply"))
+    parts = printenv(sysenv, "sh", "PATH").split(":")
+    assert parts[0] == profile_bin
+    assert parts.count(profile_bin) == 1
+    assert parts[1] == "/forced/bin"
+
+
+def test_scripts_exist_after_empty_apply(sysenv):
+    sysenv.write("sys.lua", "-- nothing declared\n")
+    res = sysenv.run("apply")
+    ok(res)
+    assert env_sh(sysenv).is_file() and env_fish(sysenv).is_file()
+    profile_bin = str(sysenv.root / "state" / "profile" / "bin")
+    for shell in [s for s in SHELLS if shutil.which(s)]:
+        assert printenv(sysenv, shell, "PATH").split(":") == [profile_bin, *BASE_PATH.split(":")], shell
+
+
+def test_sys_env_prints_the_source_line(sysenv):
+    sh_line = f". '{env_sh(sysenv)}'"
+    fish_line = f"source '{env_fish(sysenv)}'"
+    for shell, line in (("bash", sh_line), ("zsh", sh_line), ("fish", fish_line)):
+        res = sysenv.run("env", "--shell", shell)
+        ok(res)
+        assert res.stdout.strip() == line
+    bad = sysenv.run("env", "--shell", "tcsh")
+    assert bad.returncode == 2
+    assert "unknown shell" in out_of(bad) and "Traceback" not in out_of(bad)
+
+
+def test_sys_env_line_works_when_sourced(sysenv):
+    sysenv.write("sys.lua", 'env { GREETING = "hello" }\n')
+    ok(sysenv.run("apply"))
+    line = sysenv.run("env", "--shell", "bash").stdout.strip()
+    res = subprocess.run(["bash", "--norc", "-c", f"{line}; printf %s \"$GREETING\""], capture_output=True,
+                         text=True, env=dict(sysenv.env, PATH=BASE_PATH))
+    assert res.stdout == "hello"
+    if shutil.which("fish"):
+        fline = sysenv.run("env", "--shell", "fish").stdout.strip()
+        res = subprocess.run(["fish", "--no-config", "-c", f"{fline}; printf %s \"$GREETING\""],
+                             capture_output=True, text=True, env=dict(sysenv.env, PATH=BASE_PATH))
+        assert res.stdout == "hello"
+
+
+def test_apply_prints_the_line_after_the_first_apply_only(sysenv):
+    line = f". '{env_sh(sysenv)}'"
+    sysenv.write("sys.lua", 'env { A = "1" }\n')
+    first = sysenv.run("apply")
+    ok(first)
+    assert line in first.stdout
+    sysenv.write("sys.lua", 'env { A = "2" }\n')
+    second = sysenv.run("apply")
+    ok(second)
+    assert line not in second.stdout
+    assert "A='2'" in env_sh(sysenv).read_text()
+    third = sysenv.run("apply")
+    ok(third)
+    assert line not in third.stdout
+
+
+def test_scripts_return_with_rollback_and_failed_apply(sysenv):
+    sysenv.write("sys.lua", 'env { FOO = "one" }\nenv { PATH = "/first/bin" }\n')
+    ok(sysenv.run("apply"))
+    sh1, fish1 = env_sh(sysenv).read_bytes(), env_fish(sysenv).read_bytes()
+    history = json.loads(sysenv.run("history", "--json").stdout)
+    first_id = history[0]["id"]
+
+    sysenv.write("sys.lua", 'env { FOO = "two" }\nenv { BAR = "new" }\n')
+    ok(sysenv.run("apply"))
+    assert printenv(sysenv, "sh", "FOO") == "two"
+    assert printenv(sysenv, "sh", "BAR") == "new"
+    sh2, fish2 = env_sh(sysenv).read_bytes(), env_fish(sysenv).read_bytes()
+
+    # a failed apply leaves the scripts as they were
+    sysenv.write("sys.lua", 'env { FOO = "three" }\nexec { name = "boom", command = "false" }\n')
+    failed = sysenv.run("apply")
+    assert failed.returncode == 1, out_of(failed)
+    assert (env_sh(sysenv).read_bytes(), env_fish(sysenv).read_bytes()) == (sh2, fish2)
+
+    ok(sysenv.run("rollback", first_id))
+    assert (env_sh(sysenv).read_bytes(), env_fish(sysenv).read_bytes()) == (sh1, fish1)
+    assert printenv(sysenv, "sh", "FOO") == "one"
+    assert printenv(sysenv, "sh", "BAR") is None
+    assert "/first/bin" in printenv(sysenv, "sh", "PATH").split(":")
+    if shutil.which("fish"):
+        assert printenv(sysenv, "fish", "FOO") == "one"
+        assert printenv(sysenv, "fish", "BAR") is None
+
+
+def test_env_conflict_names_both_declarations(sysenv):
+    sysenv.write("sys.lua", 'env { EDITOR = "vim" }\nenv { EDITOR = "emacs" }\n')
+    res = sysenv.run("apply")
+    assert res.returncode == 2, out_of(res)
+    text = out_of(res)
+    assert "sys.lua:1" in text and "sys.lua:2" in text
+    assert not env_sh(sysenv).exists()
+
+
+def test_invalid_env_name(sysenv):
+    sysenv.write("sys.lua", 'env { ["BAD-NAME"] = "x" }\n')
+    res = sysenv.run("plan")
+    assert res.returncode == 2, out_of(res)
+    assert "BAD-NAME" in out_of(res) and "Traceback" not in out_of(res)
+
