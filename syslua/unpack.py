@@ -10,12 +10,14 @@ rejected archive leaves nothing behind.
 
 from __future__ import annotations
 
+import lzma
 import os
 import posixpath
 import shutil
 import stat
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Literal
 
@@ -66,6 +68,27 @@ def _inside(rel_link_dir: str, target: str) -> bool:
     return not (joined == ".." or joined.startswith("../"))
 
 
+def _safe_target(dest: Path, rel: str, name: str) -> Path:
+    """Where `rel` really lands, following links already unpacked: it must stay in `dest`.
+
+    Checking the member's name is not enough: `x -> .` then `x/x/l -> ../..`
+    passes a name check while `l` points out of the tree.
+    """
+    root = os.path.realpath(dest)
+    out = dest / rel
+    parent = os.path.realpath(out.parent)
+    if parent != root and not parent.startswith(root + os.sep):
+        raise UnpackError(f"archive member {name!r} would be written outside the archive (through a link)")
+    return Path(parent) / out.name
+
+
+def _safe_link(dest: Path, where: Path, target: str, name: str) -> None:
+    root = os.path.realpath(dest)
+    resolved = os.path.realpath(os.path.join(where.parent, target))
+    if target.startswith("/") or (resolved != root and not resolved.startswith(root + os.sep)):
+        raise UnpackError(f"archive member {name!r} links outside the archive ({target})")
+
+
 def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: str = "program") -> None:
     """Unpack into `dest` (an empty staging directory)."""
     try:
@@ -78,7 +101,7 @@ def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: 
             _unzip(archive, dest, strip)
         else:
             _untar(archive, dest, strip, fmt)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as e:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError) as e:
         raise UnpackError(f"the archive is truncated or corrupt: {e}") from None
     except (OSError, ValueError) as e:
         if isinstance(e, UnpackError):
@@ -106,17 +129,23 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
                     raise UnpackError(f"archive member {m.name!r} is a hard link outside the archive")
             plan.append((m, rel))
         for m, rel in plan:
-            out = dest / rel
             if m.isdir():
-                out.mkdir(parents=True, exist_ok=True)
+                _mkdirs(dest, rel, m.name)
                 continue
-            out.parent.mkdir(parents=True, exist_ok=True)
+            _mkdirs(dest, posixpath.dirname(rel), m.name)
+            out = _safe_target(dest, rel, m.name)
+            if os.path.lexists(out):
+                raise UnpackError(f"archive member {m.name!r} appears twice or replaces a link")
             if m.issym():
+                _safe_link(dest, out, m.linkname, m.name)
                 os.symlink(m.linkname, out)
             elif m.islnk():
                 target = _clean(m.linkname, strip)
                 assert target is not None
-                shutil.copyfile(dest / target, out)
+                source = _safe_target(dest, target, m.name)
+                if os.path.islink(source) or not source.is_file():
+                    raise UnpackError(f"archive member {m.name!r} is a hard link to something that is not a file in the archive")
+                shutil.copyfile(source, out)
                 os.chmod(out, (m.mode or 0o644) & 0o755)
             else:
                 src = tar.extractfile(m)
@@ -146,14 +175,30 @@ def _unzip(archive: Path, dest: Path, strip: int) -> None:
                 raise UnpackError(f"archive member {info.filename!r} is a device or fifo")
             plan.append((info, rel, mode))
         for info, rel, mode in plan:
-            out = dest / rel
             if info.is_dir():
-                out.mkdir(parents=True, exist_ok=True)
+                _mkdirs(dest, rel, info.filename)
                 continue
-            out.parent.mkdir(parents=True, exist_ok=True)
+            _mkdirs(dest, posixpath.dirname(rel), info.filename)
+            out = _safe_target(dest, rel, info.filename)
+            if os.path.lexists(out):
+                raise UnpackError(f"archive member {info.filename!r} appears twice or replaces a link")
             if stat.S_ISLNK(mode):
-                os.symlink(zf.read(info).decode("utf-8", "replace"), out)
+                target = zf.read(info).decode("utf-8", "replace")
+                _safe_link(dest, out, target, info.filename)
+                os.symlink(target, out)
                 continue
             with zf.open(info) as src, open(out, "wb") as f:
                 shutil.copyfileobj(src, f)
             os.chmod(out, (stat.S_IMODE(mode) or 0o644) & 0o755 | 0o400)
+
+
+def _mkdirs(dest: Path, rel: str, name: str) -> None:
+    """Create the directories of `rel` one by one, never through a link that leaves `dest`."""
+    current = ""
+    for part in [p for p in rel.split("/") if p]:
+        current = f"{current}/{part}" if current else part
+        target = _safe_target(dest, current, name)
+        if not os.path.isdir(target):
+            if os.path.lexists(target):
+                raise UnpackError(f"archive member {name!r} needs a directory where a file is")
+            target.mkdir()
