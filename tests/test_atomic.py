@@ -404,8 +404,6 @@ def test_apply_restore_resolves_bind_placeholders(sysenv) -> None:
     assert_snapshots(sysenv, [s1], s1)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: rollback re-runs the create of a bind whose destroy failed, "
-                                       "so a non-idempotent create changes the system")
 def test_partial_destroy_failure_does_not_recreate_the_failed_bind(sysenv) -> None:
     """Seed: "Destroy A succeeds, destroy B fails -> A restored". B was never destroyed, so
     restoring must not run B's create again (a create that appends would then append twice)."""

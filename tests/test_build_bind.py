@@ -360,8 +360,6 @@ def test_bind_update_gets_old_outputs(sysenv):
     assert next(i for i in doc["plan"]["items"] if i["id"] == "bind#m4")["action"] == "none"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: after a bind update the old hash's state file is left behind, so going "
-                                       "back to the old definition is a silent no-op instead of an update")
 def test_bind_update_back_to_previous_definition(sysenv):
     config(sysenv, 'H.marker("m7", { update = true })\n')
     ok(sysenv.run("apply"))
@@ -431,8 +429,6 @@ def test_failed_destroy_during_rollback_clears_current(sysenv):
     assert current_snapshot(sysenv) is not None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: when a bind's destroy fails during rollback, the report also says "
-                                       "'interrupted during create; its outputs were never recorded', which is false")
 def test_failed_destroy_report_is_not_misleading(sysenv):
     config(sysenv, BAD_DESTROY)
     res = sysenv.run("apply")

@@ -337,8 +337,6 @@ exec {{ name = "boom", command = "false", depends_on = {{ m }} }}
     assert current(sysenv) == s1
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: recovery after a kill during a sys.bind create never runs its destroy "
-                                       "(outputs known from inputs) yet says the machine is as it was before")
 def test_killed_during_a_bind_create(sysenv, killed) -> None:
     """A bind whose outputs do not depend on its actions is destroyed by recovery."""
     marker = sysenv.work / "bind.pid"

@@ -366,8 +366,10 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     report = undo_records([r for r in records if r.get("op") != "done"], store, Runner(), paths.state)
     if report.ok:
         journal_mod.remove(paths.journal)
-        what = f"pid {begin.get('pid', '?')}"
-        return f"rolled back an interrupted {begin.get('kind', 'apply')} ({what}); the machine is as it was before it"
+        what = f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"
+        if report.left or report.not_undone:
+            return what + "; not everything could be put back:\n  " + "\n  ".join(report.left + report.not_undone)
+        return what + "; the machine is as it was before it"
     snapshots.clear_current()
     keep = paths.state / "failed-journals"
     keep.mkdir(parents=True, exist_ok=True)

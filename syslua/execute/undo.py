@@ -163,8 +163,6 @@ def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner,
                 from syslua.resources import bind
 
                 bind.undo_record(rec, store, runner, report, state_dir, seen_binds)
-                if rec.get("phase") == "created":
-                    seen_binds.add(rec["hash"])
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")

@@ -80,22 +80,35 @@ class BindType:
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
         digest = item.get("hash")
         path = state_file(ctx.paths.state, digest)
-        old = ctx.previous.get(item.id) if getattr(ctx, "previous", None) is not None else None
+        old = ctx.previous.get(item.id) if ctx.previous is not None else None
+        if old is not None and old.get("hash") == digest:
+            old = None
         old_outputs = load_outputs(ctx.paths.state, old.get("hash")) if old is not None else None
-        if decision.action == UPDATE and item.get("update") and old_outputs is not None:
+        use_update = old is not None and old_outputs is not None and bool(item.get("update"))
+        if old is not None and old_outputs is not None and not use_update:
+            # The definition changed and there is no `update`: destroy the old one first.
+            _destroy(old, old_outputs, ctx, ctx.note)
+        if use_update:
+            assert old is not None and old_outputs is not None
             phase, actions, local = "update", thaw(item.get("update")), _self(old_outputs)
             outputs_spec = thaw(item.get("update_outputs") or item.get("outputs") or {})
+            restore = {"hash": old.get("hash"), "create": thaw(old.get("actions") or []),
+                       "outputs_spec": thaw(old.get("outputs") or {}),
+                       "state": str(state_file(ctx.paths.state, old.get("hash")))}
         else:
             phase, actions, local = "create", thaw(item.get("actions") or []), {}
-            outputs_spec = thaw(item.get("outputs") or {})
-        ctx.note({"op": "bind", "phase": phase, "hash": digest, "id": item.key,
-                  "destroy": thaw(item.get("destroy") or []), "outputs": None})
+            outputs_spec, restore = thaw(item.get("outputs") or {}), None
+        destroy = thaw(item.get("destroy") or [])
+        ctx.note({"op": "bind", "phase": phase, "hash": digest, "id": item.key, "destroy": destroy,
+                  "outputs_spec": outputs_spec})
         ctx.before_change(str(path))
         local = run_actions(f"bind {item.key} {phase}", actions, ctx, local)
         outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in outputs_spec.items()}
-        ctx.note({"op": "bind", "phase": "created", "hash": digest, "id": item.key,
-                  "destroy": thaw(item.get("destroy") or []), "outputs": outputs})
+        ctx.note({"op": "bind", "phase": "created", "hash": digest, "id": item.key, "destroy": destroy,
+                  "outputs": outputs, "restore": restore})
         atomic_write(path, json.dumps({"id": item.key, "outputs": outputs}, indent=1).encode())
+        if restore is not None:
+            Path(restore["state"]).unlink(missing_ok=True)  # the old outputs live on in the journal record
 
     def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
         st = self.status(item, ctx)
@@ -108,41 +121,65 @@ class BindType:
 
     def remove(self, item: Item, ctx: Context, journal: Any) -> str:
         """Destroy a bind that is no longer declared (its state file goes with it)."""
-        digest = item.get("hash")
-        outputs = load_outputs(ctx.paths.state, digest)
-        path = state_file(ctx.paths.state, digest)
+        outputs = load_outputs(ctx.paths.state, item.get("hash"))
         if outputs is None:
             return "nothing to destroy (no recorded outputs)"
-        journal.note({"op": "bind", "phase": "destroyed", "hash": digest, "id": item.key, "item": item.id,
-                      "create": thaw(item.get("actions") or []), "outputs_spec": thaw(item.get("outputs") or {}),
-                      "state": str(path)})
-        journal.before_change(item.id, str(path))
-        if item.get("destroy"):
-            run_actions(f"bind {item.key} destroy", thaw(item.get("destroy")), ctx, _self(outputs))
-        path.unlink(missing_ok=True)
+        _destroy(item, outputs, ctx, lambda rec: journal.note({**rec, "item": item.id}))
         return "destroyed"
+
+
+def _destroy(item: Item, outputs: dict[str, Any], ctx: Context, note: Any) -> None:
+    """Run a bind's destroy; once it succeeded, a journal record can recreate it."""
+    # The state file is not journaled as a path: undoing the "destroyed" record
+    # writes it again, with the outputs of the re-created bind.
+    path = state_file(ctx.paths.state, item.get("hash"))
+    if item.get("destroy"):
+        run_actions(f"bind {item.key} destroy", thaw(item.get("destroy")), ctx, _self(outputs))
+    note({"op": "bind", "phase": "destroyed", "hash": item.get("hash"), "id": item.key,
+          "create": thaw(item.get("actions") or []), "outputs_spec": thaw(item.get("outputs") or {}),
+          "state": str(path)})
+    path.unlink(missing_ok=True)
 
 
 def undo_record(rec: dict[str, Any], store: Any, runner: Runner, report: Any, state_dir: Path | None = None,
                 seen: set[str] | None = None) -> None:
     """Undo one journal record of a bind (see the module docstring)."""
-    from syslua.resources.placeholders import Resolver
+    from syslua.resources.placeholders import Resolver, Unresolved
 
-    phase = rec.get("phase")
     if state_dir is None:
         return
+    phase = rec.get("phase")
     ctx = Context(runner=runner, noop=False, store=store, resolver=Resolver(None, store, state_dir))
     if phase == "created":
+        if seen is not None:
+            seen.add(rec["hash"])
         if rec.get("destroy") and rec.get("outputs") is not None:
             run_actions(f"bind {rec['id']} destroy", rec["destroy"], ctx, _self(rec["outputs"]))
+        restore = rec.get("restore")
+        if restore:  # it was an update: bring the old definition back
+            _recreate(restore, ctx)
         report.restored.append(f"bind {rec['id']}")
     elif phase in ("create", "update"):
-        # Interrupted before its outputs were recorded: destroy with what is known.
         if seen is not None and rec["hash"] in seen:
+            return  # its "created" record was undone already
+        # Interrupted before its outputs were recorded: outputs that depend only
+        # on inputs are still known, and then destroy can run.
+        try:
+            outputs = {k: ctx.resolver.resolve(str(v), {}) for k, v in (rec.get("outputs_spec") or {}).items()}
+        except Unresolved:
+            report.left.append(f"bind {rec['id']}: interrupted during {phase}; its outputs were never recorded, "
+                               "so it could not be destroyed")
             return
-        report.left.append(f"bind {rec['id']}: interrupted during {phase}; its outputs were never recorded")
-    elif phase == "destroyed":
-        local = run_actions(f"bind {rec['id']} restore", rec.get("create") or [], ctx, {})
-        outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()}
-        atomic_write(Path(rec["state"]), json.dumps({"id": rec["id"], "outputs": outputs}, indent=1).encode())
+        if rec.get("destroy"):
+            run_actions(f"bind {rec['id']} destroy", rec["destroy"], ctx, _self(outputs))
         report.restored.append(f"bind {rec['id']}")
+    elif phase == "destroyed":
+        _recreate(rec, ctx)
+        report.restored.append(f"bind {rec['id']}")
+
+
+def _recreate(rec: dict[str, Any], ctx: Context) -> None:
+    """The seed's restore: run a bind's create again and record its outputs."""
+    local = run_actions(f"bind {rec.get('id', rec['hash'][:12])} restore", rec.get("create") or [], ctx, {})
+    outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()}
+    atomic_write(Path(rec["state"]), json.dumps({"id": rec.get("id"), "outputs": outputs}, indent=1).encode())
