@@ -154,8 +154,6 @@ file { path = "~/notes.txt", content = "n\\n" }
     assert tree(sysenv.home) == original
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: removal of `~/a/b/c` (ensure=directory) leaves the parents ~/a and "
-                                       "~/a/b that the same apply created (a failed apply does remove them)")
 def test_implicitly_created_parent_directories_are_removed(sysenv) -> None:
     """Creating ~/a/b/c also created ~/a and ~/a/b; removal leaves the home as it was."""
     original = tree(sysenv.home)
@@ -189,9 +187,6 @@ exec {{ name = "hello", command = "true" }}
     assert "exec enable: undone" in out(p), out(p)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: after a failed restore clears the current pointer, the next apply "
-                                       "records syslua's own content as the 'original' of a taken-over file, so "
-                                       "removing the declaration never gives the user's original back")
 def test_takeover_original_survives_self_healing(sysenv) -> None:
     put(sysenv.home / ".bashrc", "# the user's own\n", 0o600)
     original = tree(sysenv.home)

@@ -313,20 +313,24 @@ def test_corrupt_snapshot_file_is_reported_clearly(sysenv) -> None:
     assert st.returncode == 0 and f"No drift: the machine matches snapshot {s2}" in st.stdout, out(st)
 
 
-def test_corrupt_current_snapshot_blocks_apply_without_loss(sysenv) -> None:
+def test_corrupt_current_snapshot_is_reported_and_the_newest_readable_one_used(sysenv) -> None:
     s1, s3 = make_snapshots(sysenv, 2)
     snapshot_file(sysenv, s3).write_text('{"id": "truncat')
+    p = sysenv.run("status")
+    assert p.returncode == 0, out(p)
+    assert f"snapshot {s3} is corrupt" in p.stderr and s1 in p.stderr, out(p)
+    no_traceback(p)
     before = tree(sysenv.home)
     sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a4\\n" }\n')
-    for args in (("apply",), ("status",)):
-        p = sysenv.run(*args)
-        assert p.returncode != 0, out(p)
-        assert f"snapshot {s3} is corrupt" in p.stderr, out(p)
-        no_traceback(p)
-    assert tree(sysenv.home) == before
+    p = sysenv.run("apply")
+    assert p.returncode == 0, out(p)
+    assert f"snapshot {s3} is corrupt" in out(p), out(p)
+    no_traceback(p)
+    after = tree(sysenv.home)
+    assert after["a.txt"][2] == b"a4\n"
+    assert {k: v for k, v in after.items() if k != "a.txt"} == {k: v for k, v in before.items() if k != "a.txt"}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `sys history` silently omits a corrupt snapshot file (no message)")
 def test_history_reports_a_corrupt_snapshot(sysenv) -> None:
     s1, s2 = make_snapshots(sysenv, 2)
     snapshot_file(sysenv, s1).write_text("garbage")
@@ -335,8 +339,6 @@ def test_history_reports_a_corrupt_snapshot(sysenv) -> None:
     assert s1 in out(p) and "corrupt" in out(p), out(p)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a corrupt current snapshot blocks every apply and rollback; "
-                                       "`snapshot delete` refuses the current one, so there is no way out")
 def test_corrupt_current_snapshot_has_a_way_out(sysenv) -> None:
     s1, s2 = make_snapshots(sysenv, 2)
     snapshot_file(sysenv, s2).write_text("garbage")
@@ -369,8 +371,6 @@ def test_missing_index_is_rebuilt_by_apply(sysenv) -> None:
     assert ids(h)[:2] == [s1, s2] and len(h) == 3 and h[0]["current"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `sys status` (and `sys plan`) rebuild a missing index silently, "
-                                       "without reporting it")
 def test_missing_index_is_reported_by_status(sysenv) -> None:
     make_snapshots(sysenv, 1)
     index_file(sysenv).unlink()
@@ -379,8 +379,6 @@ def test_missing_index_is_reported_by_status(sysenv) -> None:
     assert "rebuilt" in out(p), out(p)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: tags live only in index.json; rebuilding a corrupt index drops them, "
-                                       "so `sys gc` then deletes snapshots the user tagged to keep")
 def test_tags_survive_an_index_rebuild(sysenv) -> None:
     s1, s2 = make_snapshots(sysenv, 2)
     assert sysenv.run("snapshot", "tag", s1, "keep-me").returncode == 0

@@ -102,9 +102,10 @@ def apply_manifest(
     records when it differs from what runs (a rollback runs store copies of sources)."""
     store = Store(paths.store)
     snapshots = Snapshots(paths)
-    current = snapshots.current()
-    if snapshots.rebuilt:
-        reporter.note(snapshots.rebuilt)
+    current, warning = snapshots.usable_current()
+    for note in (snapshots.rebuilt, warning):
+        if note:
+            reporter.note(f"Warning: {note}")
     previous = current.load_manifest() if current else None
     runner = Runner()
 
@@ -138,7 +139,8 @@ def apply_manifest(
         "kind": options.kind, "previous": current.id if current else None, "digest": recorded.digest,
     })
     try:
-        originals = _prepare(journal, plan, manifest, previous, current, store)
+        baseline = snapshots.latest_readable() if current is None else None
+        originals = _prepare(journal, plan, manifest, previous, current, store, baseline)
         journal.prepare("env", [str(p) for p in env_files])
         journal.flush()
         outcome = _run(manifest, plan, dag, previous, current, journal, store, runner, options, reporter, originals,
@@ -163,22 +165,34 @@ def _item(manifest: Manifest, ident: str) -> Item:
 
 
 def _prepare(journal: Journal, plan: Plan, manifest: Manifest, previous: Manifest | None,
-             current: Snapshot | None, store: Store) -> dict[str, dict[str, Any]]:
-    """Record what the plan will touch; return the originals of files syslua takes over."""
-    originals: dict[str, dict[str, Any]] = dict(current.originals) if current else {}
+             current: Snapshot | None, store: Store, baseline: Snapshot | None) -> dict[str, dict[str, Any]]:
+    """Record what the plan will touch; return the originals of files syslua takes over.
+
+    `baseline` is the newest readable snapshot when there is no current one
+    (after self-healing cleared it): files it managed are not taken over
+    again, and their originals are kept.
+    """
+    source = current or baseline
+    originals: dict[str, dict[str, Any]] = dict(source.originals) if source else {}
     for ident in list(originals):
         if ident not in manifest:
             originals.pop(ident)  # restored by its removal in this apply
+    known = previous if previous is not None else (baseline.load_manifest() if baseline else None)
     for entry in plan.entries:
         item = manifest.get(entry.id)
         if item is None or item.type != "file":
             continue
-        new = previous is None or entry.id not in previous
+        new = (known is None or entry.id not in known) and entry.id not in originals
         if entry.decision.changes:
-            journal.prepare(entry.id, _touched(item))
+            paths = _touched(item)
+            journal.prepare(entry.id, paths)
             if new:
+                records = [journal.recorded[p]["prev"] | {"path": p} for p in paths if p in journal.recorded]
                 prev = journal.recorded[item.key]["prev"]
-                if prev["kind"] != "absent":
+                if item.get("ensure") == "absent" and prev["kind"] == "dir":
+                    # A whole directory syslua removes: keep every entry, parents first.
+                    originals[entry.id] = {"kind": "tree", "records": records}
+                elif prev["kind"] != "absent":
                     originals[entry.id] = prev
         elif new and entry.id not in originals and os.path.lexists(item.key):
             # Already as declared, but it existed before syslua: keep it, so that
@@ -220,7 +234,8 @@ def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, cu
         if item is None:
             continue
         reporter.started(entry.id, entry.label)
-        result = remove_item(item, ctx, journal, store, prior_originals.get(entry.id))
+        result = remove_item(item, ctx, journal, store, prior_originals.get(entry.id),
+                             (current.items.get(entry.id, {}) if current else {}).get("created_parents", ()))
         journal.done(entry.id, result.status)
         outcome.results.append(result)
         reporter.finished(result)
@@ -296,6 +311,13 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
     by_id = {r.id: r for r in outcome.results}
     for item in manifest:
         state: dict[str, Any] = {}
+        if item.type == "file" and item.get("ensure") == "directory":
+            created = [r["path"] for r in journal.records_for(item.id)
+                       if r.get("op") == "path" and r["path"] != item.key and r["prev"]["kind"] == "absent"]
+            if not created and item.id not in changed:
+                created = prev_items.get(item.id, {}).get("created_parents", [])
+            if created:
+                state["created_parents"] = created
         if item.type == "file" and item.get("ensure") == "present":
             same = prev_manifest is not None and prev_manifest.get(item.id) == recorded.get(item.id)
             if same and prev_items.get(item.id, {}).get("blob") and item.id not in changed:
@@ -308,6 +330,10 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
             from syslua.resources.package import tree_name
 
             state["tree"] = tree_name(item)
+        elif item.type == "build":
+            from syslua.manifest.primitives import tree_name as build_tree
+
+            state["tree"] = build_tree(item)
         result = by_id.get(item.id)
         if result is not None and result.output is not None:
             state["exit_code"] = result.output.exit_code

@@ -31,7 +31,7 @@ from syslua.state.store import Store
 
 
 def remove_item(item: Item, ctx: Context, journal: Journal, store: Store,
-                original: dict[str, Any] | None) -> ItemResult:
+                original: dict[str, Any] | None, created_parents: Any = ()) -> ItemResult:
     start = time.monotonic()
     label = abbreviate(item.key) if item.type == "file" else item.key
 
@@ -40,7 +40,14 @@ def remove_item(item: Item, ctx: Context, journal: Journal, store: Store,
 
     try:
         if item.type == "file":
-            return result(CHANGED, _remove_file(item, journal, store, original), mutated=True)
+            message = _remove_file(item, journal, store, original)
+            for parent in sorted(created_parents, key=len, reverse=True):
+                journal.before_change(item.id, parent)
+                try:
+                    os.rmdir(parent)  # only when empty: anything else in it stays
+                except OSError:
+                    pass
+            return result(CHANGED, message, mutated=True)
         if item.type == "exec":
             undo = item.get("undo")
             if not undo:
@@ -65,6 +72,10 @@ def remove_item(item: Item, ctx: Context, journal: Journal, store: Store,
 def _remove_file(item: Item, journal: Journal, store: Store, original: dict[str, Any] | None) -> str:
     path = item.key
     journal.before_change(item.id, path)
+    if original is not None and original.get("kind") == "tree":
+        notes = [restore_path(r["path"], r, store) for r in original["records"]]
+        left = [n for n in notes if n]
+        return "; ".join(left) if left else "restored the original directory it took over"
     if original is not None:
         note = restore_path(path, original, store)
         return note or "restored the original it took over"
@@ -75,7 +86,7 @@ def _remove_file(item: Item, journal: Journal, store: Store, original: dict[str,
         try:
             os.rmdir(path)
         except OSError:
-            return "left in place: the directory is not empty"
+            return "left in place: the directory is not empty (it holds files syslua does not manage)"
         return "removed directory"
     os.unlink(path)
     return "removed"

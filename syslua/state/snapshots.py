@@ -25,6 +25,7 @@ from syslua.manifest.model import Manifest
 from syslua.paths import Paths
 
 INDEX = "index.json"
+TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index keeps them
 
 
 def new_id() -> str:
@@ -67,8 +68,9 @@ class Snapshot:
                 if state.get(key):
                     out.add(state[key])
         for rec in self.originals.values():
-            if rec.get("blob"):
-                out.add(rec["blob"])
+            for r in rec.get("records", [rec]):
+                if r.get("blob"):
+                    out.add(r["blob"])
         for rec in self.pre.get("records", ()):
             prev = rec.get("prev") or {}
             if prev.get("blob"):
@@ -87,27 +89,41 @@ class Snapshots:
 
     # -- index ---------------------------------------------------------------
     def _read_index(self) -> dict[str, Any]:
+        index = self._read_order()
+        index["tags"] = self._read_tags()
+        return index
+
+    def _read_order(self) -> dict[str, Any]:
         if not self.dir.exists():
-            return {"current": None, "order": [], "tags": {}}
+            return {"current": None, "order": []}
         try:
             data = json.loads(self.index_file.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or not isinstance(data.get("order"), list):
                 raise ValueError("unexpected shape")
-            data.setdefault("tags", {})
             return data
         except FileNotFoundError:
-            if not any(self.dir.glob("*.json")):
-                return {"current": None, "order": [], "tags": {}}
+            if not any(f.name not in (INDEX, TAGS) for f in self.dir.glob("*.json")):
+                return {"current": None, "order": []}
             why = "missing"
         except ValueError as e:
             why = f"corrupt ({e})"
         self.rebuilt = f"the snapshot index was {why}; rebuilt it from the snapshot files"
         return self._rebuild()
 
+    def _read_tags(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads((self.dir / TAGS).read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _write_tags(self, tags: dict[str, list[str]]) -> None:
+        atomic_write(self.dir / TAGS, json.dumps({k: v for k, v in tags.items() if v}, indent=1).encode())
+
     def _rebuild(self) -> dict[str, Any]:
         snaps = []
         for f in self.dir.glob("*.json"):
-            if f.name == INDEX:
+            if f.name in (INDEX, TAGS):
                 continue
             try:
                 d = json.loads(f.read_text(encoding="utf-8"))
@@ -116,11 +132,12 @@ class Snapshots:
                 continue
         snaps.sort()
         order = [i for _, i in snaps]
-        index: dict[str, Any] = {"current": order[-1] if order else None, "order": order, "tags": {}}
+        index: dict[str, Any] = {"current": order[-1] if order else None, "order": order}
         self._write_index(index)
         return index
 
     def _write_index(self, index: dict[str, Any]) -> None:
+        index = {k: v for k, v in index.items() if k != "tags"}
         atomic_write(self.index_file, json.dumps(index, indent=1).encode())
 
     def index(self) -> dict[str, Any]:
@@ -173,6 +190,34 @@ class Snapshots:
         ident = self.current_id()
         return self.load(ident) if ident else None
 
+    def usable_current(self) -> tuple[Snapshot | None, str | None]:
+        """The current snapshot, or, when its file is corrupt, the newest readable
+        one instead, with a warning saying so."""
+        ident = self.current_id()
+        if ident is None:
+            return None, None
+        try:
+            return self.load(ident), None
+        except (StateError, UsageError) as e:
+            order = self._read_index()["order"]
+            for other in reversed(order[: order.index(ident)] if ident in order else order):
+                try:
+                    snap = self.load(other)
+                except (StateError, UsageError):
+                    continue
+                return snap, (f"{e.message} Using snapshot {other} as the current state instead "
+                              f"(`sys snapshot delete {ident}` removes the corrupt one).")
+            return None, (f"{e.message} No other snapshot is readable: the next apply converges every item "
+                          f"(`sys snapshot delete {ident}` removes the corrupt one).")
+
+    def latest_readable(self) -> Snapshot | None:
+        for ident in reversed(self._read_index()["order"]):
+            try:
+                return self.load(ident)
+            except (StateError, UsageError):
+                continue
+        return None
+
     def save(self, snap: Snapshot, *, make_current: bool = True) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         atomic_write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")).encode())
@@ -186,36 +231,47 @@ class Snapshots:
     def delete(self, ident: str) -> None:
         index = self._read_index()
         if index.get("current") == ident:
-            raise UsageError(f"snapshot {ident} is the current one; it cannot be deleted")
+            try:
+                self.load(ident)
+            except StateError:
+                index["current"] = None  # a corrupt current snapshot may go: nothing can use it
+            else:
+                raise UsageError(f"snapshot {ident} is the current one; it cannot be deleted")
         index["order"] = [i for i in index["order"] if i != ident]
-        index["tags"].pop(ident, None)
         self._write_index(index)
+        tags = self._read_tags()
+        if tags.pop(ident, None) is not None:
+            self._write_tags(tags)
         try:
             os.unlink(self.path(ident))
         except FileNotFoundError:
             pass
 
     def tag(self, ident: str, name: str) -> None:
-        index = self._read_index()
-        for other, names in index["tags"].items():
+        tags = self._read_tags()
+        for other, names in tags.items():
             if name in names and other != ident:
                 raise UsageError(f"tag {name} is already on snapshot {other}")
-        names = index["tags"].setdefault(ident, [])
+        names = tags.setdefault(ident, [])
         if name not in names:
             names.append(name)
-        self._write_index(index)
+        self._write_tags(tags)
 
-    def all(self) -> list[Snapshot]:
+    def all(self, problems: list[str] | None = None) -> list[Snapshot]:
+        """Every readable snapshot, oldest first; unreadable ones are described in `problems`."""
         out = []
         for ident in self._read_index()["order"]:
             try:
                 out.append(self.load(ident))
-            except (StateError, UsageError):
-                continue
+            except (StateError, UsageError) as e:
+                if problems is not None:
+                    problems.append(e.message)
         return out
 
 
-def current_manifest(paths: Paths) -> Manifest | None:
-    """The manifest of the current snapshot (None before the first apply)."""
-    snap = Snapshots(paths).current()
-    return snap.load_manifest() if snap else None
+def current_manifest(paths: Paths) -> tuple[Manifest | None, list[str]]:
+    """The manifest of the current snapshot (None before the first apply), and warnings."""
+    snapshots = Snapshots(paths)
+    snap, warning = snapshots.usable_current()
+    notes = [n for n in (snapshots.rebuilt, warning) if n]
+    return (snap.load_manifest() if snap else None), notes

@@ -19,7 +19,11 @@ def run(term: Terminal) -> int:
             term.warn(snapshots.rebuilt)
         current = index.get("current")
         rows = []
-        for snap in reversed(snapshots.all()):
+        problems: list[str] = []
+        everything = snapshots.all(problems)
+        for problem in problems:
+            term.warn(problem)
+        for snap in reversed(everything):
             rows.append({
                 "id": snap.id,
                 "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(snap.time)),

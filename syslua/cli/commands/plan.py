@@ -22,7 +22,9 @@ def run(term: Terminal, config: Path | None, *, diff: bool, exit_code: bool, fac
     paths = Paths.from_env()
     manifest = load_manifest(term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths)
     with state(paths, term, exclusive=False):
-        previous = current_manifest(paths)
+        previous, notes = current_manifest(paths)
+    for note in notes:
+        term.warn(note)
     term.log("Building execution plan...")
     store = Store(paths.store)
     ctx = Context(runner=Runner(), noop=True, store=store, paths=paths, previous=previous,

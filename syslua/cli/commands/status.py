@@ -14,8 +14,11 @@ from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
 
-def drift(paths: Paths) -> tuple[str | None, list[dict[str, str]]]:
-    snap = Snapshots(paths).current()
+def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, list[dict[str, str]]]:
+    snapshots = Snapshots(paths)
+    snap, warning = snapshots.usable_current()
+    if notes is not None:
+        notes.extend(n for n in (snapshots.rebuilt, warning) if n)
     if snap is None:
         return None, []
     manifest = materialise(snap, Store(paths.store))
@@ -49,8 +52,11 @@ MARK = {"deleted": "D", "edited": "M", "mode": "~", "changed": "~", "recreated":
 
 def run(term: Terminal) -> int:
     paths = Paths.from_env()
+    notes: list[str] = []
     with state(paths, term, exclusive=False):
-        snap_id, items = drift(paths)
+        snap_id, items = drift(paths, notes)
+    for note in notes:
+        term.warn(note)
     if term.json_mode:
         term.json({"snapshot": snap_id, "drift": items})
         return 0
