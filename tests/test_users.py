@@ -263,8 +263,6 @@ def test_failed_apply_restores_deleted_account(sysenv, accounts):
 
 @pytest.mark.root
 @needs_root
-@pytest.mark.xfail(strict=True, reason="BUG: userdel also deletes the user's private group (USERGROUPS_ENAB), and "
-                                       "the rollback's `useradd -g <old gid>` then fails: 'group 45100 does not exist'")
 def test_failed_apply_restores_deleted_account_with_private_group(sysenv, accounts):
     sysenv.write("sys.lua", user_decl(uid=UID, shell="/bin/sh", groups=["slg1"]))
     ok(sysenv.run("apply"))
@@ -279,9 +277,6 @@ def test_failed_apply_restores_deleted_account_with_private_group(sysenv, accoun
 
 @pytest.mark.root
 @needs_root
-@pytest.mark.xfail(strict=True, reason="BUG: with SYSLUA_ACCOUNTS_PREFIX the restore always passes `usermod -g`, "
-                                       "which usermod --prefix resolves against the real /etc/group, so rolling back "
-                                       "a changed user with a private group fails")
 def test_failed_apply_restores_changed_account_with_private_group(sysenv, accounts):
     sysenv.write("sys.lua", user_decl(uid=UID, shell="/bin/sh", comment="before"))
     ok(sysenv.run("apply"))

@@ -37,6 +37,7 @@ class Account:
     shell: str = ""
     comment: str = ""
     groups: tuple[str, ...] = ()
+    group: str = ""  # name of the primary group (a private group dies with userdel)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, groups=list(self.groups))
@@ -76,14 +77,18 @@ def read_account(name: str) -> Account:
         except KeyError:
             return Account(False)
         uid, gid, gecos, home, shell = pw.pw_uid, pw.pw_gid, pw.pw_gecos, pw.pw_dir, pw.pw_shell
-    groups = tuple(sorted(g for g, _, members in _groups() if name in members))
-    return Account(True, uid, gid, home, shell, gecos, groups)
+    all_groups = _groups()
+    groups = tuple(sorted(g for g, _, members in all_groups if name in members))
+    primary = next((g for g, gid_, _ in all_groups if gid_ == gid), "")
+    return Account(True, uid, gid, home, shell, gecos, groups, primary)
 
 
 def _gid(value: str) -> int | None:
-    if value.isdigit():
-        return int(value)
-    return next((gid for g, gid, _ in _groups() if g == value), None)
+    """The gid of a group name or number, when such a group exists."""
+    for g, gid, _ in _groups():
+        if g == value or (value.isdigit() and gid == int(value)):
+            return gid
+    return None
 
 
 def _run(argv: list[str]) -> None:
@@ -99,16 +104,32 @@ def _run(argv: list[str]) -> None:
 
 
 def restore(record: dict[str, Any]) -> None:
-    """Put an account back as a journal record describes it."""
+    """Put an account back as a journal record describes it (only what differs)."""
     name, prev = record["name"], record["prev"]
     now = read_account(name)
     if not prev["exists"]:
         if now.exists:
             _run(["userdel", name])
         return
-    args = ["-u", str(prev["uid"]), "-g", str(prev["gid"]), "-d", prev["home"], "-s", prev["shell"],
-            "-c", prev["comment"], "-G", ",".join(prev["groups"])]
-    _run((["usermod"] if now.exists else ["useradd", "-M"]) + args + [name])
+    if not now.exists:
+        if not any(gid == prev["gid"] for _, gid, _ in _groups()) and prev.get("group"):
+            # userdel removed the user's private group: bring it back first.
+            _run(["groupadd", "-g", str(prev["gid"]), prev["group"]])
+        args = ["-M", "-u", str(prev["uid"]), "-g", str(prev["gid"]), "-d", prev["home"], "-s", prev["shell"],
+                "-c", prev["comment"]]
+        if prev["groups"]:
+            args += ["-G", ",".join(prev["groups"])]
+        _run(["useradd", *args, name])
+        return
+    args = []
+    for flag, key, have in (("-u", "uid", now.uid), ("-g", "gid", now.gid), ("-d", "home", now.home),
+                            ("-s", "shell", now.shell), ("-c", "comment", now.comment)):
+        if prev[key] != have:
+            args += [flag, str(prev[key])]
+    if sorted(prev["groups"]) != sorted(now.groups):
+        args += ["-G", ",".join(prev["groups"])]
+    if args:
+        _run(["usermod", *args, name])
 
 
 class UserType:
