@@ -215,7 +215,9 @@ local function with_defaults(kind, src, spec)
   for k, v in pairs(spec) do props[k] = v end
   for k, v in pairs(d) do
     if props[k] == nil then
-      props[k] = setmetatable({ __prio = 1000, value = v }, PRIO)
+      -- Weaker than lib.mkDefault (1000): a file-wide default yields to any
+      -- explicit fallback on the property itself.
+      props[k] = setmetatable({ __prio = 1200, value = v }, PRIO)
     end
   end
   return props
@@ -336,14 +338,14 @@ local function fetch_descriptor(name, kind, spec, fields)
 end
 
 function lib.fetchUrl(spec)
-  local d = fetch_descriptor("lib.fetchUrl", "url", spec, { "url", "sha256", "name" })
+  local d = fetch_descriptor("lib.fetchUrl", "url", spec, { "url", "sha256" })
   if not d.url then fail("lib.fetchUrl: `url` is required") end
   if not d.sha256 then fail("lib.fetchUrl: `sha256` is required (the download is verified before use)") end
   return d
 end
 
 function lib.fetchGit(spec)
-  local d = fetch_descriptor("lib.fetchGit", "git", spec, { "url", "rev", "sha256" })
+  local d = fetch_descriptor("lib.fetchGit", "git", spec, { "url", "rev" })
   if not d.url then fail("lib.fetchGit: `url` is required") end
   if not d.rev then fail("lib.fetchGit: `rev` is required (a commit to check out exactly)") end
   return d

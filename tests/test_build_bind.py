@@ -271,8 +271,6 @@ def test_placeholder_naming_undeclared_build(sysenv):
     assert "sys.lua:" in out_of(res)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a placeholder naming an undeclared sys.build is only a config error when "
-                                       "some build/bind is declared; otherwise plan exits 0 and apply fails later")
 def test_placeholder_naming_undeclared_build_without_any_build(sysenv):
     config(sysenv, 'file { path = "~/bad.txt", content = "$${build:@missing:out}" }\n')
     res = sysenv.run("plan")
@@ -332,8 +330,6 @@ def test_bind_check_detects_drift(sysenv):
     assert sysenv.run("plan", "--exit-code").returncode == 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `sys status` reports 'No drift' while a bind's check fails "
-                                       "(only files are compared)")
 def test_status_reports_bind_drift(sysenv):
     config(sysenv, 'H.marker("m3")\n')
     ok(sysenv.run("apply"))

@@ -241,13 +241,6 @@ CONFLICTS = [
         '  - "<work>/y" (declared at sys.lua:4)',
     ),
     (
-        "file-defaults-vs-explicit-mkDefault",
-        HEADER + 'file { path = "/srv/a", mode = lib.mkDefault("0600") }\nfile { path = "/srv/a" }\n',
-        'Conflicting values for file#/srv/a.mode at priority 1000:\n'
-        '  - "0600" (declared at sys.lua:3)\n'
-        '  - "0644" (declared at sys.lua:4)',
-    ),
-    (
         "exec-timeout-numbers",
         'exec { name = "x", timeout = "5s" }\nexec { name = "x", timeout = 10 }\n',
         'Conflicting values for exec#x.timeout at priority 900:\n'
@@ -557,3 +550,11 @@ def test_digest_ignores_comments_and_line_numbers_but_not_values(sysenv):
     changed = evaluate(sysenv, text.replace('"most"', '"more"'))
     assert changed.digest != base.digest
     assert len(base.digest) == 64 and int(base.digest, 16) >= 0
+
+
+def test_explicit_mkdefault_beats_a_value_from_defaults(sysenv):
+    # defaults{} fills properties at 1200, weaker than lib.mkDefault (1000).
+    path = sysenv.write("sys.lua", HEADER + 'file { path = "/srv/a", mode = lib.mkDefault("0600") }\n'
+                                            'file { path = "/srv/a" }\n')
+    m = resolve(path, Options())
+    assert m.get("file#/srv/a").get("mode") == "0600"

@@ -55,7 +55,6 @@ def plan(
     fact: FactOpt = None,
     impure: ImpureOpt = False,
     max_depth: DepthOpt = 10,
-    jobs: JobsOpt = None,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,

@@ -231,7 +231,7 @@ def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], 
         entries.append((str(name), props, line))
     out = []
     for name, props, line in entries:
-        merged: dict[str, Any] = {k: {"__syslua_prio": 1000, "__syslua_v": v} for k, v in defaults.items() if k not in props}
+        merged: dict[str, Any] = {k: {"__syslua_prio": 1200, "__syslua_v": v} for k, v in defaults.items() if k not in props}
         merged.update(props)
         merged.pop("name", None)
         merged[key] = name

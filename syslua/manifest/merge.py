@@ -29,7 +29,7 @@ from syslua.manifest.model import Item, Manifest, freeze
 from syslua.manifest.schema import Context, Invalid, Prop
 
 PLAIN = 900
-DEFAULT_PRIO = 1000
+DEFAULT_PRIO = 1200  # values filled in from defaults{}: weaker than lib.mkDefault
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,6 +53,12 @@ def _substitute(value: Any, hashes: dict[tuple[str, str], str]) -> Any:
     return value
 
 
+def _may_name_primitive(item: Item) -> bool:
+    """Cheap pre-check on top-level string properties (the common case is none)."""
+    return any(isinstance(v, str) and "$${" in v or not isinstance(v, str | bool | int | float)
+               for v in item.props.values())
+
+
 def tree_name(item: Item) -> str:
     return f"{item.get('hash')[:32]}-{item.key}"
 
@@ -61,6 +67,13 @@ def finalize(manifest: Manifest) -> Manifest:
     """Give every build/bind its hash and rewrite `@id` placeholders everywhere."""
     prims = {(i.type, i.key): i for i in manifest if i.type in PRIMITIVES}
     if not prims:
+        for item in manifest:
+            for s in strings(thaw(item.props)) if _may_name_primitive(item) else ():
+                m = _BY_ID.search(s)
+                if m:
+                    raise ConfigError(
+                        f"{item.type} {item.key}: a placeholder names sys.{m.group(1)} `{m.group(2)}`, which is not declared",
+                        manifest.sources.get(item.id, (None,))[0])
         return manifest
     hashes: dict[tuple[str, str], str] = {}
     visiting: list[tuple[str, str]] = []

@@ -387,7 +387,8 @@ def env_name(v: Any, ctx: Context) -> str:
 
 
 def env_value(v: Any, ctx: Context) -> str:
-    return _scalar_text(v) if isinstance(v, (int, float, bool)) else string(v, ctx)
+    """A scalar value; a leading `~/` means the home, as in every path."""
+    return _scalar_text(v) if isinstance(v, (int, float, bool)) else expand_user(string(v, ctx))
 
 
 # ---------------------------------------------------------------------------

@@ -202,6 +202,10 @@ def plan_removals(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
             reason = "no longer declared; would be removed (or its original restored)"
         elif item.type == "exec":
             reason = "no longer declared; its undo command would run" if item.get("undo") else "no longer declared (nothing to undo)"
+        elif item.type == "build":
+            reason = "no longer declared (its store object stays until `sys gc`)"
+        elif item.type == "package":
+            reason = "no longer declared; would leave the profile (its store object stays until `sys gc`)"
         else:
             reason = "no longer declared; would be removed"
         lbl = f"{abbreviate(item.key)}" if item.type == "file" else item.key

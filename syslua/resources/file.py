@@ -98,6 +98,11 @@ class FileType:
         if ensure == "absent":
             return [] if not state.exists else [f"{_kind(state)} exists"]
         want = "directory" if ensure == "directory" else posix.PRESENT
+        owner, group = item.get("owner"), item.get("group")
+        if ctx.uid(owner) is None:
+            raise ResourceError(f"owner `{owner}` does not exist")
+        if ctx.gid(group) is None:
+            raise ResourceError(f"group `{group}` does not exist")
         if state.ensure == posix.ABSENT:
             return ["does not exist"]
         if state.ensure != want:

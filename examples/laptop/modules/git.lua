@@ -1,6 +1,9 @@
 -- A reusable module: require("modules.git").setup{ name = ..., email = ... }
 local M = {}
 
+-- defaults{} applies to declarations in the file that makes them: this one.
+defaults { file = { owner = sys.user.name, group = sys.user.group, mode = "0644" } }
+
 function M.setup(opts)
   local ini = table.concat({
     "[user]",
@@ -10,7 +13,8 @@ function M.setup(opts)
     "\tdefaultBranch = main",
     "",
   }, "\n")
-  return file { path = "~/.gitconfig", content = lib.mkDefault(ini) }
+  local ref = file { path = "~/.gitconfig", content = lib.mkDefault(ini) }
+  return ref
 end
 
 return M

@@ -98,9 +98,12 @@ def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool
                   always=True)
     else:
         term.line(f"{verb} failed. System unchanged.", "bold red", always=True)
+    manifest = outcome.plan.manifest if outcome.plan else None
     for r in outcome.failures:
         lines = r.message.splitlines()
-        term.line(f"  {r.type} {r.label} failed: {lines[0]}", "red", always=True)
+        where = manifest.source_of(r.id) if manifest is not None else ""
+        term.line(f"  {r.type} {r.label} failed: {lines[0]}" + (f" (declared at {where})" if where else ""),
+                  "red", always=True)
         for ln in lines[1:]:
             term.line(f"  {ln}", always=True)
     term.line("Run 'sys plan' to review the execution plan.", always=True)

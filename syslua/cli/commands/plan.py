@@ -39,6 +39,11 @@ def run(term: Terminal, config: Path | None, *, diff: bool, exit_code: bool, fac
     else:
         term.line()
         term.plan(plan, show_diff=diff)
+    if plan.failures and not term.json_mode:
+        # Not an error of the plan itself: an earlier item of the same apply
+        # (a user, a directory) may still make these possible.
+        term.line(f"Note: {len(plan.failures)} item(s) marked ! cannot be applied as the machine is now.",
+                  "bold red", always=True)
     if exit_code and plan.has_changes:
         return PENDING
     return 0

@@ -8,6 +8,7 @@ from syslua.paths import Paths, abbreviate
 from syslua.resources import get as get_type
 from syslua.resources.base import Context
 from syslua.resources.file_posix import ABSENT
+from syslua.resources.placeholders import Resolver, Unresolved
 from syslua.resources.process import Runner
 from syslua.state.materialise import materialise
 from syslua.state.snapshots import Snapshots
@@ -21,11 +22,28 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
         notes.extend(n for n in (snapshots.rebuilt, warning) if n)
     if snap is None:
         return None, []
-    manifest = materialise(snap, Store(paths.store))
-    ctx = Context(runner=Runner(), noop=True, manifest=manifest)
+    store = Store(paths.store)
+    manifest = materialise(snap, store)
+    resolver = Resolver(manifest, store, paths.state)
+    ctx = Context(runner=Runner(), noop=True, manifest=manifest, store=store, paths=paths, resolver=resolver)
     ftype = get_type("file")
     out = []
+    for item in manifest.of_type("bind"):
+        st = get_type("bind").status(item, ctx)
+        if st["outputs"] is None:
+            out.append({"id": item.id, "path": item.key, "kind": "changed", "detail": "bind has no recorded outputs"})
+        elif st["drift"]:
+            out.append({"id": item.id, "path": item.key, "kind": "changed", "detail": f"check failed: {st['drift']}"})
+    for item in manifest.of_type("package"):
+        st = get_type("package").status(item, ctx)
+        if not st["present"] or not st["linked"]:
+            what = "not in the store" if not st["present"] else "not linked into the profile"
+            out.append({"id": item.id, "path": item.key, "kind": "changed", "detail": f"package {what}"})
     for item in manifest.of_type("file"):
+        try:
+            item = resolver.resolve_item(item)
+        except Unresolved:
+            continue
         st = ftype.status(item, ctx)
         if st.error:
             out.append({"id": item.id, "path": item.key, "kind": "error", "detail": st.error})
@@ -68,6 +86,7 @@ def run(term: Terminal) -> int:
         return 0
     term.line(f"Drift from snapshot {snap_id}:")
     for d in items:
-        term.line(f"  {MARK[d['kind']]} {abbreviate(d['path'])}: {d['detail']}")
+        label = abbreviate(d["path"]) if d["id"].startswith("file#") else d["id"]
+        term.line(f"  {MARK[d['kind']]} {label}: {d['detail']}")
     term.line("Run `sys apply` to converge again, or `sys rollback` to return to a snapshot.")
     return 0
