@@ -58,8 +58,9 @@ def execute(
                 assert item is not None
                 failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
                 aggregate = bool(getattr(get_type(item.type), "aggregates", False))
-                if failed_deps and not (aggregate and all(manifest.get(p).parent == ident for p in failed_deps
-                                                          if manifest.get(p) is not None)):
+                own_children = aggregate and all(getattr(manifest.get(p), "parent", None) == ident
+                                                 for p in failed_deps)
+                if failed_deps and not own_children:
                     bad[ident] = failed_deps[0]
                     finish(skipped(item, f"skipped because {failed_deps[0]} failed"))
                     sorter.done(ident)
