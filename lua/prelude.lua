@@ -63,17 +63,40 @@ local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f'
 local function escape_char(c)
   return escapes[c] or sformat("\\u%04x", sbyte(c))
 end
+-- Quoting is the hot spot of evaluation: keys and common values repeat, so
+-- they are cached; other strings are scanned with a byte loop (which LuaJIT
+-- compiles) and only those that need escaping go through gsub.
+local quoted = setmetatable({}, { __mode = "k" })
+local nquoted = 0
 local function quote(s)
-  return '"' .. sgsub(s, '[%c"\\]', escape_char) .. '"'
+  local q = quoted[s]
+  if q then return q end
+  local clean = true
+  for i = 1, #s do
+    local b = sbyte(s, i)
+    if b < 32 or b == 34 or b == 92 or b == 127 then clean = false; break end
+  end
+  if clean then q = '"' .. s .. '"' else q = '"' .. sgsub(s, '[%c"\\]', escape_char) .. '"' end
+  if #s <= 64 and nquoted < 100000 then
+    quoted[s] = q
+    nquoted = nquoted + 1
+  end
+  return q
 end
 
 local encode -- forward
 
-local function encode_table(t, buf, depth, where)
+-- `trail` holds the keys leading to the value being encoded; it is turned
+-- into text ("file.props.mode") only when there is an error to report.
+local function where(trail, depth)
+  return concat(trail, ".", 1, depth)
+end
+
+local function encode_table(t, buf, depth, trail)
   local mt = getmetatable(t)
   if mt == PRIO then
     buf[#buf + 1] = '{"__syslua_prio":' .. sformat("%d", t.__prio) .. ',"__syslua_v":'
-    encode(t.value, buf, depth + 1, where)
+    encode(t.value, buf, depth, trail)
     buf[#buf + 1] = '}'
     return
   end
@@ -91,12 +114,12 @@ local function encode_table(t, buf, depth, where)
     local count = 0
     for _ in pairs(t) do count = count + 1 end
     if count ~= n then
-      error(where .. ": a table mixes list items and named fields", 0)
+      error(where(trail, depth) .. ": a table mixes list items and named fields", 0)
     end
     buf[#buf + 1] = '['
     for i = 1, n do
       if i > 1 then buf[#buf + 1] = ',' end
-      encode(t[i], buf, depth + 1, where)
+      encode(t[i], buf, depth, trail)
     end
     buf[#buf + 1] = ']'
     return
@@ -109,27 +132,28 @@ local function encode_table(t, buf, depth, where)
   local first = true
   for k, v in pairs(t) do
     if type(k) ~= "string" then
-      error(where .. ": table keys must be strings or a list 1..n, found key " .. tostring(k), 0)
+      error(where(trail, depth) .. ": table keys must be strings or a list 1..n, found key " .. tostring(k), 0)
     end
     if not first then buf[#buf + 1] = ',' end
     first = false
     buf[#buf + 1] = quote(k)
     buf[#buf + 1] = ':'
-    encode(v, buf, depth + 1, where .. "." .. k)
+    trail[depth + 1] = k
+    encode(v, buf, depth + 1, trail)
   end
   buf[#buf + 1] = '}'
 end
 
-encode = function(v, buf, depth, where)
+encode = function(v, buf, depth, trail)
   if depth > 64 then
-    error(where .. ": tables nested deeper than 64 levels (is a table inside itself?)", 0)
+    error(where(trail, depth) .. ": tables nested deeper than 64 levels (is a table inside itself?)", 0)
   end
   local tv = type(v)
   if tv == "string" then
     buf[#buf + 1] = quote(v)
   elseif tv == "number" then
     if v ~= v or v == huge or v == -huge then
-      error(where .. ": numbers must be finite", 0)
+      error(where(trail, depth) .. ": numbers must be finite", 0)
     end
     if v == floor(v) and v > -2^53 and v < 2^53 then
       buf[#buf + 1] = sformat("%d", v)
@@ -139,17 +163,17 @@ encode = function(v, buf, depth, where)
   elseif tv == "boolean" then
     buf[#buf + 1] = v and "true" or "false"
   elseif tv == "table" then
-    encode_table(v, buf, depth, where)
+    encode_table(v, buf, depth, trail)
   elseif tv == "nil" then
     buf[#buf + 1] = "null"
   else
-    error(where .. ": a " .. tv .. " cannot be a property value", 0)
+    error(where(trail, depth) .. ": a " .. tv .. " cannot be a property value", 0)
   end
 end
 
-local function to_json(v, where)
+local function to_json(v, name)
   local buf = {}
-  encode(v, buf, 0, where)
+  encode(v, buf, 1, { name })
   return concat(buf)
 end
 
@@ -213,12 +237,8 @@ local function with_defaults(kind, src, spec)
   if not d then return spec end
   local props = {}
   for k, v in pairs(spec) do props[k] = v end
-  for k, v in pairs(d) do
-    if props[k] == nil then
-      -- Weaker than lib.mkDefault (1000): a file-wide default yields to any
-      -- explicit fallback on the property itself.
-      props[k] = setmetatable({ __prio = 1200, value = v }, PRIO)
-    end
+  for k, wrapped in pairs(d) do
+    if props[k] == nil then props[k] = wrapped end
   end
   return props
 end
@@ -226,7 +246,7 @@ end
 local function declare(kind)
   return function(spec)
     local props, prio = unwrap_whole(kind, spec)
-    local src, line = caller(2)
+    local src, line = caller(3)
     local where = kind
     local key = props[KEY[kind]]
     if key == nil then
@@ -245,7 +265,7 @@ end
 
 local function declare_env(spec)
   local vars, prio = unwrap_whole("env", spec)
-  local src, line = caller(2)
+  local src, line = caller(3)
   local names = {}
   for name in pairs(vars) do
     if type(name) ~= "string" then
@@ -277,9 +297,11 @@ local function declare_defaults(spec)
     local ok, json = pcall(to_json, { type = kind, props = props }, "defaults." .. tostring(kind))
     if not ok then fail(json) end
     add_record("defaults", src, line, nil, json)
+    -- Stored wrapped once: at priority 1200, weaker than lib.mkDefault (1000),
+    -- so a file-wide default yields to an explicit fallback on the property.
     local merged = {}
     for k, v in pairs(mine[kind] or {}) do merged[k] = v end
-    for k, v in pairs(props) do merged[k] = v end
+    for k, v in pairs(props) do merged[k] = setmetatable({ __prio = 1200, value = v }, PRIO) end
     mine[kind] = merged
   end
   defaults_by_source[src] = mine

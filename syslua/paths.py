@@ -17,9 +17,16 @@ from pathlib import Path
 APP = "syslua"
 
 
+_home_cache: tuple[str | None, str] = (None, "")
+
+
 def home() -> str:
     """The home of the user running `sys` (`$HOME`; tests point it at a temp dir)."""
-    return os.path.normpath(os.environ.get("HOME") or os.path.expanduser("~"))
+    global _home_cache
+    raw = os.environ.get("HOME")
+    if raw is None or raw != _home_cache[0]:
+        _home_cache = (raw, os.path.normpath(raw or os.path.expanduser("~")))
+    return _home_cache[1]
 
 
 def expand_user(path: str) -> str:

@@ -12,9 +12,7 @@ from __future__ import annotations
 import grp
 import json
 import os
-import platform
 import pwd
-import socket
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -41,10 +39,11 @@ def _os_release() -> dict[str, str]:
 @cache
 def _static_facts() -> dict[str, Any]:
     """Facts that do not change during one process."""
-    system = platform.system().lower()
-    machine = platform.machine().lower()
+    uname = os.uname()  # cheaper than importing platform and socket
+    system = uname.sysname.lower()
+    machine = uname.machine.lower()
     arch = _ARCH.get(machine, machine)
-    hostname = socket.gethostname()
+    hostname = uname.nodename
     uid, gid = os.getuid(), os.getgid()
     try:
         pw = pwd.getpwuid(uid)
@@ -72,7 +71,7 @@ def _static_facts() -> dict[str, Any]:
                 "platform": distro,
                 "platformFamily": family,
                 "platformVersion": release.get("VERSION_ID", ""),
-                "kernelVersion": platform.release(),
+                "kernelVersion": uname.release,
                 "kernelArch": machine,
             }
         },

@@ -36,6 +36,7 @@ class RawDeclaration:
 class LuaResult:
     declarations: list[RawDeclaration]
     inputs: list[str]
+    placeholders: bool = False  # some value contains `$${`
 
 
 @cache
@@ -142,6 +143,7 @@ def run_config(
         raise _lua_error(_unchunk(_s(message), chunks), _s(traceback), impure)
     exported = prelude[b"export"]()
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
+    placeholders = b"$${" in exported
     decls = [
         RawDeclaration(
             type=d["t"],
@@ -152,7 +154,7 @@ def run_config(
         )
         for d in doc["decls"]
     ]
-    return LuaResult(decls, doc["inputs"])
+    return LuaResult(decls, doc["inputs"], placeholders)
 
 
 _CHUNK = re.compile(r"#\d+(?=:\d+:)")

@@ -118,7 +118,7 @@ def apply_manifest(
 
     plan = make_plan(manifest, context(True), previous)
     reporter.planned(plan)
-    dag = Dag.from_manifest(manifest)
+    dag = plan.dag or Dag.from_manifest(manifest)
 
     if options.health_check_only or options.noop:
         ctx = context(True)

@@ -25,7 +25,7 @@ from typing import Any
 from syslua.errors import ConfigError, Source
 from syslua.eval.lua import RawDeclaration
 from syslua.manifest import schema
-from syslua.manifest.model import Item, Manifest, freeze
+from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
 from syslua.manifest.schema import Context, Invalid, Prop
 
 PLAIN = 900
@@ -104,23 +104,32 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
         key = _check_value(sch.props[sch.key], type_, sch.key, key_raw, ctx)
         props: dict[str, tuple[int, Any]] = {}
         by_slot: dict[str, str] = {}  # slot -> the property name written
+        table, aliases, key_name, is_env = sch.props, sch.aliases, sch.key, type_ == "env"
         for name, value in raw.props.items():
-            if name == sch.key:
+            if name == key_name:
                 continue
-            canonical = sch.aliases.get(name, name)
-            if canonical not in sch.props:
+            canonical = aliases.get(name, name)
+            prop = schema.env_prop(key) if is_env else table.get(canonical)
+            if prop is None:
                 raise schema.unknown_property(type_, name)
-            prop = schema.env_prop(key) if type_ == "env" else sch.props[canonical]
             slot = prop.slot or canonical
             if slot in by_slot:
                 other = by_slot[slot]
-                if sch.aliases.get(other, other) == canonical:
+                if aliases.get(other, other) == canonical:
                     raise Invalid(f"`{other}` and `{name}` are the same property; give one")
-                first, second = sorted((sch.aliases.get(other, other), canonical))
+                first, second = sorted((aliases.get(other, other), canonical))
                 raise Invalid(f"`{first}` and `{second}` are mutually exclusive")
             by_slot[slot] = name
-            prio, inner = _unwrap(value, whole)
-            normal = _check_value(prop, type_, canonical, inner, ctx)
+            # The common case first: a plain string value, no priority wrapper.
+            if type(value) is str:
+                prio, inner = whole, value
+                try:
+                    normal = prop.check(inner, ctx)
+                except Invalid as e:
+                    raise Invalid(f"`{canonical}`: {e}") from None
+            else:
+                prio, inner = _unwrap(value, whole)
+                normal = _check_value(prop, type_, canonical, inner, ctx)
             props[slot] = (prio, {canonical: normal} if prop.slot else normal)
         return Decl(type_, key, props, raw.source, raw.seq, origin)
     except Invalid as e:
@@ -221,7 +230,7 @@ def merge_group(group: list[Decl]) -> Item:
                 props.update(value)
             else:
                 props[slot] = value
-    props = _finish(type_, key, props, min(d.source for d in group))
+    props = _finish(type_, key, props, d0.source if len(group) == 1 else min(d.source for d in group))
     return _make_item(type_, key, props, group)
 
 
@@ -231,7 +240,8 @@ def merge(decls: Iterable[Decl], *, inputs: Iterable[str] = (), config: str | No
     for d in decls:
         groups[(d.type, d.key)].append(d)
     items = sorted((merge_group(g) for g in groups.values()), key=lambda i: i.id)
-    sources = {f"{t}#{k}": tuple(sorted({d.source for d in g})) for (t, k), g in groups.items()}
+    sources = {f"{t}#{k}": (g[0].source,) if len(g) == 1 else tuple(sorted({d.source for d in g}))
+               for (t, k), g in groups.items()}
     manifest = Manifest(
         items=tuple(items),
         sources=sources,
@@ -247,6 +257,10 @@ def merge(decls: Iterable[Decl], *, inputs: Iterable[str] = (), config: str | No
 
 
 def _make_item(type_: str, key: str, props: dict[str, Any], group: list[Decl]) -> Item:
+    if len(group) == 1:
+        o = group[0].origin
+        return Item(type=type_, key=key, props=freeze_owned(props), parent=o.parent, noop=o.noop,
+                    health_check_only=o.health_check_only)
     origins = [d.origin for d in group]
     parents = sorted({o.parent for o in origins if o.parent is not None})
     root_declared = any(o.parent is None for o in origins)
@@ -332,14 +346,13 @@ def _check_bins(manifest: Manifest) -> None:
 
 def _check_nesting(manifest: Manifest) -> None:
     """A file cannot live inside a path that is declared absent or as a regular file."""
-    import posixpath
-
-    for item in manifest.of_type("file"):
+    files = {i.key: i for i in manifest.of_type("file")}
+    for item in files.values():
         if item.get("ensure") == "absent":
             continue
-        parent = posixpath.dirname(item.key)
-        while parent not in ("/", ""):
-            owner = manifest.get(f"file#{parent}")
+        parent = item.key.rpartition("/")[0]
+        while parent:
+            owner = files.get(parent)
             if owner is not None:
                 ensure = owner.get("ensure")
                 if ensure != "directory":
@@ -350,4 +363,4 @@ def _check_nesting(manifest: Manifest) -> None:
                         manifest.sources[item.id][0],
                     )
                 break
-            parent = posixpath.dirname(parent)
+            parent = parent.rpartition("/")[0]

@@ -30,6 +30,14 @@ def freeze(value: Any) -> Any:
     return value
 
 
+def freeze_owned(props: dict[str, Any]) -> Mapping[str, Any]:
+    """Freeze a dict nobody else holds: nested values are frozen in place, no copy."""
+    for k, v in props.items():
+        if not isinstance(v, str | bool | int | float) and v is not None:
+            props[k] = freeze(v)
+    return MappingProxyType(props)
+
+
 def thaw(value: Any) -> Any:
     """The inverse of `freeze`: plain dicts and lists, ready for json."""
     if isinstance(value, Mapping):
@@ -57,10 +65,10 @@ class Item:
     parent: str | None = None  # id of the `apply` item that brought it in
     noop: bool = False  # forced by an apply parent (strengthened)
     health_check_only: bool = False
+    id: str = field(init=False, compare=False, repr=False)
 
-    @property
-    def id(self) -> str:
-        return item_id(self.type, self.key)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", item_id(self.type, self.key))
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.props.get(name, default)
@@ -97,6 +105,8 @@ class Manifest:
     config: str | None = field(default=None, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
     messages: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # Whether any property may hold a `$${...}` placeholder (None: unknown, look).
+    placeholders: bool | None = field(default=None, compare=False)
     _index: dict[str, Item] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

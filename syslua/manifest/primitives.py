@@ -67,6 +67,8 @@ def finalize(manifest: Manifest) -> Manifest:
     """Give every build/bind its hash and rewrite `@id` placeholders everywhere."""
     prims = {(i.type, i.key): i for i in manifest if i.type in PRIMITIVES}
     if not prims:
+        if manifest.placeholders is False:
+            return manifest
         for item in manifest:
             for s in strings(thaw(item.props)) if _may_name_primitive(item) else ():
                 m = _BY_ID.search(s)
@@ -116,7 +118,7 @@ def finalize(manifest: Manifest) -> Manifest:
             item = Item(item.type, item.key, freeze(new_props), item.parent, item.noop, item.health_check_only)
         items.append(item)
     return Manifest(items=tuple(items), sources=manifest.sources, inputs=manifest.inputs, config=manifest.config,
-                    warnings=manifest.warnings, messages=manifest.messages)
+                    warnings=manifest.warnings, messages=manifest.messages, placeholders=True)
 
 
 def references(item: Item) -> set[str]:

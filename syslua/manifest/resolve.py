@@ -52,6 +52,7 @@ class _Run:
     warnings: list[str] = field(default_factory=list)
     messages: list[tuple[str, str]] = field(default_factory=list)
     seq: int = 0
+    placeholders: bool = False
 
 
 def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
@@ -69,6 +70,7 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     manifest = merging.merge(
         run.decls, inputs=run.inputs, config=str(config), warnings=run.warnings, messages=run.messages
     )
+    object.__setattr__(manifest, "placeholders", run.placeholders)
     return primitives.finalize(manifest)
 
 
@@ -79,12 +81,14 @@ def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaratio
         raws, messages = ccm.load(path, facts=run.facts, data=data, seq_start=run.seq)
         run.inputs.append(str(path))
         run.messages.extend(messages)
+        run.placeholders = run.placeholders or "$${" in path.read_text(encoding="utf-8", errors="replace")
     else:
         result = run_config(
             path, core=run.core, facts=run.facts, data=data, root_dir=run.root_dir, impure=run.options.impure
         )
         raws = result.declarations
         run.inputs.extend(result.inputs)
+        run.placeholders = run.placeholders or result.placeholders
     return raws
 
 

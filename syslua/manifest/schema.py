@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syslua.manifest import template
-from syslua.paths import expand_user
+from syslua.paths import home
 
 
 class Invalid(ValueError):
@@ -32,6 +32,7 @@ class Context:
     manifest_dir: str
     roots: Mapping[str, Any] = field(default_factory=dict)  # template roots
     render_templates: bool = True
+    home: str = field(default_factory=home)  # read once: `~` is expanded for every path
 
 
 Check = Callable[[Any, Context], Any]
@@ -62,6 +63,17 @@ class TypeSchema:
 def _is_empty_table(v: Any) -> bool:
     # Lua's {} arrives as an empty JSON object.
     return isinstance(v, dict) and not v
+
+
+def _expand(path: str, ctx: Context) -> str:
+    """A leading `~` or `~/` is the running user's home."""
+    if path[:1] != "~":
+        return path
+    if path == "~":
+        return ctx.home
+    if path.startswith("~/"):
+        return ctx.home + path[1:]
+    return path
 
 
 def anything(v: Any, ctx: Context) -> Any:
@@ -123,7 +135,7 @@ def choice(*values: str) -> Check:
 
 
 def clean_absolute(v: Any, ctx: Context, what: str = "path") -> str:
-    p = expand_user(string(v, ctx))
+    p = _expand(string(v, ctx), ctx)
     if not p.startswith("/") or posixpath.normpath(p) != p or p.startswith("//"):
         raise Invalid(f"{what} must be absolute and clean, got {_show(v)}")
     return p
@@ -139,7 +151,7 @@ def file_path(v: Any, ctx: Context) -> str:
 
 def local_path(v: Any, ctx: Context) -> str:
     """A path relative to the manifest's directory (`source`, `apply` names)."""
-    p = expand_user(nonempty_string(v, ctx))
+    p = _expand(nonempty_string(v, ctx), ctx)
     if not p.startswith("/"):
         p = posixpath.join(ctx.manifest_dir, p)
     return posixpath.normpath(p)
@@ -148,8 +160,14 @@ def local_path(v: Any, ctx: Context) -> str:
 _MODE = re.compile(r"^(?:0[oO])?[0-7]+$")
 
 
+_MODES: dict[Any, str] = {}
+
+
 def mode(v: Any, ctx: Context) -> str:
     """Modes `644`, `0644`, `0o644`, `0O644` (or the number 644) become `0644`."""
+    known = _MODES.get(v) if type(v) in (str, int) else None
+    if known is not None:
+        return known
     if isinstance(v, bool):
         raise Invalid("mode must be an octal string such as \"0644\"")
     text = str(v) if isinstance(v, int) else v
@@ -159,7 +177,8 @@ def mode(v: Any, ctx: Context) -> str:
     value = int(digits, 8)
     if value > 0o777:
         raise Invalid(f"mode {text} exceeds maximum value 0777")
-    return f"{value:04o}"
+    normal = _MODES[v] = f"{value:04o}"
+    return normal
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -236,7 +255,7 @@ def search_path(v: Any, ctx: Context) -> str:
     parts = list_of(string)(v, ctx) if isinstance(v, list) else string(v, ctx).split(":")
     out = []
     for p in parts:
-        p = expand_user(p)
+        p = _expand(p, ctx)
         if not p.startswith("/"):
             raise Invalid(f"path entries must be absolute directories, got {_show(p)}")
         out.append(p)
@@ -375,7 +394,7 @@ def path_like_value(v: Any, ctx: Context) -> list[str]:
     parts = list_of(string)(v, ctx)
     out: list[str] = []
     for p in parts:
-        out.extend(expand_user(x) for x in p.split(":") if x)
+        out.extend(_expand(x, ctx) for x in p.split(":") if x)
     return out
 
 
@@ -388,7 +407,7 @@ def env_name(v: Any, ctx: Context) -> str:
 
 def env_value(v: Any, ctx: Context) -> str:
     """A scalar value; a leading `~/` means the home, as in every path."""
-    return _scalar_text(v) if isinstance(v, (int, float, bool)) else expand_user(string(v, ctx))
+    return _scalar_text(v) if isinstance(v, (int, float, bool)) else _expand(string(v, ctx), ctx)
 
 
 # ---------------------------------------------------------------------------

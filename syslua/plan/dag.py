@@ -42,6 +42,7 @@ class Dag:
     def __init__(self, nodes: list[str], preds: dict[str, set[str]]) -> None:
         self.nodes = nodes
         self.preds = preds
+        self._waves: list[list[str]] | None = None
 
     @classmethod
     def from_manifest(cls, manifest: Manifest) -> Dag:
@@ -102,21 +103,24 @@ class Dag:
         return ts
 
     def check(self, manifest: Manifest | None = None) -> None:
+        """Raise a CycleError listing the cycles, if there are any (computes the waves)."""
         try:
-            self.sorter().prepare()
+            self.waves()
         except _GraphlibCycle:
             raise self._cycle_error(manifest) from None
 
     def waves(self) -> list[list[str]]:
         """Topological generations: each wave only needs earlier waves."""
-        ts = self.sorter()
-        ts.prepare()
-        out = []
-        while ts.is_active():
-            ready = sorted(ts.get_ready())
-            out.append(ready)
-            ts.done(*ready)
-        return out
+        if self._waves is None:
+            ts = self.sorter()
+            ts.prepare()
+            out = []
+            while ts.is_active():
+                ready = sorted(ts.get_ready())
+                out.append(ready)
+                ts.done(*ready)
+            self._waves = out
+        return self._waves
 
     def successors(self) -> dict[str, set[str]]:
         succ: dict[str, set[str]] = {n: set() for n in self.nodes}

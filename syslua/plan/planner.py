@@ -65,6 +65,7 @@ class Plan:
     removals: list[Entry]  # no longer declared, in removal order
     waves: list[list[str]]
     labels: dict[str, str] = field(default_factory=dict)
+    dag: Dag | None = None
 
     @property
     def all_entries(self) -> list[Entry]:
@@ -124,8 +125,9 @@ def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None
             entries.append(plan_item(item, ctx, previous, with_diff=with_diff))
     entries.extend(_plan_env(manifest, previous))
     removals = plan_removals(manifest, previous)
-    labels = {i.id: label(i) for i in manifest}
-    return Plan(manifest, entries, removals, waves, labels)
+    labels = {e.id: e.label for e in entries}
+    labels.update((i.id, label(i)) for i in manifest if i.id not in labels)
+    return Plan(manifest, entries, removals, waves, labels, dag)
 
 
 def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False) -> Entry:

@@ -24,7 +24,6 @@ import difflib
 import os
 from dataclasses import dataclass
 
-from syslua.fsutil import sha256_bytes
 from syslua.manifest.model import Item
 from syslua.paths import abbreviate
 from syslua.resources import file_posix as posix
@@ -59,20 +58,34 @@ def _desired_bytes(item: Item) -> bytes | None:
     return None if content is None else content.encode("utf-8", "surrogateescape")
 
 
-def _desired_size_and_sum(item: Item) -> tuple[int, str] | None:
+def _file_equals(path: str, data: bytes) -> bool:
+    with open(path, "rb") as f:
+        return f.read() == data
+
+
+def _content_differs(item: Item, target: str, target_size: int) -> bool:
+    """Does the file at `target` differ from the desired content? (None: content not managed)
+
+    Sizes first, then bytes: comparing the bytes directly costs less than
+    hashing both sides, and says the same thing.
+    """
     data = _desired_bytes(item)
-    if data is not None:
-        return len(data), sha256_bytes(data)
     source = item.get("source")
-    if source is None:
-        return None
+    if data is None and source is None:
+        return False
     try:
-        size = os.stat(source).st_size
+        if data is None:
+            if os.stat(source).st_size != target_size:
+                return True
+            return not posix.same_content(source, target, target_size)
+        if len(data) != target_size:
+            return True
+        return posix.read_small(target, target_size) != data if target_size <= posix.CHUNK else \
+            not _file_equals(target, data)
     except FileNotFoundError:
         raise ResourceError(f"source file not found: {source}") from None
-    except PermissionError:
-        raise ResourceError(f"cannot read source file {source}: permission denied") from None
-    return size, posix.checksum(source)
+    except PermissionError as e:
+        raise ResourceError(f"cannot read {e.filename}: permission denied") from None
 
 
 class FileType:
@@ -108,12 +121,8 @@ class FileType:
         if state.ensure != want:
             return [f"is {_kind(state)}, should be {_kind_name(want)}"]
         out = []
-        if want == posix.PRESENT:
-            desired = _desired_size_and_sum(item)
-            if desired is not None:
-                size, digest = desired
-                if state.size != size or posix.checksum(item.key) != digest:
-                    out.append("content changed")
+        if want == posix.PRESENT and _content_differs(item, item.key, state.size):
+            out.append("content changed")
         owner, group, mode = item.get("owner"), item.get("group"), item.get("mode")
         uid, gid = ctx.uid(owner), ctx.gid(group)
         if uid is None:

@@ -38,6 +38,8 @@ class Resolver:
         self.store = store
         self.binds_dir = state_dir / "binds"
         self.builds: dict[str, Item] = {}
+        # A manifest known to hold no placeholder skips resolution entirely.
+        self.active = manifest is None or manifest.placeholders is not False
         if manifest is not None:
             self.add_manifest(manifest)
 
@@ -107,7 +109,7 @@ class Resolver:
 
     def resolve_item(self, item: Item) -> Item:
         """The item with every placeholder in its properties resolved (builds and binds keep theirs)."""
-        if item.type in ("build", "bind") or not _has_placeholder(item.props):
+        if not self.active or item.type in ("build", "bind") or not _has_placeholder(item.props):
             return item
         props = thaw(item.props)
         return Item(item.type, item.key, freeze(self.resolve_deep(props)), item.parent, item.noop,

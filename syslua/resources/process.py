@@ -12,15 +12,16 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import signal
-import subprocess
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from syslua.resources.base import ResourceError
+
+if TYPE_CHECKING:
+    import subprocess
 
 TAIL_LINES = 40
 KILL_GRACE = 2.0
@@ -83,6 +84,9 @@ class Runner:
         timeout: float | None = None,
         on_line: Callable[[str, str], None] | None = None,
     ) -> ProcessResult:
+        import subprocess  # imported here: a plan of plain files never starts a process
+        import threading
+
         argv = argv_for(command, provider)
         env = dict(os.environ)
         for entry in environment:
@@ -154,6 +158,9 @@ def _pump(stream, name: str, tail: deque, on_line) -> None:  # type: ignore[no-u
 
 def _kill_group(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
     """SIGTERM the process group, then SIGKILL what is left after a grace period."""
+    import signal
+    import subprocess
+
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except ProcessLookupError:

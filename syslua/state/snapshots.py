@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index k
 
 
 def new_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(2)
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(2).hex()
 
 
 @dataclass
