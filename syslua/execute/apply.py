@@ -25,12 +25,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from syslua.execute import scheduler
 from syslua.execute.item import FAILED, ItemResult, run_item
-from syslua.execute.remove import remove_item
-from syslua.execute.undo import UndoReport, undo_records
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
@@ -38,11 +35,16 @@ from syslua.plan.planner import Plan, make_plan
 from syslua.resources.base import Context
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
-from syslua.state import journal as journal_mod
-from syslua.state import profile
-from syslua.state.journal import Journal, capture
 from syslua.state.snapshots import Snapshot, Snapshots, new_id
 from syslua.state.store import Store
+
+if TYPE_CHECKING:
+    from syslua.execute.undo import UndoReport
+    from syslua.state.journal import Journal
+
+# The scheduler, journal, removal and undo code is imported where it is used:
+# an apply with nothing to do (the common re-apply) stops after planning and
+# should not pay for loading it.
 
 
 class Reporter(Protocol):
@@ -120,6 +122,9 @@ def apply_manifest(
     reporter.planned(plan)
     dag = plan.dag or Dag.from_manifest(manifest)
 
+    from syslua.execute import scheduler
+    from syslua.state.journal import Journal
+
     if options.health_check_only or options.noop:
         ctx = context(True)
         results = scheduler.execute(
@@ -150,6 +155,8 @@ def apply_manifest(
             outcome.snapshot_id = _record(recorded, manifest, plan, outcome, journal, snapshots, store, current,
                                           originals, options, config, env_files, inputs)
             journal.commit()
+            from syslua.state import profile
+
             profile.prune(paths)
             return outcome
         _roll_back(outcome, journal, store, runner, snapshots, reporter, paths)
@@ -172,6 +179,8 @@ def _prepare(journal: Journal, plan: Plan, manifest: Manifest, previous: Manifes
     (after self-healing cleared it): files it managed are not taken over
     again, and their originals are kept.
     """
+    from syslua.state.journal import capture
+
     source = current or baseline
     originals: dict[str, dict[str, Any]] = dict(source.originals) if source else {}
     for ident in list(originals):
@@ -227,6 +236,9 @@ def _touched(item: Item) -> list[str]:
 def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, current: Snapshot | None,
          journal: Journal, store: Store, runner: Runner, options: ApplyOptions, reporter: Reporter,
          originals: dict[str, dict[str, Any]], ctx: Context) -> ApplyOutcome:
+    from syslua.execute import scheduler
+    from syslua.execute.remove import remove_item
+
     outcome = ApplyOutcome(plan)
     prior_originals = current.originals if current else {}
     for entry in plan.removals:
@@ -259,6 +271,8 @@ def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, cu
 
 def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Runner, snapshots: Snapshots,
                reporter: Reporter, paths: Paths) -> None:
+    from syslua.execute.undo import UndoReport, undo_records
+
     reporter.rolling_back()
     journal.flush()
     report = UndoReport()
@@ -377,6 +391,9 @@ def _default_message(kind: str, counts: dict[str, int], config: str | None) -> s
 
 def recover(paths: Paths, reporter: Reporter) -> str | None:
     """Roll back an interrupted apply, if its journal was left behind. Caller holds the lock."""
+    from syslua.execute.undo import undo_records
+    from syslua.state import journal as journal_mod
+
     if not journal_mod.exists(paths.journal):
         return None
     records = journal_mod.read(paths.journal)

@@ -12,7 +12,6 @@ trees stay in the store until `sys gc`.
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
 import threading
 from collections.abc import Callable, Iterable
@@ -37,7 +36,7 @@ def links_of(tree: Path, bins: Iterable[str]) -> dict[str, Path]:
 
 def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
     """A new profile directory for `packages` (tree, bin entries), not yet in use."""
-    root = paths.state / "profiles" / f"p-{secrets.token_hex(6)}"
+    root = paths.state / "profiles" / f"p-{os.urandom(6).hex()}"
     (root / "bin").mkdir(parents=True)
     for tree, bins in sorted(packages, key=lambda p: str(p[0])):
         for name, target in links_of(tree, bins).items():
@@ -70,7 +69,7 @@ def swap(paths: Paths, new_root: Path, note: Callable[[dict[str, Any]], None] | 
             note({"op": "profile", "item": "profile", "link": str(paths.profile), "prev": prev})
         if paths.profile.exists() and not paths.profile.is_symlink():
             raise OSError(f"{paths.profile} is not a symlink; move it away")
-        tmp = paths.profile.with_name(f".profile-{secrets.token_hex(4)}")
+        tmp = paths.profile.with_name(f".profile-{os.urandom(4).hex()}")
         os.symlink(os.path.relpath(new_root, paths.profile.parent), tmp)
         os.replace(tmp, paths.profile)
 
@@ -84,7 +83,7 @@ def restore(record: dict[str, Any], store: Any = None) -> None:
             if link.is_symlink():
                 link.unlink()
             return
-        tmp = link.with_name(f".profile-{secrets.token_hex(4)}")
+        tmp = link.with_name(f".profile-{os.urandom(4).hex()}")
         os.symlink(prev, tmp)
         os.replace(tmp, link)
 
