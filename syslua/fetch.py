@@ -51,7 +51,9 @@ def download(source: dict[str, Any], cache: Path, *, timeout: float = DEFAULT_TI
         raise FetchError(f"no sha256 for {url_of(source)}: downloads are verified before use")
     target = cache / "downloads" / expected
     if target.is_file():
-        return target
+        if sha256_file(target) == expected:
+            return target
+        target.unlink()  # a damaged cache entry is fetched again
     target.parent.mkdir(parents=True, exist_ok=True)
     url = url_of(source)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".part-")

@@ -5,7 +5,8 @@ Formats: .tar.gz, .tar.xz, .tar.bz2, .zip, and a single binary (placed at
 names, `..` components, links that point outside the tree, device files and
 fifos are rejected, and so is an archive truncated or corrupt. The caller
 unpacks into a fresh staging directory and deletes it on any error, so a
-rejected archive leaves nothing behind.
+rejected archive leaves nothing behind (and nothing is ever written outside
+that directory: each member's real destination is checked before writing).
 """
 
 from __future__ import annotations
@@ -90,7 +91,19 @@ def _safe_link(dest: Path, where: Path, target: str, name: str) -> None:
 
 
 def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: str = "program") -> None:
-    """Unpack into `dest` (an empty staging directory)."""
+    """Unpack into `dest` (an empty staging directory); on rejection `dest` is emptied again."""
+    try:
+        _unpack(archive, dest, fmt, strip, binary_name)
+    except UnpackError:
+        for entry in dest.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+        raise
+
+
+def _unpack(archive: Path, dest: Path, fmt: str, strip: int, binary_name: str) -> None:
     try:
         if fmt == "binary":
             (dest / "bin").mkdir(parents=True, exist_ok=True)
@@ -110,25 +123,23 @@ def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: 
 
 
 def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
-    mode: Literal["r:gz", "r:xz", "r:bz2"] = "r:gz" if fmt == "tar.gz" else "r:xz" if fmt == "tar.xz" else "r:bz2"
-    with tarfile.open(archive, mode) as tar:
-        members = tar.getmembers()  # reads the whole archive: truncation shows up here
-        plan = []
-        for m in members:
+    """One streaming pass: each member is checked, then written inside `dest`.
+
+    Writing as we go is safe because `dest` is a fresh staging directory that
+    the caller deletes when any member is rejected; reading the archive once
+    (rather than listing it, then seeking back for each member) halves the
+    decompression work.
+    """
+    mode: Literal["r|gz", "r|xz", "r|bz2"] = "r|gz" if fmt == "tar.gz" else "r|xz" if fmt == "tar.xz" else "r|bz2"
+    with tarfile.open(archive, mode, bufsize=1 << 20) as tar:
+        for m in tar:
             rel = _clean(m.name, strip)
             if rel is None:
                 continue
             if m.ischr() or m.isblk() or m.isfifo() or m.isdev():
                 raise UnpackError(f"archive member {m.name!r} is a device or fifo")
-            if m.issym():
-                if not _inside(posixpath.dirname(rel), m.linkname):
-                    raise UnpackError(f"archive member {m.name!r} links outside the archive ({m.linkname})")
-            elif m.islnk():
-                target = _clean(m.linkname, strip)
-                if target is None:
-                    raise UnpackError(f"archive member {m.name!r} is a hard link outside the archive")
-            plan.append((m, rel))
-        for m, rel in plan:
+            if m.issym() and not _inside(posixpath.dirname(rel), m.linkname):
+                raise UnpackError(f"archive member {m.name!r} links outside the archive ({m.linkname})")
             if m.isdir():
                 _mkdirs(dest, rel, m.name)
                 continue
@@ -141,7 +152,8 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
                 os.symlink(m.linkname, out)
             elif m.islnk():
                 target = _clean(m.linkname, strip)
-                assert target is not None
+                if target is None:
+                    raise UnpackError(f"archive member {m.name!r} is a hard link outside the archive")
                 source = _safe_target(dest, target, m.name)
                 if os.path.islink(source) or not source.is_file():
                     raise UnpackError(f"archive member {m.name!r} is a hard link to something that is not a file in the archive")
@@ -152,7 +164,7 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
                 if src is None:
                     raise UnpackError(f"archive member {m.name!r} cannot be read")
                 with src, open(out, "wb") as f:
-                    shutil.copyfileobj(src, f)
+                    shutil.copyfileobj(src, f, 1 << 20)
                 os.chmod(out, (m.mode or 0o644) & 0o755 | 0o400)
 
 

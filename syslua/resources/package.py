@@ -85,8 +85,12 @@ class PackageType:
         if not tree.is_dir():
             self._install(item, tree, ctx)
         assert ctx.manifest is not None
-        new_root = profile.build(ctx.paths, installed_packages(ctx, ctx.manifest))
-        profile.swap(ctx.paths, new_root, ctx.note)
+        with profile.lock:
+            # Packages installed in parallel share one rebuild: whoever comes
+            # first links every package whose tree is there by then.
+            if not self.status(item, ctx)["linked"]:
+                new_root = profile.build(ctx.paths, installed_packages(ctx, ctx.manifest))
+                profile.swap(ctx.paths, new_root, ctx.note)
 
     def _install(self, item: Item, tree: Path, ctx: Context) -> None:
         source = thaw(item.get("source"))

@@ -129,10 +129,8 @@ class Journal:
             self._fh.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending))
             self._fh.flush()
             self._pending.clear()
-            if self.store._dirty:
-                self.store.sync()  # os.sync: blobs and this file together
-            else:
-                os.fsync(self._fh.fileno())
+            self.store.sync()  # the blobs these records name, then the records
+            os.fsync(self._fh.fileno())
 
     def records_for(self, item: str) -> list[dict[str, Any]]:
         return list(self.by_item.get(item, ()))

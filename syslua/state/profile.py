@@ -20,7 +20,7 @@ from typing import Any
 
 from syslua.paths import Paths
 
-_lock = threading.Lock()
+lock = threading.RLock()  # held while a profile is rebuilt and swapped
 
 
 def current_target(paths: Paths) -> str | None:
@@ -63,7 +63,7 @@ def _link_files(src: Path, dst: Path) -> None:
 
 def swap(paths: Paths, new_root: Path, note: Callable[[dict[str, Any]], None] | None) -> None:
     """Point `state/profile` at `new_root`, recording the old target first."""
-    with _lock:
+    with lock:
         prev = current_target(paths)
         if note is not None:
             note({"op": "profile", "item": "profile", "link": str(paths.profile), "prev": prev})
@@ -78,7 +78,7 @@ def restore(record: dict[str, Any], store: Any = None) -> None:
     """Undo a swap: point the profile back where it was (or remove it)."""
     link = Path(record["link"])
     prev = record.get("prev")
-    with _lock:
+    with lock:
         if prev is None:
             if link.is_symlink():
                 link.unlink()

@@ -17,7 +17,10 @@ import stat
 from pathlib import Path
 
 from syslua.errors import StateError
-from syslua.fsutil import CHUNK
+from syslua.fsutil import CHUNK, fsync_dir
+
+
+SYNC_ONE_BY_ONE = 16
 
 
 class Store:
@@ -26,7 +29,7 @@ class Store:
         self.objects = root / "objects"
         self.trees = root / "trees"
         self.tmp = root / "tmp"
-        self._dirty = False
+        self._unsynced: list[Path] = []  # blobs written since the last sync
 
     def _ensure(self) -> None:
         for d in (self.objects, self.trees, self.tmp):
@@ -46,7 +49,7 @@ class Store:
         target.parent.mkdir(exist_ok=True)
         os.chmod(tmp, 0o444)
         os.replace(tmp, target)
-        self._dirty = True
+        self._unsynced.append(target)
         return digest
 
     def _tempfile(self) -> tuple[int, Path]:
@@ -88,11 +91,30 @@ class Store:
             raise StateError(f"store object {digest[:12]} is corrupt (its content does not match its hash)")
         return data
 
+    @property
+    def dirty(self) -> bool:
+        return bool(self._unsynced)
+
     def sync(self) -> None:
-        """Make every object written since the last sync durable."""
-        if self._dirty:
+        """Make every blob written since the last sync durable (one batch).
+
+        A few blobs are fsynced one by one; a large batch (an apply that backs
+        up hundreds of files) takes a single system-wide sync instead.
+        """
+        pending, self._unsynced = self._unsynced, []
+        if len(pending) > SYNC_ONE_BY_ONE:
             os.sync()
-            self._dirty = False
+            return
+        dirs = set()
+        for path in pending:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            dirs.add(path.parent)
+        for d in dirs:
+            fsync_dir(d)
 
     # -- trees (packages, builds) -------------------------------------------
     def tree_path(self, name: str) -> Path:
@@ -118,7 +140,9 @@ class Store:
                 if not os.path.islink(p):
                     os.chmod(p, 0o555)
         os.chmod(target, 0o555)
-        self._dirty = True
+        # Trees are not synced: they are never undo records (the journal's
+        # durability does not depend on them), and syncing megabytes of
+        # package files would make every install wait for the disk.
         return target
 
     def remove_tree(self, name: str) -> None:
