@@ -19,7 +19,6 @@ from pathlib import Path
 from syslua.errors import StateError
 from syslua.fsutil import CHUNK, fsync_dir
 
-
 SYNC_ONE_BY_ONE = 16
 
 
