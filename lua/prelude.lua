@@ -95,6 +95,11 @@ end
 local function encode_table(t, buf, depth, trail)
   local mt = getmetatable(t)
   if mt == PRIO then
+    local cached = rawget(t, "json")
+    if cached then
+      buf[#buf + 1] = cached
+      return
+    end
     buf[#buf + 1] = '{"__syslua_prio":' .. sformat("%d", t.__prio) .. ',"__syslua_v":'
     encode(t.value, buf, depth, trail)
     buf[#buf + 1] = '}'
@@ -301,7 +306,14 @@ local function declare_defaults(spec)
     -- so a file-wide default yields to an explicit fallback on the property.
     local merged = {}
     for k, v in pairs(mine[kind] or {}) do merged[k] = v end
-    for k, v in pairs(props) do merged[k] = setmetatable({ __prio = 1200, value = v }, PRIO) end
+    for k, v in pairs(props) do
+      local wrapped = setmetatable({ __prio = 1200, value = v }, PRIO)
+      if type(v) ~= "table" then
+        -- The same default is encoded into every declaration: do it once.
+        wrapped.json = '{"__syslua_prio":1200,"__syslua_v":' .. to_json(v, "defaults") .. '}'
+      end
+      merged[k] = wrapped
+    end
     mine[kind] = merged
   end
   defaults_by_source[src] = mine

@@ -210,8 +210,16 @@ def env(
     raise typer.Exit(cmd.run(_common(), shell))
 
 
+GC_THRESHOLD = (100_000, 50, 100)
+
+
 def main() -> None:
     """Entry point of `sys` and `python -m syslua`."""
+    import gc
+
+    # A run allocates many small, short-lived, acyclic objects (declarations,
+    # items): collecting cycles less often saves a tenth of a large evaluation.
+    gc.set_threshold(*GC_THRESHOLD)
     from syslua.errors import SysluaError
 
     try:

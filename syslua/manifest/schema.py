@@ -116,6 +116,8 @@ def non_negative(v: Any, ctx: Context) -> int:
 
 def name_or_id(v: Any, ctx: Context) -> str:
     """An owner or group: a name, or a numeric id given as a number or digits."""
+    if type(v) is str and v and not v[0].isspace():
+        return v
     if isinstance(v, bool):
         raise Invalid("expected a name or a numeric id, got a boolean")
     if isinstance(v, int):
@@ -134,8 +136,17 @@ def choice(*values: str) -> Check:
     return check
 
 
+def _plainly_clean(p: str) -> bool:
+    """True for the common absolute path with no `.`, `..`, `//` or trailing `/`
+    (normpath would return it unchanged); anything else takes the full check."""
+    return (p[:1] == "/" and "//" not in p and "/./" not in p and "/../" not in p
+            and p[-1:] != "/" and not p.endswith(("/.", "/..")))
+
+
 def clean_absolute(v: Any, ctx: Context, what: str = "path") -> str:
     p = _expand(string(v, ctx), ctx)
+    if _plainly_clean(p) and p != "/":
+        return p
     if not p.startswith("/") or posixpath.normpath(p) != p or p.startswith("//"):
         raise Invalid(f"{what} must be absolute and clean, got {_show(v)}")
     return p
@@ -153,8 +164,8 @@ def local_path(v: Any, ctx: Context) -> str:
     """A path relative to the manifest's directory (`source`, `apply` names)."""
     p = _expand(nonempty_string(v, ctx), ctx)
     if not p.startswith("/"):
-        p = posixpath.join(ctx.manifest_dir, p)
-    return posixpath.normpath(p)
+        p = f"{ctx.manifest_dir.rstrip('/')}/{p}"
+    return p if _plainly_clean(p) else posixpath.normpath(p)
 
 
 _MODE = re.compile(r"^(?:0[oO])?[0-7]+$")
