@@ -77,7 +77,7 @@ local function quote(s)
     if b < 32 or b == 34 or b == 92 or b == 127 then clean = false; break end
   end
   if clean then q = '"' .. s .. '"' else q = '"' .. sgsub(s, '[%c"\\]', escape_char) .. '"' end
-  if #s <= 64 and nquoted < 100000 then
+  if #s <= 24 and nquoted < 100000 then
     quoted[s] = q
     nquoted = nquoted + 1
   end
@@ -85,6 +85,7 @@ local function quote(s)
 end
 
 local encode -- forward
+local ref_names -- forward: defined with the references below
 
 -- `trail` holds the keys leading to the value being encoded; it is turned
 -- into text ("file.props.mode") only when there is an error to report.
@@ -107,7 +108,7 @@ local function encode_table(t, buf, depth, trail)
   end
   if mt == REF then
     buf[#buf + 1] = '{"__syslua_refs":['
-    for i, r in ipairs(t.__refs) do
+    for i, r in ipairs(ref_names(t)) do
       if i > 1 then buf[#buf + 1] = ',' end
       buf[#buf + 1] = quote(r)
     end
@@ -214,8 +215,25 @@ local function fail(msg)
   error(where_of(src, line) .. ": " .. msg, 0)
 end
 
+-- A reference names what a declaration made: one "type#key" (the common
+-- case, kept as kind and key so no string is built unless it is used) or,
+-- for env{} with several variables, a list.
 local function make_ref(refs, records)
   return setmetatable({ __refs = refs, __records = records }, REF)
+end
+
+local function make_ref1(kind, key, rec)
+  return setmetatable({ __kind = kind, __key = key, __rec = rec }, REF)
+end
+
+ref_names = function(r)
+  local refs = rawget(r, "__refs")
+  if refs then return refs end
+  return { rawget(r, "__kind") .. "#" .. rawget(r, "__key") }
+end
+
+local function ref_records(r)
+  return rawget(r, "__records") or { rawget(r, "__rec") }
 end
 
 local function unwrap_whole(kind, spec)
@@ -264,7 +282,7 @@ local function declare(kind)
     local ok, json = pcall(to_json, props, where)
     if not ok then fail(json) end
     local rec = add_record(kind, src, line, prio, json)
-    return make_ref({ kind .. "#" .. key }, { rec })
+    return make_ref1(kind, key, rec)
   end
 end
 
@@ -331,7 +349,7 @@ local function wrap(prio, v, name)
   end
   if getmetatable(v) == REF then
     -- lib.mkForce(file { ... }): the whole declaration takes the priority.
-    for _, rec in ipairs(rawget(v, "__records")) do rec.w = prio end
+    for _, rec in ipairs(ref_records(v)) do rec.w = prio end
     return v
   end
   if v == nil then fail(name .. ": a value is required") end
@@ -479,7 +497,7 @@ local function record_primitive(kind, spec, phases)
   local ok, json = pcall(to_json, props, "sys." .. kind)
   if not ok then fail(json) end
   local rec = add_record(kind, src, line, nil, json)
-  local ref = make_ref({ kind .. "#" .. spec.id }, { rec })
+  local ref = make_ref1(kind, spec.id, rec)
   local outs = {}
   for name in pairs(outputs) do outs[name] = "$${" .. kind .. ":@" .. spec.id .. ":" .. name .. "}" end
   rawset(ref, "outputs", outs)
@@ -632,7 +650,7 @@ print = function(...)
   stderr:write(concat(parts, "\t"), "\n")
 end
 
-REF.__tostring = function(r) return concat(r.__refs, ", ") end
+REF.__tostring = function(r) return concat(ref_names(r), ", ") end
 REF.__metatable = REF
 PRIO.__metatable = PRIO
 
