@@ -98,6 +98,14 @@ class ConfigError(SysluaError):
         return self.render()
 
 
+class ResourceError(Exception):
+    """An item cannot be decided or applied; the message names the problem.
+
+    Not a SysluaError: it becomes the failure of one item (data), which the
+    apply reports, rather than ending the command.
+    """
+
+
 class UsageError(SysluaError):
     """The command line is wrong (missing config file, bad flag value)."""
 

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from syslua.errors import ResourceError
 from syslua.fsutil import CHUNK, sha256_file
-from syslua.resources.base import ResourceError
 
 DEFAULT_TIMEOUT = float(os.environ.get("SYSLUA_FETCH_TIMEOUT", "30"))
 Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)

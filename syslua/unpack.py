@@ -22,7 +22,7 @@ import zlib
 from pathlib import Path
 from typing import Literal
 
-from syslua.resources.base import ResourceError
+from syslua.errors import ResourceError
 
 ARCHIVES = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".tar.xz": "tar.xz", ".txz": "tar.xz",
             ".tar.bz2": "tar.bz2", ".tbz2": "tar.bz2", ".tbz": "tar.bz2", ".zip": "zip"}

@@ -12,10 +12,10 @@ import pytest
 from conftest import HEADER
 
 from syslua.errors import ConfigError
-from syslua.manifest import template
+from syslua.eval import template
+from syslua.eval.template import TemplateError, has_template, render, render_deep
 from syslua.manifest.model import thaw
 from syslua.manifest.resolve import Options, resolve
-from syslua.manifest.template import TemplateError, has_template, render, render_deep
 
 ROOTS: dict[str, Any] = {
     "facts": {

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import ConfigError, Source
+from syslua.eval import template
 from syslua.eval.lua import RawDeclaration
-from syslua.manifest import template
 
 SUPPORTED = ("file", "exec", "apply", "package", "user")
 _KEY = {"file": "path", "exec": "name", "apply": "name", "package": "name", "user": "name"}

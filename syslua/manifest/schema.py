@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from syslua.manifest import template
+from syslua.eval import template
 from syslua.paths import home
 
 

@@ -14,6 +14,10 @@ import pwd
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from syslua.errors import ResourceError
+
+__all__ = ["CREATE", "Context", "Decision", "ResourceError", "ResourceType"]
+
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
     from syslua.resources.process import Runner
@@ -46,10 +50,6 @@ class Decision:
         if self.noop_message and self.reason:
             return f"{self.noop_message} ({self.reason})"
         return self.noop_message or self.reason
-
-
-class ResourceError(Exception):
-    """An item cannot be decided or applied; the message names the problem."""
 
 
 @dataclass
