@@ -140,13 +140,9 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
                 raise UnpackError(f"archive member {m.name!r} is a device or fifo")
             if m.issym() and not _inside(posixpath.dirname(rel), m.linkname):
                 raise UnpackError(f"archive member {m.name!r} links outside the archive ({m.linkname})")
-            if m.isdir():
-                _mkdirs(dest, rel, m.name)
+            out = _destination(dest, rel, m.name, m.isdir())
+            if out is None:
                 continue
-            _mkdirs(dest, posixpath.dirname(rel), m.name)
-            out = _safe_target(dest, rel, m.name)
-            if os.path.lexists(out):
-                raise UnpackError(f"archive member {m.name!r} appears twice or replaces a link")
             if m.issym():
                 _safe_link(dest, out, m.linkname, m.name)
                 os.symlink(m.linkname, out)
@@ -187,13 +183,9 @@ def _unzip(archive: Path, dest: Path, strip: int) -> None:
                 raise UnpackError(f"archive member {info.filename!r} is a device or fifo")
             plan.append((info, rel, mode))
         for info, rel, mode in plan:
-            if info.is_dir():
-                _mkdirs(dest, rel, info.filename)
+            out = _destination(dest, rel, info.filename, info.is_dir())
+            if out is None:
                 continue
-            _mkdirs(dest, posixpath.dirname(rel), info.filename)
-            out = _safe_target(dest, rel, info.filename)
-            if os.path.lexists(out):
-                raise UnpackError(f"archive member {info.filename!r} appears twice or replaces a link")
             if stat.S_ISLNK(mode):
                 target = zf.read(info).decode("utf-8", "replace")
                 _safe_link(dest, out, target, info.filename)
@@ -202,6 +194,18 @@ def _unzip(archive: Path, dest: Path, strip: int) -> None:
             with zf.open(info) as src, open(out, "wb") as f:
                 shutil.copyfileobj(src, f)
             os.chmod(out, (stat.S_IMODE(mode) or 0o644) & 0o755 | 0o400)
+
+
+def _destination(dest: Path, rel: str, name: str, is_dir: bool) -> Path | None:
+    """Create what a member needs and return where it is written (None for a directory)."""
+    if is_dir:
+        _mkdirs(dest, rel, name)
+        return None
+    _mkdirs(dest, posixpath.dirname(rel), name)
+    out = _safe_target(dest, rel, name)
+    if os.path.lexists(out):
+        raise UnpackError(f"archive member {name!r} appears twice or replaces a link")
+    return out
 
 
 def _mkdirs(dest: Path, rel: str, name: str) -> None:
