@@ -9,46 +9,10 @@ subscribed to `apply#<child>` runs when the child changed.
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
-from pathlib import Path
 
 import pytest
-from conftest import HEADER, tree
-
-PYCACHE = os.path.join(tempfile.gettempdir(), "syslua-test-pycache")
-
-
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", PYCACHE)
-
-
-def q(s: str | Path) -> str:
-    return json.dumps(str(s))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
-
-
-def events(p) -> list[dict]:  # type: ignore[no-untyped-def]
-    return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-
-
-def items(p) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    return {e["id"]: e for e in events(p) if e.get("event") == "item"}
-
-
-def aid(sysenv, rel: str) -> str:  # type: ignore[no-untyped-def]
-    return f"apply#{sysenv.work}/{rel}"
-
-
-def fid(sysenv, rel: str) -> str:  # type: ignore[no-untyped-def]
-    return f"file#{sysenv.home}/{rel}"
-
+from conftest import HEADER, aid, events, fid, items, out, q, tree
 
 CHILD = HEADER + 'file { path = "~/child.txt", content = "from the child\\n" }\n'
 

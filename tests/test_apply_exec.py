@@ -11,54 +11,14 @@ defaulting to name, cwd, environment, path), post-execution validation
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import tempfile
 import time
 import uuid
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import HEADER, SysEnv, tree
-
-PYCACHE = os.path.join(tempfile.gettempdir(), "syslua-test-pycache")
-
-
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", PYCACHE)
-
-
-# -- helpers -----------------------------------------------------------------
-def q(s: str | Path) -> str:
-    return json.dumps(str(s))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
-
-
-def items(p) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    evs = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-    return {e["id"]: e for e in evs if e.get("event") == "item"}
-
-
-def new_env(base: Path) -> SysEnv:
-    env = SysEnv(base / "home", base / "root", base / "work")
-    for d in (env.home, env.root, env.work):
-        d.mkdir()
-    return env
-
-
-def module_runs(env: SysEnv, *calls):  # type: ignore[no-untyped-def]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-        mp.setenv("PYTHONPYCACHEPREFIX", PYCACHE)
-        return [call() for call in calls]
-
+from conftest import HEADER, SysEnv, items, new_env, out, q, tree
 
 # -- the decision table, over four runs ----------------------------------------
 # row -> (extra properties, runs after: noop, apply 1, apply 2 (nothing changed), apply 3 (trigger changed))
@@ -125,7 +85,8 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     def retrigger():  # type: ignore[no-untyped-def]
         env.write("sys.lua", table_config(env, "v2"))
 
-    module_runs(env, step("--noop", "--json"), step("--json"), step("--json"), retrigger, step("--json"))
+    for call in (step("--noop", "--json"), step("--json"), step("--json"), retrigger, step("--json")):
+        call()
     return SimpleNamespace(env=env, noop=runs[0], first=runs[1], second=runs[2], third=runs[3], counts=counts)
 
 
@@ -201,7 +162,7 @@ exec {{ name = "env-table", provider = "shell", command = "echo \\"$GREETING\\""
 exec {{ name = "path-lookup", command = "{tool} arg1", path = {q(str(w / "bin") + ":/usr/bin:/bin")} }}
 exec {{ name = "path-is-PATH", provider = "shell", command = "echo \\"$PATH\\"", path = {q("/usr/bin:/bin:" + str(w / "bin"))} }}
 """)
-    (p,) = module_runs(env, lambda: env.run("apply", "--json"))
+    p = env.run("apply", "--json")
     return SimpleNamespace(env=env, p=p, ev=items(p), tool=tool)
 
 

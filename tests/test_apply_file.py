@@ -16,60 +16,22 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import HEADER, SysEnv, tree
+from conftest import HEADER, SysEnv, items, new_env, out, put, tree
 
 IS_ROOT = os.geteuid() == 0
-PYCACHE = os.path.join(tempfile.gettempdir(), "syslua-test-pycache")
-
-
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CLI subprocesses cache bytecode outside the repo (speed only)."""
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", PYCACHE)
 
 
 # -- helpers -----------------------------------------------------------------
-def q(s: str | Path) -> str:
-    """A Lua string literal."""
-    return json.dumps(str(s))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
-
-
-def items(p) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    """Item events of a `--json` run, by id."""
-    evs = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-    return {e["id"]: e for e in evs if e.get("event") == "item"}
-
-
 def mode_of(path: Path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
 
-def put(path: Path, text: str, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    os.chmod(path, mode)
-    return path
-
-
 def temp_files(root: Path) -> list[Path]:
     return [p for p in root.rglob(".*.syslua-*")]
-
-
-def new_env(base: Path) -> SysEnv:
-    env = SysEnv(base / "home", base / "root", base / "work")
-    for d in (env.home, env.root, env.work):
-        d.mkdir()
-    return env
 
 
 # -- the decision table, applied once per module -----------------------------
@@ -155,17 +117,14 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     env = new_env(tmp_path_factory.mktemp("file-table"))
     _machine(env)
     env.write("sys.lua", HEADER + "\n".join(decl for decl, _ in ROWS.values()) + "\n")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-        mp.setenv("PYTHONPYCACHEPREFIX", PYCACHE)
-        home_before = tree(env.home)
-        work_before = tree(env.work)
-        noop = env.run("apply", "--noop", "--json")
-        home_after_noop = tree(env.home)
-        real = env.run("apply", "--json")
-        home_after = tree(env.home)
-        again = env.run("apply")
-        home_after_again = tree(env.home)
+    home_before = tree(env.home)
+    work_before = tree(env.work)
+    noop = env.run("apply", "--noop", "--json")
+    home_after_noop = tree(env.home)
+    real = env.run("apply", "--json")
+    home_after = tree(env.home)
+    again = env.run("apply")
+    home_after_again = tree(env.home)
     return SimpleNamespace(env=env, noop=noop, real=real, again=again, home_before=home_before,
                            work_before=work_before, home_after_noop=home_after_noop, home_after=home_after,
                            home_after_again=home_after_again)

@@ -14,38 +14,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, tree
+from conftest import HEADER, history, out, put, q, tree
 
 UNCHANGED = "Apply failed. System unchanged."
 
 
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the CLI subprocesses cache bytecode outside the repo (pure speed: ~0.2 s per run)."""
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "syslua-test-pycache"))
-
-
 # -- helpers -----------------------------------------------------------------
-def q(s: str | Path) -> str:
-    """A Lua string literal."""
-    return json.dumps(str(s))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
-
-
-def history(sysenv) -> list[dict]:  # type: ignore[no-untyped-def]
-    p = sysenv.run("history", "--json")
-    assert p.returncode == 0, out(p)
-    return json.loads(p.stdout)
-
-
 def assert_snapshots(sysenv, ids: list[str], current_id: str | None) -> None:  # type: ignore[no-untyped-def]
     """`sys history --json` lists exactly `ids` (oldest first) with `current_id` marked current."""
     h = history(sysenv)
@@ -74,13 +51,6 @@ def apply_fails(sysenv, body: str, before: dict, *needles: str, name: str = "sys
     assert "Traceback" not in text, text
     assert tree(sysenv.home) == before
     return p
-
-
-def put(path: Path, text: str, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    os.chmod(path, mode)
-    return path
 
 
 BOOM_REASON = "exit code 1"

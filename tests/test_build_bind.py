@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import HEADER
+from conftest import HEADER, ok
+from conftest import out as out_of
 
 HELPERS = r'''
 local M = {}
@@ -63,15 +64,6 @@ end
 
 return M
 '''
-
-
-def out_of(res) -> str:
-    return res.stdout + res.stderr
-
-
-def ok(res) -> None:
-    assert res.returncode == 0, out_of(res)
-    assert "Traceback" not in out_of(res)
 
 
 def config(sysenv, body: str) -> None:

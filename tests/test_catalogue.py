@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from httpserver import LocalServer, make_tar, tool
+from conftest import ok
+from conftest import out as out_of
+from httpserver import make_tar, tool
 
 RELEASES = Path(__file__).resolve().parents[2] / "shared" / "data" / "releases.json"
 MODULES = {"ripgrep": "ripgrep", "fd": "fd", "jq": "jq", "patchelf": "patchelf"}
@@ -24,22 +26,6 @@ def releases() -> dict:
     if not RELEASES.is_file():
         pytest.skip(f"{RELEASES} is not available")
     return json.loads(RELEASES.read_text())["packages"]
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    srv = LocalServer(tmp_path / "srv")
-    yield srv
-    srv.close()
-
-
-def out_of(res) -> str:
-    return res.stdout + res.stderr
-
-
-def ok(res) -> None:
-    assert res.returncode == 0, out_of(res)
-    assert "Traceback" not in out_of(res)
 
 
 def plan_json(sysenv) -> dict:

@@ -9,7 +9,7 @@ limit on real nesting, `allow_apply` and cycles.
 from __future__ import annotations
 
 import pytest
-from conftest import HEADER, tree
+from conftest import HEADER, aid, tree
 
 from syslua.errors import ConfigError
 from syslua.manifest.resolve import DEFAULT_MAX_DEPTH, Options, resolve
@@ -19,10 +19,6 @@ def load(sysenv, root: str, /, options: Options | None = None, **files: str):
     for rel, body in files.items():
         sysenv.write(rel.replace("__", "/"), body)
     return resolve(sysenv.write("sys.lua", root), options or Options())
-
-
-def aid(sysenv, rel: str) -> str:
-    return f"apply#{sysenv.work}/{rel}"
 
 
 def content(manifest, sysenv, rel: str) -> str:

@@ -20,30 +20,15 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, ROOT, SysEnv, tree
+from conftest import HEADER, ROOT, SysEnv, new_env, out, tree
 
 IS_ROOT = os.geteuid() == 0
-PYCACHE = os.path.join(tempfile.gettempdir(), "syslua-test-pycache")
 
 
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", PYCACHE)
-
-
-def q(s: str | Path) -> str:
-    return json.dumps(str(s))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
-
-
+# strict on purpose, unlike conftest.events/items: every stdout line of `--json` must be JSON
 def events(p) -> list[dict]:  # type: ignore[no-untyped-def]
     return [json.loads(line) for line in p.stdout.splitlines()]
 
@@ -53,11 +38,7 @@ def items(p) -> dict[str, dict]:  # type: ignore[no-untyped-def]
 
 
 def second_env(tmp_path: Path) -> SysEnv:
-    base = tmp_path / "second"
-    env = SysEnv(base / "home", base / "root", base / "work")
-    for d in (env.home, env.root, env.work):
-        d.mkdir(parents=True)
-    return env
+    return new_env(tmp_path / "second")
 
 
 # -- the executor -------------------------------------------------------------------

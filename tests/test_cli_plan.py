@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 from conftest import HEADER, tree
+from conftest import put as write_file
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -43,13 +43,6 @@ def waves(stdout: str) -> list[tuple[list[str], bool]]:
             assert int(m.group(1)) == n, f"waves out of order in:\n{stdout}"
             out.append(([x.strip() for x in m.group(2).split(", ")], bool(m.group(3))))
     return out
-
-
-def write_file(path: Path, text: str, mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    os.chmod(path, mode)
-    return path
 
 
 MIXED = HEADER + """\

@@ -11,7 +11,7 @@ import itertools
 import re
 
 import pytest
-from conftest import HEADER
+from conftest import HEADER, fid
 
 from syslua.manifest.resolve import Options, resolve
 from syslua.plan.dag import CycleError, Dag
@@ -29,10 +29,6 @@ def build(sysenv, text: str, name: str = "sys.lua", **files: str):
     path = sysenv.write(name, text)
     manifest = resolve(path, Options())
     return manifest, Dag.from_manifest(manifest)
-
-
-def fid(sysenv, rel: str) -> str:
-    return f"file#{sysenv.home}/{rel}"
 
 
 def assert_generations(dag: Dag) -> list[list[str]]:

@@ -13,6 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import ok
+from conftest import out as out_of
 
 BASE_PATH = "/usr/bin:/bin"
 
@@ -32,15 +34,6 @@ def lua_str(s: str) -> str:
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
-
-
-def out_of(res) -> str:
-    return res.stdout + res.stderr
-
-
-def ok(res) -> None:
-    assert res.returncode == 0, out_of(res)
-    assert "Traceback" not in out_of(res)
 
 
 def env_sh(sysenv) -> Path:

@@ -10,41 +10,12 @@ the home tree can be compared byte for byte.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, tree
-
-PYCACHE = os.path.join(tempfile.gettempdir(), "syslua-test-pycache")
-
-
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", PYCACHE)
-
-
-def q(s: str | Path) -> str:
-    return json.dumps(str(s))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
-
-
-def items(p) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    evs = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
-    return {e["id"]: e for e in evs if e.get("event") == "item"}
-
-
-def snapshots(sysenv) -> list[dict]:  # type: ignore[no-untyped-def]
-    p = sysenv.run("history", "--json")
-    assert p.returncode == 0, out(p)
-    return json.loads(p.stdout)
+from conftest import HEADER, items, out, q, tree
+from conftest import history as snapshots
 
 
 def check(command: str, **extra: object) -> str:

@@ -10,26 +10,13 @@ whose holder is dead is free.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, tree
-
-
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the CLI subprocesses cache bytecode outside the repo (pure speed: ~0.2 s per run)."""
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "syslua-test-pycache"))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
+from conftest import HEADER, out, tree
 
 
 def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 30) -> None:  # type: ignore[type-arg]

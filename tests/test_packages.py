@@ -16,15 +16,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import tree
-from httpserver import LocalServer, file_url, make_tar, make_zip, sha256, tool
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    srv = LocalServer(tmp_path / "srv")
-    yield srv
-    srv.close()
+from conftest import ok, tree
+from conftest import out as out_of
+from httpserver import file_url, make_tar, make_zip, sha256, tool
 
 
 def pkg(name: str, url: str, sha: str, bins: list[str] | None = None, *, strip: int | None = None,
@@ -47,15 +41,6 @@ def store_trees(sysenv) -> list[str]:
 
 def profile_bin(sysenv) -> Path:
     return sysenv.root / "state" / "profile" / "bin"
-
-
-def out_of(res) -> str:
-    return res.stdout + res.stderr
-
-
-def ok(res) -> None:
-    assert res.returncode == 0, out_of(res)
-    assert "Traceback" not in out_of(res)
 
 
 def snapshot_ids(sysenv) -> list[str]:

@@ -11,28 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
-import pytest
-from conftest import HEADER, tree
-
-
-@pytest.fixture(autouse=True)
-def _bytecode_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Let the CLI subprocesses cache bytecode outside the repo (pure speed: ~0.2 s per run)."""
-    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    monkeypatch.setenv("PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), "syslua-test-pycache"))
-
-
-def out(p) -> str:  # type: ignore[no-untyped-def]
-    return p.stdout + p.stderr
-
-
-def history(sysenv) -> list[dict]:  # type: ignore[no-untyped-def]
-    p = sysenv.run("history", "--json")
-    assert p.returncode == 0, out(p)
-    return json.loads(p.stdout)
+from conftest import HEADER, history, out, tree
 
 
 def ids(h: list[dict]) -> list[str]:

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, tree
+from conftest import HEADER, put, tree
 
 from syslua.manifest.resolve import Options, resolve
 from syslua.plan.planner import make_plan
@@ -62,13 +62,6 @@ def _lstat(p: Path):
         st = q.lstat()
         out[str(q)] = (st.st_mode, st.st_uid, st.st_gid, st.st_mtime_ns, st.st_size)
     return out
-
-
-def put(path: Path, text: str = "", mode: int = 0o644) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    os.chmod(path, mode)
-    return path
 
 
 def mkdir(path: Path, mode: int = 0o755) -> Path:

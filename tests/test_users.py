@@ -16,6 +16,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import ok
+from conftest import out as out_of
 
 ACCOUNT_FILES = ("passwd", "group", "shadow", "gshadow")
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -26,15 +28,6 @@ NAME = "sltestuser"
 UID = 45100
 GROUPS = {"slg1": 45001, "slg2": 45002, "slg3": 45003}
 BOOM = f'exec {{ name = "boom", command = "false", depends_on = {{ "user#{NAME}" }} }}\n'
-
-
-def out_of(res) -> str:
-    return res.stdout + res.stderr
-
-
-def ok(res) -> None:
-    assert res.returncode == 0, out_of(res)
-    assert "Traceback" not in out_of(res)
 
 
 def real_etc() -> dict[str, bytes]:
