@@ -271,3 +271,17 @@ exec {{ name = "notify", provider = "shell", command = "echo x >> {log}", refres
     assert "a subscribed item changed" in items(p3)["exec#notify"]["message"]
     assert log.read_text() == "x\nx\n"
     assert (sysenv.home / "child.txt").read_text() == "v2\n"
+
+
+def test_noop_child_alone_is_no_change_for_plan_and_apply(sysenv):
+    sysenv.write("child.lua", CHILD)
+    sysenv.write("sys.lua", 'apply { name = "child.lua", noop = true }\n')
+    plan = sysenv.run("plan", "--exit-code")
+    assert plan.returncode == 0, out(plan)  # nothing the apply would change
+    assert "noop child: not changed by `sys apply`" in plan.stdout
+    assert "1 would change in noop children" in plan.stdout
+    for _ in range(2):
+        assert sysenv.run("apply").returncode == 0
+    history = sysenv.run("history", "--json")
+    assert len(__import__("json").loads(history.stdout)) == 1  # no pile of identical snapshots
+    assert not (sysenv.home / "child.txt").exists()

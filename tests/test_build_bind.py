@@ -435,3 +435,28 @@ end }
     assert "fails" in out_of(res) and "exit code 5" in out_of(res)
     assert markers(sysenv, "first") == []
     assert bind_states(sysenv) == {}
+
+
+def test_drift_without_update_destroys_then_creates_again(sysenv):
+    config(sysenv, 'H.marker("m9")\n')
+    ok(sysenv.run("apply"))
+    [first] = markers(sysenv, "m9")
+    first.unlink()  # drift: the check (test -f) now fails
+    ok(sysenv.run("apply"))
+    assert lines(sysenv.home / "destroy.log") == [str(first)]  # destroyed with its recorded outputs
+    [second] = markers(sysenv, "m9")                           # then created again
+    [(_, state)] = bind_states(sysenv).items()
+    assert state["outputs"]["path"] == str(second)
+
+
+def test_drift_with_update_runs_update_from_the_recorded_outputs(sysenv):
+    config(sysenv, 'H.marker("m10", { update = true })\n')
+    ok(sysenv.run("apply"))
+    [marker] = markers(sysenv, "m10")
+    marker.unlink()
+    res = sysenv.run("apply")
+    # update ran from the recorded outputs (and no destroy); this update only logs, so the
+    # drift is still there and the check after the change fails the item
+    assert lines(sysenv.home / "update.log") == [f"{marker} 1 -> 1"]
+    assert not (sysenv.home / "destroy.log").exists()
+    assert res.returncode == 1 and "desired state not reached" in out_of(res), out_of(res)

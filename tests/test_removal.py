@@ -180,3 +180,20 @@ exec { name = "boom", command = "false", depends_on = { bad } }
     apply_ok(sysenv, managed)  # self-healing apply
     apply_ok(sysenv, "-- nothing declared\n")
     assert tree(sysenv.home) == original
+
+
+def test_plan_after_self_healing_does_not_claim_a_takeover(sysenv) -> None:
+    managed = 'file { path = "~/.profile", content = "# managed\\n" }\n'
+    apply_ok(sysenv, managed)
+    sysenv.write("sys.lua", HEADER + managed + """
+local bad = exec { name = "badundo", command = "true", undo = "false", depends_on = { "file#~/.profile" } }
+exec { name = "boom", command = "false", depends_on = { bad } }
+""")
+    p = sysenv.run("apply")
+    assert p.returncode == 1 and "pointer was cleared" in out(p), out(p)
+    (sysenv.home / ".profile").write_text("# edited by hand\n")
+    sysenv.write("sys.lua", HEADER + managed)
+    plan = sysenv.run("plan")
+    assert plan.returncode == 0, out(plan)
+    assert "~ file ~/.profile" in plan.stdout
+    assert "takes over an existing file" not in plan.stdout  # syslua managed it before

@@ -390,3 +390,14 @@ def test_store_object_deleted_by_hand(sysenv) -> None:
     assert index_file(sysenv).read_bytes() == index
     h = history(sysenv)
     assert ids(h) == [s1, s2] and current_of(h) == s2
+
+
+def test_rollback_shows_command_output_like_apply(sysenv) -> None:
+    sysenv.write("sys.lua", 'exec { name = "say", command = "echo said-by-exec", logoutput = true }\n')
+    first = sysenv.run("apply")
+    assert first.returncode == 0 and "said-by-exec" in first.stdout, out(first)
+    sysenv.write("sys.lua", 'env { A = "1" }\n')
+    assert sysenv.run("apply").returncode == 0
+    back = sysenv.run("rollback")
+    assert back.returncode == 0, out(back)
+    assert "said-by-exec" in back.stdout, out(back)  # the exec ran again, with its output shown

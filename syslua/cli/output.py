@@ -116,6 +116,8 @@ class Terminal:
         if c["run"]:
             summary += f"{c['run']} to run, "
         summary += f"{c['remove']} to remove, {c['unchanged']} unchanged"
+        if c["noop"]:
+            summary += f", {c['noop']} would change in noop children"
         if c["fail"]:
             summary += f", {c['fail']} cannot be applied"
         self.line(summary + ".")
@@ -126,6 +128,8 @@ class Terminal:
             text += " - takes over an existing file; the original is kept"
         if entry.irreversible:
             text += " - irreversible (no undo command)"
+        if entry.noop and entry.decision.changes:
+            text += " - noop child: not changed by `sys apply`"
         self.line(text, COLORS.get(entry.symbol))
 
 

@@ -38,8 +38,9 @@ class PlainReporter:
         self.total = sum(len(w) for w in plan.waves) + len(plan.removals)
         c = plan.counts()
         runs = f"{c['run']} to run, " if c["run"] else ""
+        failing = f", {c['fail']} cannot be applied" if c["fail"] else ""
         self.term.log(f"Plan: {c['create']} to create, {c['update']} to update, {runs}{c['remove']} to remove, "
-                      f"{c['unchanged']} unchanged.")
+                      f"{c['unchanged']} unchanged{failing}.")
         if plan.has_changes and (plan.waves or plan.removals):
             self.term.line("Executing:")
 

@@ -53,6 +53,8 @@ class Reporter(Protocol):
     def finished(self, result: ItemResult) -> None: ...
     def rolling_back(self) -> None: ...
     def note(self, text: str) -> None: ...
+    def output(self, ident: str, stream: str, line: str) -> None: ...
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -118,7 +120,9 @@ def apply_manifest(
                        on_output=options.on_output, store=store, paths=paths, progress=options.progress,
                        resolver=resolver, previous=previous)
 
-    plan = make_plan(manifest, context(True), previous)
+    baseline = snapshots.latest_readable() if current is None else None
+    known = baseline.load_manifest() if baseline is not None else None
+    plan = make_plan(manifest, context(True), previous, known=known)
     reporter.planned(plan)
     dag = plan.dag or Dag.from_manifest(manifest)
 
@@ -144,7 +148,6 @@ def apply_manifest(
         "kind": options.kind, "previous": current.id if current else None, "digest": recorded.digest,
     })
     try:
-        baseline = snapshots.latest_readable() if current is None else None
         originals = _prepare(journal, plan, manifest, previous, current, store, baseline)
         journal.prepare("env", [str(p) for p in env_files])
         journal.flush()

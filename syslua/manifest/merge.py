@@ -27,6 +27,7 @@ from syslua.eval.lua import RawDeclaration
 from syslua.manifest import schema
 from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
 from syslua.manifest.schema import Context, Invalid, Prop
+from syslua.paths import abbreviate
 
 PLAIN = 900
 DEFAULT_PRIO = 1200  # values filled in from defaults{}: weaker than lib.mkDefault
@@ -73,8 +74,6 @@ def _nested_priority(value: Any) -> bool:
 
 
 def _label(type_: str, key: str) -> str:
-    from syslua.paths import abbreviate
-
     return f"env.{key}" if type_ == "env" else f"{type_} {abbreviate(key)}"
 
 
@@ -165,7 +164,7 @@ class ConflictError(ConfigError):
 
 
 def _conflict(type_: str, key: str, name: str, prio: int, entries: list[tuple[Any, Source]]) -> ConflictError:
-    subject = f"env.{key}" if type_ == "env" else f"{type_}#{key}.{name}"
+    subject = f"env.{key}" if type_ == "env" else f"{type_}#{abbreviate(key) if type_ == 'file' else key}.{name}"
     lines = [f"Conflicting values for {subject} at priority {prio}:"]
     for value, source in sorted(entries, key=lambda e: e[1]):
         lines.append(f"  - {_short(value)} (declared at {source})")

@@ -16,6 +16,7 @@ from typing import Any
 
 from syslua.errors import ConfigError
 from syslua.manifest.model import Item, Manifest, canonical_json, freeze, thaw
+from syslua.paths import abbreviate
 
 PRIMITIVES = ("build", "bind")
 _BY_ID = re.compile(r"\$\$\{(build|bind):@([^:}]+):")
@@ -74,7 +75,8 @@ def finalize(manifest: Manifest) -> Manifest:
                 m = _BY_ID.search(s)
                 if m:
                     raise ConfigError(
-                        f"{item.type} {item.key}: a placeholder names sys.{m.group(1)} `{m.group(2)}`, which is not declared",
+                        f"{item.type} {abbreviate(item.key)}: a placeholder names sys.{m.group(1)} `{m.group(2)}`, "
+                        "which is not declared",
                         manifest.sources.get(item.id, (None,))[0])
         return manifest
     hashes: dict[tuple[str, str], str] = {}
@@ -110,7 +112,8 @@ def finalize(manifest: Manifest) -> Manifest:
             new_props = _substitute(props, hashes)
         except KeyError as e:
             kind, ident = e.args[0]
-            raise ConfigError(f"{item.type} {item.key}: a placeholder names sys.{kind} `{ident}`, which is not declared",
+            raise ConfigError(f"{item.type} {abbreviate(item.key)}: a placeholder names sys.{kind} `{ident}`, "
+                              "which is not declared",
                               manifest.sources.get(item.id, (None,))[0]) from None
         if item.type in PRIMITIVES:
             new_props["hash"] = hashes[(item.type, item.key)]

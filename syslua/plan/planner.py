@@ -32,6 +32,7 @@ class Entry:
     diff: str | None = None
     irreversible: bool = False  # an exec that will run and declares no `undo`
     takeover: bool = False  # a path syslua manages for the first time, which exists now
+    noop: bool = False  # in a noop child: it would change, but the apply will not change it
 
     @property
     def symbol(self) -> str:
@@ -55,6 +56,8 @@ class Entry:
             d["irreversible"] = True
         if self.takeover:
             d["takeover"] = True
+        if self.noop:
+            d["noop"] = True
         return d
 
 
@@ -73,17 +76,20 @@ class Plan:
 
     @property
     def has_changes(self) -> bool:
-        return any(e.decision.changes for e in self.all_entries)
+        """Whether the apply would change anything (noop children never do)."""
+        return any(e.decision.changes and not e.noop for e in self.all_entries)
 
     @property
     def failures(self) -> list[Entry]:
         return [e for e in self.all_entries if e.decision.action == FAIL]
 
     def counts(self) -> dict[str, int]:
-        out = {"create": 0, "update": 0, "run": 0, "remove": 0, "unchanged": 0, "fail": 0}
+        out = {"create": 0, "update": 0, "run": 0, "remove": 0, "unchanged": 0, "fail": 0, "noop": 0}
         for e in self.all_entries:
             a = e.decision.action
-            if a == CREATE:
+            if e.noop and e.decision.changes:
+                out["noop"] += 1
+            elif a == CREATE:
                 out["create"] += 1
             elif a == "run":
                 out["run"] += 1
@@ -113,7 +119,10 @@ def label(item: Item) -> str:
     return get_type(item.type).label(item)
 
 
-def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None, *, with_diff: bool = False) -> Plan:
+def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None, *, with_diff: bool = False,
+              known: Manifest | None = None) -> Plan:
+    """`known`: what syslua managed before, when there is no current snapshot
+    (after self-healing): its files are not taken over again."""
     dag = Dag.from_manifest(manifest)
     waves = dag.waves()
     ctx.manifest = manifest
@@ -122,7 +131,7 @@ def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None
         for ident in wave:
             item = manifest.get(ident)
             assert item is not None
-            entries.append(plan_item(item, ctx, previous, with_diff=with_diff))
+            entries.append(plan_item(item, ctx, previous if previous is not None else known, with_diff=with_diff))
     entries.extend(_plan_env(manifest, previous))
     removals = plan_removals(manifest, previous)
     labels = {e.id: e.label for e in entries}
@@ -162,7 +171,7 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
         and (previous is None or item.id not in previous)
         and getattr(getattr(status, "state", None), "exists", False)
     )
-    return Entry(item.id, item.type, label(item), decision, diff, irreversible, bool(takeover))
+    return Entry(item.id, item.type, label(item), decision, diff, irreversible, bool(takeover), item.noop)
 
 
 def _plan_env(manifest: Manifest, previous: Manifest | None) -> list[Entry]:

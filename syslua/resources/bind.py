@@ -1,11 +1,13 @@
 """`sys.bind`: a side effect whose outputs are recorded and handed back later.
 
-| phase   | when                                   | sees                           |
-|---------|----------------------------------------|--------------------------------|
-| create  | the bind is new (no state file)        | its inputs                     |
-| check   | each plan/apply, when declared         | `$${self:x}`: recorded outputs |
-| update  | an older bind with the same id exists  | the old outputs as `self`      |
-| destroy | removal, or rollback of a create       | the recorded outputs           |
+| phase   | when                                          | sees                           |
+|---------|-----------------------------------------------|--------------------------------|
+| create  | the bind is new (no state file)               | its inputs                     |
+| check   | each plan/apply, when declared                | `$${self:x}`: recorded outputs |
+| update  | an older bind with the same id exists, or the | the old (or recorded) outputs  |
+|         | check failed (drift)                          | as `self`                      |
+| destroy | removal, replacement, rollback of a create,   | the recorded outputs           |
+|         | or drift without `update` (then create again) |                                |
 
 State files (`state/binds/<hash>.json`) hold the outputs. Every phase is
 journaled before it runs, so a failed apply destroys what it created,
@@ -80,6 +82,11 @@ class BindType:
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
         digest = item.get("hash")
         path = state_file(ctx.paths.state, digest)
+        recorded = load_outputs(ctx.paths.state, digest)
+        if recorded is not None:
+            # The same definition, but its check failed: the world drifted.
+            self._repair(item, recorded, ctx)
+            return
         old = ctx.previous.get(item.id) if ctx.previous is not None else None
         if old is not None and old.get("hash") == digest:
             old = None
@@ -92,7 +99,7 @@ class BindType:
             assert old is not None and old_outputs is not None
             phase, actions, local = "update", thaw(item.get("update")), _self(old_outputs)
             outputs_spec = thaw(item.get("update_outputs") or item.get("outputs") or {})
-            restore = {"hash": old.get("hash"), "create": thaw(old.get("actions") or []),
+            restore = {"hash": old.get("hash"), "id": old.key, "create": thaw(old.get("actions") or []),
                        "outputs_spec": thaw(old.get("outputs") or {}),
                        "state": str(state_file(ctx.paths.state, old.get("hash")))}
         else:
@@ -109,6 +116,30 @@ class BindType:
         atomic_write(path, json.dumps({"id": item.key, "outputs": outputs}, indent=1).encode())
         if restore is not None:
             Path(restore["state"]).unlink(missing_ok=True)  # the old outputs live on in the journal record
+
+    def _repair(self, item: Item, recorded: dict[str, Any], ctx: Context) -> None:
+        """Converge a drifted bind: `update` from its recorded outputs when it has
+        one; otherwise destroy it (journaled, so a rollback re-creates it) and
+        create it again."""
+        path = state_file(ctx.paths.state, item.get("hash"))
+        if item.get("update"):
+            ctx.before_change(str(path))
+            local = run_actions(f"bind {item.key} update", thaw(item.get("update")), ctx, _self(recorded))
+            spec = thaw(item.get("update_outputs") or item.get("outputs") or {})
+            outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in spec.items()}
+            atomic_write(path, json.dumps({"id": item.key, "outputs": outputs}, indent=1).encode())
+            return
+        _destroy(item, recorded, ctx, ctx.note)
+        destroy = thaw(item.get("destroy") or [])
+        spec = thaw(item.get("outputs") or {})
+        ctx.note({"op": "bind", "phase": "create", "hash": item.get("hash"), "id": item.key, "destroy": destroy,
+                  "outputs_spec": spec})
+        ctx.before_change(str(path))
+        local = run_actions(f"bind {item.key} create", thaw(item.get("actions") or []), ctx, {})
+        outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in spec.items()}
+        ctx.note({"op": "bind", "phase": "created", "hash": item.get("hash"), "id": item.key, "destroy": destroy,
+                  "outputs": outputs, "restore": None})
+        atomic_write(path, json.dumps({"id": item.key, "outputs": outputs}, indent=1).encode())
 
     def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
         st = self.status(item, ctx)

@@ -7,8 +7,8 @@ symlink). An `exec` record holds the undo command of an exec about to run.
 `done` records give the completion order for in-process rollback.
 
 Records are batched: `prepare` captures the paths an item is expected to
-touch, and `flush` makes a whole batch durable with one sync (blobs and
-records together). A path no one predicted is recorded on the spot by
+touch, and `flush` makes a whole batch durable at once: the store syncs the
+blobs the records name, then the journal file is fsynced. A path no one predicted is recorded on the spot by
 `before_change`, which flushes before returning. The journal is deleted only
 after the apply has committed its snapshot; a journal found by a later
 command means an apply was interrupted and is rolled back.

@@ -14,7 +14,7 @@ from pathlib import Path
 from syslua.cli.commands.common import load_manifest, state
 from syslua.cli.output import Terminal
 from syslua.cli.report import make_reporter, summary_table
-from syslua.execute.apply import ApplyOptions, ApplyOutcome, apply_manifest
+from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_manifest
 from syslua.paths import Paths
 
 
@@ -27,14 +27,10 @@ def run(term: Terminal, config: Path | None, *, noop: bool, health_check_only: b
     for kind, text in manifest.messages:
         if kind == "pre_message":
             term.line(text)
-    options = ApplyOptions(noop=noop, health_check_only=health_check_only, jobs=jobs, message=message,
-                           verbose=term.verbosity > 0)
+    options = ApplyOptions(noop=noop, health_check_only=health_check_only, jobs=jobs, message=message)
     read_only = noop or health_check_only
     term.log("Building execution plan...")
-    reporter = make_reporter(term)
-    options.progress = getattr(reporter, "download", None)
-    if not term.json_mode and term.verbosity >= 0:
-        options.on_output = reporter.output  # logoutput = true, or every command with -v
+    reporter = reporter_for(term, options)
     with state(paths, term, exclusive=not read_only, wait=wait):
         try:
             outcome = apply_manifest(manifest, paths, options, reporter, config=manifest.config)
@@ -44,6 +40,17 @@ def run(term: Terminal, config: Path | None, *, noop: bool, health_check_only: b
         if kind == "post_message" and outcome.ok:
             term.line(text)
     return report(term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only)
+
+
+def reporter_for(term: Terminal, options: ApplyOptions) -> Reporter:
+    """The reporter for this terminal, wired into the options: download
+    progress, and command output (logoutput = true, or every command with -v)."""
+    reporter = make_reporter(term)
+    options.verbose = term.verbosity > 0
+    options.progress = getattr(reporter, "download", None)
+    if not term.json_mode and term.verbosity >= 0:
+        options.on_output = reporter.output
+    return reporter
 
 
 def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool = False, hc: bool = False,

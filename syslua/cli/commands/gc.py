@@ -48,7 +48,7 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
         return 0
     verb = "Would remove" if dry_run else "Removed"
     term.line(f"{verb} {len(drop)} snapshot(s), {len(dead_blobs)} store object(s) ({freed} bytes) "
-              f"and {len(dead_trees)} package tree(s).")
+              f"and {len(dead_trees)} store tree(s) (packages and builds).")
     for ident in drop:
         term.line(f"  - snapshot {ident}")
     for t in dead_trees:

@@ -11,7 +11,7 @@ from syslua.plan.planner import make_plan
 from syslua.resources.base import Context
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
-from syslua.state.snapshots import current_manifest
+from syslua.state.snapshots import Snapshots, current_manifest
 from syslua.state.store import Store
 
 PENDING = 4
@@ -29,7 +29,11 @@ def run(term: Terminal, config: Path | None, *, diff: bool, exit_code: bool, fac
     store = Store(paths.store)
     ctx = Context(runner=Runner(), noop=True, store=store, paths=paths, previous=previous,
                   resolver=Resolver(manifest, store, paths.state))
-    plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode)
+    known = None
+    if previous is None:
+        baseline = Snapshots(paths).latest_readable()
+        known = baseline.load_manifest() if baseline is not None else None
+    plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode, known=known)
     if term.json_mode:
         term.json({
             "manifest": {**manifest.to_dict(), "digest": manifest.digest},

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 
-from syslua.cli.commands.apply import report
+from syslua.cli.commands.apply import report, reporter_for
 from syslua.cli.commands.common import state
 from syslua.cli.output import Terminal
-from syslua.cli.report import make_reporter
 from syslua.errors import UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest
 from syslua.paths import Paths
@@ -25,9 +24,8 @@ def run(term: Terminal, snapshot_id: str | None, *, noop: bool, jobs: int | None
         target = snapshots.load(target_id)
         manifest = materialise(target, Store(paths.store))
         term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
-        reporter = make_reporter(term)
-        options = ApplyOptions(noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}",
-                               verbose=term.verbosity > 0)
+        options = ApplyOptions(noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}")
+        reporter = reporter_for(term, options)
         try:
             outcome = apply_manifest(manifest, paths, options, reporter, config=target.config,
                                      record_manifest=target.load_manifest(), inputs=target.inputs)
