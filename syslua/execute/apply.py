@@ -126,10 +126,9 @@ def apply_manifest(
     reporter.planned(plan)
     dag = plan.dag or Dag.from_manifest(manifest)
 
-    from syslua.execute import scheduler
-    from syslua.state.journal import Journal
-
     if options.health_check_only or options.noop:
+        from syslua.execute import scheduler
+
         ctx = context(True)
         results = scheduler.execute(
             dag, manifest, lambda ident: run_item(_item(manifest, ident), ctx, None,
@@ -144,11 +143,14 @@ def apply_manifest(
     if not plan.has_changes and previous is not None and previous.digest == recorded.digest and _env_ok(env_files):
         return ApplyOutcome(plan, [], ok=True, no_changes=True, snapshot_id=current.id if current else None)
 
+    from syslua.state.journal import Journal
+
     journal = Journal.begin(paths.journal, store, {
         "kind": options.kind, "previous": current.id if current else None, "digest": recorded.digest,
     })
     try:
-        originals = _prepare(journal, plan, manifest, previous, current, store, baseline)
+        known_before = previous if previous is not None else known
+        originals = _prepare(journal, plan, manifest, known_before, current or baseline, store)
         journal.prepare("env", [str(p) for p in env_files])
         journal.flush()
         outcome = _run(manifest, plan, dag, previous, current, journal, store, runner, options, reporter, originals,
@@ -174,22 +176,21 @@ def _item(manifest: Manifest, ident: str) -> Item:
     return item
 
 
-def _prepare(journal: Journal, plan: Plan, manifest: Manifest, previous: Manifest | None,
-             current: Snapshot | None, store: Store, baseline: Snapshot | None) -> dict[str, dict[str, Any]]:
+def _prepare(journal: Journal, plan: Plan, manifest: Manifest, known: Manifest | None,
+             source: Snapshot | None, store: Store) -> dict[str, dict[str, Any]]:
     """Record what the plan will touch; return the originals of files syslua takes over.
 
-    `baseline` is the newest readable snapshot when there is no current one
-    (after self-healing cleared it): files it managed are not taken over
-    again, and their originals are kept.
+    `known` and `source` are the current snapshot's manifest and the snapshot,
+    or, when there is no current one (self-healing cleared it), the newest
+    readable snapshot's: files it managed are not taken over again, and their
+    originals are kept.
     """
     from syslua.state.journal import capture
 
-    source = current or baseline
     originals: dict[str, dict[str, Any]] = dict(source.originals) if source else {}
     for ident in list(originals):
         if ident not in manifest:
             originals.pop(ident)  # restored by its removal in this apply
-    known = previous if previous is not None else (baseline.load_manifest() if baseline else None)
     for entry in plan.entries:
         item = manifest.get(entry.id)
         if item is None or item.type != "file":
