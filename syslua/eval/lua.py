@@ -144,16 +144,7 @@ def run_config(
     exported = prelude[b"export"]()
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
     placeholders = b"$${" in exported
-    decls = [
-        RawDeclaration(
-            type=d["t"],
-            props=d["p"],
-            source=Source(d["s"], d["l"]),
-            seq=d["q"],
-            prio=d["w"],
-        )
-        for d in doc["decls"]
-    ]
+    decls = [RawDeclaration(d["t"], d["p"], Source(d["s"], d["l"]), d["q"], d["w"]) for d in doc["decls"]]
     return LuaResult(decls, doc["inputs"], placeholders)
 
 
