@@ -57,8 +57,9 @@ def _sys() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "syslua"]
 
 
-def timed(argv: list[str], env: dict[str, str], runs: int, cwd: Path | None = None) -> tuple[float, float]:
-    """Median and min wall time of `runs` runs of a whole process (after one warm-up)."""
+def timed(argv: list[str], env: dict[str, str], runs: int, cwd: Path | None = None) -> tuple[float, float, int]:
+    """Median and min wall time of `runs` runs of a whole process (after one
+    warm-up), and its peak resident memory in KiB."""
     subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     times = []
     for _ in range(runs):
@@ -67,12 +68,24 @@ def timed(argv: list[str], env: dict[str, str], runs: int, cwd: Path | None = No
         times.append(time.perf_counter() - start)
         if done.returncode not in (0, 4):
             raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
-    return statistics.median(times), min(times)
+    return statistics.median(times), min(times), _peak_memory(argv, env, cwd)
 
 
-def _row(name: str, median: float, best: float, floor: float | None) -> str:
+def _peak_memory(argv: list[str], env: dict[str, str], cwd: Path | None) -> int:
+    """Peak RSS in KiB of one more run, measured by /usr/bin/time (a small parent,
+    so the figure is the command's own, not that of a fork of this script)."""
+    if not os.path.exists("/usr/bin/time"):
+        return 0
+    with tempfile.NamedTemporaryFile("r") as out:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], env=env, cwd=cwd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        text = out.read().strip().splitlines()
+    return int(text[-1]) if text and text[-1].isdigit() else 0
+
+
+def _row(name: str, median: float, best: float, peak: int, floor: float | None) -> str:
     ratio = f"{median / floor:5.2f}x" if floor else "   - "
-    return f"  {name:<38} {median * 1000:8.1f} ms  (min {best * 1000:7.1f})  {ratio}"
+    return f"  {name:<38} {median * 1000:8.1f} ms  (min {best * 1000:7.1f})  {ratio}  {peak / 1024:6.1f} MiB"
 
 
 def dotfiles(shared: Path, sizes: list[int], runs: int, out: Path) -> dict:
@@ -110,10 +123,11 @@ def dotfiles(shared: Path, sizes: list[int], runs: int, out: Path) -> dict:
             env_dotbot = _env(HOME=str(homes["dotbot"]))
             subprocess.run(cmd, env=env_dotbot, check=True, stdout=subprocess.DEVNULL)
             rows["dotbot (converged)"] = timed(cmd, env_dotbot, runs)
-        print(f"\n{n} dotfiles (median of {runs} runs, ratio to the floor)")
-        for name, (med, best) in rows.items():
-            print(_row(name, med, best, floor[0]))
-        results[n] = {k: {"median_s": v[0], "min_s": v[1], "ratio": v[0] / floor[0]} for k, v in rows.items()}
+        print(f"\n{n} dotfiles (median of {runs} runs, ratio to the floor, peak memory)")
+        for name, (med, best, peak) in rows.items():
+            print(_row(name, med, best, peak, floor[0]))
+        results[n] = {k: {"median_s": v[0], "min_s": v[1], "ratio": v[0] / floor[0], "max_rss_kib": v[2]}
+                      for k, v in rows.items()}
     return results
 
 
