@@ -140,7 +140,8 @@ def apply_manifest(
 
     recorded = record_manifest or manifest
     env_files = _env_targets(paths)
-    if not plan.has_changes and previous is not None and previous.digest == recorded.digest and _env_ok(env_files):
+    if (not plan.has_changes and current is not None and current.digest == recorded.digest
+            and _env_ok(env_files)):
         return ApplyOutcome(plan, [], ok=True, no_changes=True, snapshot_id=current.id if current else None)
 
     from syslua.state.journal import Journal

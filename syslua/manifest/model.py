@@ -47,8 +47,15 @@ def thaw(value: Any) -> Any:
     return value
 
 
+def _plain(value: Any) -> Any:
+    """json.dumps fallback: frozen mappings are written as objects (no deep copy first)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
 def canonical_json(data: Any) -> str:
-    return json.dumps(thaw(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
 def item_id(type_: str, key: str) -> str:
@@ -135,7 +142,9 @@ class Manifest:
         return {"version": MANIFEST_VERSION, "items": [i.to_dict() for i in self.items]}
 
     def canonical(self) -> str:
-        return canonical_json(self.to_dict())
+        items = [{"type": i.type, "key": i.key, "props": i.props, "parent": i.parent, "noop": i.noop,
+                  "health_check_only": i.health_check_only} for i in self.items]
+        return canonical_json({"version": MANIFEST_VERSION, "items": items})
 
     @property
     def digest(self) -> str:
