@@ -80,15 +80,13 @@ class ConfigError(SysluaError):
         source: Source | None = None,
         *,
         hint: str | None = None,
-        show_line: bool = True,
     ) -> None:
         super().__init__(message, hint=hint)
         self.source = source
-        self.show_line = show_line
 
     def render(self) -> str:
         text = f"{self.source}: {self.message}" if self.source else self.message
-        if self.source and self.show_line:
+        if self.source:
             line = self.source.source_line()
             if line is not None and line.strip():
                 text += f"\n  {self.source.line} | {line}"

@@ -143,8 +143,3 @@ def git_checkout(source: dict[str, Any], dest: Path, *, timeout: float = 600) ->
     shutil.rmtree(dest / ".git")
     return commit
 
-
-def verify_file(path: Path, expected: str) -> None:
-    actual = sha256_file(path)
-    if actual != expected:
-        raise FetchError(f"checksum mismatch for {path}: expected sha256 {expected}, actual {actual}")

@@ -253,20 +253,13 @@ def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, cu
         reporter.started(entry.id, entry.label)
         result = remove_item(item, ctx, journal, store, prior_originals.get(entry.id),
                              (current.items.get(entry.id, {}) if current else {}).get("created_parents", ()))
-        journal.done(entry.id, result.status)
         outcome.results.append(result)
         reporter.finished(result)
         if result.status == FAILED:
             outcome.ok = False
             return outcome
-    def run(ident: str) -> ItemResult:
-        item = _item(manifest, ident)
-        result = run_item(item, ctx, journal)
-        journal.done(ident, result.status)
-        return result
-
     results = scheduler.execute(
-        dag, manifest, run, jobs=options.jobs, stop_on_failure=True,
+        dag, manifest, lambda ident: run_item(_item(manifest, ident), ctx, journal), jobs=options.jobs, stop_on_failure=True,
         on_start=lambda i: reporter.started(i, plan.labels.get(i, i)), on_finish=reporter.finished,
     )
     outcome.results.extend(results)
@@ -411,7 +404,7 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
         return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
     begin = records[0] if records and records[0].get("op") == "begin" else {}
     store = Store(paths.store)
-    report = undo_records([r for r in records if r.get("op") != "done"], store, Runner(), paths.state)
+    report = undo_records(records, store, Runner(), paths.state)
     if report.ok:
         journal_mod.remove(paths.journal)
         what = f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"

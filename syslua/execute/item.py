@@ -31,6 +31,7 @@ from syslua.resources.base import (
     Decision,
     ResourceError,
 )
+from syslua.resources.exec import journal_env
 from syslua.resources.process import ProcessResult
 
 CHANGED, UNCHANGED, FAILED, SKIPPED, NOOP = "changed", "unchanged", "failed", "skipped", "noop"
@@ -132,11 +133,7 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
         ictx = replace(ctx, record=lambda path: journal.before_change(ident, path),
                        note=lambda rec: journal.note({**rec, "item": ident}))
         if item.type == "exec":
-            journal.exec_started(item.id, item.get("undo"), {
-                "provider": item.get("provider", "posix"), "cwd": item.get("cwd"),
-                "environment": list(item.get("environment", ())), "path_env": item.get("path"),
-                "timeout": item.get("timeout"),
-            })
+            journal.exec_started(item.id, item.get("undo"), journal_env(item))
     try:
         rtype.apply(item, decision, ictx)
     except ResourceError as e:

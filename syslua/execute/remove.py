@@ -25,6 +25,7 @@ from syslua.paths import abbreviate
 from syslua.resources import get as get_type
 from syslua.resources import has as has_type
 from syslua.resources.base import Context, ResourceError
+from syslua.resources.exec import journal_env, run_options
 from syslua.resources.file_posix import DIRECTORY, status
 from syslua.state.journal import Journal
 from syslua.state.store import Store
@@ -53,11 +54,8 @@ def remove_item(item: Item, ctx: Context, journal: Journal, store: Store,
             if not undo:
                 return result(UNCHANGED, "no longer declared; nothing to undo (no undo command)")
             # Rolling back this removal means running the exec's own command again.
-            journal.exec_started(item.id, item.get("command"), {"provider": item.get("provider", "posix"),
-                                                                "cwd": item.get("cwd")})
-            run = ctx.runner.run(undo, provider=item.get("provider", "posix"), cwd=item.get("cwd"),
-                                 environment=item.get("environment", ()), path=item.get("path"),
-                                 timeout=item.get("timeout"))
+            journal.exec_started(item.id, item.get("command"), journal_env(item))
+            run = ctx.runner.run(undo, **run_options(item))
             if run.exit_code != 0 or run.timed_out:
                 return result(FAILED, f"undo command failed: {run.describe()}", mutated=True, output=run)
             return result(CHANGED, "undone (undo command ran)", mutated=True, output=run)

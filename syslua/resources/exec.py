@@ -48,6 +48,14 @@ def run_options(item: Item) -> dict:  # type: ignore[type-arg]
     }
 
 
+def journal_env(item: Item) -> dict:  # type: ignore[type-arg]
+    """How the exec's commands run, as a journal record keeps it, so an undo
+    (or a re-run) after a crash runs the same way."""
+    o = run_options(item)
+    return {"provider": o["provider"], "cwd": o["cwd"], "environment": list(o["environment"]),
+            "path_env": o["path"], "timeout": o["timeout"]}
+
+
 class ExecType:
     name = "exec"
     in_dag = True

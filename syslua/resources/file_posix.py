@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from syslua.fsutil import CHUNK, sha256_file
+from syslua.fsutil import CHUNK
 from syslua.resources.base import ResourceError
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
@@ -80,13 +80,6 @@ def same_content(a: str, b: str, size: int | None = None) -> bool:
                 return False
             if not ca:
                 return True
-
-
-def checksum(path: str) -> str:
-    try:
-        return sha256_file(path)
-    except PermissionError as e:
-        raise ResourceError(f"cannot read {path}: permission denied") from e
 
 
 def _set_attrs(fd_or_path: int | str, uid: int, gid: int, mode: int, current: os.stat_result | None = None) -> None:

@@ -4,7 +4,6 @@ The journal is `state/journal/journal.jsonl`: a `begin` line, then records.
 A `path` record holds what a path was before the apply touched it (absent;
 a file with its content's blob in the store, mode, owner; a directory; a
 symlink). An `exec` record holds the undo command of an exec about to run.
-`done` records give the completion order for in-process rollback.
 
 Records are batched: `prepare` captures the paths an item is expected to
 touch, and `flush` makes a whole batch durable at once: the store syncs the
@@ -108,10 +107,6 @@ class Journal:
             self._add(record.get("item", ""), record)
             if durable:
                 self.flush()
-
-    def done(self, item: str, status: str) -> None:
-        with self._lock:
-            self._pending.append({"op": "done", "item": item, "status": status})
 
     def _add(self, item: str, record: dict[str, Any]) -> None:
         if record["op"] == "path":
