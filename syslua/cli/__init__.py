@@ -4,7 +4,8 @@ This module only declares commands and their options; each command body
 imports its implementation lazily, so `sys --help` stays fast. Failures are
 data until they reach `main`, which maps `SysluaError`s to their message and
 exit code (0 ok, 1 apply failed, 2 usage/configuration, 3 lock held,
-4 `plan --exit-code` with pending changes).
+4 `plan --exit-code` with pending changes); anything else is a bug, printed
+as `Internal error: ...` with its traceback, exit 70.
 """
 
 from __future__ import annotations
@@ -229,3 +230,18 @@ def main() -> None:
 
         Terminal().error(e.render())
         sys.exit(e.exit_code)
+    except Exception as e:  # a bug: say so, with everything needed to report it
+        internal_error(e)
+        sys.exit(INTERNAL_ERROR)
+
+
+INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in syslua, not in the user's config
+
+
+def internal_error(e: BaseException) -> None:
+    import traceback
+
+    sys.stderr.write(f"Internal error: {type(e).__name__}: {e}\n")
+    sys.stderr.write("".join(traceback.format_exception(e)))
+    sys.stderr.write("This is a bug in syslua. Please report it with the traceback above and the command you ran.\n")
+    sys.stderr.flush()

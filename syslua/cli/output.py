@@ -15,6 +15,7 @@ import sys
 from typing import Any, TextIO
 
 from syslua.plan.planner import Entry, Plan
+from syslua.resources import get as get_type
 
 COLORS = {"+": "green", "~": "yellow", "-": "red", "=": "dim", "!": "bold red"}
 
@@ -134,4 +135,4 @@ class Terminal:
 
 
 def _subject(entry: Entry) -> str:
-    return entry.label if entry.type == "env" else f"{entry.type} {entry.label}"
+    return get_type(entry.type).subject(entry.label)

@@ -9,13 +9,14 @@ interrupted journal):
 3. Remove items no longer declared, in reverse dependency order.
 4. Run the DAG on the ready-queue scheduler; the first failure stops new
    items from starting.
-5. Write the env scripts (and the profile) for the new manifest.
+5. Write the generated outputs of the new manifest (the env scripts).
 6. On failure: undo every item that may have changed the machine, in
    reverse completion order (so removed items come back in dependency
    order); the previous snapshot stays current. If undoing fails, the
    current pointer is cleared so the next apply converges everything.
 7. On success: record the snapshot, mark the journal committed, make the
-   snapshot current, delete the journal.
+   snapshot current, delete the journal, let the types tidy up (profile
+   generations no snapshot needs).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
 from syslua.plan.planner import Plan, make_plan
-from syslua.resources.base import Context
+from syslua.resources import get as get_type
+from syslua.resources import with_outputs
+from syslua.resources.base import Context, RecordContext, ResourceType
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
 from syslua.state.snapshots import Snapshot, Snapshots, new_id
@@ -139,9 +142,10 @@ def apply_manifest(
         return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
 
     recorded = record_manifest or manifest
-    env_files = _env_targets(paths)
+    generators = with_outputs()
+    generated = {t.name: t.outputs(paths) for t in generators}
     if (not plan.has_changes and current is not None and current.digest == recorded.digest
-            and _env_ok(env_files)):
+            and all(f.is_file() for files in generated.values() for f in files)):
         return ApplyOutcome(plan, [], ok=True, no_changes=True, snapshot_id=current.id if current else None)
 
     from syslua.state.journal import Journal
@@ -152,20 +156,20 @@ def apply_manifest(
     try:
         known_before = previous if previous is not None else known
         originals = _prepare(journal, plan, manifest, known_before, current or baseline, store)
-        journal.prepare("env", [str(p) for p in env_files])
+        for name, files in generated.items():
+            journal.prepare(name, [str(p) for p in files])
         journal.flush()
         outcome = _run(manifest, plan, dag, previous, current, journal, store, runner, options, reporter, originals,
                        context(False))
         if outcome.ok:
-            outcome.env_line = _write_env(manifest, paths, journal, store)
+            outcome.env_line = _write_outputs(generators, manifest, paths, journal)
             outcome.snapshot_id = _record(recorded, manifest, plan, outcome, journal, snapshots, store, current,
-                                          originals, options, config, env_files, inputs)
+                                          originals, options, config, generated, inputs)
             journal.commit()
-            from syslua.state import profile
-
-            profile.prune(paths)
+            for rtype in generators:
+                rtype.after_commit(paths)
             return outcome
-        _roll_back(outcome, journal, store, runner, snapshots, reporter, paths)
+        _roll_back(outcome, journal, store, runner, snapshots, reporter, paths, list(generated))
         return outcome
     finally:
         journal.close()
@@ -194,48 +198,30 @@ def _prepare(journal: Journal, plan: Plan, manifest: Manifest, known: Manifest |
             originals.pop(ident)  # restored by its removal in this apply
     for entry in plan.entries:
         item = manifest.get(entry.id)
-        if item is None or item.type != "file":
+        if item is None:
+            continue
+        rtype = get_type(item.type)
+        managed = rtype.managed_path(item)
+        if managed is None:
             continue
         new = (known is None or entry.id not in known) and entry.id not in originals
         if entry.decision.changes:
-            paths = _touched(item)
+            paths = rtype.touched_paths(item)
             journal.prepare(entry.id, paths)
             if new:
                 records = [journal.recorded[p]["prev"] | {"path": p} for p in paths if p in journal.recorded]
-                prev = journal.recorded[item.key]["prev"]
-                if item.get("ensure") == "absent" and prev["kind"] == "dir":
-                    # A whole directory syslua removes: keep every entry, parents first.
-                    originals[entry.id] = {"kind": "tree", "records": records}
-                elif prev["kind"] != "absent":
-                    originals[entry.id] = prev
-        elif new and entry.id not in originals and os.path.lexists(item.key):
+                original = rtype.original(item, journal.recorded[managed]["prev"], records)
+                if original is not None:
+                    originals[entry.id] = original
+        elif new and os.path.lexists(managed):
             # Already as declared, but it existed before syslua: keep it, so that
             # removing the declaration later leaves it as it was.
-            originals[entry.id] = capture(item.key, store)
+            originals[entry.id] = capture(managed, store)
     for entry in plan.removals:
-        if entry.type == "file":
-            journal.prepare(entry.id, [entry.id.split("#", 1)[1]])
+        gone = known.get(entry.id) if known is not None else None
+        if gone is not None:
+            journal.prepare(entry.id, get_type(gone.type).removal_paths(gone))
     return originals
-
-
-def _touched(item: Item) -> list[str]:
-    """Paths a file item is expected to change, parents first."""
-    path = item.key
-    if item.get("ensure") == "directory":
-        missing = []
-        p = path
-        while p and p != "/" and not os.path.lexists(p):
-            missing.append(p)
-            p = os.path.dirname(p)
-        return list(reversed(missing)) or [path]
-    if item.get("ensure") == "absent" and os.path.isdir(path) and not os.path.islink(path):
-        out = []
-        for root, dirs, files in os.walk(path):
-            out.append(root)
-            out.extend(os.path.join(root, f) for f in files)
-            out.extend(os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d)))
-        return out
-    return [path]
 
 
 def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, current: Snapshot | None,
@@ -251,8 +237,8 @@ def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, cu
         if item is None:
             continue
         reporter.started(entry.id, entry.label)
-        result = remove_item(item, ctx, journal, store, prior_originals.get(entry.id),
-                             (current.items.get(entry.id, {}) if current else {}).get("created_parents", ()))
+        result = remove_item(item, ctx, journal, prior_originals.get(entry.id),
+                             current.items.get(entry.id, {}) if current else {})
         outcome.results.append(result)
         reporter.finished(result)
         if result.status == FAILED:
@@ -268,7 +254,7 @@ def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, cu
 
 
 def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Runner, snapshots: Snapshots,
-               reporter: Reporter, paths: Paths) -> None:
+               reporter: Reporter, paths: Paths, generators: list[str]) -> None:
     from syslua.execute.undo import UndoReport, undo_records
 
     reporter.rolling_back()
@@ -281,8 +267,8 @@ def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Ru
         for what in part.restored:
             reporter.note(f"  - Restored {abbreviate(what)}" if what.startswith("/") else f"  - Undid {what}")
         report.merge(part)
-    env_part = undo_records(journal.records_for("env"), store, runner, paths.state)
-    report.merge(env_part)
+    for name in generators:
+        report.merge(undo_records(journal.records_for(name), store, runner, paths.state))
     outcome.rolled_back = True
     outcome.undo = report
     if report.ok:
@@ -298,23 +284,22 @@ def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Ru
     os.replace(journal.file, keep / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl")
 
 
-def _env_targets(paths: Paths) -> list[Path]:
-    return [paths.env_sh, paths.env_fish]
+def _write_outputs(generators: list[ResourceType], manifest: Manifest, paths: Paths, journal: Journal) -> str | None:
+    """Write every type's generated outputs; returns the first note for the user."""
+    notes = []
+    for rtype in generators:
+        name = rtype.name
 
+        def before_change(path: str, name: str = name) -> None:
+            journal.before_change(name, path)
 
-def _env_ok(files: list[Path]) -> bool:
-    return all(f.is_file() for f in files)
-
-
-def _write_env(manifest: Manifest, paths: Paths, journal: Journal, store: Store) -> str | None:
-    from syslua.execute import envscripts
-
-    return envscripts.write(manifest, paths, lambda p: journal.before_change("env", p))
+        notes.append(rtype.write_outputs(manifest, paths, before_change))
+    return next((n for n in notes if n), None)
 
 
 def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOutcome, journal: Journal,
             snapshots: Snapshots, store: Store, current: Snapshot | None, originals: dict[str, dict[str, Any]],
-            options: ApplyOptions, config: str | None, env_files: list[Path],
+            options: ApplyOptions, config: str | None, generated: dict[str, list[Path]],
             given_inputs: dict[str, str] | None) -> str:
     items: dict[str, dict[str, Any]] = {}
     prev_items = current.items if current else {}
@@ -322,30 +307,14 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
     changed = {e.id for e in plan.entries if e.decision.changes}
     by_id = {r.id: r for r in outcome.results}
     for item in manifest:
-        state: dict[str, Any] = {}
-        if item.type == "file" and item.get("ensure") == "directory":
-            created = [r["path"] for r in journal.records_for(item.id)
-                       if r.get("op") == "path" and r["path"] != item.key and r["prev"]["kind"] == "absent"]
-            if not created and item.id not in changed:
-                created = prev_items.get(item.id, {}).get("created_parents", [])
-            if created:
-                state["created_parents"] = created
-        if item.type == "file" and item.get("ensure") == "present":
-            same = prev_manifest is not None and prev_manifest.get(item.id) == recorded.get(item.id)
-            if same and prev_items.get(item.id, {}).get("blob") and item.id not in changed:
-                state["blob"] = prev_items[item.id]["blob"]
-            elif item.get("content") is not None:
-                state["blob"] = store.put_bytes(item.get("content").encode("utf-8", "surrogateescape"))
-            elif item.get("source"):
-                state["blob"] = store.put_file(item.get("source"))
-        elif item.type == "package":
-            from syslua.resources.package import tree_name
+        previous = prev_items.get(item.id, {})
 
-            state["tree"] = tree_name(item)
-        elif item.type == "build":
-            from syslua.manifest.primitives import tree_name as build_tree
+        def declared_as_before(ident: str = item.id) -> bool:
+            return prev_manifest is not None and prev_manifest.get(ident) == recorded.get(ident)
 
-            state["tree"] = build_tree(item)
+        state = get_type(item.type).snapshot_state(item, RecordContext(
+            store=store, records=journal.by_item.get(item.id, []), previous=previous,
+            changed=item.id in changed, declared_as_before=declared_as_before))
         result = by_id.get(item.id)
         if result is not None and result.output is not None:
             state["exit_code"] = result.output.exit_code
@@ -360,10 +329,7 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
             inputs[path] = store.put_file(path)
         except OSError:
             continue
-    env = {}
-    for key, f in zip(("sh", "fish"), env_files):
-        if f.is_file():
-            env[key] = store.put_file(f)
+    env = {f.name: store.put_file(f) for files in generated.values() for f in files if f.is_file()}
     counts = outcome.counts()
     message = options.message or _default_message(options.kind, counts, config)
     snap = Snapshot(

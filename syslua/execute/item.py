@@ -31,7 +31,6 @@ from syslua.resources.base import (
     Decision,
     ResourceError,
 )
-from syslua.resources.exec import journal_env
 from syslua.resources.process import ProcessResult
 
 CHANGED, UNCHANGED, FAILED, SKIPPED, NOOP = "changed", "unchanged", "failed", "skipped", "noop"
@@ -85,8 +84,6 @@ class Journaling(Protocol):
 
     def before_change(self, item: str, path: str) -> None: ...
 
-    def exec_started(self, item: str, undo: str | None, env: dict[str, Any]) -> None: ...
-
     def note(self, record: dict[str, Any], *, durable: bool = True) -> None: ...
 
 
@@ -131,9 +128,7 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
     if journal is not None:
         ident = item.id
         ictx = replace(ctx, record=lambda path: journal.before_change(ident, path),
-                       note=lambda rec: journal.note({**rec, "item": ident}))
-        if item.type == "exec":
-            journal.exec_started(item.id, item.get("undo"), journal_env(item))
+                       note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}))
     try:
         rtype.apply(item, decision, ictx)
     except ResourceError as e:

@@ -13,6 +13,7 @@ Resource code stays plain sequential code.
 from __future__ import annotations
 
 import os
+import traceback
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
@@ -57,7 +58,7 @@ def execute(
                 item = manifest.get(ident)
                 assert item is not None
                 failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
-                aggregate = bool(getattr(get_type(item.type), "aggregates", False))
+                aggregate = get_type(item.type).aggregates
                 own_children = aggregate and all(getattr(manifest.get(p), "parent", None) == ident
                                                  for p in failed_deps)
                 if failed_deps and not own_children:
@@ -84,7 +85,9 @@ def execute(
                 except Exception as e:  # a bug in resource code: report it as this item's failure
                     item = manifest.get(ident)
                     assert item is not None
-                    result = skipped(item, f"internal error: {type(e).__name__}: {e}")
+                    trace = "".join(traceback.format_exception(e)).rstrip()
+                    result = skipped(item, f"internal error: {type(e).__name__}: {e} "
+                                           f"(a bug in syslua; please report it)\n{trace}")
                     result.status = FAILED
                     result.mutated = True
                 if result.status == FAILED:

@@ -1,143 +1,31 @@
-"""Put paths back the way a journal record says they were, and run exec undo commands.
+"""Undo what a journal recorded: paths put back, types' own records undone.
 
-Used by in-process rollback (reverse completion order), by crash recovery
-(every record of an interrupted journal, newest first) and by declarative
-removal of items that took over an existing file. Restoring never deletes
-content that is not recorded somewhere: a directory that is not empty is
-left in place and reported, not removed.
+Used by in-process rollback (reverse completion order) and by crash
+recovery (every record of an interrupted journal, newest first). A `path`
+record is restored here; any other record belongs to the type that wrote it
+(`ResourceType.undo`), named in the record.
 """
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError
-from syslua.resources.base import ResourceError
-from syslua.resources.process import CannotStart, Runner
+from syslua.resources import owner_of
+from syslua.resources.base import ResourceError, UndoContext, UndoReport
+from syslua.resources.process import Runner
+from syslua.state.restore import restore_path
 from syslua.state.store import Store
 
-
-@dataclass
-class UndoReport:
-    restored: list[str] = field(default_factory=list)
-    left: list[str] = field(default_factory=list)  # paths left in place, with why
-    failed: list[str] = field(default_factory=list)  # what could not be undone
-    not_undone: list[str] = field(default_factory=list)  # irreversible execs
-
-    @property
-    def ok(self) -> bool:
-        return not self.failed
-
-    def merge(self, other: UndoReport) -> None:
-        self.restored += other.restored
-        self.left += other.left
-        self.failed += other.failed
-        self.not_undone += other.not_undone
-
-
-def _matches(path: str, prev: dict[str, Any], store: Store) -> bool:
-    """Is `path` already as recorded? (then restoring is skipped)"""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return prev["kind"] == "absent"
-    kind = prev["kind"]
-    if kind == "absent":
-        return False
-    if kind == "link":
-        return stat.S_ISLNK(st.st_mode) and os.readlink(path) == prev["target"]
-    same_attrs = stat.S_IMODE(st.st_mode) == prev["mode"] and st.st_uid == prev["uid"] and st.st_gid == prev["gid"]
-    if kind == "dir":
-        return stat.S_ISDIR(st.st_mode) and same_attrs
-    if kind == "file":
-        if not stat.S_ISREG(st.st_mode) or not same_attrs:
-            return False
-        from syslua.fsutil import sha256_file
-
-        return st.st_size == store.path(prev["blob"]).stat().st_size and sha256_file(path) == prev["blob"]
-    return True
-
-
-def _clear(path: str) -> None:
-    """Remove whatever is at path so something else can be put there (never a non-empty dir)."""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    if stat.S_ISDIR(st.st_mode):
-        os.rmdir(path)  # raises when not empty: callers report it
-    else:
-        os.unlink(path)
-
-
-def _chown(path: str, uid: int, gid: int) -> None:
-    try:
-        st = os.lstat(path)
-        if st.st_uid != uid or st.st_gid != gid:
-            os.chown(path, uid, gid, follow_symlinks=False)
-    except PermissionError:
-        pass  # not root: the owner was ours anyway
-
-
-def restore_path(path: str, prev: dict[str, Any], store: Store) -> str | None:
-    """Restore one path; returns a note when something was left in place."""
-    if _matches(path, prev, store):
-        return None
-    kind = prev["kind"]
-    parent = os.path.dirname(path)
-    if kind == "absent":
-        try:
-            _clear(path)
-        except OSError as e:
-            if e.errno == errno.ENOTEMPTY:
-                return f"{path}: left in place, the directory is not empty"
-            raise
-        return None
-    if kind == "other":
-        return f"{path}: a special file cannot be restored"
-    os.makedirs(parent, exist_ok=True)
-    if kind == "dir":
-        if os.path.lexists(path) and not os.path.isdir(path) or os.path.islink(path):
-            os.unlink(path)
-        os.makedirs(path, exist_ok=True)
-        os.chmod(path, prev["mode"])
-        _chown(path, prev["uid"], prev["gid"])
-        return None
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.syslua-restore-{os.getpid()}")
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    if kind == "link":
-        os.symlink(prev["target"], tmp)
-        _chown(tmp, prev["uid"], prev["gid"])
-    else:
-        data = store.read(prev["blob"])
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        _chown(tmp, prev["uid"], prev["gid"])
-        os.chmod(tmp, prev["mode"])
-    if os.path.isdir(path) and not os.path.islink(path):
-        try:
-            os.rmdir(path)
-        except OSError:
-            os.unlink(tmp)
-            return f"{path}: left in place, a non-empty directory is where the file was"
-    os.replace(tmp, path)
-    return None
+__all__ = ["UndoReport", "restore_path", "undo_records"]
 
 
 def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner,
                  state_dir: Path | None = None) -> UndoReport:
-    """Undo records newest first: paths restored, exec undo commands run."""
+    """Undo records newest first."""
     report = UndoReport()
-    seen_binds: set[str] = set()
+    uctx = UndoContext(store=store, runner=runner, state_dir=state_dir, report=report)
     for rec in reversed(records):
         op = rec.get("op")
         try:
@@ -147,41 +35,11 @@ def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner,
                     report.left.append(note)
                 else:
                     report.restored.append(rec["path"])
-            elif op == "exec":
-                _undo_exec(rec, runner, report)
-            elif op == "profile":
-                from syslua.state import profile
-
-                profile.restore(rec, store)
-                report.restored.append("profile")
-            elif op == "user":
-                from syslua.resources import user
-
-                user.restore(rec)
-                report.restored.append(f"user {rec['name']}")
-            elif op == "bind":
-                from syslua.resources import bind
-
-                bind.undo_record(rec, store, runner, report, state_dir, seen_binds)
+                continue
+            owner = owner_of(rec)
+            if owner is not None:  # else a record that needs no undoing (begin, commit)
+                owner.undo(rec, uctx)
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")
     return report
-
-
-def _undo_exec(rec: dict[str, Any], runner: Runner, report: UndoReport) -> None:
-    undo = rec.get("undo")
-    if not undo:
-        report.not_undone.append(f"{rec['item']}: not undone (no undo command; execs are irreversible without one)")
-        return
-    try:
-        result = runner.run(undo, provider=rec.get("provider", "posix"), cwd=rec.get("cwd"),
-                            environment=rec.get("environment", ()), path=rec.get("path_env"),
-                            timeout=rec.get("timeout"))
-    except CannotStart as e:
-        report.failed.append(f"{rec['item']}: undo command could not start: {e}")
-        return
-    if result.exit_code != 0 or result.timed_out:
-        report.failed.append(f"{rec['item']}: undo command failed: {result.describe()}")
-    else:
-        report.restored.append(rec["item"])

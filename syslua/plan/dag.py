@@ -3,14 +3,18 @@
 Edges (an edge a -> b means a finishes before b starts):
 - `depends_on`: the dependency -> the item;
 - `subscribe`: the target -> the subscriber;
-- a file inside a directory managed by another file item: directory -> file
-  (for removal the order is reversed by the executor);
-- a file or exec that names a package (an exec running one of its `bin`
-  programs): package -> item;
-- `apply` children: each child -> its apply (the apply finishes after its
-  children), and the apply's own dependencies -> each child;
+- the item's type names items that must finish first
+  (`ResourceType.predecessors`): a file inside a directory managed by
+  another file item waits for the directory (for removal the order is
+  reversed by the executor);
+- the item's type requires a capability another item's type provides
+  (`requires`/`provides`): an exec running a package's `bin` program waits
+  for the package;
+- children nested under an item (`apply`): each child -> its parent (the
+  parent finishes after its children), and the parent's own dependencies ->
+  each child;
 - an item using a build's or bind's outputs (`$${build:<hash>:out}`): the
-  build or bind -> the item.
+  item providing `output:<hash>` -> the item.
 
 Ordering uses the standard library's `graphlib` (it is also the executor's
 ready queue); networkx, whose import alone costs more than a whole `sys plan`
@@ -19,17 +23,15 @@ of 1,000 files, is loaded only to list every cycle when there is one.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from graphlib import CycleError as _GraphlibCycle
 from graphlib import TopologicalSorter
 
 from syslua.errors import ConfigError
 from syslua.manifest.model import Item, Manifest
-from syslua.manifest.primitives import PRIMITIVES, references
+from syslua.manifest.primitives import references
 from syslua.resources import get as get_type
 from syslua.resources import has as has_type
-from syslua.resources.process import program_name
 
 
 class CycleError(ConfigError):
@@ -54,38 +56,33 @@ class Dag:
             if before in ids and after in ids and before != after:
                 preds[after].add(before)
 
-        bins: dict[str, str] = {}
-        for pkg in manifest.of_type("package"):
-            for b in pkg.get("bin", ()):
-                bins[os.path.basename(b)] = pkg.id
+        types = {i.type: get_type(i.type) for i in items}
+        provided: dict[str, str] = {}
+        for item in items:
+            for capability in types[item.type].provides(item):
+                provided[capability] = item.id
+        # Placeholders are looked for only when something provides outputs.
+        outputs = any(c.startswith("output:") for c in provided)
         children: dict[str, list[Item]] = defaultdict(list)
         for item in items:
             if item.parent:
                 children[item.parent].append(item)
         for item in items:
+            rtype = types[item.type]
             for dep in item.get("depends_on", ()):
                 edge(dep, item.id)
             for target in item.get("subscribe", ()):
                 edge(target, item.id)
-            if item.type == "file":
-                parent = os.path.dirname(item.key)
-                while parent != "/" and parent:
-                    owner = manifest.get(f"file#{parent}")
-                    if owner is not None:
-                        if owner.get("ensure") == "directory":
-                            edge(owner.id, item.id)
-                        break
-                    parent = os.path.dirname(parent)
-            elif item.type == "exec" and bins:
-                program = program_name(item.get("command", item.key), item.get("provider", "posix"))
-                if program in bins:
-                    edge(bins[program], item.id)
-        prims = {i.get("hash"): i.id for i in items if i.type in PRIMITIVES}
-        if prims:
-            for item in items:
+            for before in rtype.predecessors(item, manifest):
+                edge(before, item.id)
+            if provided:
+                for capability in rtype.requires(item):
+                    if capability in provided:
+                        edge(provided[capability], item.id)
+            if outputs:
                 for h in references(item):
-                    if h in prims:
-                        edge(prims[h], item.id)
+                    if f"output:{h}" in provided:
+                        edge(provided[f"output:{h}"], item.id)
         for apply_id, kids in children.items():
             deps = _inherited_deps(manifest, apply_id)
             for kid in kids:

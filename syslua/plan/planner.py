@@ -5,7 +5,8 @@ Steps:
 2. Walk the waves in order; for each item read its status and decide, so a
    subscriber sees whether its targets would change, and an apply item sees
    its children. Exec guards run here, as the seed says they do in noop.
-3. Compare env variables with the previous snapshot's.
+3. Compare items of types outside the DAG (env variables) with the
+   previous snapshot's.
 4. List items of the previous snapshot that are no longer declared: they
    will be removed, in reverse dependency order.
 """
@@ -16,10 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest
-from syslua.paths import abbreviate
-from syslua.plan.dag import Dag
+from syslua.plan.dag import CycleError, Dag
 from syslua.resources import get as get_type
-from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, SKIP, UPDATE, Context, Decision
+from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, SKIP, UPDATE, Context, Decision
 from syslua.resources.placeholders import Unresolved
 
 
@@ -91,7 +91,7 @@ class Plan:
                 out["noop"] += 1
             elif a == CREATE:
                 out["create"] += 1
-            elif a == "run":
+            elif a == RUN:
                 out["run"] += 1
             elif a == UPDATE:
                 out["update"] += 1
@@ -114,8 +114,6 @@ class Plan:
 
 
 def label(item: Item) -> str:
-    if item.type == "env":
-        return f"env.{item.key}"
     return get_type(item.type).label(item)
 
 
@@ -132,7 +130,7 @@ def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None
             item = manifest.get(ident)
             assert item is not None
             entries.append(plan_item(item, ctx, previous if previous is not None else known, with_diff=with_diff))
-    entries.extend(_plan_env(manifest, previous))
+    entries.extend(_plan_values(manifest, previous))
     removals = plan_removals(manifest, previous)
     labels = {e.id: e.label for e in entries}
     labels.update((i.id, label(i)) for i in manifest if i.id not in labels)
@@ -164,33 +162,29 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
     if decision.action == FAIL:
         ctx.failed.add(item.id)
     diff = rtype.diff(item, status, ctx) if with_diff and decision.changes and status is not None else None
-    irreversible = item.type == "exec" and decision.action == "run" and not item.get("undo")
+    irreversible = rtype.irreversible(item, decision)
     takeover = (
-        item.type == "file"
-        and decision.changes
+        decision.changes
         and (previous is None or item.id not in previous)
-        and getattr(getattr(status, "state", None), "exists", False)
+        and status is not None
+        and rtype.takes_over(item, status)
     )
-    return Entry(item.id, item.type, label(item), decision, diff, irreversible, bool(takeover), item.noop)
+    return Entry(item.id, item.type, rtype.label(item), decision, diff, irreversible, bool(takeover), item.noop)
 
 
-def _plan_env(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
+def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
+    """Items of types outside the DAG, compared with the previous snapshot's."""
     out = []
-    for item in manifest.of_type("env"):
-        before = previous.get(item.id) if previous else None
-        value = item.get("value")
-        shown = ":".join(value) if isinstance(value, (list, tuple)) else value
-        if before is None:
-            decision = Decision(CREATE, f"set to {shown}")
-        elif before.props != item.props:
-            decision = Decision(UPDATE, f"set to {shown}")
-        else:
-            decision = Decision(NONE, "unchanged")
-        out.append(Entry(item.id, "env", f"env.{item.key}", decision))
+    for item in manifest:
+        rtype = get_type(item.type)
+        if not rtype.in_dag:
+            before = previous.get(item.id) if previous else None
+            out.append(Entry(item.id, item.type, rtype.label(item), rtype.compare(item, before)))
     if previous is not None:
-        for item in previous.of_type("env"):
-            if item.id not in manifest:
-                out.append(Entry(item.id, "env", f"env.{item.key}", Decision(REMOVE, "no longer declared")))
+        for item in previous:
+            rtype = get_type(item.type)
+            if not rtype.in_dag and item.id not in manifest:
+                out.append(Entry(item.id, item.type, rtype.label(item), Decision(REMOVE, "no longer declared")))
     return out
 
 
@@ -198,27 +192,17 @@ def plan_removals(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
     """Items of the previous snapshot that are gone, in reverse dependency order."""
     if previous is None:
         return []
-    gone = [i for i in previous if i.id not in manifest and i.type != "env"]
+    gone = [i for i in previous if i.id not in manifest and get_type(i.type).in_dag]
     if not gone:
         return []
     try:
         order = [x for wave in Dag.from_manifest(previous).waves() for x in wave]
-    except Exception:
+    except CycleError:
         order = sorted(i.id for i in previous)
     rank = {ident: n for n, ident in enumerate(order)}
     gone.sort(key=lambda i: rank.get(i.id, -1), reverse=True)
     out = []
     for item in gone:
-        if item.type == "file":
-            reason = "no longer declared; would be removed (or its original restored)"
-        elif item.type == "exec":
-            reason = "no longer declared; its undo command would run" if item.get("undo") else "no longer declared (nothing to undo)"
-        elif item.type == "build":
-            reason = "no longer declared (its store object stays until `sys gc`)"
-        elif item.type == "package":
-            reason = "no longer declared; would leave the profile (its store object stays until `sys gc`)"
-        else:
-            reason = "no longer declared; would be removed"
-        lbl = f"{abbreviate(item.key)}" if item.type == "file" else item.key
-        out.append(Entry(item.id, item.type, lbl, Decision(REMOVE, reason, "Would have removed the file" if item.type == "file" else None)))
+        rtype = get_type(item.type)
+        out.append(Entry(item.id, item.type, rtype.key_label(item.key), rtype.removal(item)))
     return out

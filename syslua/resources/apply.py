@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from syslua.errors import display_path
 from syslua.manifest.model import Item
-from syslua.resources.base import FAIL, NONE, UPDATE, Context, Decision
+from syslua.resources.base import FAIL, NONE, UPDATE, Context, Decision, ResourceType
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ def children(item: Item, ctx: Context) -> list[Item]:
     return [i for i in ctx.manifest if i.parent == item.id]
 
 
-class ApplyType:
+class ApplyType(ResourceType):
     name = "apply"
     in_dag = True
     aggregates = True  # reports on its children; runs even when one of them failed

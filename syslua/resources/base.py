@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import grp
 import pwd
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from syslua.errors import ResourceError
+from syslua.errors import ResourceError, StateError
 
-__all__ = ["CREATE", "Context", "Decision", "ResourceError", "ResourceType"]
+__all__ = ["CREATE", "Context", "Decision", "Removal", "ResourceError", "ResourceType", "UndoContext", "UndoReport"]
 
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
@@ -69,7 +71,7 @@ class Context:
     store: Any = None  # the content store, when the executor has one
     paths: Any = None  # syslua.paths.Paths, for the cache and the profile
     record: Any = None  # callable(path) before a path changes (the journal)
-    note: Any = None  # callable(record) for other undo records (profile swaps, binds, users)
+    note: Any = None  # callable(record): an undo record the type itself undoes (`ResourceType.undo`)
     progress: Any = None  # callable(label) -> callable(done, total) for downloads
     resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
     previous: Any = None  # the current snapshot's manifest, when there is one
@@ -123,12 +125,32 @@ def group_name(gid: int) -> str:
 
 
 class ResourceType(Protocol):
-    """A resource type: decides and verifies; its provider does the work."""
+    """A resource type: decides and verifies; its provider does the work.
+
+    `status`, `decide`, `apply` and `verify` are the type's own; every other
+    method is a hook through which the engine (planner, DAG, journal, removal,
+    undo, snapshots, drift, generated outputs) learns what it needs of the
+    type. The defaults here do nothing, so a type names only what it uses.
+    A type subclasses this protocol to inherit them.
+    """
 
     name: str
-    in_dag: bool
+    # Executed on the DAG. Types outside it (env) are values compared with
+    # the previous snapshot and feed the generated outputs.
+    in_dag: bool = True
+    # Runs even when its own children failed (apply), to report on them.
+    aggregates: bool = False
 
-    def label(self, item: Item) -> str: ...
+    def label(self, item: Item) -> str:
+        return item.key
+
+    def key_label(self, key: str) -> str:
+        """How an item of this type is named from its key alone (removals, snapshot diffs)."""
+        return key
+
+    def subject(self, label: str) -> str:
+        """The subject of a plan line, from the item's label."""
+        return f"{self.name} {label}"
 
     def status(self, item: Item, ctx: Context) -> Any: ...
 
@@ -140,4 +162,143 @@ class ResourceType(Protocol):
         """None when the item reached its desired state, else the reason it did not."""
         ...
 
-    def diff(self, item: Item, status: Any, ctx: Context) -> str | None: ...
+    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
+        return None
+
+    # -- planning ----------------------------------------------------------
+    def compare(self, item: Item, before: Item | None) -> Decision:
+        """For types outside the DAG: the decision from the previous snapshot's item alone."""
+        if before is None:
+            return Decision(CREATE, "declared")
+        if before.props != item.props:
+            return Decision(UPDATE, "changed")
+        return Decision(NONE, "unchanged")
+
+    def irreversible(self, item: Item, decision: Decision) -> bool:
+        """Whether running this decision cannot be undone (the plan marks it)."""
+        return False
+
+    def takes_over(self, item: Item, status: Any) -> bool:
+        """Whether a first change of this item replaces something that exists now."""
+        return False
+
+    def removal(self, item: Item) -> Decision:
+        """How the plan describes removing an item no longer declared."""
+        return Decision(REMOVE, "no longer declared; would be removed")
+
+    # -- the DAG -------------------------------------------------------------
+    def provides(self, item: Item) -> Iterable[str]:
+        """Capabilities (`bin:rg`, `output:<hash>`) that items requiring them wait for."""
+        return ()
+
+    def requires(self, item: Item) -> Iterable[str]:
+        """Capabilities this item needs: an edge from whichever item provides each."""
+        return ()
+
+    def predecessors(self, item: Item, manifest: Manifest) -> Iterable[str]:
+        """Ids of items that must finish first, found from the item itself."""
+        return ()
+
+    # -- the journal and originals -----------------------------------------
+    def managed_path(self, item: Item) -> str | None:
+        """The path whose original syslua takes over and restores on removal."""
+        return None
+
+    def touched_paths(self, item: Item) -> list[str]:
+        """Paths a planned change will touch, parents first (recorded before acting)."""
+        return []
+
+    def original(self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """What to keep of the managed path's previous state when first taking it over."""
+        return None if prev["kind"] == "absent" else prev
+
+    # -- removal and undo ----------------------------------------------------
+    def removal_paths(self, item: Item) -> list[str]:
+        """Paths removing the item will touch (recorded before acting)."""
+        return []
+
+    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None,
+               state: dict[str, Any]) -> Removal:
+        """Remove an item no longer declared. `original`: what it took over;
+        `state`: what the current snapshot recorded for it."""
+        return Removal("no longer declared", changed=False)
+
+    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+        """Undo one of this type's own journal records (see `Context.note`)."""
+        raise StateError(f"{self.name}: no way to undo a `{record.get('op')}` record")
+
+    # -- snapshots and drift -------------------------------------------------
+    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+        """What the snapshot keeps of the item beyond its declaration (content blobs, trees)."""
+        return {}
+
+    def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
+        """The item as snapshot `snapshot` recorded it, runnable from what the store holds alone."""
+        return item
+
+    def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
+        """(kind, detail) when the machine no longer matches the item, else None."""
+        return None
+
+    # -- generated outputs (types listed as such in the registry) ------------
+    def outputs(self, paths: Any) -> list[Path]:
+        """Files written from the whole manifest after the items ran."""
+        return []
+
+    def write_outputs(self, manifest: Manifest, paths: Any, before_change: Callable[[str], None]) -> str | None:
+        """Write `outputs`; returns a note for the user, if any."""
+        return None
+
+    def after_commit(self, paths: Any) -> None:
+        """Tidy up once an apply is recorded."""
+        return None
+
+
+@dataclass
+class Removal:
+    """The outcome of removing an item no longer declared."""
+
+    message: str
+    changed: bool = True
+    failed: bool = False
+    output: Any = None  # the ProcessResult of a command it ran
+
+
+@dataclass
+class UndoReport:
+    restored: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)  # paths left in place, with why
+    failed: list[str] = field(default_factory=list)  # what could not be undone
+    not_undone: list[str] = field(default_factory=list)  # irreversible execs
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def merge(self, other: UndoReport) -> None:
+        self.restored += other.restored
+        self.left += other.left
+        self.failed += other.failed
+        self.not_undone += other.not_undone
+
+
+@dataclass
+class UndoContext:
+    """What undoing a type's journal records may use."""
+
+    store: Any
+    runner: Runner
+    state_dir: Path | None
+    report: UndoReport
+    memo: dict[str, Any] = field(default_factory=dict)  # per undo run, for a type's own bookkeeping
+
+
+@dataclass
+class RecordContext:
+    """What `snapshot_state` may use when an apply records its snapshot."""
+
+    store: Any
+    records: list[dict[str, Any]]  # the item's journal records in this apply
+    previous: dict[str, Any]  # what the current snapshot recorded for the item
+    changed: bool  # whether the item changed in this apply
+    declared_as_before: Callable[[], bool]  # same declaration as in the current snapshot

@@ -24,7 +24,17 @@ from typing import Any
 from syslua.fsutil import atomic_write
 from syslua.manifest.model import Item, thaw
 from syslua.resources.actions import run_actions
-from syslua.resources.base import CREATE, NONE, UPDATE, Context, Decision, ResourceError
+from syslua.resources.base import (
+    CREATE,
+    NONE,
+    UPDATE,
+    Context,
+    Decision,
+    Removal,
+    ResourceError,
+    ResourceType,
+    UndoContext,
+)
 from syslua.resources.process import Runner
 
 
@@ -43,7 +53,7 @@ def _self(outputs: dict[str, Any]) -> dict[str, str]:
     return {f"self:{k}": str(v) for k, v in outputs.items()}
 
 
-class BindType:
+class BindType(ResourceType):
     name = "bind"
     in_dag = True
 
@@ -150,13 +160,30 @@ class BindType:
     def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
         return None
 
-    def remove(self, item: Item, ctx: Context, journal: Any) -> str:
+    # -- hooks ---------------------------------------------------------------
+    def provides(self, item: Item) -> tuple[str, ...]:
+        """Items whose placeholders name this bind's outputs run after it."""
+        return (f"output:{item.get('hash')}",)
+
+    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
         """Destroy a bind that is no longer declared (its state file goes with it)."""
         outputs = load_outputs(ctx.paths.state, item.get("hash"))
         if outputs is None:
-            return "nothing to destroy (no recorded outputs)"
-        _destroy(item, outputs, ctx, lambda rec: journal.note({**rec, "item": item.id}))
-        return "destroyed"
+            return Removal("nothing to destroy (no recorded outputs)")
+        _destroy(item, outputs, ctx, ctx.note)
+        return Removal("destroyed")
+
+    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+        undo_record(record, uctx.store, uctx.runner, uctx.report, uctx.state_dir,
+                    uctx.memo.setdefault(self.name, set()))
+
+    def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
+        st = self.status(item, ctx)
+        if st["outputs"] is None:
+            return "changed", "bind has no recorded outputs"
+        if st["drift"]:
+            return "changed", f"check failed: {st['drift']}"
+        return None
 
 
 def _destroy(item: Item, outputs: dict[str, Any], ctx: Context, note: Any) -> None:

@@ -14,10 +14,18 @@ from typing import Any
 from syslua.manifest.model import Item, thaw
 from syslua.manifest.primitives import tree_name
 from syslua.resources.actions import run_actions
-from syslua.resources.base import CREATE, NONE, Context, Decision
+from syslua.resources.base import (
+    CREATE,
+    NONE,
+    REMOVE,
+    Context,
+    Decision,
+    RecordContext,
+    ResourceType,
+)
 
 
-class BuildType:
+class BuildType(ResourceType):
     name = "build"
     in_dag = True
 
@@ -47,3 +55,14 @@ class BuildType:
 
     def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
         return None
+
+    # -- hooks ---------------------------------------------------------------
+    def removal(self, item: Item) -> Decision:
+        return Decision(REMOVE, "no longer declared (its store object stays until `sys gc`)")
+
+    def provides(self, item: Item) -> tuple[str, ...]:
+        """Items whose placeholders name this build's outputs run after it."""
+        return (f"output:{item.get('hash')}",)
+
+    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+        return {"tree": tree_name(item)}

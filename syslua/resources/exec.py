@@ -21,10 +21,22 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from syslua.manifest.model import Item
-from syslua.resources.base import FAIL, RUN, SKIP, Context, Decision, ResourceError
-from syslua.resources.process import CannotStart, ProcessResult
+from syslua.resources.base import (
+    FAIL,
+    REMOVE,
+    RUN,
+    SKIP,
+    Context,
+    Decision,
+    Removal,
+    ResourceError,
+    ResourceType,
+    UndoContext,
+)
+from syslua.resources.process import CannotStart, ProcessResult, program_name
 
 EXECUTED = "Would have executed"
 EXECUTED_SUBSCRIBE = "Would have executed via subscribe"
@@ -56,7 +68,7 @@ def journal_env(item: Item) -> dict:  # type: ignore[type-arg]
             "path_env": o["path"], "timeout": o["timeout"]}
 
 
-class ExecType:
+class ExecType(ResourceType):
     name = "exec"
     in_dag = True
 
@@ -103,6 +115,10 @@ class ExecType:
         return Decision(RUN, reason, EXECUTED)
 
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        if ctx.note is not None:
+            # Before it runs: a rollback runs the undo command, or names the
+            # exec as not undone.
+            ctx.note({"op": "exec", "undo": item.get("undo"), **journal_env(item)})
         on_line = None
         if ctx.on_output is not None and (item.get("logoutput") or ctx.verbose):
             ident = item.id
@@ -130,6 +146,52 @@ class ExecType:
 
     def diff(self, item: Item, status: Status, ctx: Context) -> str | None:
         return None
+
+    # -- hooks ---------------------------------------------------------------
+    def irreversible(self, item: Item, decision: Decision) -> bool:
+        return decision.action == RUN and not item.get("undo")
+
+    def removal(self, item: Item) -> Decision:
+        if item.get("undo"):
+            return Decision(REMOVE, "no longer declared; its undo command would run")
+        return Decision(REMOVE, "no longer declared (nothing to undo)")
+
+    def requires(self, item: Item) -> tuple[str, ...]:
+        """The package whose `bin` it runs, if any."""
+        program = program_name(item.get("command", item.key), item.get("provider", "posix"))
+        return (f"bin:{program}",) if program else ()
+
+    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
+        undo = item.get("undo")
+        if not undo:
+            return Removal("no longer declared; nothing to undo (no undo command)", changed=False)
+        if ctx.note is not None:
+            # Rolling back this removal means running the exec's own command again.
+            ctx.note({"op": "exec", "undo": item.get("command"), **journal_env(item)})
+        run = ctx.runner.run(undo, **run_options(item))
+        if run.exit_code != 0 or run.timed_out:
+            return Removal(f"undo command failed: {run.describe()}", failed=True, output=run)
+        return Removal("undone (undo command ran)", output=run)
+
+    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+        """Run the recorded undo command; without one, the exec is reported as not undone."""
+        report = uctx.report
+        undo = record.get("undo")
+        if not undo:
+            report.not_undone.append(
+                f"{record['item']}: not undone (no undo command; execs are irreversible without one)")
+            return
+        try:
+            result = uctx.runner.run(undo, provider=record.get("provider", "posix"), cwd=record.get("cwd"),
+                                     environment=record.get("environment", ()), path=record.get("path_env"),
+                                     timeout=record.get("timeout"))
+        except CannotStart as e:
+            report.failed.append(f"{record['item']}: undo command could not start: {e}")
+            return
+        if result.exit_code != 0 or result.timed_out:
+            report.failed.append(f"{record['item']}: undo command failed: {result.describe()}")
+        else:
+            report.restored.append(record["item"])
 
 
 def _tail(result: ProcessResult) -> str:

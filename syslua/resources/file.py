@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from syslua.manifest.model import Item
+from syslua.errors import StateError
+from syslua.manifest.model import Item, Manifest, freeze, thaw
 from syslua.paths import abbreviate
 from syslua.resources import file_posix as posix
 from syslua.resources.base import (
@@ -35,10 +38,15 @@ from syslua.resources.base import (
     UPDATE,
     Context,
     Decision,
+    RecordContext,
+    Removal,
     ResourceError,
+    ResourceType,
     group_name,
     user_name,
 )
+from syslua.resources.placeholders import Unresolved
+from syslua.state.restore import restore_path
 
 CREATED_FILE = "Would have created the file"
 UPDATED_FILE = "Would have updated the file"
@@ -88,12 +96,15 @@ def _content_differs(item: Item, target: str, target_size: int) -> bool:
         raise ResourceError(f"cannot read {e.filename}: permission denied") from None
 
 
-class FileType:
+class FileType(ResourceType):
     name = "file"
     in_dag = True
 
     def label(self, item: Item) -> str:
         return abbreviate(item.key)
+
+    def key_label(self, key: str) -> str:
+        return abbreviate(key)
 
     def status(self, item: Item, ctx: Context) -> Status:
         try:
@@ -236,6 +247,150 @@ class FileType:
         )
         text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
         return text or None
+
+
+    # -- hooks ---------------------------------------------------------------
+    def takes_over(self, item: Item, status: Any) -> bool:
+        return isinstance(status, Status) and status.state.exists
+
+    def removal(self, item: Item) -> Decision:
+        return Decision(REMOVE, "no longer declared; would be removed (or its original restored)", REMOVED)
+
+    def predecessors(self, item: Item, manifest: Manifest) -> Iterator[str]:
+        """The nearest declared ancestor, when it is a managed directory."""
+        parent = os.path.dirname(item.key)
+        while parent != "/" and parent:
+            owner = manifest.get(f"{self.name}#{parent}")
+            if owner is not None:
+                if owner.get("ensure") == "directory":
+                    yield owner.id
+                return
+            parent = os.path.dirname(parent)
+
+    def managed_path(self, item: Item) -> str | None:
+        return item.key
+
+    def touched_paths(self, item: Item) -> list[str]:
+        """The path and, for a directory, its missing parents, parents first;
+        everything under a directory that `ensure = "absent"` removes."""
+        path = item.key
+        if item.get("ensure") == "directory":
+            missing = []
+            p = path
+            while p and p != "/" and not os.path.lexists(p):
+                missing.append(p)
+                p = os.path.dirname(p)
+            return list(reversed(missing)) or [path]
+        if item.get("ensure") == "absent" and os.path.isdir(path) and not os.path.islink(path):
+            out = []
+            for root, dirs, files in os.walk(path):
+                out.append(root)
+                out.extend(os.path.join(root, f) for f in files)
+                out.extend(os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d)))
+            return out
+        return [path]
+
+    def original(self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
+        if item.get("ensure") == "absent" and prev["kind"] == "dir":
+            # A whole directory syslua removes: keep every entry, parents first.
+            return {"kind": "tree", "records": records}
+        return None if prev["kind"] == "absent" else prev
+
+    def removal_paths(self, item: Item) -> list[str]:
+        return [item.key]
+
+    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
+        """Restore the original syslua took over; otherwise delete the file or
+        symlink, and a directory only when empty. Then the parents syslua
+        created for it, when they are empty."""
+        message = self._remove_path(item, ctx, original)
+        for parent in sorted(state.get("created_parents", ()), key=len, reverse=True):
+            ctx.before_change(parent)
+            try:
+                os.rmdir(parent)  # only when empty: anything else in it stays
+            except OSError:
+                pass
+        return Removal(message)
+
+    def _remove_path(self, item: Item, ctx: Context, original: dict[str, Any] | None) -> str:
+        path = item.key
+        ctx.before_change(path)
+        if original is not None and original.get("kind") == "tree":
+            notes = [restore_path(r["path"], r, ctx.store) for r in original["records"]]
+            left = [n for n in notes if n]
+            return "; ".join(left) if left else "restored the original directory it took over"
+        if original is not None:
+            note = restore_path(path, original, ctx.store)
+            return note or "restored the original it took over"
+        state = posix.status(path)
+        if not state.exists:
+            return "already gone"
+        if state.ensure == posix.DIRECTORY:
+            try:
+                os.rmdir(path)
+            except OSError:
+                return "left in place: the directory is not empty (it holds files syslua does not manage)"
+            return "removed directory"
+        os.unlink(path)
+        return "removed"
+
+    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+        """The parents a directory item created; a file's content, as a blob."""
+        state: dict[str, Any] = {}
+        ensure = item.get("ensure")
+        if ensure == "directory":
+            created = [r["path"] for r in rctx.records
+                       if r.get("op") == "path" and r["path"] != item.key and r["prev"]["kind"] == "absent"]
+            if not created and not rctx.changed:
+                created = rctx.previous.get("created_parents", [])
+            if created:
+                state["created_parents"] = created
+        elif ensure == "present":
+            if rctx.previous.get("blob") and not rctx.changed and rctx.declared_as_before():
+                state["blob"] = rctx.previous["blob"]
+            elif item.get("content") is not None:
+                state["blob"] = rctx.store.put_bytes(item.get("content").encode("utf-8", "surrogateescape"))
+            elif item.get("source"):
+                state["blob"] = rctx.store.put_file(item.get("source"))
+        return state
+
+    def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
+        """A copied `source` becomes the store's copy of the recorded content."""
+        if not item.get("source"):
+            return item
+        blob = state.get("blob")
+        if not blob:
+            raise StateError(f"snapshot {snapshot} has no stored content for {item.key}")
+        if not store.has(blob):
+            raise StateError(
+                f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
+                "it was deleted from the store by hand"
+            )
+        props = thaw(item.props)
+        props["source"] = str(store.path(blob))
+        return Item(item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only)
+
+    def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
+        try:
+            if ctx.resolver is not None:
+                item = ctx.resolver.resolve_item(item)
+        except Unresolved:
+            return None
+        st = self.status(item, ctx)
+        if st.error:
+            return "error", st.error
+        if not st.differences:
+            return None
+        ensure = item.get("ensure")
+        if ensure != "absent" and st.state.ensure == posix.ABSENT:
+            return "deleted", "deleted"
+        if ensure == "absent":
+            return "recreated", "exists again"
+        if "content changed" in st.differences:
+            return "edited", ", ".join(st.differences).replace("content changed", "content edited")
+        if any(d.startswith("mode") for d in st.differences) and len(st.differences) == 1:
+            return "mode", st.differences[0]
+        return "changed", ", ".join(st.differences)
 
 
 def _kind(state: posix.FileState) -> str:

@@ -19,7 +19,19 @@ from typing import Any
 
 from syslua import fetch, unpack
 from syslua.manifest.model import Item, Manifest, thaw
-from syslua.resources.base import CREATE, NONE, UPDATE, Context, Decision, ResourceError
+from syslua.resources.base import (
+    CREATE,
+    NONE,
+    REMOVE,
+    UPDATE,
+    Context,
+    Decision,
+    RecordContext,
+    Removal,
+    ResourceError,
+    ResourceType,
+    UndoContext,
+)
 from syslua.state import profile
 
 INSTALL = "Would have installed the package"
@@ -57,7 +69,7 @@ def installed_packages(ctx: Context, manifest: Manifest) -> list[tuple[Path, lis
     return out
 
 
-class PackageType:
+class PackageType(ResourceType):
     name = "package"
     in_dag = True
 
@@ -131,8 +143,34 @@ class PackageType:
     def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
         return None
 
-    def remove(self, item: Item, ctx: Context, journal: Any) -> str:
+    # -- hooks ---------------------------------------------------------------
+    def removal(self, item: Item) -> Decision:
+        return Decision(REMOVE, "no longer declared; would leave the profile (its store object stays until `sys gc`)")
+
+    def provides(self, item: Item) -> list[str]:
+        return [f"bin:{os.path.basename(b)}" for b in item.get("bin", ())]
+
+    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
         assert ctx.manifest is not None
         new_root = profile.build(ctx.paths, installed_packages(ctx, ctx.manifest))
-        profile.swap(ctx.paths, new_root, lambda rec: journal.note({**rec, "item": item.id}))
-        return "removed from the profile (the package stays in the store until `sys gc`)"
+        profile.swap(ctx.paths, new_root, ctx.note)
+        return Removal("removed from the profile (the package stays in the store until `sys gc`)")
+
+    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+        """Swap back the profile a journal record names."""
+        profile.restore(record, uctx.store)
+        uctx.report.restored.append("profile")
+
+    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+        return {"tree": tree_name(item)}
+
+    def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
+        st = self.status(item, ctx)
+        if st["present"] and st["linked"]:
+            return None
+        what = "not in the store" if not st["present"] else "not linked into the profile"
+        return "changed", f"package {what}"
+
+    def after_commit(self, paths: Any) -> None:
+        """Drop profile generations no snapshot needs any more."""
+        profile.prune(paths)

@@ -24,7 +24,10 @@ from syslua.resources.base import (
     UPDATE,
     Context,
     Decision,
+    Removal,
     ResourceError,
+    ResourceType,
+    UndoContext,
 )
 
 
@@ -132,7 +135,7 @@ def restore(record: dict[str, Any]) -> None:
         _run(["usermod", *args, name])
 
 
-class UserType:
+class UserType(ResourceType):
     name = "user"
     in_dag = True
 
@@ -186,7 +189,7 @@ class UserType:
             raise ResourceError("managing users needs root: run `sys apply` as root")
         before = read_account(item.key)
         if ctx.note is not None:
-            ctx.note({"op": "user", "item": item.id, "name": item.key, "prev": before.to_dict()})
+            ctx.note({"op": "user", "name": item.key, "prev": before.to_dict()})
         if item.get("ensure") == "absent":
             _run(["userdel", item.key])
             return
@@ -218,12 +221,17 @@ class UserType:
     def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
         return None
 
-    def remove(self, item: Item, ctx: Context, journal: Any) -> str:
+    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
         acct = read_account(item.key)
         if not acct.exists:
-            return "already gone"
+            return Removal("already gone")
         if os.geteuid() != 0:
             raise ResourceError("removing a user needs root: run `sys apply` as root")
-        journal.note({"op": "user", "item": item.id, "name": item.key, "prev": acct.to_dict()})
+        if ctx.note is not None:
+            ctx.note({"op": "user", "name": item.key, "prev": acct.to_dict()})
         _run(["userdel", item.key])
-        return "account deleted (its home directory is kept)"
+        return Removal("account deleted (its home directory is kept)")
+
+    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+        restore(record)
+        uctx.report.restored.append(f"user {record['name']}")

@@ -3,7 +3,8 @@
 The journal is `state/journal/journal.jsonl`: a `begin` line, then records.
 A `path` record holds what a path was before the apply touched it (absent;
 a file with its content's blob in the store, mode, owner; a directory; a
-symlink). An `exec` record holds the undo command of an exec about to run.
+symlink). Any other record is a resource type's own (an exec's undo command,
+a profile swap, an account as it was), named by its `type` and undone by it.
 
 Records are batched: `prepare` captures the paths an item is expected to
 touch, and `flush` makes a whole batch durable at once: the store syncs the
@@ -87,11 +88,6 @@ class Journal:
             for path in paths:
                 if path not in self.recorded:
                     self._add(item, {"op": "path", "item": item, "path": path, "prev": capture(path, self.store)})
-
-    def exec_started(self, item: str, undo: str | None, env: dict[str, Any]) -> None:
-        with self._lock:
-            self._add(item, {"op": "exec", "item": item, "undo": undo, **env})
-            self.flush()
 
     def before_change(self, item: str, path: str) -> None:
         """Hook for providers: record `path` now if no batch did, durably."""

@@ -9,6 +9,8 @@ from syslua.cli.output import Terminal
 from syslua.errors import StateError, UsageError
 from syslua.manifest.model import canonical_json
 from syslua.paths import Paths, abbreviate
+from syslua.resources import get as get_type
+from syslua.resources import has as has_type
 from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
 
@@ -47,7 +49,10 @@ def run(term: Terminal, a: str | None, b: str | None) -> int:
 
 def _label(ident: str) -> str:
     type_, _, key = ident.partition("#")
-    return f"{type_} {abbreviate(key)}" if type_ == "file" else (f"env.{key}" if type_ == "env" else f"{type_} {key}")
+    if not has_type(type_):
+        return f"{type_} {key}"
+    rtype = get_type(type_)
+    return rtype.subject(rtype.key_label(key))
 
 
 def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | None]]:

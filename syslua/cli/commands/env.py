@@ -6,8 +6,8 @@ import os
 
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
-from syslua.execute.envscripts import rc_line
 from syslua.paths import Paths
+from syslua.resources.env import rc_line
 
 SHELLS = ("bash", "zsh", "fish", "sh")
 

@@ -30,6 +30,14 @@ env { EDITOR = "vi" }
 '''
 
 
+def _declarations() -> list[str]:
+    """The declarations a config calls as Lua globals (`sys.build`/`sys.bind` live under `sys`)."""
+    from syslua.manifest.primitives import PRIMITIVES
+    from syslua.manifest.schema import SCHEMAS
+
+    return [name for name in SCHEMAS if name not in PRIMITIVES]
+
+
 def run(term: Terminal, directory: Path | None) -> int:
     target = Path(directory) if directory else Path(home()) / ".config" / "syslua"
     config = target / "sys.lua"
@@ -41,7 +49,7 @@ def run(term: Terminal, directory: Path | None) -> int:
     luarc = {
         "runtime.version": "LuaJIT",
         "workspace.library": [str(Path(lua_dir) / "types")],
-        "diagnostics.globals": ["sys", "lib", "file", "exec", "apply", "env", "user", "defaults", "package"],
+        "diagnostics.globals": ["sys", "lib", *_declarations()],
     }
     rc = target / ".luarc.json"
     if not rc.exists():

@@ -9,8 +9,8 @@ from syslua.cli.commands.common import state
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest
+from syslua.execute.materialise import materialise
 from syslua.paths import Paths
-from syslua.state.materialise import materialise
 from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 

@@ -1,0 +1,109 @@
+"""Put a path back the way a journal record says it was.
+
+Used by rollback and crash recovery (through `syslua.execute.undo`) and by
+types that restore an original they took over. Restoring never deletes
+content that is not recorded somewhere: a directory that is not empty is
+left in place and reported, not removed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import Any
+
+from syslua.state.store import Store
+
+
+def _matches(path: str, prev: dict[str, Any], store: Store) -> bool:
+    """Is `path` already as recorded? (then restoring is skipped)"""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return prev["kind"] == "absent"
+    kind = prev["kind"]
+    if kind == "absent":
+        return False
+    if kind == "link":
+        return stat.S_ISLNK(st.st_mode) and os.readlink(path) == prev["target"]
+    same_attrs = stat.S_IMODE(st.st_mode) == prev["mode"] and st.st_uid == prev["uid"] and st.st_gid == prev["gid"]
+    if kind == "dir":
+        return stat.S_ISDIR(st.st_mode) and same_attrs
+    if kind == "file":
+        if not stat.S_ISREG(st.st_mode) or not same_attrs:
+            return False
+        from syslua.fsutil import sha256_file
+
+        return st.st_size == store.path(prev["blob"]).stat().st_size and sha256_file(path) == prev["blob"]
+    return True
+
+
+def _clear(path: str) -> None:
+    """Remove whatever is at path so something else can be put there (never a non-empty dir)."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if stat.S_ISDIR(st.st_mode):
+        os.rmdir(path)  # raises when not empty: callers report it
+    else:
+        os.unlink(path)
+
+
+def _chown(path: str, uid: int, gid: int) -> None:
+    try:
+        st = os.lstat(path)
+        if st.st_uid != uid or st.st_gid != gid:
+            os.chown(path, uid, gid, follow_symlinks=False)
+    except PermissionError:
+        pass  # not root: the owner was ours anyway
+
+
+def restore_path(path: str, prev: dict[str, Any], store: Store) -> str | None:
+    """Restore one path; returns a note when something was left in place."""
+    if _matches(path, prev, store):
+        return None
+    kind = prev["kind"]
+    parent = os.path.dirname(path)
+    if kind == "absent":
+        try:
+            _clear(path)
+        except OSError as e:
+            if e.errno == errno.ENOTEMPTY:
+                return f"{path}: left in place, the directory is not empty"
+            raise
+        return None
+    if kind == "other":
+        return f"{path}: a special file cannot be restored"
+    os.makedirs(parent, exist_ok=True)
+    if kind == "dir":
+        if os.path.lexists(path) and not os.path.isdir(path) or os.path.islink(path):
+            os.unlink(path)
+        os.makedirs(path, exist_ok=True)
+        os.chmod(path, prev["mode"])
+        _chown(path, prev["uid"], prev["gid"])
+        return None
+    tmp = os.path.join(parent, f".{os.path.basename(path)}.syslua-restore-{os.getpid()}")
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    if kind == "link":
+        os.symlink(prev["target"], tmp)
+        _chown(tmp, prev["uid"], prev["gid"])
+    else:
+        data = store.read(prev["blob"])
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        _chown(tmp, prev["uid"], prev["gid"])
+        os.chmod(tmp, prev["mode"])
+    if os.path.isdir(path) and not os.path.islink(path):
+        try:
+            os.rmdir(path)
+        except OSError:
+            os.unlink(tmp)
+            return f"{path}: left in place, a non-empty directory is where the file was"
+    os.replace(tmp, path)
+    return None
