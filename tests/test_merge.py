@@ -235,10 +235,12 @@ CONFLICTS = [
     ),
     (
         "file-content-vs-source",
-        HEADER + 'file { path = "/srv/a", content = "x" }\nfile { path = "/srv/a", source = "y" }\n',
+        # An absolute source: a path under the temp dir can pass the 72
+        # characters at which values are shortened, on some runners.
+        HEADER + 'file { path = "/srv/a", content = "x" }\nfile { path = "/srv/a", source = "/y" }\n',
         'Conflicting values for file#/srv/a.content/source at priority 900:\n'
         '  - "x" (declared at sys.lua:3)\n'
-        '  - "<work>/y" (declared at sys.lua:4)',
+        '  - "/y" (declared at sys.lua:4)',
     ),
     (
         "exec-timeout-numbers",
