@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syslua.eval import template
+from syslua.eval.constants import KEYS
 from syslua.paths import home
 
 
@@ -432,21 +433,21 @@ COMMON = {
 }
 
 
-def _schema(name: str, key: str, props: list[Prop], aliases: dict[str, str] | None = None,
+def _schema(name: str, props: list[Prop], aliases: dict[str, str] | None = None,
             defaults: dict[str, Any] | None = None, common: bool = True) -> TypeSchema:
+    """The schema of type `name`, keyed by its property in `constants.KEYS`."""
     table = {p.name: p for p in props}
     aliases = dict(aliases or {})
     if common:
         for p in COMMON.values():
             table.setdefault(p.name, p)
         aliases.setdefault("require", "depends_on")  # CCM's name for it
-    return TypeSchema(name, key, table, aliases, defaults or {})
+    return TypeSchema(name, KEYS[name], table, aliases, defaults or {})
 
 
 SCHEMAS: dict[str, TypeSchema] = {
     "file": _schema(
         "file",
-        "path",
         [
             Prop("path", file_path),
             Prop("ensure", choice("present", "absent", "directory")),
@@ -463,7 +464,6 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
     "exec": _schema(
         "exec",
-        "name",
         [
             Prop("name", nonempty_string),
             Prop("command", nonempty_string),
@@ -486,7 +486,6 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
     "apply": _schema(
         "apply",
-        "name",
         [
             Prop("name", local_path),
             Prop("ensure", choice("present")),
@@ -500,7 +499,6 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
     "package": _schema(
         "package",
-        "name",
         [
             Prop("name", nonempty_string),
             Prop("version", nonempty_string),
@@ -513,7 +511,6 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
     "user": _schema(
         "user",
-        "name",
         [
             Prop("name", nonempty_string),
             Prop("ensure", choice("present", "absent")),
@@ -529,17 +526,16 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
     "env": _schema(
         "env",
-        "name",
         [Prop("name", env_name), Prop("value", env_value)],
         common=False,
     ),
-    "defaults": _schema("defaults", "type", [], common=False),
+    "defaults": _schema("defaults", [], common=False),
     # Recorded by sys.build / sys.bind in the prelude, never written by hand.
-    "build": _schema("build", "id", [Prop("id", nonempty_string), Prop("inputs", anything),
-                                     Prop("actions", anything), Prop("outputs", anything)]),
-    "bind": _schema("bind", "id", [Prop("id", nonempty_string), Prop("inputs", anything), Prop("actions", anything),
-                                   Prop("outputs", anything), Prop("update", anything), Prop("destroy", anything),
-                                   Prop("check", anything), Prop("update_outputs", anything)]),
+    "build": _schema("build", [Prop("id", nonempty_string), Prop("inputs", anything),
+                               Prop("actions", anything), Prop("outputs", anything)]),
+    "bind": _schema("bind", [Prop("id", nonempty_string), Prop("inputs", anything), Prop("actions", anything),
+                             Prop("outputs", anything), Prop("update", anything), Prop("destroy", anything),
+                             Prop("check", anything), Prop("update_outputs", anything)]),
 }
 
 REFERABLE = ("file", "exec", "apply", "package", "user", "env", "build", "bind")
