@@ -281,27 +281,27 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
     def fail(message: str) -> ConfigError:
         return ConfigError(f"{_label(type_, key)}: {message}", source)
 
+    # Required properties (schema.Prop.required); an absent file needs none.
+    if sch.required and not (type_ == "file" and props["ensure"] == "absent"):
+        missing = [p for p in sch.required if p not in props]
+        if missing and type_ == "file":
+            raise ConfigError(
+                f"{_label(type_, key)}: missing required property `{missing[0]}`",
+                source,
+                hint="Files need owner, group and mode. Set them on the file, or once for "
+                "the rest of the file with\n  defaults { file = { owner = sys.user.name, "
+                "group = sys.user.group, mode = \"0644\" } }",
+            )
+        if missing:
+            raise fail(f"missing required property `{missing[0]}`")
     if type_ == "file":
         ensure = props["ensure"]
-        if ensure != "absent":
-            missing = [p for p in ("owner", "group", "mode") if p not in props]
-            if missing:
-                raise ConfigError(
-                    f"{_label(type_, key)}: missing required property `{missing[0]}`",
-                    source,
-                    hint="Files need owner, group and mode. Set them on the file, or once for "
-                    "the rest of the file with\n  defaults { file = { owner = sys.user.name, "
-                    "group = sys.user.group, mode = \"0644\" } }",
-                )
         if ensure != "present" and ("content" in props or "source" in props):
             which = "content" if "content" in props else "source"
             raise fail(f"`{which}` only applies to ensure = \"present\" (this file has ensure = \"{ensure}\")")
     elif type_ == "exec":
         props.setdefault("command", key)
     elif type_ == "package":
-        for needed in ("version", "source"):
-            if needed not in props:
-                raise fail(f"missing required property `{needed}`")
         props.setdefault("bin", [])
     elif type_ == "env":
         if "value" not in props:
