@@ -19,6 +19,23 @@ local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, 
       type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, math.floor
 local huge = math.huge
 
+-- Priorities and key names are defined once, in Python
+-- (syslua/eval/constants.py), and handed over with `cfg`.
+local function constant(group, name, kind)
+  local v = cfg.constants[group][name]
+  if type(v) ~= kind then
+    error("syslua: the evaluator did not hand over " .. group .. "." .. name, 0)
+  end
+  return v
+end
+local FORCE = constant("priorities", "force", "number")
+local BEFORE = constant("priorities", "before", "number")
+local DEFAULT = constant("priorities", "default", "number")
+local AFTER = constant("priorities", "after", "number")
+local FROM_DEFAULTS = constant("priorities", "from_defaults", "number")
+local KEY = {}  -- declaration type -> the property that names it
+for kind in pairs(cfg.constants.keys) do KEY[kind] = constant("keys", kind, "string") end
+
 local decls = {}        -- encoded declaration records, in evaluation order
 local chunk_paths = {}  -- "#n" -> file path (chunks get short names: see chunkname)
 local nchunks = 0
@@ -187,8 +204,6 @@ end
 -- Declarations
 ------------------------------------------------------------------------------
 
-local KEY = { file = "path", exec = "name", apply = "name", package = "name", user = "name" }
-
 -- The frame of the config line that made the declaration: skip frames that
 -- belong to this prelude so wrappers (env, package's __call) report the user.
 local PRELUDE_SOURCE = getinfo(1, "S").source
@@ -267,19 +282,19 @@ local function with_defaults(kind, src, spec)
 end
 
 local function declare(kind)
+  local key_name = KEY[kind]
   return function(spec)
     local props, prio = unwrap_whole(kind, spec)
     local src, line = caller(3)
-    local where = kind
-    local key = props[KEY[kind]]
+    local key = props[key_name]
     if key == nil then
-      fail(kind .. ": missing required property `" .. KEY[kind] .. "`")
+      fail(kind .. ": missing required property `" .. key_name .. "`")
     end
     if type(key) ~= "string" then
-      fail(kind .. ": `" .. KEY[kind] .. "` must be a string, got " .. type(key))
+      fail(kind .. ": `" .. key_name .. "` must be a string, got " .. type(key))
     end
     props = with_defaults(kind, src, props)
-    local ok, json = pcall(to_json, props, where)
+    local ok, json = pcall(to_json, props, kind)
     if not ok then fail(json) end
     local rec = add_record(kind, src, line, prio, json)
     return make_ref1(kind, key, rec)
@@ -299,7 +314,7 @@ local function declare_env(spec)
   table.sort(names)
   local refs, records = {}, {}
   for _, name in ipairs(names) do
-    local ok, json = pcall(to_json, { name = name, value = vars[name] }, "env." .. name)
+    local ok, json = pcall(to_json, { [KEY.env] = name, value = vars[name] }, "env." .. name)
     if not ok then fail(json) end
     records[#records + 1] = add_record("env", src, line, prio, json)
     refs[#refs + 1] = "env#" .. name
@@ -317,18 +332,19 @@ local function declare_defaults(spec)
     if type(props) ~= "table" then
       fail("defaults: `" .. tostring(kind) .. "` must be a table of properties")
     end
-    local ok, json = pcall(to_json, { type = kind, props = props }, "defaults." .. tostring(kind))
+    local ok, json = pcall(to_json, { [KEY.defaults] = kind, props = props }, "defaults." .. tostring(kind))
     if not ok then fail(json) end
     add_record("defaults", src, line, nil, json)
-    -- Stored wrapped once: at priority 1200, weaker than lib.mkDefault (1000),
-    -- so a file-wide default yields to an explicit fallback on the property.
+    -- Stored wrapped once: at FROM_DEFAULTS, weaker than lib.mkDefault, so a
+    -- file-wide default yields to an explicit fallback on the property.
     local merged = {}
     for k, v in pairs(mine[kind] or {}) do merged[k] = v end
     for k, v in pairs(props) do
-      local wrapped = setmetatable({ __prio = 1200, value = v }, PRIO)
+      local wrapped = setmetatable({ __prio = FROM_DEFAULTS, value = v }, PRIO)
       if type(v) ~= "table" then
         -- The same default is encoded into every declaration: do it once.
-        wrapped.json = '{"__syslua_prio":1200,"__syslua_v":' .. to_json(v, "defaults") .. '}'
+        wrapped.json = '{"__syslua_prio":' .. sformat("%d", FROM_DEFAULTS) .. ',"__syslua_v":'
+          .. to_json(v, "defaults") .. '}'
       end
       merged[k] = wrapped
     end
@@ -356,10 +372,10 @@ local function wrap(prio, v, name)
   return setmetatable({ __prio = prio, value = v }, PRIO)
 end
 
-function lib.mkForce(v) return wrap(50, v, "lib.mkForce") end
-function lib.mkBefore(v) return wrap(500, v, "lib.mkBefore") end
-function lib.mkDefault(v) return wrap(1000, v, "lib.mkDefault") end
-function lib.mkAfter(v) return wrap(1500, v, "lib.mkAfter") end
+function lib.mkForce(v) return wrap(FORCE, v, "lib.mkForce") end
+function lib.mkBefore(v) return wrap(BEFORE, v, "lib.mkBefore") end
+function lib.mkDefault(v) return wrap(DEFAULT, v, "lib.mkDefault") end
+function lib.mkAfter(v) return wrap(AFTER, v, "lib.mkAfter") end
 function lib.mkOrder(n, v)
   if type(n) ~= "number" or n ~= floor(n) or n < 0 then
     fail("lib.mkOrder: the priority must be a non-negative integer, got " .. tostring(n))
@@ -467,11 +483,13 @@ local function action_ctx(kind)
 end
 
 local function record_primitive(kind, spec, phases)
-  if type(spec) ~= "table" then fail("sys." .. kind .. " expects a table { id = ..., create = function ... }") end
-  if type(spec.id) ~= "string" or spec.id == "" then fail("sys." .. kind .. ": `id` must be a non-empty string") end
+  local key_name = KEY[kind]
+  if type(spec) ~= "table" then fail("sys." .. kind .. " expects a table { " .. key_name .. " = ..., create = function ... }") end
+  local id = spec[key_name]
+  if type(id) ~= "string" or id == "" then fail("sys." .. kind .. ": `" .. key_name .. "` must be a non-empty string") end
   if type(spec.create) ~= "function" then fail("sys." .. kind .. ": `create` must be a function(inputs, ctx)") end
   for k in pairs(spec) do
-    local ok = k == "id" or k == "inputs" or k == "depends_on"
+    local ok = k == key_name or k == "inputs" or k == "depends_on"
     for _, p in ipairs(phases) do if k == p then ok = true end end
     if not ok then fail("sys." .. kind .. ": unknown field `" .. tostring(k) .. "`") end
   end
@@ -481,7 +499,7 @@ local function record_primitive(kind, spec, phases)
   local outputs = spec.create(inputs, ctx)
   if outputs == nil then outputs = { out = ctx.out } end
   if type(outputs) ~= "table" then fail("sys." .. kind .. ": create must return a table of outputs (or nothing)") end
-  local props = { id = spec.id, inputs = inputs, actions = actions, outputs = outputs, depends_on = spec.depends_on }
+  local props = { [key_name] = id, inputs = inputs, actions = actions, outputs = outputs, depends_on = spec.depends_on }
   -- Placeholders for this primitive's own outputs, handed to its other phases.
   local selfs = {}
   for name in pairs(outputs) do selfs[name] = "$${self:" .. name .. "}" end
@@ -497,9 +515,9 @@ local function record_primitive(kind, spec, phases)
   local ok, json = pcall(to_json, props, "sys." .. kind)
   if not ok then fail(json) end
   local rec = add_record(kind, src, line, nil, json)
-  local ref = make_ref1(kind, spec.id, rec)
+  local ref = make_ref1(kind, id, rec)
   local outs = {}
-  for name in pairs(outputs) do outs[name] = "$${" .. kind .. ":@" .. spec.id .. ":" .. name .. "}" end
+  for name in pairs(outputs) do outs[name] = "$${" .. kind .. ":@" .. id .. ":" .. name .. "}" end
   rawset(ref, "outputs", outs)
   return ref
 end

@@ -21,10 +21,10 @@ from typing import Any
 
 from syslua.errors import ConfigError, Source
 from syslua.eval import template
+from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
 
 SUPPORTED = ("file", "exec", "apply", "package", "user")
-_KEY = {"file": "path", "exec": "name", "apply": "name", "package": "name", "user": "name"}
 _TOP = {"data", "hierarchy", "overrides", "ccm"}
 _CCM = {"resources", "pre_message", "post_message", "fail_on_error"}
 
@@ -203,7 +203,7 @@ def load(
 
 def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], int]]:
     """Both resource forms, as (props, line) with the key under the type's key name."""
-    key = _KEY[type_]
+    key = KEYS[type_]
     if isinstance(body, dict):
         props = _plain(body)
         if "name" not in props and key not in props:
@@ -231,7 +231,7 @@ def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], 
         entries.append((str(name), props, line))
     out = []
     for name, props, line in entries:
-        merged: dict[str, Any] = {k: {"__syslua_prio": 1200, "__syslua_v": v} for k, v in defaults.items() if k not in props}
+        merged: dict[str, Any] = {k: {"__syslua_prio": FROM_DEFAULTS, "__syslua_v": v} for k, v in defaults.items() if k not in props}
         merged.update(props)
         merged.pop("name", None)
         merged[key] = name

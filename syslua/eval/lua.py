@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import ConfigError, Source
+from syslua.eval.constants import LUA_CONSTANTS
 from syslua.paths import home, shipped_dirs
 
 
@@ -123,6 +124,7 @@ def run_config(
         _b(
             {
                 "core": core,
+                "constants": LUA_CONSTANTS,  # priorities and key names: see eval/constants.py
                 "facts": facts,
                 "data": data,
                 "impure": impure,

@@ -3,7 +3,8 @@
 Steps, in order:
 1. `validate` each raw declaration against its type's schema (errors point
    at its line), unwrapping `lib.mk*` priorities: an explicit wrapper wins,
-   then a whole-declaration priority, then plain (900).
+   then a whole-declaration priority, then plain (`PLAIN`; all priorities
+   are in `eval/constants.py`).
 2. `merge` groups declarations by (type, key). A singular property takes the
    value with the lowest priority number; two different values at that
    priority are a conflict naming both declarations. A mergeable property is
@@ -23,14 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from syslua.errors import ConfigError, Source
+from syslua.eval.constants import FROM_DEFAULTS, PLAIN
 from syslua.eval.lua import RawDeclaration
 from syslua.manifest import schema
 from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
 from syslua.manifest.schema import Context, Invalid, Prop
 from syslua.paths import abbreviate
-
-PLAIN = 900
-DEFAULT_PRIO = 1200  # values filled in from defaults{}: weaker than lib.mkDefault
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +146,7 @@ def _validate_defaults(raw: RawDeclaration, ctx: Context) -> None:
             raise schema.unknown_property(target, name)
         if canonical == sch.key:
             raise Invalid(f"defaults cannot set `{canonical}`, the key of a {target}")
-        _check_value(sch.props[canonical], target, canonical, _unwrap(value, DEFAULT_PRIO)[1], ctx)
+        _check_value(sch.props[canonical], target, canonical, _unwrap(value, FROM_DEFAULTS)[1], ctx)
 
 
 def _canon(value: Any) -> str:
@@ -282,27 +281,27 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
     def fail(message: str) -> ConfigError:
         return ConfigError(f"{_label(type_, key)}: {message}", source)
 
+    # Required properties (schema.Prop.required); an absent file needs none.
+    if sch.required and not (type_ == "file" and props["ensure"] == "absent"):
+        missing = [p for p in sch.required if p not in props]
+        if missing and type_ == "file":
+            raise ConfigError(
+                f"{_label(type_, key)}: missing required property `{missing[0]}`",
+                source,
+                hint="Files need owner, group and mode. Set them on the file, or once for "
+                "the rest of the file with\n  defaults { file = { owner = sys.user.name, "
+                "group = sys.user.group, mode = \"0644\" } }",
+            )
+        if missing:
+            raise fail(f"missing required property `{missing[0]}`")
     if type_ == "file":
         ensure = props["ensure"]
-        if ensure != "absent":
-            missing = [p for p in ("owner", "group", "mode") if p not in props]
-            if missing:
-                raise ConfigError(
-                    f"{_label(type_, key)}: missing required property `{missing[0]}`",
-                    source,
-                    hint="Files need owner, group and mode. Set them on the file, or once for "
-                    "the rest of the file with\n  defaults { file = { owner = sys.user.name, "
-                    "group = sys.user.group, mode = \"0644\" } }",
-                )
         if ensure != "present" and ("content" in props or "source" in props):
             which = "content" if "content" in props else "source"
             raise fail(f"`{which}` only applies to ensure = \"present\" (this file has ensure = \"{ensure}\")")
     elif type_ == "exec":
         props.setdefault("command", key)
     elif type_ == "package":
-        for needed in ("version", "source"):
-            if needed not in props:
-                raise fail(f"missing required property `{needed}`")
         props.setdefault("bin", [])
     elif type_ == "env":
         if "value" not in props:

@@ -5,7 +5,10 @@ that made it: unknown properties (with the closest valid name), types, path
 and mode rules, durations, `KEY=value` environments. Values are normalised
 here (`~` expanded, modes as `0644`, durations in seconds) so that merge
 compares like with like. Rules that need the merged item (required
-properties, properties that only make sense together) are `check_item`.
+properties, properties that only make sense together) are checked by merge.
+
+Each property also carries the text and the Lua type (`lua_type`) that the
+editor stubs in `lua/types/` are generated from (`manifest/stubs.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syslua.eval import template
+from syslua.eval.constants import KEYS
 from syslua.paths import home
 
 
@@ -44,6 +48,8 @@ class Prop:
     check: Check
     mergeable: bool = False
     slot: str | None = None  # properties sharing a slot are alternatives (content/source)
+    required: bool = False  # the merged item must have it (a declaration or defaults{} may give it)
+    doc: str = ""  # one line for the editor stubs
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,15 @@ class TypeSchema:
     props: Mapping[str, Prop]
     aliases: Mapping[str, str] = field(default_factory=dict)
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    required: tuple[str, ...] = ()  # names of the required properties, in schema order
+    doc: str = ""  # what a declaration of this type is, for the editor stubs
 
 
 # ---------------------------------------------------------------------------
 # value checks
 # ---------------------------------------------------------------------------
+
+_LUA_TYPES: dict[Check, str] = {}  # check -> Lua type; filled by `choice` and below the checks
 
 
 def _is_empty_table(v: Any) -> bool:
@@ -128,11 +138,14 @@ def name_or_id(v: Any, ctx: Context) -> str:
 
 
 def choice(*values: str) -> Check:
+    """One of `values`. Made once per property, at import: each is remembered for `lua_type`."""
+
     def check(v: Any, ctx: Context) -> str:
         if v not in values:
             raise Invalid(f"must be one of {', '.join(values)}; got {_show(v)}")
         return v
 
+    _LUA_TYPES[check] = "|".join(f'"{v}"' for v in values)
     return check
 
 
@@ -422,124 +435,182 @@ def env_value(v: Any, ctx: Context) -> str:
 
 
 # ---------------------------------------------------------------------------
+# Lua types, for the editor stubs
+# ---------------------------------------------------------------------------
+
+string_list = list_of(nonempty_string)  # bin, groups
+
+# What each check accepts, as a lua-language-server type. `choice` adds its
+# own; SysluaRef, SysluaHealthCheck and SysluaSource are hand-written in
+# lua/types/syslua.lua.
+_LUA_TYPES.update({
+    anything: "any",
+    string: "string",
+    nonempty_string: "string",
+    boolean: "boolean",
+    integer: "integer",
+    non_negative: "integer",
+    name_or_id: "string|integer",
+    file_path: "string",
+    abs_path: "string",
+    local_path: "string",
+    mode: "string|integer",
+    duration: "string|number",
+    string_list: "string|string[]",
+    environment: "string[]|table<string,string|number>",
+    search_path: "string|string[]",
+    mapping: "table",
+    content: "string",
+    references: "SysluaRef|string|(SysluaRef|string)[]",
+    health_checks: "SysluaHealthCheck|(SysluaHealthCheck|string)[]",
+    fetch_source: "SysluaSource",
+    returns: "integer|integer[]",
+    path_like_value: "string|string[]",
+    env_name: "string",
+    env_value: "string|number|boolean",
+})
+
+
+def lua_type(prop: Prop) -> str:
+    """The lua-language-server type of the values `prop` accepts."""
+    try:
+        return _LUA_TYPES[prop.check]
+    except KeyError:
+        raise KeyError(f"no Lua type for the check of property `{prop.name}`: add it to _LUA_TYPES") from None
+
+
+# ---------------------------------------------------------------------------
 # the schemas
 # ---------------------------------------------------------------------------
 
 COMMON = {
-    "depends_on": Prop("depends_on", references, mergeable=True),
-    "subscribe": Prop("subscribe", references, mergeable=True),
-    "health_checks": Prop("health_checks", health_checks, mergeable=True),
+    "depends_on": Prop("depends_on", references, mergeable=True,
+                       doc="items that must be applied before this one"),
+    "subscribe": Prop("subscribe", references, mergeable=True,
+                      doc="items whose change triggers this one (an exec runs, others are refreshed)"),
+    "health_checks": Prop("health_checks", health_checks, mergeable=True,
+                          doc="commands checked after applying, with Nagios exit codes"),
 }
 
 
-def _schema(name: str, key: str, props: list[Prop], aliases: dict[str, str] | None = None,
-            defaults: dict[str, Any] | None = None, common: bool = True) -> TypeSchema:
+def _schema(name: str, props: list[Prop], aliases: dict[str, str] | None = None,
+            defaults: dict[str, Any] | None = None, common: bool = True, doc: str = "") -> TypeSchema:
+    """The schema of type `name`, keyed by its property in `constants.KEYS`."""
     table = {p.name: p for p in props}
     aliases = dict(aliases or {})
     if common:
         for p in COMMON.values():
             table.setdefault(p.name, p)
         aliases.setdefault("require", "depends_on")  # CCM's name for it
-    return TypeSchema(name, key, table, aliases, defaults or {})
+    required = tuple(p.name for p in table.values() if p.required)
+    return TypeSchema(name, KEYS[name], table, aliases, defaults or {}, required, doc)
 
 
 SCHEMAS: dict[str, TypeSchema] = {
     "file": _schema(
         "file",
-        "path",
         [
-            Prop("path", file_path),
-            Prop("ensure", choice("present", "absent", "directory")),
-            Prop("content", content, slot="body"),
-            Prop("source", local_path, slot="body"),
-            Prop("owner", name_or_id),
-            Prop("group", name_or_id),
-            Prop("mode", mode),
-            Prop("force", boolean),
-            Prop("provider", choice("posix")),
+            Prop("path", file_path, doc="absolute or ~/ path"),
+            Prop("ensure", choice("present", "absent", "directory"), doc="what should be at path"),
+            Prop("content", content, slot="body",
+                 doc="the file's exact content; may contain {{ lookup('facts.x') }}"),
+            Prop("source", local_path, slot="body", doc="a file to copy, relative to this manifest"),
+            Prop("owner", name_or_id, required=True,
+                 doc="user name or numeric uid (an absent file needs none)"),
+            Prop("group", name_or_id, required=True,
+                 doc="group name or numeric gid (an absent file needs none)"),
+            Prop("mode", mode, required=True, doc="octal mode, e.g. \"0644\" (an absent file needs none)"),
+            Prop("force", boolean, doc="allow replacing a file with a directory and removing a non-empty directory"),
+            Prop("provider", choice("posix"), doc="the only provider"),
         ],
         aliases={"contents": "content"},
         defaults={"ensure": "present", "provider": "posix", "force": False},
+        doc="A file or directory (docs/resources/file.md).",
     ),
     "exec": _schema(
         "exec",
-        "name",
         [
-            Prop("name", nonempty_string),
-            Prop("command", nonempty_string),
-            Prop("cwd", abs_path),
-            Prop("environment", environment, mergeable=True),
-            Prop("path", search_path),
-            Prop("returns", returns),
-            Prop("timeout", duration),
-            Prop("creates", abs_path),
-            Prop("onlyif", nonempty_string),
-            Prop("unless", nonempty_string),
-            Prop("refresh_only", boolean),
-            Prop("logoutput", boolean),
-            Prop("provider", choice("posix", "shell")),
-            Prop("undo", nonempty_string),
-            Prop("ensure", choice("present")),
+            Prop("name", nonempty_string, doc="identifies the exec; also the command when `command` is not given"),
+            Prop("command", nonempty_string, doc="what to run (defaults to name)"),
+            Prop("cwd", abs_path, doc="working directory"),
+            Prop("environment", environment, mergeable=True,
+                 doc="added to the environment: { \"KEY=value\" } or { KEY = \"value\" }"),
+            Prop("path", search_path, doc="PATH for finding the program and for the command"),
+            Prop("returns", returns, doc="exit codes that count as success"),
+            Prop("timeout", duration, doc="e.g. 30, \"500ms\", \"5m\", \"1h30m\"; the command is killed on expiry"),
+            Prop("creates", abs_path, doc="when this path exists, the command is not run"),
+            Prop("onlyif", nonempty_string, doc="run only if this guard command exits 0"),
+            Prop("unless", nonempty_string, doc="run only if this guard command exits non-zero"),
+            Prop("refresh_only", boolean, doc="run only when an item in subscribe changed"),
+            Prop("logoutput", boolean, doc="show the command's output as it runs"),
+            Prop("provider", choice("posix", "shell"),
+                 doc="posix runs the program directly; shell runs /bin/sh -c command"),
+            Prop("undo", nonempty_string, doc="a command that reverses this one (rollback and removal)"),
+            Prop("ensure", choice("present"), doc="accepted for CCM compatibility; no effect"),
         ],
         aliases={"refreshonly": "refresh_only"},
         defaults={"provider": "posix", "returns": [0], "refresh_only": False, "logoutput": False},
+        doc="A command to run (docs/resources/exec.md).",
     ),
     "apply": _schema(
         "apply",
-        "name",
         [
-            Prop("name", local_path),
-            Prop("ensure", choice("present")),
-            Prop("noop", boolean),
-            Prop("health_check_only", boolean),
-            Prop("allow_apply", boolean),
-            Prop("data", mapping),
-            Prop("provider", choice("ccmmanifest", "lua")),
+            Prop("name", local_path, doc="child manifest (.lua or .yaml), relative to this file"),
+            Prop("ensure", choice("present"), doc="the only value"),
+            Prop("noop", boolean, doc="run the child's resources in noop mode"),
+            Prop("health_check_only", boolean, doc="only run the health checks of the child's resources"),
+            Prop("allow_apply", boolean, doc="whether the child may contain apply items of its own"),
+            Prop("data", mapping, doc="sys.data in a Lua child, the data. root of lookups in a YAML child"),
+            Prop("provider", choice("ccmmanifest", "lua"),
+                 doc="accepted for CCM compatibility; the format follows the file extension"),
         ],
         defaults={"ensure": "present", "noop": False, "health_check_only": False, "allow_apply": True, "data": {}},
+        doc="A child manifest, Lua or CCM YAML (docs/resources/apply.md).",
     ),
     "package": _schema(
         "package",
-        "name",
         [
-            Prop("name", nonempty_string),
-            Prop("version", nonempty_string),
-            Prop("source", fetch_source),
-            Prop("bin", list_of(nonempty_string), mergeable=True),
-            Prop("strip_components", non_negative),
-            Prop("format", choice("tar.gz", "tar.xz", "tar.bz2", "zip", "binary")),
+            Prop("name", nonempty_string, doc="the package's name"),
+            Prop("version", nonempty_string, required=True, doc="its version; part of the store path"),
+            Prop("source", fetch_source, required=True,
+                 doc="lib.fetchUrl{...}, lib.fetchGitHub{...} or lib.fetchGit{...}"),
+            Prop("bin", string_list, mergeable=True,
+                 doc="programs in the unpacked tree to link into the profile's bin"),
+            Prop("strip_components", non_negative, doc="leading path components removed from archive members"),
+            Prop("format", choice("tar.gz", "tar.xz", "tar.bz2", "zip", "binary"),
+                 doc="how to unpack (guessed from the URL when omitted)"),
         ],
         defaults={"strip_components": 0},
+        doc="A tool fetched into the store and linked into the profile (docs/resources/package.md).",
     ),
     "user": _schema(
         "user",
-        "name",
         [
-            Prop("name", nonempty_string),
-            Prop("ensure", choice("present", "absent")),
-            Prop("uid", non_negative),
-            Prop("gid", name_or_id),
-            Prop("groups", list_of(nonempty_string), mergeable=True),
-            Prop("purge_groups", boolean),
-            Prop("shell", abs_path),
-            Prop("home", abs_path),
-            Prop("comment", string),
+            Prop("name", nonempty_string, doc="the login name"),
+            Prop("ensure", choice("present", "absent"), doc="whether the account should exist"),
+            Prop("uid", non_negative, doc="the user id"),
+            Prop("gid", name_or_id, doc="the primary group (name or number); must exist"),
+            Prop("groups", string_list, mergeable=True, doc="supplementary groups; each must exist"),
+            Prop("purge_groups", boolean, doc="also remove the account from groups not listed"),
+            Prop("shell", abs_path, doc="the login shell"),
+            Prop("home", abs_path, doc="the home directory recorded for the account"),
+            Prop("comment", string, doc="the GECOS field"),
         ],
         defaults={"ensure": "present", "purge_groups": False},
+        doc="An OS account; applying it needs root (docs/resources/user.md).",
     ),
     "env": _schema(
         "env",
-        "name",
         [Prop("name", env_name), Prop("value", env_value)],
         common=False,
     ),
-    "defaults": _schema("defaults", "type", [], common=False),
+    "defaults": _schema("defaults", [], common=False),
     # Recorded by sys.build / sys.bind in the prelude, never written by hand.
-    "build": _schema("build", "id", [Prop("id", nonempty_string), Prop("inputs", anything),
-                                     Prop("actions", anything), Prop("outputs", anything)]),
-    "bind": _schema("bind", "id", [Prop("id", nonempty_string), Prop("inputs", anything), Prop("actions", anything),
-                                   Prop("outputs", anything), Prop("update", anything), Prop("destroy", anything),
-                                   Prop("check", anything), Prop("update_outputs", anything)]),
+    "build": _schema("build", [Prop("id", nonempty_string), Prop("inputs", anything),
+                               Prop("actions", anything), Prop("outputs", anything)]),
+    "bind": _schema("bind", [Prop("id", nonempty_string), Prop("inputs", anything), Prop("actions", anything),
+                             Prop("outputs", anything), Prop("update", anything), Prop("destroy", anything),
+                             Prop("check", anything), Prop("update_outputs", anything)]),
 }
 
 REFERABLE = ("file", "exec", "apply", "package", "user", "env", "build", "bind")

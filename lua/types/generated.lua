@@ -1,0 +1,160 @@
+---@meta
+-- Generated from syslua/manifest/schema.py by `python -m syslua.manifest.stubs`: do not edit.
+-- The hand-written stubs (sys, lib.fetch*, SysluaRef, ...) are in syslua.lua.
+
+---Properties every declaration accepts.
+---@class SysluaCommon
+---@field depends_on? SysluaRef|string|(SysluaRef|string)[] items that must be applied before this one; merged across declarations
+---@field subscribe? SysluaRef|string|(SysluaRef|string)[] items whose change triggers this one (an exec runs, others are refreshed); merged across declarations
+---@field health_checks? SysluaHealthCheck|(SysluaHealthCheck|string)[] commands checked after applying, with Nagios exit codes; merged across declarations
+---@field require? SysluaRef|string|(SysluaRef|string)[] same as depends_on
+
+---Properties of a file but its key: what `defaults { file = {...} }` may set.
+---@class SysluaFileProps: SysluaCommon
+---@field ensure? "present"|"absent"|"directory" what should be at path; default "present"
+---@field content? string the file's exact content; may contain {{ lookup('facts.x') }}
+---@field source? string a file to copy, relative to this manifest
+---@field owner? string|integer user name or numeric uid (an absent file needs none); required, may come from defaults{}
+---@field group? string|integer group name or numeric gid (an absent file needs none); required, may come from defaults{}
+---@field mode? string|integer octal mode, e.g. "0644" (an absent file needs none); required, may come from defaults{}
+---@field force? boolean allow replacing a file with a directory and removing a non-empty directory; default false
+---@field provider? "posix" the only provider; default "posix"
+---@field contents? string same as content
+
+---A file or directory (docs/resources/file.md).
+---@class SysluaFile: SysluaFileProps
+---@field path string absolute or ~/ path; the key: declarations with the same path are one item
+
+---A file or directory (docs/resources/file.md).
+---@param spec SysluaFile
+---@return SysluaRef
+function file(spec) end
+
+---Properties of an exec but its key: what `defaults { exec = {...} }` may set.
+---@class SysluaExecProps: SysluaCommon
+---@field command? string what to run (defaults to name)
+---@field cwd? string working directory
+---@field environment? string[]|table<string,string|number> added to the environment: { "KEY=value" } or { KEY = "value" }; merged across declarations
+---@field path? string|string[] PATH for finding the program and for the command
+---@field returns? integer|integer[] exit codes that count as success; default { 0 }
+---@field timeout? string|number e.g. 30, "500ms", "5m", "1h30m"; the command is killed on expiry
+---@field creates? string when this path exists, the command is not run
+---@field onlyif? string run only if this guard command exits 0
+---@field unless? string run only if this guard command exits non-zero
+---@field refresh_only? boolean run only when an item in subscribe changed; default false
+---@field logoutput? boolean show the command's output as it runs; default false
+---@field provider? "posix"|"shell" posix runs the program directly; shell runs /bin/sh -c command; default "posix"
+---@field undo? string a command that reverses this one (rollback and removal)
+---@field ensure? "present" accepted for CCM compatibility; no effect
+---@field refreshonly? boolean same as refresh_only
+
+---A command to run (docs/resources/exec.md).
+---@class SysluaExec: SysluaExecProps
+---@field name string identifies the exec; also the command when `command` is not given; the key: declarations with the same name are one item
+
+---A command to run (docs/resources/exec.md).
+---@param spec SysluaExec
+---@return SysluaRef
+function exec(spec) end
+
+---Properties of an apply but its key: what `defaults { apply = {...} }` may set.
+---@class SysluaApplyProps: SysluaCommon
+---@field ensure? "present" the only value; default "present"
+---@field noop? boolean run the child's resources in noop mode; default false
+---@field health_check_only? boolean only run the health checks of the child's resources; default false
+---@field allow_apply? boolean whether the child may contain apply items of its own; default true
+---@field data? table sys.data in a Lua child, the data. root of lookups in a YAML child; default {}
+---@field provider? "ccmmanifest"|"lua" accepted for CCM compatibility; the format follows the file extension
+
+---A child manifest, Lua or CCM YAML (docs/resources/apply.md).
+---@class SysluaApply: SysluaApplyProps
+---@field name string child manifest (.lua or .yaml), relative to this file; the key: declarations with the same name are one item
+
+---A child manifest, Lua or CCM YAML (docs/resources/apply.md).
+---@param spec SysluaApply
+---@return SysluaRef
+function apply(spec) end
+
+---Properties of a package but its key: what `defaults { package = {...} }` may set.
+---@class SysluaPackageProps: SysluaCommon
+---@field version? string its version; part of the store path; required, may come from defaults{}
+---@field source? SysluaSource lib.fetchUrl{...}, lib.fetchGitHub{...} or lib.fetchGit{...}; required, may come from defaults{}
+---@field bin? string|string[] programs in the unpacked tree to link into the profile's bin; merged across declarations
+---@field strip_components? integer leading path components removed from archive members; default 0
+---@field format? "tar.gz"|"tar.xz"|"tar.bz2"|"zip"|"binary" how to unpack (guessed from the URL when omitted)
+
+---A tool fetched into the store and linked into the profile (docs/resources/package.md).
+---@class SysluaPackage: SysluaPackageProps
+---@field name string the package's name; the key: declarations with the same name are one item
+
+-- `package` is also Lua's module library: the declaration is its __call.
+---@class packagelib
+---@overload fun(spec: SysluaPackage): SysluaRef
+
+---Properties of an user but its key: what `defaults { user = {...} }` may set.
+---@class SysluaUserProps: SysluaCommon
+---@field ensure? "present"|"absent" whether the account should exist; default "present"
+---@field uid? integer the user id
+---@field gid? string|integer the primary group (name or number); must exist
+---@field groups? string|string[] supplementary groups; each must exist; merged across declarations
+---@field purge_groups? boolean also remove the account from groups not listed; default false
+---@field shell? string the login shell
+---@field home? string the home directory recorded for the account
+---@field comment? string the GECOS field
+
+---An OS account; applying it needs root (docs/resources/user.md).
+---@class SysluaUser: SysluaUserProps
+---@field name string the login name; the key: declarations with the same name are one item
+
+---An OS account; applying it needs root (docs/resources/user.md).
+---@param spec SysluaUser
+---@return SysluaRef
+function user(spec) end
+
+---Environment variables for the generated shell scripts; path-like ones (PATH, MANPATH, ...)
+---take a list or a colon-separated string and are merged across declarations.
+---@param vars table<string,string|number|boolean|string[]>
+---@return SysluaRef
+function env(vars) end
+
+---Property defaults for the declarations that follow in the same file, at priority
+---1200 (weaker than lib.mkDefault, 1000).
+---@class SysluaDefaults
+---@field file? SysluaFileProps
+---@field exec? SysluaExecProps
+---@field apply? SysluaApplyProps
+---@field package? SysluaPackageProps
+---@field user? SysluaUserProps
+
+---@param spec SysluaDefaults
+function defaults(spec) end
+
+-- Priorities: lower wins; a plain value is 900. Each lib.mk* wraps a property value
+-- or a whole declaration.
+
+---Priority 50: override whatever else is declared.
+---@generic T
+---@param v T
+---@return T
+function lib.mkForce(v) end
+---Priority 500: put list entries first.
+---@generic T
+---@param v T
+---@return T
+function lib.mkBefore(v) end
+---Priority 1000: a fallback: a plain value (900) beats it.
+---@generic T
+---@param v T
+---@return T
+function lib.mkDefault(v) end
+---Priority 1500: put list entries last.
+---@generic T
+---@param v T
+---@return T
+function lib.mkAfter(v) end
+---An explicit priority n (mkForce 50, mkBefore 500, plain 900, mkDefault 1000, defaults{} 1200, mkAfter 1500).
+---@generic T
+---@param n integer
+---@param v T
+---@return T
+function lib.mkOrder(n, v) end

@@ -1,0 +1,98 @@
+"""The lua-language-server stubs in lua/types/ follow the schema.
+
+`lua/types/generated.lua` is written by `python -m syslua.manifest.stubs`
+from the schema; these tests fail when the committed file has drifted from
+what the generator produces, and check what the generated text says.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import lupa.luajit21 as lupa
+import pytest
+
+from syslua.eval import constants
+from syslua.manifest import schema, stubs
+
+
+def test_committed_stubs_match_the_schema():
+    committed = stubs.path().read_text(encoding="utf-8")
+    assert committed == stubs.render(), (
+        f"{stubs.path()} is out of date with syslua/manifest/schema.py: run `{stubs.COMMAND}` and commit the result"
+    )
+
+
+def test_check_mode_reports_drift_with_the_command(tmp_path, monkeypatch):
+    stale = tmp_path / "generated.lua"
+    stale.write_text("---@meta\n")
+    monkeypatch.setattr(stubs, "path", lambda: stale)
+    assert stubs.main(["--check"]) == 1
+    assert stubs.main([]) == 0
+    assert stale.read_text() == stubs.render()
+    assert stubs.main(["--check"]) == 0
+
+
+def test_the_module_runs_as_a_command():
+    p = subprocess.run(
+        [sys.executable, "-m", "syslua.manifest.stubs", "--check"], capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("name", ["generated.lua", "syslua.lua"])
+def test_stub_files_are_valid_lua(name):
+    code = (stubs.path().parent / name).read_bytes()
+    lua = lupa.LuaRuntime()
+    ok, err = lua.eval("function(code) local f, e = loadstring(code); return f ~= nil, e end")(code)
+    assert ok, err
+
+
+def test_every_property_of_every_declaration_is_described():
+    text = stubs.render()
+    for type_ in stubs.DECLARATIONS:
+        sch = schema.SCHEMAS[type_]
+        for prop in sch.props.values():
+            optional = "" if prop.name == sch.key else "?"
+            assert f"---@field {prop.name}{optional} {schema.lua_type(prop)} " in text, (
+                type_,
+                prop.name,
+            )
+            assert prop.doc, f"{type_}.{prop.name} has no doc text in the schema"
+        assert f"---@class {stubs.class_name(type_)}: {stubs.class_name(type_, True)}" in text
+
+
+def test_properties_defaults_may_supply_are_optional():
+    text = stubs.render()
+    for field in ("owner", "group", "mode"):
+        line = next(ln for ln in text.splitlines() if ln.startswith(f"---@field {field}? "))
+        assert "required, may come from defaults{}" in line
+    assert (
+        '---@field ensure? "present"|"absent"|"directory" what should be at path; default "present"'
+        in text
+    )
+    assert "---@field path string " in text and "---@field file? SysluaFileProps" in text
+
+
+def test_priorities_in_the_stubs_are_the_constants():
+    text = stubs.render()
+    assert f"---Priority {constants.FORCE}: override whatever else is declared." in text
+    assert (
+        f"mkAfter {constants.AFTER})" in text and f"defaults{{}} {constants.FROM_DEFAULTS}" in text
+    )
+
+
+def test_hand_written_stubs_keep_sys_and_lib():
+    hand = (Path(stubs.path()).parent / "syslua.lua").read_text()
+    for needle in (
+        "sys = {",
+        "function sys.readFile",
+        "function lib.fetchUrl",
+        "---@class SysluaRef",
+        "---@class SysluaSource",
+    ):
+        assert needle in hand
+    # nothing generated is also written by hand
+    assert "function file(" not in hand and "lib.mkForce" not in hand
