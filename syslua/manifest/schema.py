@@ -552,12 +552,6 @@ def is_path_like(name: str) -> bool:
     return name in PATH_LIKE or name.endswith("PATH")
 
 
-def prop_for(type_: str, name: str) -> Prop:
-    """The schema entry for `name` (after aliases); env path-like values are mergeable lists."""
-    schema = SCHEMAS[type_]
-    return schema.props[schema.aliases.get(name, name)]
-
-
 def env_prop(var: str) -> Prop:
     if is_path_like(var):
         return Prop("value", path_like_value, mergeable=True)
