@@ -5,7 +5,8 @@ that made it: unknown properties (with the closest valid name), types, path
 and mode rules, durations, `KEY=value` environments. Values are normalised
 here (`~` expanded, modes as `0644`, durations in seconds) so that merge
 compares like with like. Rules that need the merged item (required
-properties, properties that only make sense together) are `check_item`.
+properties, properties that only make sense together) are checked after
+merging, in `merge._finish`.
 """
 
 from __future__ import annotations
