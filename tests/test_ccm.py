@@ -50,8 +50,6 @@ def props(m: Manifest, ident: str) -> dict[str, Any]:
     return thaw(item.props)
 
 
-OWNED = "owner: root\n            group: root"
-
 # ---------------------------------------------------------------------------
 # both resource forms
 # ---------------------------------------------------------------------------
