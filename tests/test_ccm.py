@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import item_of
 
 from syslua.errors import ConfigError, Source
 from syslua.eval import ccm
@@ -716,7 +717,7 @@ def test_yaml_parent_passes_typed_data_to_a_yaml_child(sysenv):
                   port: "{{ lookup('data.port') }}"
                   host: "${ lookup('facts.role') }"
     """, cli_facts={"role": "web"})
-    child = m.get(f"apply#{sysenv.work}/child.yaml")
+    child = item_of(m, f"apply#{sysenv.work}/child.yaml")
     assert thaw(child.get("data")) == {"port": 8080, "host": "web"}
     assert [i.id for i in m.of_type("exec")] == ["exec#port 8080 on web"]
 
