@@ -4,7 +4,7 @@
 test *args:
     python -m pytest -q {{args}}
 
-# Lint and type-check.
+# Lint and type-check, as CI does (mypy's files are in pyproject.toml).
 lint:
     ruff check syslua tests bench
     ruff format --check syslua tests bench

@@ -123,9 +123,3 @@ class LockHeldError(SysluaError):
 
     exit_code = 3
 
-
-class ApplyFailed(SysluaError):
-    """An apply failed; the message is the report the user sees."""
-
-    exit_code = 1
-

@@ -29,15 +29,6 @@ def home() -> str:
     return _home_cache[1]
 
 
-def expand_user(path: str) -> str:
-    """Expand a leading `~` or `~/` to the running user's home."""
-    if path == "~":
-        return home()
-    if path.startswith("~/"):
-        return home() + path[1:]
-    return path
-
-
 def abbreviate(path: str) -> str:
     """Show a path under the home as `~/...` for human output."""
     h = home().rstrip("/")

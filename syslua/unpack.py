@@ -1,12 +1,14 @@
 """Safe unpacking of downloaded archives into a staging directory.
 
 Formats: .tar.gz, .tar.xz, .tar.bz2, .zip, and a single binary (placed at
-`bin/<name>`). Members are checked before anything is written: absolute
-names, `..` components, links that point outside the tree, device files and
-fifos are rejected, and so is an archive truncated or corrupt. The caller
-unpacks into a fresh staging directory and deletes it on any error, so a
-rejected archive leaves nothing behind (and nothing is ever written outside
-that directory: each member's real destination is checked before writing).
+`bin/<name>`). Every member is checked: absolute names, `..` components,
+links that point outside the tree, device files and fifos are rejected, and
+so is an archive truncated or corrupt. A zip is checked whole before anything
+is written; a tar is checked member by member as it streams past (one
+decompression pass). Either way the target is a fresh staging directory that
+`unpack` empties again on rejection (and the caller deletes on any error), so
+a rejected archive leaves nothing behind, and nothing is ever written outside
+that directory: each member's real destination is checked before writing.
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
     """One streaming pass: each member is checked, then written inside `dest`.
 
     Writing as we go is safe because `dest` is a fresh staging directory that
-    the caller deletes when any member is rejected; reading the archive once
+    `unpack` empties again when any member is rejected; reading the archive once
     (rather than listing it, then seeking back for each member) halves the
     decompression work.
     """

@@ -14,7 +14,8 @@ Small helpers shared by the test modules (`from conftest import ...`): `q`, a
 Lua string literal; `out`, a run's stdout + stderr; `ok`, a run succeeded
 without a traceback; `events` / `items`, the `--json` events of a run (items
 by id); `history`, `sys history --json`; `put`, write a file with a mode;
-`new_env`, a second world beside `sysenv`; `aid` / `fid`, item ids.
+`new_env`, a second world beside `sysenv`; `aid` / `fid`, item ids;
+`item_of`, a manifest's item that must be there.
 """
 
 from __future__ import annotations
@@ -28,9 +29,13 @@ import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from httpserver import LocalServer
+
+if TYPE_CHECKING:
+    from syslua.manifest.model import Item, Manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 PYCACHE = os.path.join(tempfile.gettempdir(), "syslua-test-pycache")
@@ -173,3 +178,10 @@ def aid(sysenv, rel: str) -> str:  # type: ignore[no-untyped-def]
 
 def fid(sysenv, rel: str) -> str:  # type: ignore[no-untyped-def]
     return f"file#{sysenv.home}/{rel}"
+
+
+def item_of(manifest: Manifest, ident: str) -> Item:
+    """The item `ident`; fails the test, listing the ids there are, when it is missing."""
+    found = manifest.get(ident)
+    assert found is not None, f"{ident} not in {[i.id for i in manifest]}"
+    return found

@@ -21,6 +21,7 @@ import zipfile
 from collections import Counter
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 STALL_SECONDS = 4.0
 
@@ -126,12 +127,15 @@ def _tarinfo(name: str, data: bytes, mode: int = 0o755) -> tarfile.TarInfo:
     return info
 
 
+TAR_MODES: dict[str, Literal["w", "w:gz", "w:xz", "w:bz2"]] = {"": "w", "gz": "w:gz", "xz": "w:xz", "bz2": "w:bz2"}
+
+
 def make_tar(files: dict[str, bytes], compression: str = "gz", *, symlinks: dict[str, str] | None = None,
              hardlinks: dict[str, str] | None = None, dirs: list[str] | None = None,
              fifos: list[str] | None = None, chardevs: list[str] | None = None) -> bytes:
     """A tar archive (compression gz, xz, bz2 or '' for none) with the given members, in order."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode=f"w:{compression}" if compression else "w") as tar:
+    with tarfile.open(fileobj=buf, mode=TAR_MODES[compression]) as tar:
         for d in dirs or ():
             info = tarfile.TarInfo(d)
             info.type = tarfile.DIRTYPE

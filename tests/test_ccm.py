@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import item_of
 
 from syslua.errors import ConfigError, Source
 from syslua.eval import ccm
@@ -49,8 +50,6 @@ def props(m: Manifest, ident: str) -> dict[str, Any]:
     assert item is not None, f"{ident} not in {[i.id for i in m]}"
     return thaw(item.props)
 
-
-OWNED = "owner: root\n            group: root"
 
 # ---------------------------------------------------------------------------
 # both resource forms
@@ -718,7 +717,7 @@ def test_yaml_parent_passes_typed_data_to_a_yaml_child(sysenv):
                   port: "{{ lookup('data.port') }}"
                   host: "${ lookup('facts.role') }"
     """, cli_facts={"role": "web"})
-    child = m.get(f"apply#{sysenv.work}/child.yaml")
+    child = item_of(m, f"apply#{sysenv.work}/child.yaml")
     assert thaw(child.get("data")) == {"port": 8080, "host": "web"}
     assert [i.id for i in m.of_type("exec")] == ["exec#port 8080 on web"]
 

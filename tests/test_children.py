@@ -9,13 +9,13 @@ limit on real nesting, `allow_apply` and cycles.
 from __future__ import annotations
 
 import pytest
-from conftest import HEADER, aid, tree
+from conftest import HEADER, aid, item_of, tree
 
 from syslua.errors import ConfigError
 from syslua.manifest.resolve import DEFAULT_MAX_DEPTH, Options, resolve
 
 
-def load(sysenv, root: str, /, options: Options | None = None, **files: str):
+def load(sysenv, root: str, options: Options | None = None, /, **files: str):
     for rel, body in files.items():
         sysenv.write(rel.replace("__", "/"), body)
     return resolve(sysenv.write("sys.lua", root), options or Options())
@@ -311,8 +311,8 @@ def test_default_depth_limit_is_ten():
 def test_chain_of_ten_nested_children_passes(sysenv):
     chain(sysenv, 10)
     m = resolve(sysenv.work / "sys.lua", Options())
-    assert m.get("exec#level-10").parent == aid(sysenv, "c10.lua")
-    assert m.get(aid(sysenv, "c10.lua")).parent == aid(sysenv, "c9.lua")
+    assert item_of(m, "exec#level-10").parent == aid(sysenv, "c10.lua")
+    assert item_of(m, aid(sysenv, "c10.lua")).parent == aid(sysenv, "c9.lua")
 
 
 def test_chain_of_eleven_nested_children_fails(sysenv):
@@ -403,4 +403,4 @@ def test_allow_apply_true_permits_nested_apply(sysenv):
     sysenv.write("child.lua", 'apply { name = "grand.lua" }\n')
     sysenv.write("grand.lua", 'exec { name = "g", command = "true" }\n')
     m = resolve(sysenv.work / "sys.lua", Options())
-    assert m.get("exec#g").parent == aid(sysenv, "grand.lua")
+    assert item_of(m, "exec#g").parent == aid(sysenv, "grand.lua")

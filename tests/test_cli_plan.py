@@ -437,7 +437,7 @@ def test_bad_input_is_exit_2_with_message_and_changes_nothing(sysenv, request, f
     # something a valid config could have changed, to prove nothing was
     write_file(sysenv.home / "x", "original\n", 0o600)
     before = tree(sysenv.home), tree(sysenv.root)
-    runs = [("plan",)]
+    runs: list[tuple[str, ...]] = [("plan",)]
     if request.node.callspec.id in JSON_TOO:
         runs.append(("plan", "--json"))
     for args in runs:

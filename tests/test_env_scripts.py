@@ -71,6 +71,13 @@ def printenv(sysenv, shell: str, name: str, extra_env: dict[str, str] | None = N
     return res.stdout[:-1]
 
 
+def path_entries(sysenv, shell: str) -> list[str]:
+    """PATH as the env script sets it, split at its colons."""
+    value = printenv(sysenv, shell, "PATH")
+    assert value is not None, f"{shell}: PATH is not set"
+    return value.split(":")
+
+
 SHELLS = ["sh", "bash", "zsh", "fish"]
 
 NASTY = {
@@ -139,7 +146,7 @@ def test_path_like_order_and_previous_value(nasty_env, shell):
     sysenv = nasty_env
     profile_bin = str(sysenv.root / "state" / "profile" / "bin")
     want = [profile_bin, "/custom/bin", f"{sysenv.home}/bin", "/opt/bin", *BASE_PATH.split(":")]
-    assert printenv(sysenv, shell, "PATH").split(":") == want
+    assert path_entries(sysenv, shell) == want
     # no previous value: no stray colon
     assert printenv(sysenv, shell, "MANPATH") == "/custom/man"
     assert printenv(sysenv, shell, "MY_TOOLPATH") == "/t/one:/t/two"
@@ -162,7 +169,7 @@ def test_profile_bin_first_even_when_declared(sysenv):
     profile_bin = str(sysenv.root / "state" / "profile" / "bin")
     sysenv.write("sys.lua", f'env {{ PATH = lib.mkForce("/forced/bin") }}\nenv {{ PATH = "{profile_bin}" }}\n')
     ok(sysenv.run("apply"))
-    parts = printenv(sysenv, "sh", "PATH").split(":")
+    parts = path_entries(sysenv, "sh")
     assert parts[0] == profile_bin
     assert parts.count(profile_bin) == 1
     assert parts[1] == "/forced/bin"
@@ -175,7 +182,7 @@ def test_scripts_exist_after_empty_apply(sysenv):
     assert env_sh(sysenv).is_file() and env_fish(sysenv).is_file()
     profile_bin = str(sysenv.root / "state" / "profile" / "bin")
     for shell in [s for s in SHELLS if shutil.which(s)]:
-        assert printenv(sysenv, shell, "PATH").split(":") == [profile_bin, *BASE_PATH.split(":")], shell
+        assert path_entries(sysenv, shell) == [profile_bin, *BASE_PATH.split(":")], shell
 
 
 def test_sys_env_prints_the_source_line(sysenv):
@@ -243,7 +250,7 @@ def test_scripts_return_with_rollback_and_failed_apply(sysenv):
     assert (env_sh(sysenv).read_bytes(), env_fish(sysenv).read_bytes()) == (sh1, fish1)
     assert printenv(sysenv, "sh", "FOO") == "one"
     assert printenv(sysenv, "sh", "BAR") is None
-    assert "/first/bin" in printenv(sysenv, "sh", "PATH").split(":")
+    assert "/first/bin" in path_entries(sysenv, "sh")
     if shutil.which("fish"):
         assert printenv(sysenv, "fish", "FOO") == "one"
         assert printenv(sysenv, "fish", "BAR") is None

@@ -13,7 +13,7 @@ import pwd
 from typing import Any
 
 import pytest
-from conftest import HEADER
+from conftest import HEADER, item_of
 
 from syslua.errors import ConfigError
 from syslua.eval import lua as evallua
@@ -213,7 +213,7 @@ def test_impure_hint_is_not_given_in_impure_mode(sysenv):
 def test_run_config_raw_eval_impure_flag(sysenv):
     """`run_config` directly: the same chunk fails pure and works impure."""
     path = sysenv.write("sys.lua", 'local h = io.popen("echo 1"); h:close()\nexec { name = "x" }\n')
-    kwargs = dict(core={}, facts={}, data={}, root_dir=str(sysenv.work))
+    kwargs: dict[str, Any] = dict(core={}, facts={}, data={}, root_dir=str(sysenv.work))
     with pytest.raises(ConfigError) as info:
         run_config(path, **kwargs)
     assert info.value.hint == f"io.popen is not available: {PURE_HINT}"
@@ -399,7 +399,7 @@ def test_require_pkgs_modules_from_the_package_catalogue(sysenv, tmp_path, monke
         "strip_components": 0,
     }
     assert m.source_of("package#tool") == f"{catalogue}/cli/tool.lua:3"
-    assert thaw(m.get("exec#use").get("depends_on")) == ["package#tool"]
+    assert thaw(item_of(m, "exec#use").get("depends_on")) == ["package#tool"]
     assert f"{catalogue}/cli/tool.lua" in m.inputs
 
 
@@ -608,7 +608,7 @@ def test_sources_of_a_lua_child(sysenv):
     m = evaluate(sysenv, 'apply { name = "sub/child.lua" }\n')
     assert m.source_of("exec#in-child") == "sub/child.lua:3"
     assert m.source_of(f"apply#{work(sysenv)}/sub/child.lua") == "sys.lua:1"
-    assert m.get("exec#in-child").parent == f"apply#{work(sysenv)}/sub/child.lua"
+    assert item_of(m, "exec#in-child").parent == f"apply#{work(sysenv)}/sub/child.lua"
 
 
 # ---------------------------------------------------------------------------
@@ -636,7 +636,7 @@ env { RC = tostring(rc), VARS = tostring(vars) }
 """,
     )
     h, w = home(sysenv), work(sysenv)
-    use = m.get("exec#use")
+    use = item_of(m, "exec#use")
     assert thaw(use.get("depends_on")) == [
         f"file#{h}/.zshrc",
         f"file#{h}/.config",
@@ -672,8 +672,8 @@ def test_string_references_are_normalised_like_their_key(sysenv, ref, target, no
     ref = ref.replace("<home>", h).replace("<workname>", sysenv.work.name)
     m = evaluate(sysenv, HEADER + f'{target}\nexec {{ name = "x", depends_on = "{ref}", subscribe = {{ "{ref}" }} }}\n')
     expected = normal.replace("<home>", h).replace("<work>", w)
-    assert thaw(m.get("exec#x").get("depends_on")) == [expected]
-    assert thaw(m.get("exec#x").get("subscribe")) == [expected]
+    assert thaw(item_of(m, "exec#x").get("depends_on")) == [expected]
+    assert thaw(item_of(m, "exec#x").get("subscribe")) == [expected]
 
 
 @pytest.mark.parametrize(
@@ -735,7 +735,7 @@ def test_each_file_gets_a_fresh_runtime(sysenv):
 
 def test_declared_values_are_captured_when_declared(sysenv):
     m = evaluate(sysenv, 'local t = { "A=1" }\nexec { name = "x", environment = t }\nt[1] = "A=2"\n')
-    assert thaw(m.get("exec#x").get("environment")) == ["A=1"]
+    assert thaw(item_of(m, "exec#x").get("environment")) == ["A=1"]
 
 
 def test_nested_apply_data_reaches_a_lua_child(sysenv):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import HEADER
+from conftest import HEADER, item_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -500,7 +500,7 @@ ORDER_FREE_LINES = [
 def test_order_free_lines_merge_as_expected(sysenv):
     m = evaluate(sysenv, "\n".join(ORDER_FREE_LINES) + "\n")
     h = str(sysenv.home)
-    assert thaw(m.get(f"file#{h}/a").props) == {
+    assert thaw(item_of(m, f"file#{h}/a").props) == {
         "content": "A",
         "owner": "u",
         "group": "g",
@@ -559,4 +559,4 @@ def test_explicit_mkdefault_beats_a_value_from_defaults(sysenv):
     path = sysenv.write("sys.lua", HEADER + 'file { path = "/srv/a", mode = lib.mkDefault("0600") }\n'
                                             'file { path = "/srv/a" }\n')
     m = resolve(path, Options())
-    assert m.get("file#/srv/a").get("mode") == "0600"
+    assert item_of(m, "file#/srv/a").get("mode") == "0600"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import HEADER
+from conftest import HEADER, item_of
 
 from syslua.errors import ConfigError
 from syslua.manifest.model import Manifest, thaw
@@ -211,19 +211,19 @@ def test_env_declaration_makes_one_item_per_variable(sysenv):
 
 def test_file_defaults_of_the_schema(sysenv):
     m = evaluate(sysenv, HEADER + 'file { path = "/srv/a" }\n')
-    assert thaw(m.get("file#/srv/a").props) == {
+    assert thaw(item_of(m, "file#/srv/a").props) == {
         "ensure": "present",
         "provider": "posix",
         "force": False,
-        "owner": m.get("file#/srv/a").get("owner"),
-        "group": m.get("file#/srv/a").get("group"),
+        "owner": item_of(m, "file#/srv/a").get("owner"),
+        "group": item_of(m, "file#/srv/a").get("group"),
         "mode": "0644",
     }
 
 
 def test_exec_defaults_of_the_schema(sysenv):
     m = evaluate(sysenv, 'exec { name = "echo hi" }\n')
-    assert thaw(m.get("exec#echo hi").props) == {
+    assert thaw(item_of(m, "exec#echo hi").props) == {
         "command": "echo hi",
         "provider": "posix",
         "returns": [0],
@@ -464,7 +464,7 @@ def test_files_require_owner_group_and_mode(sysenv, decl, missing):
 )
 def test_defaults_supply_required_file_properties(sysenv, text, expected):
     m = evaluate(sysenv, text)
-    item = m.get("file#/x")
+    item = item_of(m, "file#/x")
     got = {k: item.get(k) for k in ("owner", "group", "mode") if item.get(k) is not None}
     if expected is None:
         import grp
@@ -488,8 +488,8 @@ def test_defaults_do_not_leak_into_required_modules(sysenv):
 
 def test_defaults_for_exec(sysenv):
     m = evaluate(sysenv, 'defaults { exec = { timeout = "5m", provider = "shell" } }\nexec { name = "a" }\nexec { name = "b", timeout = 10 }\n')
-    assert (m.get("exec#a").get("timeout"), m.get("exec#a").get("provider")) == (300, "shell")
-    assert (m.get("exec#b").get("timeout"), m.get("exec#b").get("provider")) == (10, "shell")
+    assert (item_of(m, "exec#a").get("timeout"), item_of(m, "exec#a").get("provider")) == (300, "shell")
+    assert (item_of(m, "exec#b").get("timeout"), item_of(m, "exec#b").get("provider")) == (10, "shell")
 
 
 @pytest.mark.parametrize(
@@ -538,4 +538,4 @@ def test_empty_returns_means_the_default(sysenv):
     except ConfigError as e:  # rejecting it with a clear message would be fine too
         assert "returns" in e.render()
         return
-    assert thaw(m.get("exec#x").get("returns")) == [0]
+    assert thaw(item_of(m, "exec#x").get("returns")) == [0]

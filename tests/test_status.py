@@ -301,6 +301,7 @@ def test_file_diff_for_plan(sysenv):
     ctx = Context(runner=Runner(), noop=True)
     status = get("file").status(item, ctx)
     text = get("file").diff(item, status, ctx)
+    assert text is not None
     assert text.splitlines() == ["--- ~/target (current)", "+++ ~/target (desired)", "@@ -1,2 +1,2 @@",
                                  " a", "-b", "+c"]
 

@@ -9,7 +9,6 @@ otherwise, or one JSON event per item on stdout with `--json`.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 from syslua.cli.output import Terminal
@@ -32,7 +31,6 @@ class PlainReporter:
         self.total = 0
         self.count = 0
         self.lock = threading.Lock()
-        self.started_at = time.monotonic()
 
     def planned(self, plan: Plan) -> None:
         self.total = sum(len(w) for w in plan.waves) + len(plan.removals)

@@ -110,7 +110,6 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
         decision = rtype.decide(item, status, ctx, triggered)
     except ResourceError as e:
         decision = Decision(FAIL, str(e))
-    ctx.decisions[item.id] = decision
     if decision.action == FAIL:
         ctx.failed.add(item.id)
         return result(FAILED, decision.reason, FAIL)

@@ -5,7 +5,8 @@ that made it: unknown properties (with the closest valid name), types, path
 and mode rules, durations, `KEY=value` environments. Values are normalised
 here (`~` expanded, modes as `0644`, durations in seconds) so that merge
 compares like with like. Rules that need the merged item (required
-properties, properties that only make sense together) are checked by merge.
+properties, properties that only make sense together) are checked after
+merging, in `merge._finish`.
 
 Each property also carries the text and the Lua type (`lua_type`) that the
 editor stubs in `lua/types/` are generated from (`manifest/stubs.py`).
@@ -621,12 +622,6 @@ PATH_LIKE = {"PATH", "MANPATH", "INFOPATH", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", 
 
 def is_path_like(name: str) -> bool:
     return name in PATH_LIKE or name.endswith("PATH")
-
-
-def prop_for(type_: str, name: str) -> Prop:
-    """The schema entry for `name` (after aliases); env path-like values are mergeable lists."""
-    schema = SCHEMAS[type_]
-    return schema.props[schema.aliases.get(name, name)]
 
 
 def env_prop(var: str) -> Prop:

@@ -154,7 +154,6 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
         except Unresolved as e:
             status = None
             decision = Decision(UPDATE, f"{e}; resolved when it runs", "Would have changed")
-    ctx.decisions[item.id] = decision
     if decision.changes:
         # Items of a noop child never change for real: like the executor,
         # they only trigger subscribers that are noop themselves.

@@ -76,7 +76,6 @@ class Context:
     resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
     previous: Any = None  # the current snapshot's manifest, when there is one
     outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
-    decisions: dict[str, Decision] = field(default_factory=dict)  # item id -> decision this run
     failed: set[str] = field(default_factory=set)
     _uids: dict[str, int | None] = field(default_factory=dict)
     _gids: dict[str, int | None] = field(default_factory=dict)

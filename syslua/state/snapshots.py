@@ -5,8 +5,9 @@ every config file read (as store blobs), the per-item state and outputs
 (file content blobs, so a rollback never needs the config's source files),
 originals of files syslua took over, the env scripts, and the pre-apply
 record (what the apply's journal captured). `index.json` lists the
-snapshots, the current pointer and tags; it is written atomically, and when
-it is missing or corrupt it is rebuilt from the snapshot files.
+snapshots and the current pointer; it is written atomically, and when it is
+missing or corrupt it is rebuilt from the snapshot files. Tags live apart,
+in `tags.json`, so a rebuilt index keeps them.
 """
 
 from __future__ import annotations

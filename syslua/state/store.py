@@ -90,10 +90,6 @@ class Store:
             raise StateError(f"store object {digest[:12]} is corrupt (its content does not match its hash)")
         return data
 
-    @property
-    def dirty(self) -> bool:
-        return bool(self._unsynced)
-
     def sync(self) -> None:
         """Make every blob written since the last sync durable (one batch).
 
