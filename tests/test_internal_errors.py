@@ -61,17 +61,17 @@ class BrokenType(ResourceType):
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
         raise KeyError("a bug in apply")
 
+    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+        return None
+
 
 def test_a_worker_bug_fails_the_item_with_its_traceback():
     register(BrokenType())
     try:
-        manifest = Manifest(items=(Item("broken", "x", freeze({})),))
+        item = Item("broken", "x", freeze({}))
+        manifest = Manifest(items=(item,))
         ctx = Context(runner=Runner(), noop=False, manifest=manifest)
-        [result] = scheduler.execute(
-            Dag.from_manifest(manifest),
-            manifest,
-            lambda ident: run_item(manifest.get(ident), ctx, None),
-        )  # type: ignore[arg-type]
+        [result] = scheduler.execute(Dag.from_manifest(manifest), manifest, lambda ident: run_item(item, ctx, None))
     finally:
         unregister("broken")
     assert result.status == FAILED and result.mutated
