@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
@@ -35,26 +36,39 @@ def execute(
     on_start: Callable[[str], None] | None = None,
     on_finish: Callable[[ItemResult], None] | None = None,
 ) -> list[ItemResult]:
-    """Run every node of `dag`; returns results in completion order."""
-    sorter = dag.sorter()
-    sorter.prepare()
+    """Run every node of `dag`; returns results in completion order.
+
+    Linear in items and edges: each node keeps a count of unfinished
+    predecessors, a finished node decrements only its successors' counts, and
+    a node whose count reaches zero joins the ready queue once. Nothing
+    rescans the queue: a ready node waits in it only until a worker is free.
+    """
+    waiting = {node: len(dag.preds[node]) for node in dag.nodes}
+    successors = dag.successors()
+    ready: deque[str] = deque(sorted(node for node, n in waiting.items() if n == 0))
     done: list[ItemResult] = []
     bad: dict[str, str] = {}  # item -> the failed item that stopped it
     stopped = False
     running: dict[Future[ItemResult], str] = {}
 
-    def finish(result: ItemResult) -> None:
+    def finish(ident: str, result: ItemResult) -> None:
         done.append(result)
         if on_finish is not None:
             on_finish(result)
+        unblocked = []
+        for after in successors[ident]:
+            waiting[after] -= 1
+            if waiting[after] == 0:
+                unblocked.append(after)
+        ready.extend(sorted(unblocked))
 
     workers = jobs or DEFAULT_JOBS
-    ready: list[str] = []  # may start, waiting for a free worker
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syslua") as pool:
-        while sorter.is_active():
-            ready.extend(sorted(sorter.get_ready()))
-            pending, ready = ready, []
-            for ident in pending:
+        while ready or running:
+            # Hand ready items to free workers; items that will not run
+            # (skipped) need no worker and are settled on the spot.
+            while ready and len(running) < workers:
+                ident = ready.popleft()
                 item = manifest.get(ident)
                 assert item is not None
                 failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
@@ -63,14 +77,10 @@ def execute(
                                                  for p in failed_deps)
                 if failed_deps and not own_children:
                     bad[ident] = failed_deps[0]
-                    finish(skipped(item, f"skipped because {failed_deps[0]} failed"))
-                    sorter.done(ident)
+                    finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
                 elif stopped and not aggregate:
                     bad[ident] = ident
-                    finish(skipped(item, "not started: another item failed"))
-                    sorter.done(ident)
-                elif len(running) >= workers:
-                    ready.append(ident)  # no worker free: it starts when one is
+                    finish(ident, skipped(item, "not started: another item failed"))
                 else:
                     if on_start is not None:
                         on_start(ident)
@@ -94,6 +104,5 @@ def execute(
                     bad[ident] = ident
                     if stop_on_failure:
                         stopped = True
-                finish(result)
-                sorter.done(ident)
+                finish(ident, result)
     return done

@@ -1,0 +1,111 @@
+"""The ready queue, in-process: order, concurrency, failure semantics, and linear work.
+
+Items are exec declarations whose "run" is a Python function here; the
+scheduler only sees ids, the DAG and results.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from syslua.execute import scheduler
+from syslua.execute.item import CHANGED, FAILED, SKIPPED, ItemResult
+from syslua.manifest.model import Item, Manifest, freeze
+from syslua.plan.dag import Dag
+
+
+def manifest(deps: dict[str, tuple[str, ...]]) -> Manifest:
+    items = [Item("exec", name, freeze({"command": "true", "depends_on": tuple(f"exec#{d}" for d in after)}))
+             for name, after in deps.items()]
+    return Manifest(items=tuple(sorted(items, key=lambda i: i.id)))
+
+
+def result(ident: str, status: str = CHANGED) -> ItemResult:
+    return ItemResult(ident, "exec", ident.split("#")[1], status, status)
+
+
+def test_dependencies_finish_first_and_results_come_in_completion_order():
+    m = manifest({"a": (), "b": ("a",), "c": ("b",), "d": ()})
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def run(ident: str) -> ItemResult:
+        with lock:
+            seen.append(ident)
+        return result(ident)
+
+    done = scheduler.execute(Dag.from_manifest(m), m, run, jobs=1)
+    assert [r.id for r in done] == seen
+    assert seen.index("exec#a") < seen.index("exec#b") < seen.index("exec#c")
+    assert sorted(seen) == ["exec#a", "exec#b", "exec#c", "exec#d"]
+
+
+def test_never_more_than_jobs_at_once():
+    m = manifest({f"x{i}": () for i in range(12)})
+    now = peak = 0
+    lock = threading.Lock()
+
+    def run(ident: str) -> ItemResult:
+        nonlocal now, peak
+        with lock:
+            now += 1
+            peak = max(peak, now)
+        time.sleep(0.01)
+        with lock:
+            now -= 1
+        return result(ident)
+
+    done = scheduler.execute(Dag.from_manifest(m), m, run, jobs=3)
+    assert len(done) == 12 and peak == 3
+
+
+def test_a_failure_skips_dependents_and_starts_nothing_new():
+    m = manifest({"bad": (), "child": ("bad",), "grandchild": ("child",), "later": ("slow",), "slow": ()})
+    release = threading.Event()
+
+    def run(ident: str) -> ItemResult:
+        if ident == "exec#slow":
+            release.wait(5)  # still running when `bad` fails
+            return result(ident)
+        if ident == "exec#bad":
+            release.set()
+            return result(ident, FAILED)
+        return result(ident)
+
+    done = {r.id: r for r in scheduler.execute(Dag.from_manifest(m), m, run, jobs=2)}
+    assert done["exec#bad"].status == FAILED
+    assert done["exec#child"].status == SKIPPED and done["exec#child"].message == "skipped because exec#bad failed"
+    assert done["exec#grandchild"].message == "skipped because exec#bad failed"
+    assert done["exec#slow"].status == CHANGED  # in flight: it finishes
+    assert done["exec#later"].message == "not started: another item failed"
+
+
+def test_without_stop_on_failure_independent_items_go_on():
+    m = manifest({"bad": (), "child": ("bad",), "other": ()})
+
+    def run(ident: str) -> ItemResult:
+        return result(ident, FAILED if ident == "exec#bad" else CHANGED)
+
+    done = {r.id: r for r in scheduler.execute(Dag.from_manifest(m), m, run, jobs=1, stop_on_failure=False)}
+    assert done["exec#other"].status == CHANGED and done["exec#child"].status == SKIPPED
+
+
+class CountingManifest(Manifest):
+    lookups = 0
+
+    def get(self, ident: str) -> Item | None:
+        CountingManifest.lookups += 1
+        return super().get(ident)
+
+
+def test_work_is_linear_in_items():
+    """Each item is looked up a bounded number of times, however many are ready at once."""
+    n = 3000
+    base = manifest({f"x{i}": () for i in range(n)})
+    m = CountingManifest(items=base.items)
+    dag = Dag.from_manifest(m)
+    CountingManifest.lookups = 0
+    done = scheduler.execute(dag, m, result, jobs=2)
+    assert len(done) == n
+    assert CountingManifest.lookups <= 2 * n
