@@ -1,4 +1,5 @@
-"""Downloads: http, https and file URLs through one downloader, and git checkouts.
+"""Downloads: http, https and file URLs through one downloader, and git checkouts
+(git runs through the process runner its caller passes in).
 
 Every download lands in the cache under its SHA-256 (`cache/downloads/<sha256>`)
 only after the hash was verified; a file already there is never fetched
@@ -12,16 +13,18 @@ import hashlib
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ResourceError
 from syslua.fsutil import CHUNK, sha256_file
+
+if TYPE_CHECKING:
+    from syslua.resources.process import Runner
 
 DEFAULT_TIMEOUT = float(os.environ.get("SYSLUA_FETCH_TIMEOUT", "30"))
 Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)
@@ -117,22 +120,24 @@ def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> 
     return h.hexdigest()
 
 
-def git_checkout(source: dict[str, Any], dest: Path, *, timeout: float = 600) -> str:
-    """Clone with the system git and check out `rev` exactly; returns the commit."""
+def git_checkout(source: dict[str, Any], dest: Path, runner: Runner, *, timeout: float = 600) -> str:
+    """Clone with the system git and check out `rev` exactly; returns the commit.
+
+    git runs through the caller's process runner (the one subprocess runner).
+    """
     git = shutil.which("git")
     if git is None:
         raise FetchError("lib.fetchGit needs git, which is not installed")
     url, rev = source["url"], source["rev"]
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
 
     def run(*args: str, cwd: Path | None = None) -> str:
-        try:
-            done = subprocess.run([git, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise FetchError(f"git {args[0]} of {url} timed out") from None
-        if done.returncode != 0:
+        done = runner.run_argv([git, *args], cwd=str(cwd) if cwd is not None else None,
+                               environment=["GIT_TERMINAL_PROMPT=0"], timeout=timeout)
+        if done.timed_out:
+            raise FetchError(f"git {args[0]} of {url} timed out")
+        if done.exit_code != 0:
             lines = done.stderr.strip().splitlines()
-            raise FetchError(f"git {args[0]} of {url} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
+            raise FetchError(f"git {args[0]} of {url} failed: {lines[-1] if lines else f'exit {done.exit_code}'}")
         return done.stdout.strip()
 
     run("clone", "--quiet", "--no-checkout", url, str(dest))

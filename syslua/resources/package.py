@@ -98,7 +98,7 @@ class PackageType:
         try:
             if source["fetch"] == "git":
                 checkout = staging / "src"
-                fetch.git_checkout(source, checkout)
+                fetch.git_checkout(source, checkout, ctx.runner)
                 content = checkout
             else:
                 progress = ctx.progress(self.label(item)) if ctx.progress else None
