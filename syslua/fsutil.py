@@ -102,9 +102,18 @@ class AtomicFile:
             if exc_type is None and not self._discarded:
                 self._commit()
         finally:
+            if not self.committed:
+                self._abandon()
+
+    def _abandon(self) -> None:
+        """Close and remove the temp file; what it held is thrown away."""
+        try:
             if self._file is not None and not self._file.closed:
-                self._file.close()
-            if not self.committed and self.temp is not None:
+                self._file.close()  # flushes, and may fail again (a full disk): ignored, the data is dropped
+        except OSError:
+            pass
+        finally:
+            if self.temp is not None:
                 try:
                     os.unlink(self.temp)
                 except FileNotFoundError:
