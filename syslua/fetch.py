@@ -13,7 +13,6 @@ import hashlib
 import os
 import shutil
 import socket
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ResourceError
-from syslua.fsutil import CHUNK, sha256_file
+from syslua.fsutil import CHUNK, AtomicFile, sha256_file
 
 if TYPE_CHECKING:
     from syslua.resources.process import Runner
@@ -59,20 +58,15 @@ def download(source: dict[str, Any], cache: Path, *, timeout: float = DEFAULT_TI
         target.unlink()  # a damaged cache entry is fetched again
     target.parent.mkdir(parents=True, exist_ok=True)
     url = url_of(source)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            actual = _copy_url(url, out, timeout, progress)
+    # Not fsynced: a cache entry is checked against its hash whenever it is used.
+    with AtomicFile(target, 0o600, durable=False) as out:
+        actual = _copy_url(url, out, timeout, progress)
         if actual != expected:
             raise FetchError(
                 f"checksum mismatch for {url}:\n    expected sha256 {expected}\n    actual   sha256 {actual}\n"
                 "Nothing was installed."
             )
-        os.replace(tmp, target)
-        return target
-    finally:
-        tmp.unlink(missing_ok=True)
+    return target
 
 
 def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> str:
