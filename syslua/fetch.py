@@ -1,4 +1,4 @@
-"""Downloads: http, https and file URLs through one downloader, and git checkouts.
+"""Downloads: http, https and file URLs through one downloader.
 
 Every download lands in the cache under its SHA-256 (`cache/downloads/<sha256>`)
 only after the hash was verified; a file already there is never fetched
@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import socket
-import subprocess
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -21,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import ResourceError
-from syslua.fsutil import CHUNK, sha256_file
+from syslua.fsutil import CHUNK, AtomicFile, sha256_file
 
 DEFAULT_TIMEOUT = float(os.environ.get("SYSLUA_FETCH_TIMEOUT", "30"))
 Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)
@@ -56,20 +53,15 @@ def download(source: dict[str, Any], cache: Path, *, timeout: float = DEFAULT_TI
         target.unlink()  # a damaged cache entry is fetched again
     target.parent.mkdir(parents=True, exist_ok=True)
     url = url_of(source)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            actual = _copy_url(url, out, timeout, progress)
+    # Not fsynced: a cache entry is checked against its hash whenever it is used.
+    with AtomicFile(target, 0o600, durable=False) as out:
+        actual = _copy_url(url, out, timeout, progress)
         if actual != expected:
             raise FetchError(
                 f"checksum mismatch for {url}:\n    expected sha256 {expected}\n    actual   sha256 {actual}\n"
                 "Nothing was installed."
             )
-        os.replace(tmp, target)
-        return target
-    finally:
-        tmp.unlink(missing_ok=True)
+    return target
 
 
 def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> str:
@@ -115,31 +107,3 @@ def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> 
     except OSError as e:
         raise FetchError(f"cannot fetch {url}: {e}") from None
     return h.hexdigest()
-
-
-def git_checkout(source: dict[str, Any], dest: Path, *, timeout: float = 600) -> str:
-    """Clone with the system git and check out `rev` exactly; returns the commit."""
-    git = shutil.which("git")
-    if git is None:
-        raise FetchError("lib.fetchGit needs git, which is not installed")
-    url, rev = source["url"], source["rev"]
-    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
-
-    def run(*args: str, cwd: Path | None = None) -> str:
-        try:
-            done = subprocess.run([git, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise FetchError(f"git {args[0]} of {url} timed out") from None
-        if done.returncode != 0:
-            lines = done.stderr.strip().splitlines()
-            raise FetchError(f"git {args[0]} of {url} failed: {lines[-1] if lines else f'exit {done.returncode}'}")
-        return done.stdout.strip()
-
-    run("clone", "--quiet", "--no-checkout", url, str(dest))
-    run("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", rev, cwd=dest)
-    commit = run("rev-parse", "HEAD", cwd=dest)
-    if all(c in "0123456789abcdefABCDEF" for c in rev) and not commit.lower().startswith(rev.lower()):
-        raise FetchError(f"git checkout of {url} gave {commit}, not {rev}")
-    shutil.rmtree(dest / ".git")
-    return commit
-

@@ -1,8 +1,11 @@
 """Small filesystem helpers shared by the store, the state files and providers.
 
-`atomic_write` is the one way syslua persists its own files: a temp file in
-the same directory, written and fsynced, then renamed over the target, then
-the directory fsynced, so a reader sees the old or the new file, never half.
+`AtomicFile` is the one way syslua writes a file that others may read: a temp
+file, written (and fsynced when it must be durable), given its mode, then
+renamed over the target, so a reader sees the old file or the new one, never
+half of one, and a symlink at the target is replaced, never written through.
+`atomic_write` is its shortcut for bytes known up front; `atomic_symlink`
+swaps a symlink the same way.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
 
 CHUNK = 1 << 20
 
@@ -30,25 +35,129 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int = 0o644, *, durable: bool = True) -> None:
-    """Replace `path` with `data` atomically (temp file + fsync + rename)."""
+def _temp_path(directory: Path, name: str) -> Path:
+    """A fresh name for a temp file (unique per process and call, so threads never share one)."""
+    return directory / f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
+
+
+class AtomicFile:
+    """A temp file that replaces `target` in one rename when its `with` block ends cleanly.
+
+    The temp file is created with O_EXCL | O_NOFOLLOW and mode 0600 (nobody
+    reads it before it is whole and has its final mode), next to the target or
+    in `temp_dir` (which must be on the same filesystem). When the block ends
+    cleanly it is flushed, fsynced if `durable`, chmodded to `mode`, renamed
+    over `target`, and the directory is fsynced if `durable` and `sync_dir`.
+    When the block raises, or after `discard()`, the temp file is removed and
+    the target is untouched. A caller can set the owner on `fileno()` inside
+    the block, and can set `target` there too (content named by its hash).
+    """
+
+    def __init__(
+        self,
+        target: str | os.PathLike[str] | None,
+        mode: int = 0o644,
+        *,
+        durable: bool = True,
+        sync_dir: bool = True,
+        temp_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.target = Path(target) if target is not None else None
+        self.mode = mode
+        self.durable = durable
+        self.sync_dir = sync_dir
+        self.temp_dir = Path(temp_dir) if temp_dir is not None else None
+        self.temp: Path | None = None
+        self.committed = False
+        self._discarded = False
+        self._file: BinaryIO | None = None
+
+    def open(self) -> AtomicFile:
+        """Create the temp file (the `with` statement does this when the caller did not)."""
+        if self._file is None:
+            directory = self.temp_dir if self.temp_dir is not None else self._target().parent
+            self.temp = _temp_path(directory, self.target.name if self.target is not None else "new")
+            fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            self._file = os.fdopen(fd, "wb")
+        return self
+
+    def write(self, data: bytes) -> int:
+        assert self._file is not None, "AtomicFile used outside its with block"
+        return self._file.write(data)
+
+    def fileno(self) -> int:
+        assert self._file is not None, "AtomicFile used outside its with block"
+        return self._file.fileno()
+
+    def discard(self) -> None:
+        """Leave the target as it is: the temp file goes when the block ends."""
+        self._discarded = True
+
+    def __enter__(self) -> AtomicFile:
+        return self.open()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        try:
+            if exc_type is None and not self._discarded:
+                self._commit()
+        finally:
+            if not self.committed:
+                self._abandon()
+
+    def _abandon(self) -> None:
+        """Close and remove the temp file; what it held is thrown away."""
+        try:
+            if self._file is not None and not self._file.closed:
+                self._file.close()  # flushes, and may fail again (a full disk): ignored, the data is dropped
+        except OSError:
+            pass
+        finally:
+            if self.temp is not None:
+                try:
+                    os.unlink(self.temp)
+                except FileNotFoundError:
+                    pass
+
+    def _target(self) -> Path:
+        if self.target is None:
+            raise ValueError("AtomicFile: no target to write to")
+        return self.target
+
+    def _commit(self) -> None:
+        assert self._file is not None and self.temp is not None
+        target = self._target()
+        f = self._file
+        f.flush()
+        if self.durable:
+            os.fsync(f.fileno())
+        os.fchmod(f.fileno(), self.mode)  # after any chown by the caller, which would clear setuid bits
+        f.close()
+        os.replace(self.temp, target)
+        self.committed = True
+        if self.durable and self.sync_dir:
+            fsync_dir(target.parent)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int = 0o644, *, durable: bool = True,
+                 sync_dir: bool = True) -> None:
+    """Replace `path` with `data` atomically, creating its directory if needed (see `AtomicFile`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+    with AtomicFile(target, mode, durable=durable, sync_dir=sync_dir) as f:
+        f.write(data)
+
+
+def atomic_symlink(path: str | os.PathLike[str], target: str) -> None:
+    """Make `path` a symlink to `target` in one rename: a reader sees the old link or the new one."""
+    link = Path(path)
+    temp = _temp_path(link.parent, link.name)
+    os.symlink(target, temp)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        os.replace(temp, link)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(temp)
         except FileNotFoundError:
             pass
         raise
-    if durable:
-        fsync_dir(target.parent)

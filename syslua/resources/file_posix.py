@@ -1,10 +1,11 @@
 """The posix file provider: reads file state and does the real work on disk.
 
-Writes are atomic: a temp file in the target's directory is created with a
-restrictive mode, filled and fsynced, given its owner and mode, then renamed
-over the target, so a reader never sees half a file and a symlink at the
-destination is replaced, never written through. Every mutation first calls
-`before_change`, which lets the journal store what is about to be lost.
+Writes are atomic (`fsutil.AtomicFile`): a temp file in the target's
+directory is created with a restrictive mode, filled and fsynced, given its
+owner and mode, then renamed over the target, so a reader never sees half a
+file and a symlink at the destination is replaced, never written through.
+Every mutation first calls `before_change`, which lets the journal store what
+is about to be lost.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from syslua.fsutil import CHUNK
+from syslua.fsutil import CHUNK, AtomicFile
 from syslua.resources.base import ResourceError
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
@@ -84,6 +85,15 @@ def same_content(a: str, b: str, size: int | None = None) -> bool:
 
 def _set_attrs(fd_or_path: int | str, uid: int, gid: int, mode: int, current: os.stat_result | None = None) -> None:
     st = current if current is not None else (os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.lstat(fd_or_path))
+    _set_owner(fd_or_path, uid, gid, st)
+    if stat.S_IMODE(st.st_mode) != mode:
+        if isinstance(fd_or_path, int):
+            os.fchmod(fd_or_path, mode)
+        else:
+            os.chmod(fd_or_path, mode)
+
+
+def _set_owner(fd_or_path: int | str, uid: int, gid: int, st: os.stat_result) -> None:
     if st.st_uid != uid or st.st_gid != gid:
         try:
             if isinstance(fd_or_path, int):
@@ -92,11 +102,6 @@ def _set_attrs(fd_or_path: int | str, uid: int, gid: int, mode: int, current: os
                 os.chown(fd_or_path, uid, gid, follow_symlinks=False)
         except PermissionError as e:
             raise ResourceError(f"cannot set owner {uid}:{gid}: operation not permitted (run as root to change owners)") from e
-    if stat.S_IMODE(st.st_mode) != mode:
-        if isinstance(fd_or_path, int):
-            os.fchmod(fd_or_path, mode)
-        else:
-            os.chmod(fd_or_path, mode)
 
 
 def store(
@@ -122,38 +127,27 @@ def store(
         _set_attrs(path, uid, gid, mode)
         return
     before_change(path)
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.syslua-{os.getpid()}-{id(path):x}")
+    # The directory is not fsynced: a rename lost in a crash leaves the old
+    # file, which the journal recorded, and the next apply writes it again.
+    out = AtomicFile(path, mode, sync_dir=False)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        out.open()
     except PermissionError as e:
         raise ResourceError(f"cannot write in {parent}: permission denied") from e
-    try:
-        with os.fdopen(fd, "wb", closefd=False) as out:
-            if content is not None:
-                out.write(content)
-            elif source is not None:
-                try:
-                    with open(source, "rb") as src:
-                        while chunk := src.read(CHUNK):
-                            out.write(chunk)
-                except FileNotFoundError as e:
-                    raise ResourceError(f"source file not found: {source}") from e
-                except PermissionError as e:
-                    raise ResourceError(f"cannot read source file {source}: permission denied") from e
-            out.flush()
-            os.fsync(fd)
-        _set_attrs(fd, uid, gid, mode)
-        os.close(fd)
-        fd = -1
-        os.replace(tmp, path)
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with out:
+        if content is not None:
+            out.write(content)
+        elif source is not None:
+            try:
+                with open(source, "rb") as src:
+                    while chunk := src.read(CHUNK):
+                        out.write(chunk)
+            except FileNotFoundError as e:
+                raise ResourceError(f"source file not found: {source}") from e
+            except PermissionError as e:
+                raise ResourceError(f"cannot read source file {source}: permission denied") from e
+        fd = out.fileno()
+        _set_owner(fd, uid, gid, os.fstat(fd))  # before the rename, which sets the mode
 
 
 def create_directory(path: str, *, uid: int, gid: int, mode: int, before_change: Callable[[str], None]) -> None:

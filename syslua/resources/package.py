@@ -6,6 +6,9 @@ unpacked; a tree or download already present is never fetched again),
 unpack safely into a staging dir, check every `bin` exists, move the tree
 into the store read-only, then rebuild the profile with it. Removal and
 rollback only change the profile; the tree stays in the store until gc.
+
+This module decides (tree identity, status, decide, verify); the store
+provider (`package_store`) fetches, unpacks, installs and relinks.
 """
 
 from __future__ import annotations
@@ -13,11 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from syslua import fetch, unpack
 from syslua.manifest.model import Item, Manifest, thaw
 from syslua.resources.base import (
     CREATE,
@@ -28,7 +30,6 @@ from syslua.resources.base import (
     Decision,
     RecordContext,
     Removal,
-    ResourceError,
     ResourceType,
     UndoContext,
 )
@@ -56,6 +57,8 @@ def _format(item: Item) -> str:
     src = item.get("source")
     if src.get("fetch") == "git":
         return "git"
+    from syslua import fetch, unpack
+
     return unpack.detect_format(fetch.file_name(thaw(src)), item.get("format"))
 
 
@@ -101,36 +104,10 @@ class PackageType(ResourceType):
             # Packages installed in parallel share one rebuild: whoever comes
             # first links every package whose tree is there by then.
             if not self.status(item, ctx)["linked"]:
-                new_root = profile.build(ctx.paths, installed_packages(ctx, ctx.manifest))
-                profile.swap(ctx.paths, new_root, ctx.note)
+                _provider().link(ctx.paths, installed_packages(ctx, ctx.manifest), ctx.note)
 
     def _install(self, item: Item, tree: Path, ctx: Context) -> None:
-        source = thaw(item.get("source"))
-        staging = ctx.store.staging_dir(f"pkg-{item.key}-")
-        try:
-            if source["fetch"] == "git":
-                checkout = staging / "src"
-                fetch.git_checkout(source, checkout)
-                content = checkout
-            else:
-                progress = ctx.progress(self.label(item)) if ctx.progress else None
-                archive = fetch.download(source, ctx.paths.cache, progress=progress)
-                content = staging / "tree"
-                content.mkdir()
-                fmt = unpack.detect_format(fetch.file_name(source), item.get("format"))
-                unpack.unpack(archive, content, fmt, strip=item.get("strip_components", 0), binary_name=item.key)
-            missing = [b for b in bins(item) if not (content / b).is_file()]
-            if missing:
-                found = sorted(str(p.relative_to(content)) for p in content.rglob("*") if p.is_file())[:8]
-                raise ResourceError(
-                    f"{missing[0]} is not in the archive of package {item.key} "
-                    f"(it has: {', '.join(found) or 'nothing'}; check bin and strip_components)"
-                )
-            for b in bins(item):
-                os.chmod(content / b, 0o755)
-            ctx.store.add_tree(content, tree.name)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        _provider().install(item, tree, bins(item), ctx, self.label(item))
 
     def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
         st = self.status(item, ctx)
@@ -152,8 +129,7 @@ class PackageType(ResourceType):
 
     def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
         assert ctx.manifest is not None
-        new_root = profile.build(ctx.paths, installed_packages(ctx, ctx.manifest))
-        profile.swap(ctx.paths, new_root, ctx.note)
+        _provider().link(ctx.paths, installed_packages(ctx, ctx.manifest), ctx.note)
         return Removal("removed from the profile (the package stays in the store until `sys gc`)")
 
     def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
@@ -174,3 +150,11 @@ class PackageType(ResourceType):
     def after_commit(self, paths: Any) -> None:
         """Drop profile generations no snapshot needs any more."""
         profile.prune(paths)
+
+
+def _provider() -> ModuleType:
+    """The provider, loaded when a package is installed or relinked: downloading
+    and unpacking cost every apply tens of milliseconds of imports otherwise."""
+    from syslua.resources import package_store
+
+    return package_store

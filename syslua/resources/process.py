@@ -1,7 +1,9 @@
-"""The one place syslua starts processes: exec commands, guards, health checks, undo commands.
+"""The one place syslua starts processes: exec commands, guards, health checks,
+undo commands, bind/build actions, the shadow tools behind `user`, and git.
 
-`posix` splits the command with shell quoting rules and runs it directly (no
-shell); `shell` runs it with `/bin/sh -c`. Every process gets its own
+`run` takes a command string: `posix` splits it with shell quoting rules and
+runs it directly (no shell); `shell` runs it with `/bin/sh -c`. `run_argv`
+takes an argument list that its caller built (`useradd ...`, `git ...`). Every process gets its own
 process group, so a timeout kills the command and everything it started.
 Only the tails of stdout and stderr are kept, so a chatty command cannot
 exhaust memory; lines can be streamed to a callback as they arrive.
@@ -84,17 +86,38 @@ class Runner:
         timeout: float | None = None,
         on_line: Callable[[str, str], None] | None = None,
     ) -> ProcessResult:
+        """Run a command string as an exec declares it (split for `posix`, `/bin/sh -c` for `shell`)."""
+        return self.run_argv(argv_for(command, provider), cwd=cwd, environment=environment, path=path,
+                             timeout=timeout, on_line=on_line)
+
+    def run_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        environment: Sequence[str] = (),
+        path: str | None = None,
+        timeout: float | None = None,
+        on_line: Callable[[str, str], None] | None = None,
+    ) -> ProcessResult:
+        """Run a program with an argument list; a bare program name is looked up in PATH.
+
+        `environment` entries (`KEY=value`) and `path` (PATH) are added to this
+        process's environment. The result keeps the tails of stdout and stderr.
+        """
         import subprocess  # imported here: a plan of plain files never starts a process
         import threading
 
-        argv = argv_for(command, provider)
+        if not argv:
+            raise CannotStart("empty command")
+        argv = list(argv)  # a copy: argv[0] becomes the full path
         env = dict(os.environ)
         for entry in environment:
             key, _, value = entry.partition("=")
             env[key] = value
         if path:
             env["PATH"] = path
-        if provider == "posix" and "/" not in argv[0]:
+        if "/" not in argv[0]:
             found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
             if found is None:
                 raise CannotStart(f"command not found: {argv[0]}")

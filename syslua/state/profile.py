@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from syslua.fsutil import atomic_symlink
 from syslua.paths import Paths
 
 lock = threading.RLock()  # held while a profile is rebuilt and swapped
@@ -69,9 +70,7 @@ def swap(paths: Paths, new_root: Path, note: Callable[[dict[str, Any]], None] | 
             note({"op": "profile", "item": "profile", "link": str(paths.profile), "prev": prev})
         if paths.profile.exists() and not paths.profile.is_symlink():
             raise OSError(f"{paths.profile} is not a symlink; move it away")
-        tmp = paths.profile.with_name(f".profile-{os.urandom(4).hex()}")
-        os.symlink(os.path.relpath(new_root, paths.profile.parent), tmp)
-        os.replace(tmp, paths.profile)
+        atomic_symlink(paths.profile, os.path.relpath(new_root, paths.profile.parent))
 
 
 def restore(record: dict[str, Any], store: Any = None) -> None:
@@ -83,9 +82,7 @@ def restore(record: dict[str, Any], store: Any = None) -> None:
             if link.is_symlink():
                 link.unlink()
             return
-        tmp = link.with_name(f".profile-{os.urandom(4).hex()}")
-        os.symlink(prev, tmp)
-        os.replace(tmp, link)
+        atomic_symlink(link, prev)
 
 
 def prune(paths: Paths) -> None:

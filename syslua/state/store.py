@@ -1,10 +1,10 @@
 """Content-addressed store: blobs and trees by SHA-256 under the data dir.
 
 Blobs live at `objects/<2 hex>/<62 hex>`, trees (unpacked packages, build
-outputs) at `trees/<name>`. An object is written to a temp file in the store,
-hashed while written, then renamed into place and made read-only, so an
-object either exists whole or not at all; writing the same content twice
-keeps one copy. `sync()` makes everything written so far durable at once,
+outputs) at `trees/<name>`. An object is written to a temp file in the store's
+`tmp/` (`fsutil.AtomicFile`), hashed while written, made read-only, then
+renamed into place, so an object either exists whole or not at all; writing
+the same content twice keeps one copy. `sync()` makes everything written so far durable at once,
 which lets the journal batch many backups under one flush.
 """
 
@@ -14,10 +14,11 @@ import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from syslua.errors import StateError
-from syslua.fsutil import CHUNK, fsync_dir
+from syslua.fsutil import CHUNK, AtomicFile, fsync_dir
 
 SYNC_ONE_BY_ONE = 16
 
@@ -40,46 +41,48 @@ class Store:
     def has(self, digest: str) -> bool:
         return self.path(digest).is_file()
 
-    def _commit(self, tmp: Path, digest: str) -> str:
-        target = self.path(digest)
-        if target.exists():
-            tmp.unlink()
-            return digest
-        target.parent.mkdir(exist_ok=True)
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, target)
-        self._unsynced.append(target)
-        return digest
+    def _put(self, fill: Callable[[AtomicFile], str]) -> str:
+        """Write an object with `fill` (which returns its digest), then name it by its digest.
 
-    def _tempfile(self) -> tuple[int, Path]:
+        The temp file lives in `tmp/`, never among the objects; an object that
+        is already there is kept and the new copy dropped.
+        """
         self._ensure()
-        import tempfile
-
-        fd, name = tempfile.mkstemp(dir=self.tmp, prefix="obj-")
-        return fd, Path(name)
+        with AtomicFile(None, 0o444, durable=False, temp_dir=self.tmp) as f:
+            digest = fill(f)
+            target = self.path(digest)
+            if target.exists():
+                f.discard()
+            else:
+                target.parent.mkdir(exist_ok=True)
+                f.target = target
+        if f.committed:
+            self._unsynced.append(target)  # made durable by sync(), in one batch
+        return digest
 
     def put_bytes(self, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
         if self.has(digest):
             return digest
-        fd, tmp = self._tempfile()
-        with os.fdopen(fd, "wb") as f:
+
+        def fill(f: AtomicFile) -> str:
             f.write(data)
-        return self._commit(tmp, digest)
+            return digest
+
+        return self._put(fill)
 
     def put_file(self, source: str | os.PathLike[str]) -> str:
         """Copy a file into the store, hashing while copying."""
-        fd, tmp = self._tempfile()
-        h = hashlib.sha256()
-        try:
-            with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+
+        def fill(f: AtomicFile) -> str:
+            h = hashlib.sha256()
+            with open(source, "rb") as src:
                 while chunk := src.read(CHUNK):
                     h.update(chunk)
-                    out.write(chunk)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return self._commit(tmp, h.hexdigest())
+                    f.write(chunk)
+            return h.hexdigest()
+
+        return self._put(fill)
 
     def read(self, digest: str) -> bytes:
         try:
