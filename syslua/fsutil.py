@@ -148,12 +148,20 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int = 0o644, *
         f.write(data)
 
 
-def atomic_symlink(path: str | os.PathLike[str], target: str) -> None:
-    """Make `path` a symlink to `target` in one rename: a reader sees the old link or the new one."""
+def atomic_symlink(path: str | os.PathLike[str], target: str, *, owner: tuple[int, int] | None = None) -> None:
+    """Make `path` a symlink to `target` in one rename: a reader sees the old link or the new one.
+    `owner` (uid, gid) is given to the link itself, where this process may."""
     link = Path(path)
     temp = _temp_path(link.parent, link.name)
     os.symlink(target, temp)
     try:
+        if owner is not None:
+            st = os.lstat(temp)
+            if (st.st_uid, st.st_gid) != owner:
+                try:
+                    os.chown(temp, *owner, follow_symlinks=False)
+                except PermissionError:
+                    pass  # not root: the owner was ours anyway
         os.replace(temp, link)
     except BaseException:
         try:

@@ -13,6 +13,7 @@ import os
 import stat
 from typing import Any
 
+from syslua.fsutil import AtomicFile, atomic_symlink
 from syslua.state.store import Store
 
 
@@ -84,26 +85,25 @@ def restore_path(path: str, prev: dict[str, Any], store: Store) -> str | None:
         os.chmod(path, prev["mode"])
         _chown(path, prev["uid"], prev["gid"])
         return None
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.syslua-restore-{os.getpid()}")
-    if os.path.lexists(tmp):
-        os.unlink(tmp)
-    if kind == "link":
-        os.symlink(prev["target"], tmp)
-        _chown(tmp, prev["uid"], prev["gid"])
-    else:
-        data = store.read(prev["blob"])
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        _chown(tmp, prev["uid"], prev["gid"])
-        os.chmod(tmp, prev["mode"])
     if os.path.isdir(path) and not os.path.islink(path):
         try:
             os.rmdir(path)
         except OSError:
-            os.unlink(tmp)
             return f"{path}: left in place, a non-empty directory is where the file was"
-    os.replace(tmp, path)
+    if kind == "link":
+        atomic_symlink(path, prev["target"], owner=(prev["uid"], prev["gid"]))
+        return None
+    data = store.read(prev["blob"])
+    with AtomicFile(path, prev["mode"], sync_dir=False) as f:
+        f.write(data)
+        _chown_fd(f.fileno(), prev["uid"], prev["gid"])
     return None
+
+
+def _chown_fd(fd: int, uid: int, gid: int) -> None:
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != uid or st.st_gid != gid:
+            os.fchown(fd, uid, gid)
+    except PermissionError:
+        pass  # not root: the owner was ours anyway
