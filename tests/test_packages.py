@@ -305,7 +305,8 @@ class Watch:
         assert not tmp.exists() or list(tmp.iterdir()) == [], list(tmp.iterdir())
         part = self.sysenv.root / "cache" / "downloads"
         if part.is_dir():
-            assert not [p for p in part.iterdir() if p.name.startswith(".part")]
+            # a partial download is a `.<sha256>.syslua-*` temp file until verified
+            assert not [p for p in part.iterdir() if ".syslua-" in p.name]
         return text
 
 
