@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 CHUNK = 1 << 20
 
@@ -33,6 +34,52 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def sync_filesystems(directories: Iterable[str | os.PathLike[str]]) -> None:
+    """Make everything written on the filesystems holding `directories` durable.
+
+    One `syncfs(2)` per filesystem (directories that no longer exist are
+    skipped); where syncfs is not available, one system-wide `sync()`.
+    """
+    seen: dict[int, str] = {}
+    for d in directories:
+        try:
+            dev = os.stat(d).st_dev
+        except OSError:
+            continue
+        seen.setdefault(dev, os.fspath(d))
+    syncfs = _syncfs()
+    if syncfs is None:
+        os.sync()
+        return
+    for d in seen.values():
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if syncfs(fd) != 0:
+                import ctypes
+
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err), d)
+        finally:
+            os.close(fd)
+
+
+def _syncfs() -> Callable[[int], int] | None:
+    """libc's syncfs, or None where the C library has none."""
+    global _SYNCFS
+    if _SYNCFS is False:
+        import ctypes  # only an apply that changed something gets here
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _SYNCFS = getattr(libc, "syncfs", None)
+        except OSError:
+            _SYNCFS = None
+    return _SYNCFS  # type: ignore[return-value]
+
+
+_SYNCFS: Any = False  # not looked up yet
 
 
 def _temp_path(directory: Path, name: str) -> Path:

@@ -14,7 +14,9 @@ interrupted journal):
    reverse completion order (so removed items come back in dependency
    order); the previous snapshot stays current. If undoing fails, the
    current pointer is cleared so the next apply converges everything.
-7. On success: record the snapshot, mark the journal committed, make the
+7. On success: record the snapshot, sync every filesystem the apply wrote
+   to (group commit: files are written without an fsync each), mark the
+   journal committed, make the
    snapshot current, delete the journal, let the types tidy up (profile
    generations no snapshot needs).
 """
@@ -340,8 +342,18 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
              "records": [r for rs in journal.by_item.values() for r in rs if r.get("op") == "path"]},
     )
     store.sync()
+    # Named before it exists: if the run dies before committing, recovery
+    # deletes it, so history never lists an apply that was rolled back.
+    journal.note({"op": "snapshot", "snapshot": snap.id})
     snapshots.save(snap, make_current=False)
+    from syslua.state.journal import crash_point
+
+    # Group commit: new content was written without an fsync per file. Once
+    # the filesystems it went to are synced, the commit record may say so.
+    crash_point("before-commit")
+    journal.sync_touched(store.root)
     journal.note({"op": "commit", "snapshot": snap.id})
+    crash_point("after-commit")
     snapshots.set_current(snap.id)
     return snap.id
 
@@ -371,6 +383,9 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     begin = records[0] if records and records[0].get("op") == "begin" else {}
     store = Store(paths.store)
     report = undo_records(records, store, Runner(), paths.state)
+    for rec in records:
+        if rec.get("op") == "snapshot" and rec["snapshot"] in snapshots.index()["order"]:
+            snapshots.delete(rec["snapshot"])  # recorded, never committed
     if report.ok:
         journal_mod.remove(paths.journal)
         what = f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"

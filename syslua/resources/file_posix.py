@@ -1,8 +1,9 @@
 """The posix file provider: reads file state and does the real work on disk.
 
 Writes are atomic (`fsutil.AtomicFile`): a temp file in the target's
-directory is created with a restrictive mode, filled and fsynced, given its
-owner and mode, then renamed over the target, so a reader never sees half a
+directory is created with a restrictive mode, filled, given its owner and
+mode, then renamed over the target (not fsynced one by one: the apply syncs
+each filesystem it wrote to before it commits), so a reader never sees half a
 file and a symlink at the destination is replaced, never written through.
 Every mutation first calls `before_change`, which lets the journal store what
 is about to be lost.
@@ -127,9 +128,10 @@ def store(
         _set_attrs(path, uid, gid, mode)
         return
     before_change(path)
-    # The directory is not fsynced: a rename lost in a crash leaves the old
-    # file, which the journal recorded, and the next apply writes it again.
-    out = AtomicFile(path, mode, sync_dir=False)
+    # Neither the file nor its directory is fsynced here (group commit): the
+    # journal recorded the old file durably before this, and the apply syncs
+    # every filesystem it wrote to once, before its commit record.
+    out = AtomicFile(path, mode, durable=False, sync_dir=False)
     try:
         out.open()
     except PermissionError as e:
