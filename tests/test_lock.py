@@ -5,6 +5,9 @@ fails at once with exit code 3 naming the holder's pid and command, or waits
 with `--wait`. Read-only commands (history, plan, status) neither block on a
 running apply nor mistake its live journal for an interrupted one. A lock
 whose holder is dead is free.
+
+A run that meets a live holder is a second real process (`sysenv.spawn`);
+runs after the holder is gone may be in-process (`sysenv.run`).
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def test_second_apply_fails_at_once_naming_the_holder(sysenv, holder) -> None:
     h = holder()
     sysenv.write("sys.lua", HEADER + 'file { path = "~/other.txt", content = "other\\n" }\n')
     t0 = time.monotonic()
-    p = sysenv.run("apply")
+    p = sysenv.spawn("apply")
     elapsed = time.monotonic() - t0
     assert p.returncode == 3, out(p)
     assert f"pid {h.proc.pid}" in p.stderr and "sys apply hold.lua" in p.stderr, out(p)
@@ -92,7 +95,7 @@ def test_second_apply_fails_at_once_naming_the_holder(sysenv, holder) -> None:
     assert not (sysenv.home / "other.txt").exists()
     # rollback and gc take the same lock
     for args in (("rollback",), ("gc",), ("snapshot", "tag", "x", "y")):
-        q = sysenv.run(*args)
+        q = sysenv.spawn(*args)
         assert q.returncode == 3 and f"pid {h.proc.pid}" in q.stderr, (args, out(q))
     done = h.release()
     assert done.returncode == 0, out(done)
@@ -123,7 +126,7 @@ def test_read_only_commands_do_not_block_or_recover_a_running_apply(sysenv, hold
     sysenv.write("sys.lua", HEADER + 'file { path = "~/held.txt", content = "written while holding the lock\\n" }\n')
     for args in (("history", "--json"), ("plan",), ("status",), ("diff",)):
         t0 = time.monotonic()
-        p = sysenv.run(*args)
+        p = sysenv.spawn(*args)
         assert time.monotonic() - t0 < 10, args
         assert "interrupted" not in out(p), (args, out(p))
         assert p.returncode in (0, 2), (args, out(p))  # diff: "need two snapshots" is a usage error
@@ -171,7 +174,7 @@ def test_lock_held_by_a_live_non_sys_process(sysenv) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a\\n" }\n')
-        p = sysenv.run("apply")
+        p = sysenv.spawn("apply")
         assert p.returncode == 3 and f"pid {holder.pid} (test holder)" in p.stderr, out(p)
         assert not (sysenv.home / "a.txt").exists()
     finally:
