@@ -92,13 +92,15 @@ class SysEnv:
         path.write_text(textwrap.dedent(text) if dedent else text)
         return path
 
-    def run(self, *args: str, cwd: Path | None = None, timeout: float = 120,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, cwd: Path | None = None, timeout: float = 120, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """`sys *args` in this world, in this process; as `spawn` would, but faster."""
         return _in_process(list(args), self.env, cwd or self.work, timeout=timeout, input=input)
 
-    def spawn(self, *args: str, cwd: Path | None = None, timeout: float = 120,
-              input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def spawn(
+        self, *args: str, cwd: Path | None = None, timeout: float = 120, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """`sys *args` as a real `python -m syslua` process, for tests that need one."""
         return subprocess.run(
             [sys.executable, "-m", "syslua", *args],
@@ -126,8 +128,9 @@ class _Expired(BaseException):
     """The run outlived its timeout (a BaseException: no `except Exception` in syslua stops it)."""
 
 
-def _in_process(args: list[str], env: dict[str, str], cwd: Path, *, timeout: float | None,
-                input: str | None) -> subprocess.CompletedProcess[str]:
+def _in_process(
+    args: list[str], env: dict[str, str], cwd: Path, *, timeout: float | None, input: str | None
+) -> subprocess.CompletedProcess[str]:
     """What `python -m syslua *args` with this env and cwd would return, run here.
 
     Set for the call, then restored: os.environ (exactly `env`), cwd, umask,
@@ -143,7 +146,9 @@ def _in_process(args: list[str], env: dict[str, str], cwd: Path, *, timeout: flo
 
     fixed = [name for name in READ_AT_IMPORT if name in env]
     if fixed:
-        raise RuntimeError(f"{', '.join(fixed)} is read when syslua is imported: use sysenv.spawn(...)")
+        raise RuntimeError(
+            f"{', '.join(fixed)} is read when syslua is imported: use sysenv.spawn(...)"
+        )
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     saved_umask = os.umask(0o022)
@@ -172,7 +177,9 @@ def _in_process(args: list[str], env: dict[str, str], cwd: Path, *, timeout: flo
             os.dup2(err_f.fileno(), 2)
             sys.stdin = io.StringIO(input or "")
             sys.stdout = open(1, "w", encoding=out_enc, errors=out_err, closefd=False)
-            sys.stderr = open(2, "w", encoding=err_enc, errors="backslashreplace", closefd=False, buffering=1)
+            sys.stderr = open(
+                2, "w", encoding=err_enc, errors="backslashreplace", closefd=False, buffering=1
+            )
             try:
                 with _deadline(timeout):
                     code = _exit_status(cli.main)

@@ -40,16 +40,27 @@ class Holder:
         self.started = sysenv.work / f"{name}.started"
         self.go = sysenv.work / f"{name}.go"
         wait = f"touch {self.started}; while [ ! -e {self.go} ]; do sleep 0.02; done"
-        sysenv.write(name, HEADER + extra + f"""
+        sysenv.write(
+            name,
+            HEADER
+            + extra
+            + f"""
 local f = file {{ path = "~/held.txt", content = "written while holding the lock\\n" }}
 exec {{ name = "hold", provider = "shell", command = {json.dumps(wait)}, undo = "true", depends_on = {{ f }} }}
-""")
+""",
+        )
         self.proc = self.popen("apply", name)
         wait_for(self.started, self.proc)
 
     def popen(self, *args: str) -> subprocess.Popen:  # type: ignore[type-arg]
-        return subprocess.Popen([sys.executable, "-m", "syslua", *args], cwd=self.sysenv.work,
-                                env=self.sysenv.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "syslua", *args],
+            cwd=self.sysenv.work,
+            env=self.sysenv.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def release(self) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
         self.go.write_text("")
@@ -123,7 +134,10 @@ def test_read_only_commands_do_not_block_or_recover_a_running_apply(sysenv, hold
     h = holder()
     journal = sysenv.root / "state" / "journal" / "journal.jsonl"
     assert journal.exists()  # the running apply's live journal
-    sysenv.write("sys.lua", HEADER + 'file { path = "~/held.txt", content = "written while holding the lock\\n" }\n')
+    sysenv.write(
+        "sys.lua",
+        HEADER + 'file { path = "~/held.txt", content = "written while holding the lock\\n" }\n',
+    )
     for args in (("history", "--json"), ("plan",), ("status",), ("diff",)):
         t0 = time.monotonic()
         p = sysenv.spawn(*args)
@@ -153,8 +167,10 @@ def test_lock_of_a_dead_process_is_free(sysenv) -> None:
     """A process that took the flock and died: the kernel released it."""
     lock = sysenv.root / "state" / "lock"
     lock.parent.mkdir(parents=True)
-    code = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-            "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (sys apply)\\n' % os.getpid()); os._exit(0)")
+    code = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (sys apply)\\n' % os.getpid()); os._exit(0)"
+    )
     subprocess.run([sys.executable, "-c", code, str(lock)], check=True)
     assert "pid" in lock.read_text()
     sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a\\n" }\n')
@@ -166,11 +182,17 @@ def test_lock_held_by_a_live_non_sys_process(sysenv) -> None:
     """The lock is the kernel's flock, not the file's text: a live holder blocks (exit 3)."""
     lock = sysenv.root / "state" / "lock"
     lock.parent.mkdir(parents=True)
-    code = ("import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-            "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (test holder)\\n' % os.getpid()); "
-            "print('locked', flush=True); sys.stdin.read()")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    code = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (test holder)\\n' % os.getpid()); "
+        "print('locked', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a\\n" }\n')
