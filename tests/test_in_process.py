@@ -5,18 +5,20 @@ doing so changes nothing a test can see: the same exit code and the same
 stdout/stderr text as `python -m syslua` for usage errors, configuration
 errors, Lua's `print`, `plan --exit-code` and help; and that a run leaves
 nothing process-wide behind (environment, cwd, argv, streams, umask, signal
-handlers).
+handlers). The installed `sys` entry point gets one real-process check too.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, SysEnv, new_env
+from conftest import HEADER, ROOT, SysEnv, new_env
 
 CONFIG = HEADER + 'file { path = "~/a.txt", content = "a\\n" }\nprint("lua says hi")\n'
 BAD = 'file { path = "~/b", contnet = "b" }\n'
@@ -101,3 +103,31 @@ def test_a_run_leaves_nothing_process_wide_behind(tmp_path: Path) -> None:
     )
     assert after == before
     assert (env.home / "a.txt").read_text() == "a\n"  # the apply did run
+
+
+def test_the_sys_entry_point_runs_as_an_installed_script_would(tmp_path: Path) -> None:
+    """`[project.scripts] sys = "syslua.cli:main"`, called the way pip's generated `sys` script does."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    module, func = pyproject["project"]["scripts"]["sys"].split(":")
+    script = tmp_path / "sys"
+    script.write_text(f"import sys\nfrom {module} import {func}\nsys.exit({func}())\n")
+    env = world(tmp_path / "w")
+    p = subprocess.run(
+        [sys.executable, str(script), "plan", "--exit-code"],
+        cwd=env.work,
+        env=env.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 4, p.stdout + p.stderr
+    assert "Plan: 1 to create" in p.stdout
+    usage = subprocess.run(
+        [sys.executable, str(script), "plan", "--bogus"],
+        cwd=env.work,
+        env=env.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert usage.returncode == 2 and "Usage: sys plan" in usage.stderr, usage.stderr
