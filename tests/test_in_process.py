@@ -5,7 +5,8 @@ doing so changes nothing a test can see: the same exit code and the same
 stdout/stderr text as `python -m syslua` for usage errors, configuration
 errors, Lua's `print`, `plan --exit-code` and help; and that a run leaves
 nothing process-wide behind (environment, cwd, argv, streams, umask, signal
-handlers). The installed `sys` entry point gets one real-process check too.
+handlers, open fds, threads). The installed `sys` entry point gets one
+real-process check too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
@@ -75,33 +77,39 @@ def test_exit_codes_of_the_comparison_are_the_interesting_ones(tmp_path: Path) -
     assert "lua says hi" in env.run("plan").stderr
 
 
+def process_state() -> tuple[object, ...]:
+    """What a `sys` run could change in the process that runs it."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return (
+        dict(os.environ),
+        os.getcwd(),
+        list(sys.argv),
+        sys.modules["__main__"],
+        (sys.stdin, sys.stdout, sys.stderr),
+        umask,
+        {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)},
+        sorted(os.listdir("/proc/self/fd")),  # a leaked fd could be a lock still held
+        threading.active_count(),
+    )
+
+
 def test_a_run_leaves_nothing_process_wide_behind(tmp_path: Path) -> None:
     env = world(tmp_path)
-    umask = os.umask(0o022)
-    os.umask(umask)
-    before = (
-        dict(os.environ),
-        os.getcwd(),
-        list(sys.argv),
-        sys.modules["__main__"],
-        (sys.stdin, sys.stdout, sys.stderr),
-        umask,
-        {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)},
-    )
-    for args in (("apply",), ("plan", "bad.lua"), ("plan", "--bogus"), ("history", "--json")):
+    env.write("fails.lua", HEADER + 'exec { name = "bad", command = "false" }\n')
+    env.run("plan")  # imports and caches of a first run are not leaks
+    before = process_state()
+    for args in (
+        ("apply",),
+        ("apply", "--jobs", "4", "fails.lua"),
+        ("plan", "bad.lua"),
+        ("plan", "--bogus"),
+        ("history", "--json"),
+        ("rollback",),
+        ("gc",),
+    ):
         env.run(*args)
-    umask = os.umask(0o022)
-    os.umask(umask)
-    after = (
-        dict(os.environ),
-        os.getcwd(),
-        list(sys.argv),
-        sys.modules["__main__"],
-        (sys.stdin, sys.stdout, sys.stderr),
-        umask,
-        {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)},
-    )
-    assert after == before
+    assert process_state() == before
     assert (env.home / "a.txt").read_text() == "a\n"  # the apply did run
 
 
