@@ -1,11 +1,21 @@
 """Shared fixtures: every test runs with a temp HOME, a temp SYSLUA_ROOT and NO_COLOR=1.
 
-`sysenv` gives a fresh world per test; `sysenv.run("plan", ...)` runs the real
-`sys` command line (as `python -m syslua`) in it and returns the completed
-process; `sysenv.write("sys.lua", text)` writes a config into the work dir;
-`tree(path)` captures a directory tree (paths, content, modes) so tests can
-assert that a failed or rejected run left it byte-identical.
+`sysenv` gives a fresh world per test; `sysenv.run("plan", ...)` runs the
+`sys` command line in it and returns a `subprocess.CompletedProcess`
+(`returncode`, `stdout`, `stderr`); `sysenv.write("sys.lua", text)` writes a
+config into the work dir; `tree(path)` captures a directory tree (paths,
+content, modes) so tests can assert that a failed or rejected run left it
+byte-identical.
 
+`run` drives the CLI in this process (`syslua.cli.main` with argv), which is
+most of the suite's speed: starting Python and importing syslua costs more
+than most commands. It gives what a `python -m syslua` process would: the
+same exit code and the same stdout/stderr text, captured at the file
+descriptors (so Lua's `print`, which writes to C's stderr, is caught too),
+with the world's environment, cwd and argv set for the call and everything
+process-wide it touches restored afterwards (see `_in_process`).
+`sysenv.spawn(...)` runs a real `python -m syslua` process instead, for what
+needs one: two processes at once, a kill, a signal, the entry point itself.
 The `sys` subprocesses keep their bytecode in a cache outside the repository
 (PYTHONPYCACHEPREFIX, pure speed: ~0.2 s per run); they never write it into
 the checkout.
@@ -20,13 +30,24 @@ by id); `history`, `sys history --json`; `put`, write a file with a mode;
 
 from __future__ import annotations
 
+import ctypes
+import gc
+import io
 import json
+import locale
 import os
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import traceback
+import types
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +60,13 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 PYCACHE = os.path.join(tempfile.gettempdir(), "syslua-test-pycache")
+# In-process runs import this checkout, as the subprocesses do (PYTHONPATH).
+if sys.path[0] != str(ROOT):
+    sys.path.insert(0, str(ROOT))
+with warnings.catch_warnings():
+    # typer's own import warns about click APIs; a `sys` process never shows it
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import syslua.cli  # noqa: F401
 
 
 @dataclass
@@ -69,7 +97,16 @@ class SysEnv:
         path.write_text(textwrap.dedent(text) if dedent else text)
         return path
 
-    def run(self, *args: str, cwd: Path | None = None, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, cwd: Path | None = None, timeout: float = 120, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`sys *args` in this world, in this process; as `spawn` would, but faster."""
+        return _in_process(list(args), self.env, cwd or self.work, timeout=timeout, input=input)
+
+    def spawn(
+        self, *args: str, cwd: Path | None = None, timeout: float = 120, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """`sys *args` as a real `python -m syslua` process, for tests that need one."""
         return subprocess.run(
             [sys.executable, "-m", "syslua", *args],
             cwd=cwd or self.work,
@@ -79,6 +116,159 @@ class SysEnv:
             timeout=timeout,
             input=input,
         )
+
+
+# -- the CLI in this process ----------------------------------------------------
+MAIN_FILE = str(ROOT / "syslua" / "__main__.py")
+# Handlers a command could install; a real process starts with Python's own.
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE)
+# Variables syslua reads once, when a module is imported: in this process the
+# module may already be loaded with another value, so a run that sets one
+# must be a real process (`spawn`).
+READ_AT_IMPORT = ("SYSLUA_FETCH_TIMEOUT",)  # syslua/fetch.py: DEFAULT_TIMEOUT
+_libc = ctypes.CDLL(None)
+
+
+class _Expired(BaseException):
+    """The run outlived its timeout (a BaseException: no `except Exception` in syslua stops it)."""
+
+
+def _in_process(
+    args: list[str], env: dict[str, str], cwd: Path, *, timeout: float | None, input: str | None
+) -> subprocess.CompletedProcess[str]:
+    """What `python -m syslua *args` with this env and cwd would return, run here.
+
+    Set for the call, then restored: os.environ (exactly `env`), cwd, umask,
+    sys.argv and `__main__` (click names the program `python -m syslua` from
+    them; the lock records argv), stdin (empty, or `input`), fds 1 and 2 and
+    sys.stdout / sys.stderr (captured to temp files, encoded as Python would
+    for a pipe), signal handlers, gc thresholds (`main` raises them) and the
+    errors module's display root (a real process starts without one). Exit
+    codes are Python's: `SystemExit`'s code, or 1 and a traceback on stderr
+    for an uncaught exception.
+    """
+    from syslua import cli, errors
+
+    fixed = [name for name in READ_AT_IMPORT if name in env]
+    if fixed:
+        raise RuntimeError(
+            f"{', '.join(fixed)} is read when syslua is imported: use sysenv.spawn(...)"
+        )
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_umask = os.umask(0o022)
+    os.umask(saved_umask)
+    saved_argv, saved_main = sys.argv, sys.modules["__main__"]
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_signals = {s: signal.getsignal(s) for s in SIGNALS}
+    saved_gc = gc.get_threshold()
+    out_enc, out_err = _stream_encoding(sys.__stdout__, "strict")
+    err_enc, _ = _stream_encoding(sys.__stderr__, "backslashreplace")
+    for stream in saved_streams[1:]:
+        stream.flush()
+    saved_fds = os.dup(1), os.dup(2)
+    expired = False
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        try:
+            os.environ.clear()
+            os.environ.update(env)
+            os.chdir(cwd)
+            sys.argv = [MAIN_FILE, *args]
+            main_module = types.ModuleType("__main__")
+            main_module.__file__, main_module.__package__ = MAIN_FILE, "syslua"
+            sys.modules["__main__"] = main_module
+            errors.set_display_root(None)
+            os.dup2(out_f.fileno(), 1)
+            os.dup2(err_f.fileno(), 2)
+            sys.stdin = io.StringIO(input or "")
+            sys.stdout = open(1, "w", encoding=out_enc, errors=out_err, closefd=False)
+            sys.stderr = open(
+                2, "w", encoding=err_enc, errors="backslashreplace", closefd=False, buffering=1
+            )
+            try:
+                with _deadline(timeout):
+                    code = _exit_status(cli.main)
+            except _Expired:
+                expired, code = True, -1
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            _libc.fflush(None)  # C stdio (Lua) buffers, as a real process does at exit
+            os.dup2(saved_fds[0], 1)
+            os.dup2(saved_fds[1], 2)
+            os.close(saved_fds[0])
+            os.close(saved_fds[1])
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            sys.argv = saved_argv
+            sys.modules["__main__"] = saved_main
+            os.chdir(saved_cwd)
+            os.umask(saved_umask)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            if threading.current_thread() is threading.main_thread():
+                for signum, handler in saved_signals.items():
+                    if signal.getsignal(signum) is not handler and handler is not None:
+                        signal.signal(signum, handler)
+            gc.set_threshold(*saved_gc)
+            errors.set_display_root(None)
+        stdout, stderr = _read_text(out_f), _read_text(err_f)
+    argv = [sys.executable, "-m", "syslua", *args]
+    if expired:
+        raise subprocess.TimeoutExpired(argv, timeout or 0, output=stdout, stderr=stderr)
+    return subprocess.CompletedProcess(argv, code, stdout, stderr)
+
+
+def _exit_status(main) -> int:  # type: ignore[no-untyped-def]
+    """Run `main` and give the exit status the interpreter would give."""
+    try:
+        main()
+    except SystemExit as e:
+        if e.code is None:
+            return 0
+        if isinstance(e.code, int):
+            return e.code & 0xFF
+        print(e.code, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        raise  # Ctrl-C on pytest itself
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return 0
+
+
+@contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise `_Expired` in the run after `seconds` (subprocess.run's timeout)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):  # type: ignore[no-untyped-def]
+        raise _Expired
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _stream_encoding(stream, errors: str) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The encoding (and error handler) a child Python would give this stream: this one's."""
+    return getattr(stream, "encoding", None) or "utf-8", getattr(stream, "errors", None) or errors
+
+
+def _read_text(f) -> str:  # type: ignore[no-untyped-def]
+    """A captured stream decoded as `subprocess.run(text=True)` does (locale encoding, universal newlines)."""
+    f.seek(0)
+    data = f.read().decode(locale.getpreferredencoding(False))
+    return data.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def new_env(base: Path) -> SysEnv:

@@ -3,7 +3,8 @@
 A catalogue-shaped module beside sys.lua, pointing at archives on a loopback
 HTTP server, is installed for real. The shipped modules (ripgrep, fd, jq,
 patchelf) are only evaluated and planned: their manifests must carry the
-published URL and SHA-256 of `../shared/data/releases.json` for the platform;
+published URL and SHA-256 of `tests/data/releases.json` (a copy of the
+shared release facts, so a clean clone runs every check) for the platform;
 they are never applied and their URLs are never fetched.
 """
 
@@ -18,13 +19,11 @@ from conftest import ok
 from conftest import out as out_of
 from httpserver import make_tar, tool
 
-RELEASES = Path(__file__).resolve().parents[2] / "shared" / "data" / "releases.json"
+RELEASES = Path(__file__).resolve().parent / "data" / "releases.json"
 MODULES = {"ripgrep": "ripgrep", "fd": "fd", "jq": "jq", "patchelf": "patchelf"}
 
 
 def releases() -> dict:
-    if not RELEASES.is_file():
-        pytest.skip(f"{RELEASES} is not available")
     return json.loads(RELEASES.read_text())["packages"]
 
 
@@ -55,7 +54,9 @@ def write_module(sysenv, server) -> None:
         data = make_tar({f"mytool-{version}/bin/mytool": tool(f"mytool {version}")})
         urls[version] = server.put(f"mytool-{version}.tar.gz", data)
     single_url, single_sha = server.put("single", tool("single"))
-    sysenv.write("mytools.lua", f'''
+    sysenv.write(
+        "mytools.lua",
+        f'''
         return require("pkgs.lib.release").define {{
           name = "mytool",
           default = "1.0",
@@ -71,19 +72,27 @@ def write_module(sysenv, server) -> None:
             }},
           }},
         }}
-    ''')
-    sysenv.write("single.lua", f'''
+    ''',
+    )
+    sysenv.write(
+        "single.lua",
+        f'''
         return require("pkgs.lib.release").define {{
           name = "single", default = "0.1",
           releases = {{ ["0.1"] = {{ [sys.platform] = {{ format = "binary", url = "{single_url}", sha256 = "{single_sha}" }} }} }},
         }}
-    ''')
+    ''',
+    )
 
 
 def run_tool(sysenv, cmd: str) -> str:
     env = dict(sysenv.env, PATH="/usr/bin:/bin")
-    res = subprocess.run(["/bin/sh", "-c", f". '{sysenv.root}/state/env.sh' && {cmd}"], capture_output=True,
-                         text=True, env=env)
+    res = subprocess.run(
+        ["/bin/sh", "-c", f". '{sysenv.root}/state/env.sh' && {cmd}"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     return res.stdout.strip()
 
@@ -105,7 +114,10 @@ def test_local_catalogue_module_installs(sysenv, server):
 
 def test_local_module_version_and_overrides_in_manifest(sysenv, server):
     write_module(sysenv, server)
-    sysenv.write("sys.lua", 'require("mytools").setup { version = "v2.0", name = "mine", bin = { "bin/mytool" } }\n')
+    sysenv.write(
+        "sys.lua",
+        'require("mytools").setup { version = "v2.0", name = "mine", bin = { "bin/mytool" } }\n',
+    )
     pkgs = packages_of(plan_json(sysenv))
     assert set(pkgs) == {"mine"}
     assert pkgs["mine"]["version"] == "2.0"
@@ -123,12 +135,16 @@ def test_local_module_unknown_version_lists_available(sysenv, server):
     assert "sys.lua:2" in text  # the caller's line
     assert "Traceback" not in text
     assert server.count() == 0
-    assert not (sysenv.root / "store" / "trees").exists() or not list((sysenv.root / "store" / "trees").iterdir())
+    assert not (sysenv.root / "store" / "trees").exists() or not list(
+        (sysenv.root / "store" / "trees").iterdir()
+    )
 
 
 def test_local_module_unknown_platform_lists_available(sysenv, server):
     write_module(sysenv, server)
-    sysenv.write("sys.lua", 'require("mytools").setup { version = "2.0", platform = "sparc64-plan9" }\n')
+    sysenv.write(
+        "sys.lua", 'require("mytools").setup { version = "2.0", platform = "sparc64-plan9" }\n'
+    )
     res = sysenv.run("plan")
     assert res.returncode == 2, out_of(res)
     text = out_of(res)
@@ -174,8 +190,12 @@ def test_shipped_modules_plan_with_published_assets(sysenv, platform):
     for name in expect:
         assert plan_items[f"package#{name}"]["action"] == "create"
     # nothing was downloaded or installed by planning
-    assert not (sysenv.root / "cache" / "downloads").exists() or not list((sysenv.root / "cache" / "downloads").iterdir())
-    assert not (sysenv.root / "store" / "trees").exists() or not list((sysenv.root / "store" / "trees").iterdir())
+    assert not (sysenv.root / "cache" / "downloads").exists() or not list(
+        (sysenv.root / "cache" / "downloads").iterdir()
+    )
+    assert not (sysenv.root / "store" / "trees").exists() or not list(
+        (sysenv.root / "store" / "trees").iterdir()
+    )
     for mod, platforms in missing.items():
         sysenv.write("sys.lua", f'require("pkgs.cli.{mod}").setup {{}}\n')
         res = sysenv.run("plan")
@@ -191,8 +211,10 @@ def test_every_published_asset_is_in_the_modules(sysenv):
         for version, assets in data[name]["releases"].items():
             for plat, asset in assets.items():
                 key = f"{name}-{plat}-{version}".replace(".", "_")
-                lines.append(f'require("pkgs.cli.{mod}").setup {{ version = "{version}", platform = "{plat}", '
-                             f'name = "{key}", bin = {{ "{key}" }} }}')
+                lines.append(
+                    f'require("pkgs.cli.{mod}").setup {{ version = "{version}", platform = "{plat}", '
+                    f'name = "{key}", bin = {{ "{key}" }} }}'
+                )
                 expect[key] = asset
     sysenv.write("sys.lua", "\n".join(lines) + "\n")
     pkgs = packages_of(plan_json(sysenv))
@@ -205,8 +227,11 @@ def test_every_published_asset_is_in_the_modules(sysenv):
 
 def test_shipped_bins_and_layout(sysenv):
     """bin and strip_components of each shipped module, on its Linux x86_64 release."""
-    sysenv.write("sys.lua", "\n".join(f'require("pkgs.cli.{m}").setup {{ platform = "x86_64-linux" }}'
-                                      for m in MODULES) + "\n")
+    sysenv.write(
+        "sys.lua",
+        "\n".join(f'require("pkgs.cli.{m}").setup {{ platform = "x86_64-linux" }}' for m in MODULES)
+        + "\n",
+    )
     pkgs = packages_of(plan_json(sysenv))
     assert pkgs["ripgrep"]["bin"] == ["rg"] and pkgs["ripgrep"]["strip_components"] == 1
     assert pkgs["fd"]["bin"] == ["fd"] and pkgs["fd"]["strip_components"] == 1
@@ -216,8 +241,11 @@ def test_shipped_bins_and_layout(sysenv):
 
 
 def test_shipped_module_accepts_version_with_or_without_v(sysenv):
-    sysenv.write("sys.lua", 'require("pkgs.cli.fd").setup { version = "10.2.0", platform = "x86_64-linux" }\n'
-                            'require("pkgs.cli.ripgrep").setup { version = "v15.1.0", platform = "x86_64-linux" }\n')
+    sysenv.write(
+        "sys.lua",
+        'require("pkgs.cli.fd").setup { version = "10.2.0", platform = "x86_64-linux" }\n'
+        'require("pkgs.cli.ripgrep").setup { version = "v15.1.0", platform = "x86_64-linux" }\n',
+    )
     pkgs = packages_of(plan_json(sysenv))
     assert pkgs["fd"]["version"] == "10.2.0"
     assert pkgs["ripgrep"]["version"] == "15.1.0"

@@ -5,6 +5,9 @@ fails at once with exit code 3 naming the holder's pid and command, or waits
 with `--wait`. Read-only commands (history, plan, status) neither block on a
 running apply nor mistake its live journal for an interrupted one. A lock
 whose holder is dead is free.
+
+A run that meets a live holder is a second real process (`sysenv.spawn`);
+runs after the holder is gone may be in-process (`sysenv.run`).
 """
 
 from __future__ import annotations
@@ -37,16 +40,27 @@ class Holder:
         self.started = sysenv.work / f"{name}.started"
         self.go = sysenv.work / f"{name}.go"
         wait = f"touch {self.started}; while [ ! -e {self.go} ]; do sleep 0.02; done"
-        sysenv.write(name, HEADER + extra + f"""
+        sysenv.write(
+            name,
+            HEADER
+            + extra
+            + f"""
 local f = file {{ path = "~/held.txt", content = "written while holding the lock\\n" }}
 exec {{ name = "hold", provider = "shell", command = {json.dumps(wait)}, undo = "true", depends_on = {{ f }} }}
-""")
+""",
+        )
         self.proc = self.popen("apply", name)
         wait_for(self.started, self.proc)
 
     def popen(self, *args: str) -> subprocess.Popen:  # type: ignore[type-arg]
-        return subprocess.Popen([sys.executable, "-m", "syslua", *args], cwd=self.sysenv.work,
-                                env=self.sysenv.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "syslua", *args],
+            cwd=self.sysenv.work,
+            env=self.sysenv.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def release(self) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
         self.go.write_text("")
@@ -81,7 +95,7 @@ def test_second_apply_fails_at_once_naming_the_holder(sysenv, holder) -> None:
     h = holder()
     sysenv.write("sys.lua", HEADER + 'file { path = "~/other.txt", content = "other\\n" }\n')
     t0 = time.monotonic()
-    p = sysenv.run("apply")
+    p = sysenv.spawn("apply")
     elapsed = time.monotonic() - t0
     assert p.returncode == 3, out(p)
     assert f"pid {h.proc.pid}" in p.stderr and "sys apply hold.lua" in p.stderr, out(p)
@@ -92,7 +106,7 @@ def test_second_apply_fails_at_once_naming_the_holder(sysenv, holder) -> None:
     assert not (sysenv.home / "other.txt").exists()
     # rollback and gc take the same lock
     for args in (("rollback",), ("gc",), ("snapshot", "tag", "x", "y")):
-        q = sysenv.run(*args)
+        q = sysenv.spawn(*args)
         assert q.returncode == 3 and f"pid {h.proc.pid}" in q.stderr, (args, out(q))
     done = h.release()
     assert done.returncode == 0, out(done)
@@ -120,10 +134,13 @@ def test_read_only_commands_do_not_block_or_recover_a_running_apply(sysenv, hold
     h = holder()
     journal = sysenv.root / "state" / "journal" / "journal.jsonl"
     assert journal.exists()  # the running apply's live journal
-    sysenv.write("sys.lua", HEADER + 'file { path = "~/held.txt", content = "written while holding the lock\\n" }\n')
+    sysenv.write(
+        "sys.lua",
+        HEADER + 'file { path = "~/held.txt", content = "written while holding the lock\\n" }\n',
+    )
     for args in (("history", "--json"), ("plan",), ("status",), ("diff",)):
         t0 = time.monotonic()
-        p = sysenv.run(*args)
+        p = sysenv.spawn(*args)
         assert time.monotonic() - t0 < 10, args
         assert "interrupted" not in out(p), (args, out(p))
         assert p.returncode in (0, 2), (args, out(p))  # diff: "need two snapshots" is a usage error
@@ -150,8 +167,10 @@ def test_lock_of_a_dead_process_is_free(sysenv) -> None:
     """A process that took the flock and died: the kernel released it."""
     lock = sysenv.root / "state" / "lock"
     lock.parent.mkdir(parents=True)
-    code = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-            "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (sys apply)\\n' % os.getpid()); os._exit(0)")
+    code = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (sys apply)\\n' % os.getpid()); os._exit(0)"
+    )
     subprocess.run([sys.executable, "-c", code, str(lock)], check=True)
     assert "pid" in lock.read_text()
     sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a\\n" }\n')
@@ -163,15 +182,21 @@ def test_lock_held_by_a_live_non_sys_process(sysenv) -> None:
     """The lock is the kernel's flock, not the file's text: a live holder blocks (exit 3)."""
     lock = sysenv.root / "state" / "lock"
     lock.parent.mkdir(parents=True)
-    code = ("import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-            "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (test holder)\\n' % os.getpid()); "
-            "print('locked', flush=True); sys.stdin.read()")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    code = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'pid %d (test holder)\\n' % os.getpid()); "
+        "print('locked', flush=True); sys.stdin.read()"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a\\n" }\n')
-        p = sysenv.run("apply")
+        p = sysenv.spawn("apply")
         assert p.returncode == 3 and f"pid {holder.pid} (test holder)" in p.stderr, out(p)
         assert not (sysenv.home / "a.txt").exists()
     finally:

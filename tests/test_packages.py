@@ -21,10 +21,21 @@ from conftest import out as out_of
 from httpserver import file_url, make_tar, make_zip, sha256, tool
 
 
-def pkg(name: str, url: str, sha: str, bins: list[str] | None = None, *, strip: int | None = None,
-        version: str = "1.0", extra: str = "") -> str:
-    parts = [f'name = "{name}"', f'version = "{version}"',
-             f'source = lib.fetchUrl {{ url = "{url}", sha256 = "{sha}" }}']
+def pkg(
+    name: str,
+    url: str,
+    sha: str,
+    bins: list[str] | None = None,
+    *,
+    strip: int | None = None,
+    version: str = "1.0",
+    extra: str = "",
+) -> str:
+    parts = [
+        f'name = "{name}"',
+        f'version = "{version}"',
+        f'source = lib.fetchUrl {{ url = "{url}", sha256 = "{sha}" }}',
+    ]
     if bins is not None:
         parts.append("bin = { " + ", ".join(f'"{b}"' for b in bins) + " }")
     if strip is not None:
@@ -51,9 +62,20 @@ def snapshot_ids(sysenv) -> list[str]:
 
 SHELLS = {
     "sh": lambda env_sh, env_fish, cmd: ["/bin/sh", "-c", f". '{env_sh}' && {cmd}"],
-    "bash": lambda env_sh, env_fish, cmd: ["bash", "--noprofile", "--norc", "-c", f". '{env_sh}' && {cmd}"],
+    "bash": lambda env_sh, env_fish, cmd: [
+        "bash",
+        "--noprofile",
+        "--norc",
+        "-c",
+        f". '{env_sh}' && {cmd}",
+    ],
     "zsh": lambda env_sh, env_fish, cmd: ["zsh", "-f", "-c", f". '{env_sh}' && {cmd}"],
-    "fish": lambda env_sh, env_fish, cmd: ["fish", "--no-config", "-c", f"source '{env_fish}'; and {cmd}"],
+    "fish": lambda env_sh, env_fish, cmd: [
+        "fish",
+        "--no-config",
+        "-c",
+        f"source '{env_fish}'; and {cmd}",
+    ],
 }
 
 
@@ -62,7 +84,9 @@ def in_shell(sysenv, shell: str, cmd: str) -> subprocess.CompletedProcess[str]:
     if shutil.which(argv[0]) is None:
         pytest.skip(f"{shell} is not installed")
     env = dict(sysenv.env, PATH="/usr/bin:/bin")
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=sysenv.work, timeout=30)
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=sysenv.work, timeout=30
+    )
 
 
 # -- formats -----------------------------------------------------------------
@@ -128,11 +152,19 @@ def test_tool_runs_in_each_shell(sysenv, server, shell):
 
 
 def test_bin_linked_by_base_name_and_strip_components(sysenv, server):
-    data = make_tar({"pkg-2/libexec/deep/tool-a": tool("A"), "pkg-2/other/tool-b": tool("B"),
-                     "pkg-2/share/man/man1/tool-a.1": b".TH TOOL-A 1\n"}, "xz")
+    data = make_tar(
+        {
+            "pkg-2/libexec/deep/tool-a": tool("A"),
+            "pkg-2/other/tool-b": tool("B"),
+            "pkg-2/share/man/man1/tool-a.1": b".TH TOOL-A 1\n",
+        },
+        "xz",
+    )
     url, sha = server.put("pkg-2.tar.xz", data)
-    sysenv.write("sys.lua", pkg("multi", url, sha, ["libexec/deep/tool-a", "other/tool-b"], strip=1,
-                                version="2"))
+    sysenv.write(
+        "sys.lua",
+        pkg("multi", url, sha, ["libexec/deep/tool-a", "other/tool-b"], strip=1, version="2"),
+    )
     ok(sysenv.run("apply"))
     names = sorted(p.name for p in profile_bin(sysenv).iterdir())
     assert names == ["tool-a", "tool-b"]
@@ -154,14 +186,19 @@ def test_failed_upgrade_keeps_the_old_version_linked(sysenv, server):
     sysenv.write("sys.lua", pkg("mytool", v1_url, v1_sha, ["bin/mytool"], version="1"))
     ok(sysenv.run("apply"))
     profile_before = os.readlink(sysenv.root / "state" / "profile")
-    sysenv.write("sys.lua", pkg("mytool", v2_url, v2_sha, ["bin/mytool"], version="2")
-                 + 'exec { name = "boom", command = "false", depends_on = { "package#mytool" } }\n')
+    sysenv.write(
+        "sys.lua",
+        pkg("mytool", v2_url, v2_sha, ["bin/mytool"], version="2")
+        + 'exec { name = "boom", command = "false", depends_on = { "package#mytool" } }\n',
+    )
     res = sysenv.run("apply")
     assert res.returncode == 1, out_of(res)
     assert "System unchanged" in out_of(res)
     assert os.readlink(sysenv.root / "state" / "profile") == profile_before
     assert in_shell(sysenv, "sh", "mytool").stdout.strip() == "v1"
-    assert len(store_trees(sysenv)) == 2  # the new tree stays in the store (objects remain), unlinked
+    assert (
+        len(store_trees(sysenv)) == 2
+    )  # the new tree stays in the store (objects remain), unlinked
     # the retry needs no new download
     sysenv.write("sys.lua", pkg("mytool", v2_url, v2_sha, ["bin/mytool"], version="2"))
     ok(sysenv.run("apply"))
@@ -237,7 +274,9 @@ def test_tree_in_store_is_never_fetched_even_without_cache(sysenv, server):
 def test_removal_unlinks_keeps_tree_until_gc_and_rollback_relinks(sysenv, server):
     url, sha = server.put("t.tar.gz", make_tar({"bin/mytool": tool("hi")}))
     other_url, other_sha = server.put("o.tar.gz", make_tar({"bin/other": tool("other")}))
-    cfg = pkg("mytool", url, sha, ["bin/mytool"]) + pkg("other", other_url, other_sha, ["bin/other"])
+    cfg = pkg("mytool", url, sha, ["bin/mytool"]) + pkg(
+        "other", other_url, other_sha, ["bin/other"]
+    )
     sysenv.write("sys.lua", cfg)
     ok(sysenv.run("apply"))
     first = snapshot_ids(sysenv)[0]
@@ -322,7 +361,9 @@ def test_checksum_mismatch(sysenv, server):
 
 
 def test_http_404(sysenv, server):
-    sysenv.write("sys.lua", pkg("mytool", server.url("404/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"]))
+    sysenv.write(
+        "sys.lua", pkg("mytool", server.url("404/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"])
+    )
     w = Watch(sysenv)
     w.failed(sysenv.run("apply"), "404", server.url("404/mytool.tar.gz"))
     assert server.count() >= 1
@@ -337,15 +378,20 @@ def test_connection_refused(sysenv, server):
 
 
 def test_connection_closed_early(sysenv, server):
-    sysenv.write("sys.lua", pkg("mytool", server.url("short/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"]))
+    sysenv.write(
+        "sys.lua", pkg("mytool", server.url("short/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"])
+    )
     Watch(sysenv).failed(sysenv.run("apply"), "ended early", "10 of 100000")
 
 
 def test_stalled_server_times_out(sysenv, server, monkeypatch):
     monkeypatch.setenv("SYSLUA_FETCH_TIMEOUT", "1")
-    sysenv.write("sys.lua", pkg("mytool", server.url("stall/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"]))
+    sysenv.write(
+        "sys.lua", pkg("mytool", server.url("stall/mytool.tar.gz"), sha256(b"x"), ["bin/mytool"])
+    )
     w = Watch(sysenv)
-    text = w.failed(sysenv.run("apply", timeout=30), "timed out")
+    # a real process: syslua.fetch reads SYSLUA_FETCH_TIMEOUT when it is imported
+    text = w.failed(sysenv.spawn("apply", timeout=30), "timed out")
     assert "stall/mytool.tar.gz" in text
 
 
@@ -354,8 +400,10 @@ def test_truncated_archive(sysenv, server, fmt):
     name, data = archive(fmt)
     if fmt != "zip":
         # a tool big enough that truncation cuts its content, not just the end-of-archive blocks
-        data = make_tar({"mytool-1.0/bin/mytool": tool("x" * 5000) + os.urandom(20000)},
-                        {"tar.gz": "gz", "tar.xz": "xz"}[fmt])
+        data = make_tar(
+            {"mytool-1.0/bin/mytool": tool("x" * 5000) + os.urandom(20000)},
+            {"tar.gz": "gz", "tar.xz": "xz"}[fmt],
+        )
     cut = data[: len(data) // 2]
     url, sha = server.put(name, cut)  # the sha256 of the truncated bytes: verification passes
     sysenv.write("sys.lua", pkg("mytool", url, sha, ["bin/mytool"], strip=1))
@@ -366,9 +414,18 @@ def test_truncated_archive(sysenv, server, fmt):
 @pytest.mark.parametrize(
     "members, needle",
     [
-        ({"files": {"bin/mytool": tool("x"), "bin/../../evil": b"evil"}}, "points outside the archive"),
-        ({"files": {"bin/mytool": tool("x"), "/tmp/syslua-test-evil-abs": b"evil"}}, "absolute path"),
-        ({"files": {"bin/mytool": tool("x")}, "symlinks": {"bin/escape": "../../../etc/passwd"}}, "links outside"),
+        (
+            {"files": {"bin/mytool": tool("x"), "bin/../../evil": b"evil"}},
+            "points outside the archive",
+        ),
+        (
+            {"files": {"bin/mytool": tool("x"), "/tmp/syslua-test-evil-abs": b"evil"}},
+            "absolute path",
+        ),
+        (
+            {"files": {"bin/mytool": tool("x")}, "symlinks": {"bin/escape": "../../../etc/passwd"}},
+            "links outside",
+        ),
     ],
     ids=["dotdot", "absolute", "symlink-out"],  # every rule in detail: test_unpack.py
 )
@@ -416,8 +473,11 @@ def test_bin_missing_from_archive(sysenv, server):
 
 def test_failed_package_rolls_back_the_other_one(sysenv, server):
     good_url, good_sha = server.put("good.tar.gz", make_tar({"bin/good": tool("good")}))
-    sysenv.write("sys.lua", pkg("good", good_url, good_sha, ["bin/good"])
-                 + pkg("bad", server.url("404/bad.tar.gz"), sha256(b"x"), ["bin/bad"]))
+    sysenv.write(
+        "sys.lua",
+        pkg("good", good_url, good_sha, ["bin/good"])
+        + pkg("bad", server.url("404/bad.tar.gz"), sha256(b"x"), ["bin/bad"]),
+    )
     res = sysenv.run("apply")
     assert res.returncode == 1, out_of(res)
     assert "System unchanged" in out_of(res)
@@ -428,7 +488,9 @@ def test_failed_package_rolls_back_the_other_one(sysenv, server):
 def test_two_packages_same_bin_is_a_config_error(sysenv, server):
     a_url, a_sha = server.put("a.tar.gz", make_tar({"bin/tool": tool("a")}))
     b_url, b_sha = server.put("b.tar.gz", make_tar({"x/tool": tool("b")}))
-    sysenv.write("sys.lua", pkg("alpha", a_url, a_sha, ["bin/tool"]) + pkg("beta", b_url, b_sha, ["x/tool"]))
+    sysenv.write(
+        "sys.lua", pkg("alpha", a_url, a_sha, ["bin/tool"]) + pkg("beta", b_url, b_sha, ["x/tool"])
+    )
     w = Watch(sysenv)
     text = w.failed(sysenv.run("apply"), "alpha", "beta", "tool", code=2)
     assert server.count() == 0  # caught before anything is fetched
@@ -438,7 +500,10 @@ def test_two_packages_same_bin_is_a_config_error(sysenv, server):
 
 
 def test_source_needs_sha256(sysenv, server):
-    sysenv.write("sys.lua", 'package { name = "x", version = "1", source = lib.fetchUrl { url = "http://127.0.0.1:1/x" } }\n')
+    sysenv.write(
+        "sys.lua",
+        'package { name = "x", version = "1", source = lib.fetchUrl { url = "http://127.0.0.1:1/x" } }\n',
+    )
     res = sysenv.run("plan")
     assert res.returncode == 2, out_of(res)
     assert "sha256" in out_of(res) and "Traceback" not in out_of(res)
@@ -448,10 +513,18 @@ def test_source_needs_sha256(sysenv, server):
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid", GIT_CONFIG_NOSYSTEM="1",
-               HOME=str(repo.parent))
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True)
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+        GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(repo.parent),
+    )
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True
+    )
     return done.stdout.strip()
 
 
@@ -478,19 +551,25 @@ def git_repo(tmp_path: Path):
 def test_fetch_git_checks_out_rev_exactly(sysenv, git_repo):
     repo, first, second = git_repo
     url = file_url(repo)
-    sysenv.write("sys.lua", f'''
+    sysenv.write(
+        "sys.lua",
+        f'''
         package {{ name = "gittool", version = "git", bin = {{ "bin/gittool" }},
                    source = lib.fetchGit {{ url = "{url}", rev = "{first}" }} }}
-    ''')
+    ''',
+    )
     ok(sysenv.run("apply"))
     assert in_shell(sysenv, "sh", "gittool").stdout.strip() == "version one"
     [t] = store_trees(sysenv)
     assert not (sysenv.root / "store" / "trees" / t / ".git").exists()
     # the other rev is another store tree
-    sysenv.write("sys.lua", f'''
+    sysenv.write(
+        "sys.lua",
+        f'''
         package {{ name = "gittool", version = "git", bin = {{ "bin/gittool" }},
                    source = lib.fetchGit {{ url = "{url}", rev = "{second[:12]}" }} }}
-    ''')
+    ''',
+    )
     ok(sysenv.run("apply"))
     assert in_shell(sysenv, "sh", "gittool").stdout.strip() == "version two"
     assert len(store_trees(sysenv)) == 2
@@ -498,27 +577,36 @@ def test_fetch_git_checks_out_rev_exactly(sysenv, git_repo):
 
 def test_fetch_git_from_a_plain_path(sysenv, git_repo):
     repo, first, _second = git_repo
-    sysenv.write("sys.lua", f'''
+    sysenv.write(
+        "sys.lua",
+        f'''
         package {{ name = "gittool", version = "git", bin = {{ "bin/gittool" }},
                    source = lib.fetchGit {{ url = "{repo}", rev = "{first}" }} }}
-    ''')
+    ''',
+    )
     ok(sysenv.run("apply"))
     assert in_shell(sysenv, "sh", "gittool").stdout.strip() == "version one"
 
 
 def test_fetch_git_unknown_rev(sysenv, git_repo):
     repo, _first, _second = git_repo
-    sysenv.write("sys.lua", f'''
+    sysenv.write(
+        "sys.lua",
+        f'''
         package {{ name = "gittool", version = "git", bin = {{ "bin/gittool" }},
-                   source = lib.fetchGit {{ url = "{repo}", rev = "{'0' * 40}" }} }}
-    ''')
+                   source = lib.fetchGit {{ url = "{repo}", rev = "{"0" * 40}" }} }}
+    ''',
+    )
     w = Watch(sysenv)
     w.failed(sysenv.run("apply"), "git", str(repo))
 
 
 def test_fetch_git_needs_rev(sysenv, git_repo):
     repo, _first, _second = git_repo
-    sysenv.write("sys.lua", f'package {{ name = "g", version = "1", source = lib.fetchGit {{ url = "{repo}" }} }}\n')
+    sysenv.write(
+        "sys.lua",
+        f'package {{ name = "g", version = "1", source = lib.fetchGit {{ url = "{repo}" }} }}\n',
+    )
     res = sysenv.run("plan")
     assert res.returncode == 2, out_of(res)
     assert "rev" in out_of(res)
