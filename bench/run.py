@@ -57,17 +57,23 @@ def _sys() -> list[str]:
     return [exe] if exe else [sys.executable, "-m", "syslua"]
 
 
-def timed(argv: list[str], env: dict[str, str], runs: int, cwd: Path | None = None) -> tuple[float, float, int]:
+def timed(
+    argv: list[str], env: dict[str, str], runs: int, cwd: Path | None = None
+) -> tuple[float, float, int]:
     """Median and min wall time of `runs` runs of a whole process (after one
     warm-up), and its peak resident memory in KiB."""
     subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        done = subprocess.run(
+            argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         times.append(time.perf_counter() - start)
         if done.returncode not in (0, 4):
-            raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+            raise SystemExit(
+                f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.decode()[-500:]}"
+            )
     return statistics.median(times), min(times), _peak_memory(argv, env, cwd)
 
 
@@ -77,8 +83,13 @@ def _peak_memory(argv: list[str], env: dict[str, str], cwd: Path | None) -> int:
     if not os.path.exists("/usr/bin/time"):
         return 0
     with tempfile.NamedTemporaryFile("r") as out:
-        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], env=env, cwd=cwd,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["/usr/bin/time", "-f", "%M", "-o", out.name, *argv],
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         text = out.read().strip().splitlines()
     return int(text[-1]) if text and text[-1].isdigit() else 0
 
@@ -94,8 +105,11 @@ def dotfiles(shared: Path, sizes: list[int], runs: int, out: Path) -> dict:
     for n in sizes:
         work = out / f"w{n}"
         if not (work / "sys.lua").exists():
-            subprocess.run([sys.executable, str(shared / "workload.py"), str(n), str(work)], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [sys.executable, str(shared / "workload.py"), str(n), str(work)],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
         homes = {k: work / f"home-{k}" for k in ("sys", "floor", "stow", "dotbot")}
         for h in homes.values():
             h.mkdir(exist_ok=True)
@@ -103,21 +117,30 @@ def dotfiles(shared: Path, sizes: list[int], runs: int, out: Path) -> dict:
         env_sys = _env(HOME=str(homes["sys"]), SYSLUA_ROOT=str(root))
         subprocess.run([*sysbin, "apply", "-q", "sys.lua"], env=env_sys, cwd=work, check=True)
         env_floor = _env(HOME=str(homes["floor"]))
-        subprocess.run([sys.executable, str(shared / "floor.py"), str(work)], env=env_floor, check=True,
-                       stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(shared / "floor.py"), str(work)],
+            env=env_floor,
+            check=True,
+            stderr=subprocess.DEVNULL,
+        )
         rows = {}
         floor = timed([sys.executable, str(shared / "floor.py"), str(work)], env_floor, runs)
         rows["floor (no change)"] = floor
         rows["sys --help"] = timed([*sysbin, "--help"], env_sys, runs, cwd=work)
-        rows["evaluate + merge"] = timed([sys.executable, str(HERE / "evalmerge.py"), "sys.lua"], env_sys, runs,
-                                         cwd=work)
+        rows["evaluate + merge"] = timed(
+            [sys.executable, str(HERE / "evalmerge.py"), "sys.lua"], env_sys, runs, cwd=work
+        )
         rows["sys plan (converged)"] = timed([*sysbin, "plan", "sys.lua"], env_sys, runs, cwd=work)
-        rows["sys apply (converged)"] = timed([*sysbin, "apply", "sys.lua"], env_sys, runs, cwd=work)
+        rows["sys apply (converged)"] = timed(
+            [*sysbin, "apply", "sys.lua"], env_sys, runs, cwd=work
+        )
         if shutil.which("stow"):
             stow = ["stow", "-d", str(work / "stow"), "-t", str(homes["stow"]), "-R", "pkg"]
             subprocess.run(stow, check=True, stderr=subprocess.DEVNULL)
             rows["GNU stow -R (converged)"] = timed(stow, _env(), runs)
-        dotbot = shutil.which("dotbot", path=os.path.dirname(sys.executable)) or shutil.which("dotbot")
+        dotbot = shutil.which("dotbot", path=os.path.dirname(sys.executable)) or shutil.which(
+            "dotbot"
+        )
         if dotbot:
             cmd = [dotbot, "-Q", "-d", str(work), "-c", str(work / "dotbot.yaml")]
             env_dotbot = _env(HOME=str(homes["dotbot"]))
@@ -126,8 +149,10 @@ def dotfiles(shared: Path, sizes: list[int], runs: int, out: Path) -> dict:
         print(f"\n{n} dotfiles (median of {runs} runs, ratio to the floor, peak memory)")
         for name, (med, best, peak) in rows.items():
             print(_row(name, med, best, peak, floor[0]))
-        results[n] = {k: {"median_s": v[0], "min_s": v[1], "ratio": v[0] / floor[0], "max_rss_kib": v[2]}
-                      for k, v in rows.items()}
+        results[n] = {
+            k: {"median_s": v[0], "min_s": v[1], "ratio": v[0] / floor[0], "max_rss_kib": v[2]}
+            for k, v in rows.items()
+        }
     return results
 
 
@@ -144,7 +169,10 @@ def _archive(name: str, size: int) -> bytes:
     payload = os.urandom(size)
     with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
         script = f"#!/bin/sh\necho {name}\n".encode()
-        for member, data, mode in ((f"{name}/bin/{name}", script, 0o755), (f"{name}/share/{name}.dat", payload, 0o644)):
+        for member, data, mode in (
+            (f"{name}/bin/{name}", script, 0o755),
+            (f"{name}/share/{name}.dat", payload, 0o644),
+        ):
             info = tarfile.TarInfo(member)
             info.size, info.mode = len(data), mode
             tar.addfile(info, io.BytesIO(data))
@@ -160,8 +188,10 @@ def packages(runs: int, out: Path, count: int = 20, size: int = 1 << 20) -> dict
         data = _archive(name, size)
         (serve / f"{name}.tar.gz").write_bytes(data)
         sha = hashlib.sha256(data).hexdigest()
-        lines.append(f'package {{ name = "{name}", version = "1.0", strip_components = 1, bin = {{ "bin/{name}" }},\n'
-                     f'  source = lib.fetchUrl {{ url = URL .. "/{name}.tar.gz", sha256 = "{sha}" }} }}\n')
+        lines.append(
+            f'package {{ name = "{name}", version = "1.0", strip_components = 1, bin = {{ "bin/{name}" }},\n'
+            f'  source = lib.fetchUrl {{ url = URL .. "/{name}.tar.gz", sha256 = "{sha}" }} }}\n'
+        )
     handler = lambda *a, **k: _Counting(*a, directory=str(serve), **k)  # noqa: E731
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -175,10 +205,14 @@ def packages(runs: int, out: Path, count: int = 20, size: int = 1 << 20) -> dict
             root, home = Path(tempfile.mkdtemp(dir=out)), Path(tempfile.mkdtemp(dir=out))
             env = _env(HOME=str(home), SYSLUA_ROOT=str(root))
             start = time.perf_counter()
-            subprocess.run([*sysbin, "apply", "-q", "--jobs", "8", str(config)], env=env, check=True)
+            subprocess.run(
+                [*sysbin, "apply", "-q", "--jobs", "8", str(config)], env=env, check=True
+            )
             colds.append(time.perf_counter() - start)
             start = time.perf_counter()
-            subprocess.run([*sysbin, "apply", "-q", "--jobs", "8", str(config)], env=env, check=True)
+            subprocess.run(
+                [*sysbin, "apply", "-q", "--jobs", "8", str(config)], env=env, check=True
+            )
             warms.append(time.perf_counter() - start)
             start = time.perf_counter()
             subprocess.run([sys.executable, "-c", _BASELINE, url, str(count)], check=True)
@@ -187,10 +221,16 @@ def packages(runs: int, out: Path, count: int = 20, size: int = 1 << 20) -> dict
             shutil.rmtree(home, ignore_errors=True)
     finally:
         server.shutdown()
-    cold, warm, base = statistics.median(colds), statistics.median(warms), statistics.median(baselines)
+    cold, warm, base = (
+        statistics.median(colds),
+        statistics.median(warms),
+        statistics.median(baselines),
+    )
     print(f"\n{count} packages of {size >> 20} MB from 127.0.0.1, --jobs 8 (median of {runs} runs)")
     print(f"  {'download + SHA-256 in one process':<38} {base * 1000:8.1f} ms")
-    print(f"  {'sys apply, cold':<38} {cold * 1000:8.1f} ms  {cold / base:5.2f}x the download baseline")
+    print(
+        f"  {'sys apply, cold':<38} {cold * 1000:8.1f} ms  {cold / base:5.2f}x the download baseline"
+    )
     print(f"  {'sys apply, warm (all cached)':<38} {warm * 1000:8.1f} ms")
     return {"baseline_s": base, "cold_s": cold, "warm_s": warm, "cold_ratio": cold / base}
 
@@ -222,7 +262,9 @@ def main() -> None:
         shared = Path(args.shared)
         if not (shared / "workload.py").exists():
             raise SystemExit(f"no workload.py in {shared}: pass --shared DIR")
-        results["dotfiles"] = dotfiles(shared, [int(s) for s in args.sizes.split(",")], args.runs, out)
+        results["dotfiles"] = dotfiles(
+            shared, [int(s) for s in args.sizes.split(",")], args.runs, out
+        )
     if args.what in ("packages", "all"):
         results["packages"] = packages(max(3, args.runs // 2), out)
     if args.json:

@@ -122,4 +122,3 @@ class LockHeldError(SysluaError):
     """Another syslua process holds the state lock."""
 
     exit_code = 3
-

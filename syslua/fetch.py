@@ -30,8 +30,10 @@ class FetchError(ResourceError):
 
 def url_of(source: dict[str, Any]) -> str:
     if source["fetch"] == "github":
-        return (f"https://github.com/{source['owner']}/{source['repo']}/releases/download/"
-                f"{source['tag']}/{source['asset']}")
+        return (
+            f"https://github.com/{source['owner']}/{source['repo']}/releases/download/"
+            f"{source['tag']}/{source['asset']}"
+        )
     return source["url"]
 
 
@@ -40,8 +42,13 @@ def file_name(source: dict[str, Any]) -> str:
     return url.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0] or "download"
 
 
-def download(source: dict[str, Any], cache: Path, *, timeout: float = DEFAULT_TIMEOUT,
-             progress: Progress | None = None) -> Path:
+def download(
+    source: dict[str, Any],
+    cache: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Progress | None = None,
+) -> Path:
     """The verified file for a url/github source, from the cache or the network."""
     expected = source.get("sha256")
     if not expected:
@@ -67,7 +74,7 @@ def download(source: dict[str, Any], cache: Path, *, timeout: float = DEFAULT_TI
 def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> str:
     h = hashlib.sha256()
     if url.startswith("file://"):
-        path = urllib.request.url2pathname(url[len("file://"):])
+        path = urllib.request.url2pathname(url[len("file://") :])
         try:
             with open(path, "rb") as src:
                 while chunk := src.read(CHUNK):
@@ -98,7 +105,9 @@ def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> 
     except urllib.error.HTTPError as e:
         raise FetchError(f"HTTP {e.code} {e.reason} fetching {url}") from None
     except TimeoutError:
-        raise FetchError(f"timed out after {timeout:g}s fetching {url} (the server stopped sending)") from None
+        raise FetchError(
+            f"timed out after {timeout:g}s fetching {url} (the server stopped sending)"
+        ) from None
     except urllib.error.URLError as e:
         reason = e.reason
         if isinstance(reason, (TimeoutError, socket.timeout)):

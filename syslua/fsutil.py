@@ -123,8 +123,14 @@ class AtomicFile:
         """Create the temp file (the `with` statement does this when the caller did not)."""
         if self._file is None:
             directory = self.temp_dir if self.temp_dir is not None else self._target().parent
-            self.temp = _temp_path(directory, self.target.name if self.target is not None else "new")
-            fd = os.open(self.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            self.temp = _temp_path(
+                directory, self.target.name if self.target is not None else "new"
+            )
+            fd = os.open(
+                self.temp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+            )
             self._file = os.fdopen(fd, "wb")
         return self
 
@@ -143,8 +149,12 @@ class AtomicFile:
     def __enter__(self) -> AtomicFile:
         return self.open()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         try:
             if exc_type is None and not self._discarded:
                 self._commit()
@@ -178,7 +188,9 @@ class AtomicFile:
         f.flush()
         if self.durable:
             os.fsync(f.fileno())
-        os.fchmod(f.fileno(), self.mode)  # after any chown by the caller, which would clear setuid bits
+        os.fchmod(
+            f.fileno(), self.mode
+        )  # after any chown by the caller, which would clear setuid bits
         f.close()
         os.replace(self.temp, target)
         self.committed = True
@@ -186,8 +198,14 @@ class AtomicFile:
             fsync_dir(target.parent)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int = 0o644, *, durable: bool = True,
-                 sync_dir: bool = True) -> None:
+def atomic_write(
+    path: str | os.PathLike[str],
+    data: bytes,
+    mode: int = 0o644,
+    *,
+    durable: bool = True,
+    sync_dir: bool = True,
+) -> None:
     """Replace `path` with `data` atomically, creating its directory if needed (see `AtomicFile`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -195,7 +213,9 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, mode: int = 0o644, *
         f.write(data)
 
 
-def atomic_symlink(path: str | os.PathLike[str], target: str, *, owner: tuple[int, int] | None = None) -> None:
+def atomic_symlink(
+    path: str | os.PathLike[str], target: str, *, owner: tuple[int, int] | None = None
+) -> None:
     """Make `path` a symlink to `target` in one rename: a reader sees the old link or the new one.
     `owner` (uid, gid) is given to the link itself, where this process may."""
     link = Path(path)

@@ -26,10 +26,37 @@ from typing import Literal
 
 from syslua.errors import ResourceError
 
-ARCHIVES = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".tar.xz": "tar.xz", ".txz": "tar.xz",
-            ".tar.bz2": "tar.bz2", ".tbz2": "tar.bz2", ".tbz": "tar.bz2", ".zip": "zip"}
-UNSUPPORTED = (".7z", ".rar", ".tar.zst", ".zst", ".tar.lz", ".lz", ".tar", ".gz", ".xz", ".bz2", ".deb",
-               ".rpm", ".dmg", ".pkg", ".msi", ".cab", ".tar.lzma", ".lzma", ".Z")
+ARCHIVES = {
+    ".tar.gz": "tar.gz",
+    ".tgz": "tar.gz",
+    ".tar.xz": "tar.xz",
+    ".txz": "tar.xz",
+    ".tar.bz2": "tar.bz2",
+    ".tbz2": "tar.bz2",
+    ".tbz": "tar.bz2",
+    ".zip": "zip",
+}
+UNSUPPORTED = (
+    ".7z",
+    ".rar",
+    ".tar.zst",
+    ".zst",
+    ".tar.lz",
+    ".lz",
+    ".tar",
+    ".gz",
+    ".xz",
+    ".bz2",
+    ".deb",
+    ".rpm",
+    ".dmg",
+    ".pkg",
+    ".msi",
+    ".cab",
+    ".tar.lzma",
+    ".lzma",
+    ".Z",
+)
 FORMATS = ("tar.gz", "tar.xz", "tar.bz2", "zip", "binary")
 
 
@@ -40,7 +67,9 @@ class UnpackError(ResourceError):
 def detect_format(name: str, declared: str | None = None) -> str:
     if declared:
         if declared not in FORMATS:
-            raise UnpackError(f"unknown archive format `{declared}` (supported: {', '.join(FORMATS)})")
+            raise UnpackError(
+                f"unknown archive format `{declared}` (supported: {', '.join(FORMATS)})"
+            )
         return declared
     lower = name.lower()
     for suffix, fmt in ARCHIVES.items():
@@ -48,8 +77,10 @@ def detect_format(name: str, declared: str | None = None) -> str:
             return fmt
     for suffix in UNSUPPORTED:
         if lower.endswith(suffix.lower()):
-            raise UnpackError(f"unknown archive format for {name} (supported: .tar.gz, .tar.xz, .tar.bz2, .zip, "
-                              "or a single binary)")
+            raise UnpackError(
+                f"unknown archive format for {name} (supported: .tar.gz, .tar.xz, .tar.bz2, .zip, "
+                "or a single binary)"
+            )
     return "binary"
 
 
@@ -81,7 +112,9 @@ def _safe_target(dest: Path, rel: str, name: str) -> Path:
     out = dest / rel
     parent = os.path.realpath(out.parent)
     if parent != root and not parent.startswith(root + os.sep):
-        raise UnpackError(f"archive member {name!r} would be written outside the archive (through a link)")
+        raise UnpackError(
+            f"archive member {name!r} would be written outside the archive (through a link)"
+        )
     return Path(parent) / out.name
 
 
@@ -92,7 +125,9 @@ def _safe_link(dest: Path, where: Path, target: str, name: str) -> None:
         raise UnpackError(f"archive member {name!r} links outside the archive ({target})")
 
 
-def unpack(archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: str = "program") -> None:
+def unpack(
+    archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: str = "program"
+) -> None:
     """Unpack into `dest` (an empty staging directory); on rejection `dest` is emptied again."""
     try:
         _unpack(archive, dest, fmt, strip, binary_name)
@@ -132,7 +167,9 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
     (rather than listing it, then seeking back for each member) halves the
     decompression work.
     """
-    mode: Literal["r|gz", "r|xz", "r|bz2"] = "r|gz" if fmt == "tar.gz" else "r|xz" if fmt == "tar.xz" else "r|bz2"
+    mode: Literal["r|gz", "r|xz", "r|bz2"] = (
+        "r|gz" if fmt == "tar.gz" else "r|xz" if fmt == "tar.xz" else "r|bz2"
+    )
     with tarfile.open(archive, mode, bufsize=1 << 20) as tar:
         for m in tar:
             rel = _clean(m.name, strip)
@@ -141,7 +178,9 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
             if m.ischr() or m.isblk() or m.isfifo() or m.isdev():
                 raise UnpackError(f"archive member {m.name!r} is a device or fifo")
             if m.issym() and not _inside(posixpath.dirname(rel), m.linkname):
-                raise UnpackError(f"archive member {m.name!r} links outside the archive ({m.linkname})")
+                raise UnpackError(
+                    f"archive member {m.name!r} links outside the archive ({m.linkname})"
+                )
             out = _destination(dest, rel, m.name, m.isdir())
             if out is None:
                 continue
@@ -151,10 +190,14 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
             elif m.islnk():
                 target = _clean(m.linkname, strip)
                 if target is None:
-                    raise UnpackError(f"archive member {m.name!r} is a hard link outside the archive")
+                    raise UnpackError(
+                        f"archive member {m.name!r} is a hard link outside the archive"
+                    )
                 source = _safe_target(dest, target, m.name)
                 if os.path.islink(source) or not source.is_file():
-                    raise UnpackError(f"archive member {m.name!r} is a hard link to something that is not a file in the archive")
+                    raise UnpackError(
+                        f"archive member {m.name!r} is a hard link to something that is not a file in the archive"
+                    )
                 shutil.copyfile(source, out)
                 os.chmod(out, (m.mode or 0o644) & 0o755)
             else:
@@ -180,7 +223,9 @@ def _unzip(archive: Path, dest: Path, strip: int) -> None:
             if stat.S_ISLNK(mode):
                 target = zf.read(info).decode("utf-8", "replace")
                 if not _inside(posixpath.dirname(rel), target):
-                    raise UnpackError(f"archive member {info.filename!r} links outside the archive ({target})")
+                    raise UnpackError(
+                        f"archive member {info.filename!r} links outside the archive ({target})"
+                    )
             elif mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                 raise UnpackError(f"archive member {info.filename!r} is a device or fifo")
             plan.append((info, rel, mode))

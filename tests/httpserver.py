@@ -76,7 +76,9 @@ class LocalServer:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
         self.httpd = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self.thread.start()
 
     @property
@@ -127,12 +129,24 @@ def _tarinfo(name: str, data: bytes, mode: int = 0o755) -> tarfile.TarInfo:
     return info
 
 
-TAR_MODES: dict[str, Literal["w", "w:gz", "w:xz", "w:bz2"]] = {"": "w", "gz": "w:gz", "xz": "w:xz", "bz2": "w:bz2"}
+TAR_MODES: dict[str, Literal["w", "w:gz", "w:xz", "w:bz2"]] = {
+    "": "w",
+    "gz": "w:gz",
+    "xz": "w:xz",
+    "bz2": "w:bz2",
+}
 
 
-def make_tar(files: dict[str, bytes], compression: str = "gz", *, symlinks: dict[str, str] | None = None,
-             hardlinks: dict[str, str] | None = None, dirs: list[str] | None = None,
-             fifos: list[str] | None = None, chardevs: list[str] | None = None) -> bytes:
+def make_tar(
+    files: dict[str, bytes],
+    compression: str = "gz",
+    *,
+    symlinks: dict[str, str] | None = None,
+    hardlinks: dict[str, str] | None = None,
+    dirs: list[str] | None = None,
+    fifos: list[str] | None = None,
+    chardevs: list[str] | None = None,
+) -> bytes:
     """A tar archive (compression gz, xz, bz2 or '' for none) with the given members, in order."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode=TAR_MODES[compression]) as tar:
@@ -171,12 +185,12 @@ def make_zip(files: dict[str, bytes], *, symlinks: dict[str, str] | None = None)
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in files.items():
             info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
-            info.external_attr = (0o100755 << 16)
+            info.external_attr = 0o100755 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
         for name, target in (symlinks or {}).items():
             info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
-            info.external_attr = (0o120777 << 16)
+            info.external_attr = 0o120777 << 16
             zf.writestr(info, target)
     return buf.getvalue()
 

@@ -20,22 +20,35 @@ CHILD = HEADER + 'file { path = "~/child.txt", content = "from the child\\n" }\n
 # -- the child runs inside the same apply -----------------------------------------
 def test_child_resources_run_in_the_same_apply(sysenv):
     sysenv.write("conf/files/motd", "motd from beside the child\n")
-    sysenv.write("conf/child.lua", HEADER + f"""\
+    sysenv.write(
+        "conf/child.lua",
+        HEADER
+        + f"""\
 local d = file {{ path = "~/child-dir", ensure = "directory", mode = "0755" }}
 file {{ path = "~/child-dir/motd", source = "files/motd", depends_on = {{ d }} }}
 exec {{ name = "child-exec", command = "touch {sysenv.work}/child-exec-ran" }}
-""")
-    sysenv.write("sys.lua", HEADER + """\
+""",
+    )
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """\
 file { path = "~/parent.txt", content = "from the parent\\n" }
 apply { name = "conf/child.lua" }
-""")
+""",
+    )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 0, out(p)
     evs = [e for e in events(p) if e.get("event") == "item"]
     order = [e["id"] for e in evs]
     # one run, one event stream: parent and child items together, the apply item after its children
-    assert set(order) == {fid(sysenv, "parent.txt"), fid(sysenv, "child-dir"), fid(sysenv, "child-dir/motd"),
-                          "exec#child-exec", aid(sysenv, "conf/child.lua")}
+    assert set(order) == {
+        fid(sysenv, "parent.txt"),
+        fid(sysenv, "child-dir"),
+        fid(sysenv, "child-dir/motd"),
+        "exec#child-exec",
+        aid(sysenv, "conf/child.lua"),
+    }
     apply_at = order.index(aid(sysenv, "conf/child.lua"))
     for child in (fid(sysenv, "child-dir"), fid(sysenv, "child-dir/motd"), "exec#child-exec"):
         assert order.index(child) < apply_at
@@ -50,7 +63,9 @@ apply { name = "conf/child.lua" }
 
 
 def test_yaml_child_applies_for_real_with_data(sysenv):
-    sysenv.write("prompt.yaml", """\
+    sysenv.write(
+        "prompt.yaml",
+        """\
 data:
   color: white
 ccm:
@@ -61,7 +76,8 @@ ccm:
             owner: "{{ lookup('facts.user.name') }}"
             group: "{{ lookup('facts.user.group') }}"
             mode: "0600"
-""")
+""",
+    )
     sysenv.write("sys.lua", 'apply { name = "prompt.yaml", data = { color = "cyan" } }\n')
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
@@ -72,18 +88,31 @@ ccm:
 
 
 # -- noop strengthening -----------------------------------------------------------
-@pytest.mark.parametrize("cli_noop,child_noop,child_created,parent_created", [
-    (False, "true", False, True),    # child strengthens to noop
-    (False, "false", True, True),    # normal execution
-    (True, "true", False, False),    # both agree
-    (True, "false", False, False),   # parent noop applies
-], ids=["parent-run/child-noop", "parent-run/child-run", "parent-noop/child-noop", "parent-noop/child-run"])
+@pytest.mark.parametrize(
+    "cli_noop,child_noop,child_created,parent_created",
+    [
+        (False, "true", False, True),  # child strengthens to noop
+        (False, "false", True, True),  # normal execution
+        (True, "true", False, False),  # both agree
+        (True, "false", False, False),  # parent noop applies
+    ],
+    ids=[
+        "parent-run/child-noop",
+        "parent-run/child-run",
+        "parent-noop/child-noop",
+        "parent-noop/child-run",
+    ],
+)
 def test_noop_strengthening_table(sysenv, cli_noop, child_noop, child_created, parent_created):
     sysenv.write("child.lua", CHILD)
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/parent.txt", content = "p\\n" }}
 apply {{ name = "child.lua", noop = {child_noop} }}
-""")
+""",
+    )
     before = tree(sysenv.home)
     args = ["apply", "--json"] + (["--noop"] if cli_noop else [])
     p = sysenv.run(*args)
@@ -111,10 +140,14 @@ def test_noop_child_asking_to_weaken_warns_and_stays_noop(sysenv):
     """A parent that is itself a noop child: its child's noop = false is refused, with a warning."""
     sysenv.write("grand.lua", CHILD)
     sysenv.write("mid.lua", 'apply { name = "grand.lua", noop = false }\n')
-    sysenv.write("sys.lua", HEADER + """\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """\
 file { path = "~/root.txt", content = "r\\n" }
 apply { name = "mid.lua", noop = true }
-""")
+""",
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert "Warning" in p.stderr and "noop stays on" in p.stderr
@@ -125,7 +158,9 @@ apply { name = "mid.lua", noop = true }
 def test_child_noop_does_not_leak_to_a_sibling(sysenv):
     sysenv.write("quiet.lua", HEADER + 'file { path = "~/quiet.txt", content = "q\\n" }\n')
     sysenv.write("loud.lua", HEADER + 'file { path = "~/loud.txt", content = "l\\n" }\n')
-    sysenv.write("sys.lua", 'apply { name = "quiet.lua", noop = true }\napply { name = "loud.lua" }\n')
+    sysenv.write(
+        "sys.lua", 'apply { name = "quiet.lua", noop = true }\napply { name = "loud.lua" }\n'
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert not (sysenv.home / "quiet.txt").exists()
@@ -135,11 +170,14 @@ def test_child_noop_does_not_leak_to_a_sibling(sysenv):
 def test_noop_child_does_not_trigger_a_real_subscriber(sysenv):
     sysenv.write("child.lua", CHILD)
     log = sysenv.work / "notified"
-    sysenv.write("sys.lua", f"""\
+    sysenv.write(
+        "sys.lua",
+        f"""\
 apply {{ name = "child.lua", noop = true }}
 exec {{ name = "notify", provider = "shell", command = "echo x >> {log}", refresh_only = true,
         subscribe = {{ "apply#child.lua" }} }}
-""")
+""",
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert not (sysenv.home / "child.txt").exists()
@@ -157,22 +195,30 @@ def test_apply_item_of_a_noop_child_is_not_reported_changed(sysenv):
 
 
 # -- allow_apply ---------------------------------------------------------------
-@pytest.mark.parametrize("allow,nested,ok", [
-    ("true", True, True),
-    ("true", False, True),
-    ("false", True, False),
-    ("false", False, True),
-], ids=["allow/nested", "allow/flat", "deny/nested", "deny/flat"])
+@pytest.mark.parametrize(
+    "allow,nested,ok",
+    [
+        ("true", True, True),
+        ("true", False, True),
+        ("false", True, False),
+        ("false", False, True),
+    ],
+    ids=["allow/nested", "allow/flat", "deny/nested", "deny/flat"],
+)
 def test_allow_apply_table(sysenv, allow, nested, ok):
     sysenv.write("grand.lua", HEADER + 'file { path = "~/grand.txt", content = "g\\n" }\n')
     body = HEADER + 'file { path = "~/child.txt", content = "c\\n" }\n'
     if nested:
         body += 'apply { name = "grand.lua" }\n'
     sysenv.write("child.lua", body)
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/parent.txt", content = "p\\n" }}
 apply {{ name = "child.lua", allow_apply = {allow} }}
-""")
+""",
+    )
     before = tree(sysenv.home)
     p = sysenv.run("apply")
     if ok:
@@ -185,14 +231,20 @@ apply {{ name = "child.lua", allow_apply = {allow} }}
         assert "child.lua:" in p.stderr  # names the offending declaration
         assert "Traceback" not in out(p)
         assert tree(sysenv.home) == before
-        assert not (sysenv.root / "state" / "snapshots").exists() or not any((sysenv.root / "state" / "snapshots").iterdir())
+        assert not (sysenv.root / "state" / "snapshots").exists() or not any(
+            (sysenv.root / "state" / "snapshots").iterdir()
+        )
 
 
 # -- child failures --------------------------------------------------------------
 def test_all_children_unchanged_reports_apply_unchanged(sysenv):
     (sysenv.home / "child.txt").write_text("from the child\n")
     os.chmod(sysenv.home / "child.txt", 0o644)
-    sysenv.write("child.lua", CHILD + f'exec {{ name = "done-already", command = "false", creates = {q(sysenv.work)} }}\n')
+    sysenv.write(
+        "child.lua",
+        CHILD
+        + f'exec {{ name = "done-already", command = "false", creates = {q(sysenv.work)} }}\n',
+    )
     sysenv.write("sys.lua", 'apply { name = "child.lua" }\n')
     p = sysenv.run("apply", "--json")
     assert p.returncode == 0, out(p)
@@ -214,23 +266,34 @@ def test_some_children_changed_reports_apply_changed(sysenv):
     assert (sysenv.home / "new.txt").read_text() == "new\n"
 
 
-FAILING_CHILD = HEADER + """\
+FAILING_CHILD = (
+    HEADER
+    + """\
 file { path = "~/child-ok.txt", content = "ok\\n" }
 exec { name = "child-boom", provider = "shell", command = "echo child broke >&2; exit 9" }
 """
+)
 
 
 def test_a_failed_child_fails_the_apply_and_rolls_back(sysenv):
     sysenv.write("child.lua", FAILING_CHILD)
-    sysenv.write("sys.lua", HEADER + """\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """\
 file { path = "~/parent.txt", content = "p\\n" }
 apply { name = "child.lua" }
-""")
+""",
+    )
     before = tree(sysenv.home)
     p = sysenv.run("apply")
     assert p.returncode == 1, out(p)
     assert "Apply failed. System unchanged." in p.stdout
-    assert "exec child-boom failed" in p.stdout and "exit code 9" in p.stdout and "child broke" in p.stdout
+    assert (
+        "exec child-boom failed" in p.stdout
+        and "exit code 9" in p.stdout
+        and "child broke" in p.stdout
+    )
     assert "Traceback" not in out(p)
     assert tree(sysenv.home) == before
 
@@ -250,13 +313,18 @@ def test_exec_subscribed_to_a_child_runs_when_the_child_changed(sysenv):
     log = sysenv.work / "notified"
 
     def config(text: str) -> None:
-        sysenv.write("child.lua", HEADER + f'file {{ path = "~/child.txt", content = "{text}\\n" }}\n')
+        sysenv.write(
+            "child.lua", HEADER + f'file {{ path = "~/child.txt", content = "{text}\\n" }}\n'
+        )
 
-    sysenv.write("sys.lua", f"""\
+    sysenv.write(
+        "sys.lua",
+        f"""\
 apply {{ name = "child.lua" }}
 exec {{ name = "notify", provider = "shell", command = "echo x >> {log}", refresh_only = true,
         subscribe = {{ "apply#child.lua" }} }}
-""")
+""",
+    )
     config("v1")
     p1 = sysenv.run("apply", "--json")
     assert p1.returncode == 0, out(p1)

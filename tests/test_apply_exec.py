@@ -35,7 +35,10 @@ TABLE: dict[str, tuple[str, tuple[int, int, int, int]]] = {
     "sub_over_creates": ("creates = EXISTS, subscribe = { trigger }", (0, 1, 1, 2)),
     "sub_over_onlyif": ('onlyif = "false", subscribe = { "file#~/trigger" }', (0, 1, 1, 2)),
     "sub_over_unless": ('unless = "true", subscribe = { trigger }', (0, 1, 1, 2)),
-    "sub_over_refresh_creates": ("refresh_only = true, creates = EXISTS, subscribe = { trigger }", (0, 1, 1, 2)),
+    "sub_over_refresh_creates": (
+        "refresh_only = true, creates = EXISTS, subscribe = { trigger }",
+        (0, 1, 1, 2),
+    ),
     "sub_quiet_refresh_only": ("refresh_only = true, subscribe = { quiet }", (0, 0, 0, 0)),
     "sub_quiet_plain": ("subscribe = { quiet }", (0, 1, 2, 3)),
 }
@@ -54,13 +57,18 @@ def table_config(env: SysEnv, trigger: str) -> str:
             cmd += f"; touch {w}/made"
         props = props.replace("EXISTS", q(w / "exists")).replace("MADE", q(w / "made"))
         sep = ", " if props else ""
-        lines.append(f'exec {{ name = "{name}", provider = "shell", command = {q(cmd)}{sep}{props} }}')
+        lines.append(
+            f'exec {{ name = "{name}", provider = "shell", command = {q(cmd)}{sep}{props} }}'
+        )
     return "\n".join(lines) + "\n"
 
 
 def ran_counts(env: SysEnv) -> dict[str, int]:
     d = env.work / "ran"
-    return {name: len((d / name).read_text().splitlines()) if (d / name).exists() else 0 for name in TABLE}
+    return {
+        name: len((d / name).read_text().splitlines()) if (d / name).exists() else 0
+        for name in TABLE
+    }
 
 
 @pytest.fixture(scope="module")
@@ -80,14 +88,23 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
             runs.append(p)
             counts.append(ran_counts(env))
             return p
+
         return call
 
     def retrigger():  # type: ignore[no-untyped-def]
         env.write("sys.lua", table_config(env, "v2"))
 
-    for call in (step("--noop", "--json"), step("--json"), step("--json"), retrigger, step("--json")):
+    for call in (
+        step("--noop", "--json"),
+        step("--json"),
+        step("--json"),
+        retrigger,
+        step("--json"),
+    ):
         call()
-    return SimpleNamespace(env=env, noop=runs[0], first=runs[1], second=runs[2], third=runs[3], counts=counts)
+    return SimpleNamespace(
+        env=env, noop=runs[0], first=runs[1], second=runs[2], third=runs[3], counts=counts
+    )
 
 
 def test_table_runs_succeed(table):
@@ -111,12 +128,15 @@ def test_decision_table_row_status(table, row):
     assert noop_ev["status"] == ("noop" if ran_first else "unchanged"), noop_ev
 
 
-@pytest.mark.parametrize("row,reason", [
-    ("creates_exists", "exists"),
-    ("onlyif_fails", "onlyif guard exited non-zero"),
-    ("unless_passes", "unless guard exited 0"),
-    ("refresh_only_idle", "refresh_only"),
-])
+@pytest.mark.parametrize(
+    "row,reason",
+    [
+        ("creates_exists", "exists"),
+        ("onlyif_fails", "onlyif guard exited non-zero"),
+        ("unless_passes", "unless guard exited 0"),
+        ("refresh_only_idle", "refresh_only"),
+    ],
+)
 def test_skip_reasons(table, row, reason):
     assert reason in items(table.first)[f"exec#{row}"]["message"]
 
@@ -124,12 +144,16 @@ def test_skip_reasons(table, row, reason):
 def test_noop_messages(table):
     evs = items(table.noop)
     assert evs["exec#run_plain"]["message"].startswith("Would have executed")
-    assert evs["exec#refresh_only_triggered"]["message"].startswith("Would have executed via subscribe")
+    assert evs["exec#refresh_only_triggered"]["message"].startswith(
+        "Would have executed via subscribe"
+    )
     assert evs["exec#sub_over_creates"]["message"].startswith("Would have executed via subscribe")
 
 
 def test_subscribe_trigger_message_in_real_run(table):
-    assert "a subscribed item changed" in items(table.first)["exec#refresh_only_triggered"]["message"]
+    assert (
+        "a subscribed item changed" in items(table.first)["exec#refresh_only_triggered"]["message"]
+    )
     assert "a subscribed item changed" in items(table.third)["exec#sub_over_unless"]["message"]
 
 
@@ -147,7 +171,10 @@ def envrun(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     (w / "bin").mkdir()
     (w / "bin" / tool).write_text('#!/bin/sh\necho "tool ran with $1"\n')
     os.chmod(w / "bin" / tool, 0o755)
-    env.write("sys.lua", HEADER + f"""\
+    env.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 exec {{ name = "echo $HOME" }}
 exec {{ name = "posix-quoting", command = "printf '%s|' 'a b' \\"c d\\" e" }}
 exec {{ name = "posix-no-pipe", command = "echo hi | tr a-z A-Z" }}
@@ -161,7 +188,8 @@ exec {{ name = "env-list", command = "sh -c 'echo \\"$GREETING|$OTHER|$HOME\\"'"
 exec {{ name = "env-table", provider = "shell", command = "echo \\"$GREETING\\"", environment = {{ GREETING = "from a table" }} }}
 exec {{ name = "path-lookup", command = "{tool} arg1", path = {q(str(w / "bin") + ":/usr/bin:/bin")} }}
 exec {{ name = "path-is-PATH", provider = "shell", command = "echo \\"$PATH\\"", path = {q("/usr/bin:/bin:" + str(w / "bin"))} }}
-""")
+""",
+    )
     p = env.run("apply", "--json")
     return SimpleNamespace(env=env, p=p, ev=items(p), tool=tool)
 
@@ -226,17 +254,26 @@ def test_without_path_the_tool_is_not_found(sysenv, envrun):
 # -- post-execution validation ----------------------------------------------------
 def test_returns_and_creates_decide_success(sysenv):
     w = sysenv.work
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 exec {{ name = "exit3-accepted", command = "sh -c 'exit 3'", returns = {{ 0, 3 }} }}
 exec {{ name = "creates-wins", command = "sh -c 'touch {w}/made; exit 7'", creates = {q(w / "made")} }}
 exec {{ name = "exit0-no-creates", command = "true", creates = {q(w / "never")} }}
 exec {{ name = "with-undo", command = "touch {w}/undo-target", undo = "rm -f {w}/undo-target" }}
-""")
+""",
+    )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 0, out(p)
     ev = items(p)
-    assert ev["exec#exit3-accepted"]["status"] == "changed" and ev["exec#exit3-accepted"]["exit_code"] == 3
-    assert ev["exec#creates-wins"]["status"] == "changed" and ev["exec#creates-wins"]["exit_code"] == 7
+    assert (
+        ev["exec#exit3-accepted"]["status"] == "changed"
+        and ev["exec#exit3-accepted"]["exit_code"] == 3
+    )
+    assert (
+        ev["exec#creates-wins"]["status"] == "changed" and ev["exec#creates-wins"]["exit_code"] == 7
+    )
     assert ev["exec#exit0-no-creates"]["status"] == "changed"
     # `undo` is accepted and stored; it does not run when the apply succeeds
     assert ev["exec#with-undo"]["status"] == "changed"
@@ -245,9 +282,12 @@ exec {{ name = "with-undo", command = "touch {w}/undo-target", undo = "rm -f {w}
 
 
 def test_exit_code_outside_returns_fails_with_code_and_stderr_tail(sysenv):
-    sysenv.write("sys.lua", """\
+    sysenv.write(
+        "sys.lua",
+        """\
 exec { name = "bad", provider = "shell", command = "echo step one; echo 'disk full on /var' >&2; exit 5", returns = { 0, 3 } }
-""")
+""",
+    )
     before = tree(sysenv.home)
     p = sysenv.run("apply")
     assert p.returncode == 1, out(p)
@@ -267,9 +307,12 @@ def test_exit_zero_outside_returns_fails(sysenv):
 
 
 def test_stdout_and_stderr_tails_are_kept(sysenv):
-    sysenv.write("sys.lua", """\
+    sysenv.write(
+        "sys.lua",
+        """\
 exec { name = "chatty", provider = "shell", command = "for i in $(seq 1 200); do echo out$i; echo err$i >&2; done" }
-""")
+""",
+    )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 0, out(p)
     ev = items(p)["exec#chatty"]
@@ -287,7 +330,9 @@ def test_timeout_kills_the_whole_process_group(sysenv):
     pidfile = sysenv.work / "child.pid"
     # a background child, then the script waits on it: both must die at the timeout
     script.write_text('sleep 100 &\necho $! > "$1"\nwait\n')
-    sysenv.write("sys.lua", f'exec {{ name = "hangs", command = "sh {script} {pidfile}", timeout = "1s" }}\n')
+    sysenv.write(
+        "sys.lua", f'exec {{ name = "hangs", command = "sh {script} {pidfile}", timeout = "1s" }}\n'
+    )
     start = time.monotonic()
     p = sysenv.run("apply")
     elapsed = time.monotonic() - start
@@ -305,7 +350,10 @@ def test_timeout_kills_the_whole_process_group(sysenv):
 
 
 def test_guard_timeout_message_states_the_timeout(sysenv):
-    sysenv.write("sys.lua", 'exec { name = "guarded", command = "true", unless = "sleep 30", timeout = "500ms" }\n')
+    sysenv.write(
+        "sys.lua",
+        'exec { name = "guarded", command = "true", unless = "sleep 30", timeout = "500ms" }\n',
+    )
     p = sysenv.run("apply")
     assert p.returncode == 1, out(p)
     assert "unless guard timed out after 0.5s" in p.stdout, p.stdout
@@ -337,14 +385,19 @@ def test_verbose_shows_command_output_and_default_does_not(sysenv):
 
 
 def test_logoutput_shows_command_output_without_verbose(sysenv):
-    sysenv.write("sys.lua", 'exec { name = "speaks", command = "echo LOGGED-MARKER-7", logoutput = true }\n')
+    sysenv.write(
+        "sys.lua", 'exec { name = "speaks", command = "echo LOGGED-MARKER-7", logoutput = true }\n'
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert "LOGGED-MARKER-7" in out(p)
 
 
 def test_failed_command_shows_its_stderr_without_verbose(sysenv):
-    sysenv.write("sys.lua", 'exec { name = "oops", provider = "shell", command = "echo why-it-broke >&2; exit 1" }\n')
+    sysenv.write(
+        "sys.lua",
+        'exec { name = "oops", provider = "shell", command = "echo why-it-broke >&2; exit 1" }\n',
+    )
     p = sysenv.run("apply")
     assert p.returncode == 1
     assert "why-it-broke" in p.stdout

@@ -45,24 +45,41 @@ ROWS: dict[str, tuple[str, str]] = {
     "p_link": ('file { path = "~/p_link", content = "replaced\\n", mode = "0O600" }', "changed"),
     "p_dangling": ('file { path = "~/p_dangling", content = "was dangling\\n" }', "changed"),
     "p_link_dir": ('file { path = "~/p_link_dir", content = "not a dir\\n" }', "changed"),
-    "p_source": ('file { path = "~/p_source", source = "files/src.txt", mode = "0640" }', "changed"),
-    "p_attrs_only": ('file { path = "~/p_attrs_only", mode = "0600" }', "changed"),  # content not managed
-    "p_in_new_dir": ('file { path = "~/newdir/sub/f.txt", content = "deep\\n", depends_on = { "file#~/newdir/sub" } }',
-                     "changed"),
+    "p_source": (
+        'file { path = "~/p_source", source = "files/src.txt", mode = "0640" }',
+        "changed",
+    ),
+    "p_attrs_only": (
+        'file { path = "~/p_attrs_only", mode = "0600" }',
+        "changed",
+    ),  # content not managed
+    "p_in_new_dir": (
+        'file { path = "~/newdir/sub/f.txt", content = "deep\\n", depends_on = { "file#~/newdir/sub" } }',
+        "changed",
+    ),
     # ensure = directory
     "d_new": ('file { path = "~/d_new/a/b", ensure = "directory", mode = "0700" }', "changed"),
     "newdir": ('file { path = "~/newdir/sub", ensure = "directory", mode = "0755" }', "changed"),
     "d_same": ('file { path = "~/d_same", ensure = "directory", mode = "0755" }', "unchanged"),
     "d_mode": ('file { path = "~/d_mode", ensure = "directory", mode = "0700" }', "changed"),
     "d_link": ('file { path = "~/d_link", ensure = "directory", mode = "0750" }', "changed"),
-    "d_file_force": ('file { path = "~/d_file_force", ensure = "directory", mode = "0755", force = true }', "changed"),
+    "d_file_force": (
+        'file { path = "~/d_file_force", ensure = "directory", mode = "0755", force = true }',
+        "changed",
+    ),
     # ensure = absent
     "a_absent": ('file { path = "~/a_absent", ensure = "absent" }', "unchanged"),
     "a_file": ('file { path = "~/a_file", ensure = "absent" }', "changed"),
     "a_empty_dir": ('file { path = "~/a_empty_dir", ensure = "absent" }', "changed"),
     "a_link": ('file { path = "~/a_link", ensure = "absent" }', "changed"),
-    "a_link_dir": ('file { path = "~/a_link_dir", ensure = "absent" }', "changed"),  # no force needed
-    "a_full_force": ('file { path = "~/a_full_force", ensure = "absent", force = true }', "changed"),
+    "a_link_dir": (
+        'file { path = "~/a_link_dir", ensure = "absent" }',
+        "changed",
+    ),  # no force needed
+    "a_full_force": (
+        'file { path = "~/a_full_force", ensure = "absent", force = true }',
+        "changed",
+    ),
 }
 
 ROW_PATHS = {
@@ -125,9 +142,17 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     home_after = tree(env.home)
     again = env.run("apply")
     home_after_again = tree(env.home)
-    return SimpleNamespace(env=env, noop=noop, real=real, again=again, home_before=home_before,
-                           work_before=work_before, home_after_noop=home_after_noop, home_after=home_after,
-                           home_after_again=home_after_again)
+    return SimpleNamespace(
+        env=env,
+        noop=noop,
+        real=real,
+        again=again,
+        home_before=home_before,
+        work_before=work_before,
+        home_after_noop=home_after_noop,
+        home_after=home_after,
+        home_after_again=home_after_again,
+    )
 
 
 def test_table_apply_succeeds(table):
@@ -148,14 +173,17 @@ def test_noop_reports_the_change_and_changes_nothing(table, row):
     assert got["status"] == "noop", got
 
 
-@pytest.mark.parametrize("row,message", [
-    ("p_absent", "Would have created the file"),
-    ("p_source", "Would have created the file"),
-    ("d_new", "Would have created directory"),
-    ("a_file", "Would have removed the file"),
-    ("a_empty_dir", "Would have removed the file"),
-    ("a_link", "Would have removed the file"),
-])
+@pytest.mark.parametrize(
+    "row,message",
+    [
+        ("p_absent", "Would have created the file"),
+        ("p_source", "Would have created the file"),
+        ("d_new", "Would have created directory"),
+        ("a_file", "Would have removed the file"),
+        ("a_empty_dir", "Would have removed the file"),
+        ("a_link", "Would have removed the file"),
+    ],
+)
 def test_noop_messages_of_the_seed(table, row, message):
     got = items(table.noop)[row_id(table.env, row)]
     assert got["message"].startswith(message), got
@@ -307,7 +335,9 @@ def test_source_is_relative_to_the_config_dir_not_the_cwd(sysenv):
 def test_binary_source_is_copied_byte_for_byte(sysenv):
     data = bytes(range(256)) * 64 + b"\0\xff"
     (sysenv.work / "blob.bin").write_bytes(data)
-    sysenv.write("sys.lua", HEADER + 'file { path = "~/blob.bin", source = "blob.bin", mode = "0600" }\n')
+    sysenv.write(
+        "sys.lua", HEADER + 'file { path = "~/blob.bin", source = "blob.bin", mode = "0600" }\n'
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert (sysenv.home / "blob.bin").read_bytes() == data
@@ -350,7 +380,9 @@ def test_empty_directory_removal_needs_no_force(sysenv):
 
 def test_file_where_directory_wanted_without_force_fails_naming_force(sysenv):
     put(sysenv.home / "cfg", "a file\n")
-    sysenv.write("sys.lua", HEADER + 'file { path = "~/cfg", ensure = "directory", mode = "0755" }\n')
+    sysenv.write(
+        "sys.lua", HEADER + 'file { path = "~/cfg", ensure = "directory", mode = "0755" }\n'
+    )
     before = tree(sysenv.home)
     p = sysenv.run("apply")
     assert p.returncode == 1, out(p)
@@ -370,13 +402,17 @@ def test_owner_and_group_rows_by_name_and_numeric_id(sysenv):
     os.chown(h / "wrong_group", 0, 65534)
     (h / "dir_owner").mkdir()
     os.chown(h / "dir_owner", 65534, 65534)
-    sysenv.write("sys.lua", HEADER + """\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """\
 file { path = "~/wrong_owner", content = "o\\n" }
 file { path = "~/wrong_group", content = "g\\n" }
 file { path = "~/dir_owner", ensure = "directory", mode = "0755" }
 file { path = "~/by_name", content = "n\\n", owner = "nobody", group = "nogroup" }
 file { path = "~/by_id", content = "i\\n", owner = 65534, group = "65534", mode = "0600" }
-""")
+""",
+    )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 0, out(p)
     got = items(p)

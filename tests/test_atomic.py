@@ -65,7 +65,12 @@ file { path = "~/keep.txt", content = "keep v1\\n" }
 
 def waves_config(home: Path, fail_wave: int) -> str:
     """Four waves touching every kind of path, with `exec boom` (false) in `fail_wave`."""
-    dep = {1: "", 2: "depends_on = { w1 }, ", 3: "depends_on = { mark }, ", 4: "depends_on = { w3 }, "}[fail_wave]
+    dep = {
+        1: "",
+        2: "depends_on = { w1 }, ",
+        3: "depends_on = { mark }, ",
+        4: "depends_on = { w3 }, ",
+    }[fail_wave]
     return f"""
 -- wave 1
 local over = file {{ path = "~/.bashrc", content = "managed bashrc\\n" }}
@@ -95,7 +100,9 @@ def test_failure_in_a_wave_rolls_everything_back(sysenv, fail_wave: int) -> None
     sysenv.write("sys.lua", HEADER + body)
     plan = sysenv.run("plan")
     assert f"[Wave {fail_wave}]" in plan.stdout and "boom" in plan.stdout, out(plan)
-    wave_line = next(ln for ln in plan.stdout.splitlines() if ln.strip().startswith(f"[Wave {fail_wave}]"))
+    wave_line = next(
+        ln for ln in plan.stdout.splitlines() if ln.strip().startswith(f"[Wave {fail_wave}]")
+    )
     assert "boom" in wave_line, plan.stdout
 
     p = apply_fails(sysenv, body, before, "exec boom", BOOM_REASON)
@@ -114,11 +121,17 @@ def test_failure_in_a_wave_rolls_everything_back(sysenv, fail_wave: int) -> None
 def test_no_new_item_starts_after_a_failure(sysenv) -> None:
     before = tree(sysenv.home)
     log = sysenv.work / "ran.log"
-    p = apply_fails(sysenv, f"""
+    p = apply_fails(
+        sysenv,
+        f"""
 local a = exec {{ name = "boom", command = "false" }}
 local b = exec {{ name = "after", command = "touch {log}", undo = "true", depends_on = {{ a }} }}
 local c = exec {{ name = "later", command = "touch {log}", undo = "true", depends_on = {{ b }} }}
-""", before, "exec boom", BOOM_REASON)
+""",
+        before,
+        "exec boom",
+        BOOM_REASON,
+    )
     assert not log.exists()
     assert_snapshots(sysenv, [], None)
     assert "skipped because exec#boom failed" in out(p)
@@ -127,29 +140,48 @@ local c = exec {{ name = "later", command = "touch {log}", undo = "true", depend
 def test_in_flight_items_finish_and_are_undone(sysenv) -> None:
     """An item running when another fails finishes, then it is undone too."""
     before = tree(sysenv.home)
-    p = apply_fails(sysenv, f"""
+    p = apply_fails(
+        sysenv,
+        f"""
 exec {{ name = "slow", provider = "shell", command = "sleep 0.5; echo done > {sysenv.home}/slow.txt", undo = "rm -f {sysenv.home}/slow.txt" }}
 exec {{ name = "boom", command = "false" }}
-""", before, "exec boom", BOOM_REASON)
+""",
+        before,
+        "exec boom",
+        BOOM_REASON,
+    )
     assert "Undid exec#slow" in out(p), out(p)
 
 
 def test_failure_reason_names_item_and_stderr(sysenv) -> None:
     before = tree(sysenv.home)
-    apply_fails(sysenv, """
+    apply_fails(
+        sysenv,
+        """
 file { path = "~/a.txt", content = "a\\n" }
 exec { name = "fetch-config", provider = "shell", command = "echo 'no route to host' >&2; exit 7" }
-""", before, "exec fetch-config failed", "exit code 7", "no route to host")
+""",
+        before,
+        "exec fetch-config failed",
+        "exit code 7",
+        "no route to host",
+    )
 
 
 def test_failure_from_a_file_item_is_rolled_back(sysenv) -> None:
     """The failing item need not be an exec: a file whose parent is a regular file."""
     put(sysenv.home / "blocker", "i am a file\n")
     before = tree(sysenv.home)
-    apply_fails(sysenv, """
+    apply_fails(
+        sysenv,
+        """
 local a = file { path = "~/a.txt", content = "a\\n" }
 file { path = "~/blocker/child.txt", content = "x\\n", depends_on = { a } }
-""", before, "file ~/blocker/child.txt failed", "parent directory")
+""",
+        before,
+        "file ~/blocker/child.txt failed",
+        "parent directory",
+    )
 
 
 def test_undo_failure_clears_current_and_next_apply_heals(sysenv) -> None:
@@ -177,11 +209,14 @@ exec { name = "boom", command = "false", depends_on = { bad } }
     kept = sysenv.root / "state" / "failed-journals"
     assert kept.is_dir() and any(kept.iterdir())
     # the next apply converges everything (self-healing)
-    s2 = apply_ok(sysenv, """
+    s2 = apply_ok(
+        sysenv,
+        """
 local a = file { path = "~/a.txt", content = "v2\\n" }
 file { path = "~/new.txt", content = "new\\n" }
 exec { name = "badundo", command = "true", undo = "false", depends_on = { a } }
-""")
+""",
+    )
     assert (sysenv.home / "a.txt").read_text() == "v2\n"
     assert (sysenv.home / "new.txt").read_text() == "new\n"
     assert_snapshots(sysenv, [s1, s2], s2)
@@ -189,22 +224,34 @@ exec { name = "badundo", command = "true", undo = "false", depends_on = { a } }
 
 def test_exec_without_undo_is_reported_not_undone(sysenv) -> None:
     before = tree(sysenv.home)
-    p = apply_fails(sysenv, f"""
+    p = apply_fails(
+        sysenv,
+        f"""
 local n = exec {{ name = "notify", command = "touch {sysenv.work}/notified" }}
 exec {{ name = "boom", command = "false", depends_on = {{ n }} }}
-""", before, "exec boom", BOOM_REASON)
+""",
+        before,
+        "exec boom",
+        BOOM_REASON,
+    )
     assert "exec#notify: not undone" in out(p), out(p)
     assert (sysenv.work / "notified").exists()  # outside home: it really ran, and cannot be undone
 
 
 def test_plan_marks_execs_without_undo_irreversible(sysenv) -> None:
-    sysenv.write("sys.lua", HEADER + """
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """
 exec { name = "noundo", command = "true" }
 exec { name = "withundo", command = "true", undo = "true" }
-""")
+""",
+    )
     p = sysenv.run("plan")
     assert p.returncode == 0, out(p)
-    lines = {ln.split(":")[0].strip(): ln for ln in p.stdout.splitlines() if "exec " in ln and ":" in ln}
+    lines = {
+        ln.split(":")[0].strip(): ln for ln in p.stdout.splitlines() if "exec " in ln and ":" in ln
+    }
     assert "irreversible" in lines["+ exec noundo"], p.stdout
     assert "irreversible" not in lines["+ exec withundo"], p.stdout
     pj = sysenv.run("plan", "--json")
@@ -215,30 +262,50 @@ exec { name = "withundo", command = "true", undo = "true" }
 
 def test_removed_directory_and_files_come_back(sysenv) -> None:
     """Declarative removal done first in the apply is undone when a later item fails."""
-    s1 = apply_ok(sysenv, """
+    s1 = apply_ok(
+        sysenv,
+        """
 local d = file { path = "~/.config/tool", ensure = "directory", mode = "0700" }
 file { path = "~/.config/tool/conf", content = "k = v\\n", mode = "0600" }
 file { path = "~/notes.txt", content = "notes\\n", mode = "0640" }
-""")
+""",
+    )
     before = tree(sysenv.home)
     assert before[".config/tool"] == ("dir", 0o700, None)
-    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON)
+    apply_fails(
+        sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON
+    )
     assert_snapshots(sysenv, [s1], s1)
 
 
 def test_overwritten_mode_only_change_is_restored(sysenv) -> None:
     put(sysenv.home / "script.sh", "#!/bin/sh\necho hi\n", 0o700)
     before = tree(sysenv.home)
-    apply_fails(sysenv, """
+    apply_fails(
+        sysenv,
+        """
 local s = file { path = "~/script.sh", content = "#!/bin/sh\\necho hi\\n", mode = "0644" }
 exec { name = "boom", command = "false", depends_on = { s } }
-""", before, "exec boom", BOOM_REASON)
+""",
+        before,
+        "exec boom",
+        BOOM_REASON,
+    )
     assert before["script.sh"][1] == 0o700
 
 
 # -- 2. the seed's Test Cases table (atomic-apply-rollback.md) ---------------
-def bind_file(ident: str, path: Path, text: str, *, deps: str = "", src: str | None = None,
-              destroy: str | None = None, create_cmd: str | None = None, log: Path | None = None) -> str:
+def bind_file(
+    ident: str,
+    path: Path,
+    text: str,
+    *,
+    deps: str = "",
+    src: str | None = None,
+    destroy: str | None = None,
+    create_cmd: str | None = None,
+    log: Path | None = None,
+) -> str:
     """A sys.bind that writes `path` (output `path`); its destroy removes it.
 
     `src` is a Lua expression (another bind's output placeholder) handed to the
@@ -274,7 +341,9 @@ def test_apply_restores_destroyed_binds_on_execution_failure(sysenv) -> None:
     states = bind_state_files(sysenv)
     assert len(states) == 1 and (h / "bind-a").read_text() == "from a\n"
     before = tree(h)
-    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON)
+    apply_fails(
+        sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON
+    )
     assert (h / "bind-a").read_text() == "from a\n"
     assert bind_state_files(sysenv) == states
     assert_snapshots(sysenv, [s1], s1)
@@ -283,8 +352,11 @@ def test_apply_restores_destroyed_binds_on_execution_failure(sysenv) -> None:
 def test_apply_restores_on_partial_destroy_failure(sysenv) -> None:
     h = sysenv.home
     # a depends on b, so a is destroyed first (reverse dependency order), then b's destroy fails
-    s1 = apply_ok(sysenv, bind_file("b", h / "bind-b", "from b", destroy="echo busy >&2; exit 3")
-             + bind_file("a", h / "bind-a", "from a", deps=" depends_on = { b },"))
+    s1 = apply_ok(
+        sysenv,
+        bind_file("b", h / "bind-b", "from b", destroy="echo busy >&2; exit 3")
+        + bind_file("a", h / "bind-a", "from a", deps=" depends_on = { b },"),
+    )
     states = bind_state_files(sysenv)
     assert len(states) == 2
     before = tree(h)
@@ -297,13 +369,25 @@ def test_apply_restores_on_partial_destroy_failure(sysenv) -> None:
 def test_apply_restores_dependent_binds_in_order(sysenv) -> None:
     h, log = sysenv.home, sysenv.work / "phases.log"
     # b copies a's file: restoring b before a would fail
-    s1 = apply_ok(sysenv, bind_file("a", h / "bind-a", "from a", log=log)
-             + bind_file("b", h / "bind-b", "", deps=" depends_on = { a },",
-                         src="a.outputs.path", create_cmd=f"cat $1 > {h}/bind-b", log=log))
+    s1 = apply_ok(
+        sysenv,
+        bind_file("a", h / "bind-a", "from a", log=log)
+        + bind_file(
+            "b",
+            h / "bind-b",
+            "",
+            deps=" depends_on = { a },",
+            src="a.outputs.path",
+            create_cmd=f"cat $1 > {h}/bind-b",
+            log=log,
+        ),
+    )
     assert (h / "bind-b").read_text() == "from a\n"
     log.write_text("")
     before = tree(h)
-    apply_fails(sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON)
+    apply_fails(
+        sysenv, 'exec { name = "boom", command = "false" }\n', before, "exec boom", BOOM_REASON
+    )
     phases = log.read_text().split()
     assert phases == ["b:destroy", "a:destroy", "a:create", "b:create"], phases
     assert_snapshots(sysenv, [s1], s1)
@@ -322,14 +406,19 @@ def test_apply_success_removes_destroyed_bind_states(sysenv) -> None:
 def test_apply_clears_snapshot_on_restore_failure(sysenv) -> None:
     h, flag = sysenv.home, sysenv.work / "broken"
     # a's create works only while the flag file is absent, so restoring it fails later
-    s1 = apply_ok(sysenv, bind_file("a", h / "bind-a", "", create_cmd=f"test ! -e {flag} && echo a > {h}/bind-a"))
+    s1 = apply_ok(
+        sysenv,
+        bind_file("a", h / "bind-a", "", create_cmd=f"test ! -e {flag} && echo a > {h}/bind-a"),
+    )
     assert s1
     flag.write_text("")
     sysenv.write("sys.lua", HEADER + 'exec { name = "boom", command = "false" }\n')
     p = sysenv.run("apply")
     text = out(p)
     assert p.returncode == 1, text
-    assert "rolling back failed too" in text and "current snapshot pointer was cleared" in text, text
+    assert "rolling back failed too" in text and "current snapshot pointer was cleared" in text, (
+        text
+    )
     assert "exec boom failed" in text
     assert_snapshots(sysenv, [s1], None)
 
@@ -350,7 +439,9 @@ exec { name = "boom", command = "false", depends_on = { use } }
     sysenv.write("sys.lua", HEADER + body)
     p = sysenv.run("apply")
     text = out(p)
-    assert p.returncode == 1 and UNCHANGED in text and "exec boom" in text and BOOM_REASON in text, text
+    assert (
+        p.returncode == 1 and UNCHANGED in text and "exec boom" in text and BOOM_REASON in text
+    ), text
     assert tree(sysenv.home) == before
     trees = sysenv.root / "store" / "trees"
     built = [t for t in trees.iterdir() if t.name.endswith("tool")]
@@ -363,13 +454,25 @@ exec { name = "boom", command = "false", depends_on = { use } }
 def test_apply_restore_resolves_bind_placeholders(sysenv) -> None:
     h = sysenv.home
     b = bind_file("b", h / "bind-b", "b output")
-    a = bind_file("a", h / "bind-a", "", deps=" depends_on = { b },", src="b.outputs.path",
-                  create_cmd=f"cp $1 {h}/bind-a")
+    a = bind_file(
+        "a",
+        h / "bind-a",
+        "",
+        deps=" depends_on = { b },",
+        src="b.outputs.path",
+        create_cmd=f"cp $1 {h}/bind-a",
+    )
     s1 = apply_ok(sysenv, b + a)
     assert (h / "bind-a").read_text() == "b output\n"
     before = tree(h)
     # a is destroyed; b is unchanged, so a's restore reads b's output from its state file
-    apply_fails(sysenv, b + 'exec { name = "boom", command = "false", depends_on = { b } }\n', before, "exec boom", BOOM_REASON)
+    apply_fails(
+        sysenv,
+        b + 'exec { name = "boom", command = "false", depends_on = { b } }\n',
+        before,
+        "exec boom",
+        BOOM_REASON,
+    )
     assert (h / "bind-a").read_text() == "b output\n"
     assert_snapshots(sysenv, [s1], s1)
 
@@ -378,9 +481,17 @@ def test_partial_destroy_failure_does_not_recreate_the_failed_bind(sysenv) -> No
     """Seed: "Destroy A succeeds, destroy B fails -> A restored". B was never destroyed, so
     restoring must not run B's create again (a create that appends would then append twice)."""
     h = sysenv.home
-    apply_ok(sysenv, bind_file("b", h / "bind-b", "", create_cmd=f"echo line >> {h}/bind-b",
-                               destroy="echo busy >&2; exit 3")
-             + bind_file("a", h / "bind-a", "from a", deps=" depends_on = { b },"))
+    apply_ok(
+        sysenv,
+        bind_file(
+            "b",
+            h / "bind-b",
+            "",
+            create_cmd=f"echo line >> {h}/bind-b",
+            destroy="echo busy >&2; exit 3",
+        )
+        + bind_file("a", h / "bind-a", "from a", deps=" depends_on = { b },"),
+    )
     assert (h / "bind-b").read_text() == "line\n"
     before = tree(h)
     apply_fails(sysenv, "-- nothing declared any more\n", before, "bind b", "busy")
@@ -391,10 +502,16 @@ def test_user_edits_made_after_the_last_apply_survive_a_failed_apply(sysenv) -> 
     s1 = apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
     put(sysenv.home / "a.txt", "edited by hand after the apply\n", 0o600)
     before = tree(sysenv.home)
-    apply_fails(sysenv, """
+    apply_fails(
+        sysenv,
+        """
 local a = file { path = "~/a.txt", content = "v2\\n" }
 exec { name = "boom", command = "false", depends_on = { a } }
-""", before, "exec boom", BOOM_REASON)
+""",
+        before,
+        "exec boom",
+        BOOM_REASON,
+    )
     assert_snapshots(sysenv, [s1], s1)
 
 
@@ -403,7 +520,13 @@ def test_symlink_replaced_by_a_file_is_restored(sysenv) -> None:
     os.symlink("dotfiles/tmux.conf", sysenv.home / ".tmux.conf")
     before = tree(sysenv.home)
     assert before[".tmux.conf"][0] == "link"
-    apply_fails(sysenv, """
+    apply_fails(
+        sysenv,
+        """
 local t = file { path = "~/.tmux.conf", content = "managed\\n" }
 exec { name = "boom", command = "false", depends_on = { t } }
-""", before, "exec boom", BOOM_REASON)
+""",
+        before,
+        "exec boom",
+        BOOM_REASON,
+    )

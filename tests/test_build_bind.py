@@ -15,7 +15,7 @@ from pathlib import Path
 from conftest import HEADER, ok
 from conftest import out as out_of
 
-HELPERS = r'''
+HELPERS = r"""
 local M = {}
 
 -- A build that writes $${out}/bin/x (a script printing `greeting`), and logs each run to ~/build.log.
@@ -63,7 +63,7 @@ function M.marker(id, opts)
 end
 
 return M
-'''
+"""
 
 
 def config(sysenv, body: str) -> None:
@@ -95,12 +95,12 @@ def current_snapshot(sysenv) -> str | None:
     return next((s["id"] for s in json.loads(res.stdout) if s["current"]), None)
 
 
-USE_BUILD = '''
+USE_BUILD = """
 local t = H.tool("hello", "GREETING")
 exec { name = "use", provider = "shell", command = t.outputs.bin .. " > " .. sys.path("~/used.txt"),
        creates = sys.path("~/used.txt") }
 file { path = "~/where.txt", content = "bin=" .. t.outputs.bin .. "\\n" }
-'''
+"""
 
 
 # -- builds ------------------------------------------------------------------
@@ -126,7 +126,8 @@ def test_build_output_used_by_exec_and_file(sysenv):
     # the exec runs after the build
     waves = doc["plan"]["waves"]
     assert waves.index(next(w for w in waves if "build#hello" in w)) < waves.index(
-        next(w for w in waves if "exec#use" in w))
+        next(w for w in waves if "exec#use" in w)
+    )
 
 
 def test_build_is_cached_by_its_inputs(sysenv):
@@ -153,7 +154,7 @@ def test_build_is_cached_by_its_inputs(sysenv):
 
 def test_build_hash_changes_with_what_it_uses(sysenv):
     """A build using another build's output gets a new hash when the other one changes."""
-    body = '''
+    body = """
 local base = H.tool("base", "GREETING")
 local top = sys.build {
   id = "top",
@@ -162,7 +163,7 @@ local top = sys.build {
   end,
 }
 file { path = "~/top.txt", content = top.outputs.out }
-'''
+"""
     config(sysenv, body.replace("GREETING", "a"))
     ok(sysenv.run("apply"))
     [top1] = trees(sysenv, "-top")
@@ -180,44 +181,53 @@ def test_failed_build_skips_dependents_and_rolls_back(sysenv):
     config(sysenv, 'file { path = "~/keep.txt", content = "before" }\n')
     ok(sysenv.run("apply"))
     before_snapshot = current_snapshot(sysenv)
-    config(sysenv, '''
+    config(
+        sysenv,
+        """
 local m = H.marker("early")
 local t = H.tool("broken", "x", { fail = true, depends_on = { m } })
 file { path = "~/keep.txt", content = "after" }
 exec { name = "after", provider = "shell", command = "touch " .. sys.path("~/after-ran") .. " " .. t.outputs.bin }
 file { path = "~/uses-build.txt", content = t.outputs.out }
-''')
+""",
+    )
     res = sysenv.run("apply")
     text = out_of(res)
     assert res.returncode == 1, text
     assert "Apply failed. System unchanged." in text
     assert "broken" in text and "exit code 3" in text
     assert "Traceback" not in text
-    assert not (sysenv.home / "after-ran").exists()          # dependents did not run
+    assert not (sysenv.home / "after-ran").exists()  # dependents did not run
     assert not (sysenv.home / "uses-build.txt").exists()
     assert (sysenv.home / "keep.txt").read_text() == "before"  # completed items undone
-    assert markers(sysenv, "early") == []                     # the bind that completed was destroyed
+    assert markers(sysenv, "early") == []  # the bind that completed was destroyed
     assert len(lines(sysenv.home / "destroy.log")) == 1
     assert bind_states(sysenv) == {}
-    assert trees(sysenv, "-broken") == []                      # a failed build leaves nothing in the store
+    assert trees(sysenv, "-broken") == []  # a failed build leaves nothing in the store
     tmp = sysenv.root / "store" / "tmp"
     assert not tmp.exists() or list(tmp.iterdir()) == []
     assert current_snapshot(sysenv) == before_snapshot
 
 
 def test_successful_build_is_kept_when_a_later_item_fails(sysenv):
-    config(sysenv, '''
+    config(
+        sysenv,
+        """
 local t = H.tool("kept", "k")
 exec { name = "fails", provider = "shell", command = t.outputs.bin .. " && false" }
-''')
+""",
+    )
     res = sysenv.run("apply")
     assert res.returncode == 1, out_of(res)
     assert len(trees(sysenv, "-kept")) == 1  # builds are never rolled back
-    config(sysenv, '''
+    config(
+        sysenv,
+        """
 local t = H.tool("kept", "k")
 exec { name = "fine", provider = "shell", command = t.outputs.bin .. " > " .. sys.path("~/fine.txt"),
        creates = sys.path("~/fine.txt") }
-''')
+""",
+    )
     ok(sysenv.run("apply"))
     assert lines(sysenv.home / "build.log") == ["k"]  # reused, not rebuilt
     assert (sysenv.home / "fine.txt").read_text() == "k\n"
@@ -225,7 +235,9 @@ exec { name = "fine", provider = "shell", command = t.outputs.bin .. " > " .. sy
 
 def test_dollar_escaping_and_env_placeholder(sysenv, monkeypatch):
     monkeypatch.setenv("SYSLUA_TEST_VALUE", "from-env")
-    config(sysenv, r'''
+    config(
+        sysenv,
+        r"""
 local b = sys.build {
   id = "lit",
   create = function(inputs, ctx)
@@ -235,7 +247,8 @@ local b = sys.build {
 }
 file { path = "~/lit.txt", content = "literal $$${out} / $$$${x} / $${env:SYSLUA_TEST_VALUE}\n" }
 file { path = "~/built.txt", content = b.outputs.out }
-''')
+""",
+    )
     ok(sysenv.run("apply"))
     assert (sysenv.home / "lit.txt").read_text() == "literal $${out} / $$${x} / from-env\n"
     built = Path((sysenv.home / "built.txt").read_text())
@@ -254,8 +267,11 @@ def test_unknown_placeholder_in_file(sysenv):
 
 
 def test_placeholder_naming_undeclared_build(sysenv):
-    config(sysenv, 'sys.build { id = "other", create = function() end }\n'
-                   'file { path = "~/bad.txt", content = "$${build:@missing:out}" }\n')
+    config(
+        sysenv,
+        'sys.build { id = "other", create = function() end }\n'
+        'file { path = "~/bad.txt", content = "$${build:@missing:out}" }\n',
+    )
     res = sysenv.run("plan")
     assert res.returncode == 2, out_of(res)
     assert "missing" in out_of(res) and "not declared" in out_of(res)
@@ -273,7 +289,7 @@ def test_build_validation_errors(sysenv):
     config(sysenv, 'sys.build { id = "x", create = function() end, typo = 1 }\n')
     res = sysenv.run("plan")
     assert res.returncode == 2 and "typo" in out_of(res), out_of(res)
-    config(sysenv, 'sys.build { create = function() end }\n')
+    config(sysenv, "sys.build { create = function() end }\n")
     res = sysenv.run("plan")
     assert res.returncode == 2 and "id" in out_of(res), out_of(res)
 
@@ -359,10 +375,13 @@ def test_bind_update_back_to_previous_definition(sysenv):
 
 
 def test_bind_output_used_by_a_file(sysenv):
-    config(sysenv, '''
+    config(
+        sysenv,
+        """
 local m = H.marker("m5")
 file { path = "~/points-to.txt", content = m.outputs.path }
-''')
+""",
+    )
     ok(sysenv.run("apply"))
     [marker] = markers(sysenv, "m5")
     assert (sysenv.home / "points-to.txt").read_text() == str(marker)
@@ -373,14 +392,17 @@ def test_removed_bind_is_restored_when_the_apply_fails(sysenv):
     ok(sysenv.run("apply"))
     [marker] = markers(sysenv, "m6")
     snap = current_snapshot(sysenv)
-    config(sysenv, 'file { path = "~/f.txt", content = "two" }\nexec { name = "boom", command = "false" }\n')
+    config(
+        sysenv,
+        'file { path = "~/f.txt", content = "two" }\nexec { name = "boom", command = "false" }\n',
+    )
     res = sysenv.run("apply")
     assert res.returncode == 1, out_of(res)
     assert "Apply failed. System unchanged." in out_of(res)
     assert lines(sysenv.home / "destroy.log") == [str(marker)]  # it was destroyed...
-    [restored] = markers(sysenv, "m6")                           # ...and created again
+    [restored] = markers(sysenv, "m6")  # ...and created again
     [(_, state)] = bind_states(sysenv).items()
-    assert state["outputs"]["path"] == str(restored)           # with its new outputs recorded
+    assert state["outputs"]["path"] == str(restored)  # with its new outputs recorded
     assert (sysenv.home / "f.txt").read_text() == "one"
     assert current_snapshot(sysenv) == snap
     # the restored bind is in order: removing it for real destroys the new one
@@ -390,10 +412,10 @@ def test_removed_bind_is_restored_when_the_apply_fails(sysenv):
     assert lines(sysenv.home / "destroy.log") == [str(marker), str(restored)]
 
 
-BAD_DESTROY = '''
+BAD_DESTROY = """
 local m = H.marker("bad", { destroy = "echo cannot-destroy >&2; exit 7" })
 exec { name = "boom", command = "false", depends_on = { m } }
-'''
+"""
 
 
 def test_failed_destroy_during_rollback_clears_current(sysenv):
@@ -424,12 +446,15 @@ def test_failed_destroy_report_is_not_misleading(sysenv):
 
 
 def test_bind_create_failure_rolls_back_earlier_binds(sysenv):
-    config(sysenv, '''
+    config(
+        sysenv,
+        """
 local a = H.marker("first")
 sys.bind { id = "fails", depends_on = { a }, create = function(inputs, ctx)
   ctx:exec { bin = "/bin/sh", args = { "-c", "exit 5" } }
 end }
-''')
+""",
+    )
     res = sysenv.run("apply")
     assert res.returncode == 1, out_of(res)
     assert "fails" in out_of(res) and "exit code 5" in out_of(res)
@@ -444,7 +469,7 @@ def test_drift_without_update_destroys_then_creates_again(sysenv):
     first.unlink()  # drift: the check (test -f) now fails
     ok(sysenv.run("apply"))
     assert lines(sysenv.home / "destroy.log") == [str(first)]  # destroyed with its recorded outputs
-    [second] = markers(sysenv, "m9")                           # then created again
+    [second] = markers(sysenv, "m9")  # then created again
     [(_, state)] = bind_states(sysenv).items()
     assert state["outputs"]["path"] == str(second)
 

@@ -104,8 +104,13 @@ def test_both_resource_forms(sysenv):
         "user#bob",
     ]
     assert props(m, "file#/srv/map-form") == {
-        "ensure": "present", "content": "from the map form", "owner": "root", "group": "root",
-        "mode": "0644", "provider": "posix", "force": False,
+        "ensure": "present",
+        "content": "from the map form",
+        "owner": "root",
+        "group": "root",
+        "mode": "0644",
+        "provider": "posix",
+        "force": False,
     }
     assert props(m, "file#/srv/list-a")["content"] == "from the list form"
     assert props(m, "file#/srv/list-a")["mode"] == "0640"
@@ -114,7 +119,11 @@ def test_both_resource_forms(sysenv):
     assert props(m, "exec#echo from-a-bare-entry")["command"] == "echo from-a-bare-entry"
     assert props(m, "exec#second")["returns"] == [0, 2]
     assert props(m, "user#bob")["groups"] == ["wheel"]
-    assert props(m, "package#rg")["source"] == {"fetch": "url", "url": "https://example.org/rg.tgz", "sha256": "ab" * 32}
+    assert props(m, "package#rg")["source"] == {
+        "fetch": "url",
+        "url": "https://example.org/rg.tgz",
+        "sha256": "ab" * 32,
+    }
 
 
 @pytest.mark.parametrize(
@@ -188,7 +197,9 @@ def test_defaults_entry_does_not_reach_another_file_list(sysenv):
     """
     err = failure(sysenv, text)
     n = line_of(text, "/srv/b")
-    assert err.render().startswith(f"m.yaml:{n}: file /srv/b: missing required property `owner`\n  {n} |         - /srv/b: {{}}")
+    assert err.render().startswith(
+        f"m.yaml:{n}: file /srv/b: missing required property `owner`\n  {n} |         - /srv/b: {{}}"
+    )
 
 
 def test_only_one_defaults_entry_per_list(sysenv):
@@ -202,7 +213,10 @@ def test_only_one_defaults_entry_per_list(sysenv):
     """
     err = failure(sysenv, text)
     n = line_of(text, "2s")
-    assert err.render() == f"m.yaml:{n}: exec: only one `defaults` entry is allowed per list\n  {n} |         - defaults: {{timeout: 2s}}"
+    assert (
+        err.render()
+        == f"m.yaml:{n}: exec: only one `defaults` entry is allowed per list\n  {n} |         - defaults: {{timeout: 2s}}"
+    )
 
 
 def test_a_declared_value_beats_a_defaults_entry_of_another_list(sysenv):
@@ -240,7 +254,9 @@ def test_a_declared_value_beats_a_defaults_entry_of_another_list(sysenv):
     ],
 )
 def test_unquoted_modes_stay_octal(sysenv, yaml_value, expected):
-    m = load(sysenv, f"""
+    m = load(
+        sysenv,
+        f"""
     ccm:
       resources:
         - file:
@@ -248,7 +264,8 @@ def test_unquoted_modes_stay_octal(sysenv, yaml_value, expected):
             owner: root
             group: root
             mode: {yaml_value}
-    """)
+    """,
+    )
     assert props(m, "file#/srv/a")["mode"] == expected
 
 
@@ -283,20 +300,30 @@ def test_unquoted_mode_above_0777_is_rejected(sysenv):
         ("{environment: {CC: gcc, JOBS: 4}}", "environment", ["CC=gcc", "JOBS=4"]),
         ("{path: /usr/local/bin:/usr/bin}", "path", "/usr/local/bin:/usr/bin"),
         ("{creates: /opt/app/bin/app}", "creates", "/opt/app/bin/app"),
-        ("{command: tar xzf /tmp/app.tar.gz -C /opt}", "command", "tar xzf /tmp/app.tar.gz -C /opt"),
+        (
+            "{command: tar xzf /tmp/app.tar.gz -C /opt}",
+            "command",
+            "tar xzf /tmp/app.tar.gz -C /opt",
+        ),
         ("{}", "command", "reload"),
-        ("{health_checks: [{command: check_reload, tries: 2}]}", "health_checks",
-         [{"command": "check_reload", "tries": 2, "try_sleep": 1}]),
+        (
+            "{health_checks: [{command: check_reload, tries: 2}]}",
+            "health_checks",
+            [{"command": "check_reload", "tries": 2, "try_sleep": 1}],
+        ),
     ],
 )
 def test_exec_properties_and_ccm_aliases(sysenv, body, prop, expected):
-    m = load(sysenv, f"""
+    m = load(
+        sysenv,
+        f"""
     ccm:
       resources:
         - exec:
             - first: {{}}
             - reload: {body}
-    """)
+    """,
+    )
     assert props(m, "exec#reload")[prop] == expected
 
 
@@ -429,7 +456,7 @@ ERRORS = [
             - exec:
                 name: "{{ lookup('data.nope') }}"
         """,
-        "name: \"{{",
+        'name: "{{',
         "exec: lookup('data.nope'): no such key",
     ),
     (
@@ -491,7 +518,9 @@ def test_errors_name_the_yaml_line(sysenv, text, needle, message):
     if needle == "bad: [":
         # the parser reports where it gave up: the end of the stream
         err = failure(sysenv, text)
-        assert err.render().startswith("m.yaml:6: invalid YAML: expected the node content, but found '<stream end>'")
+        assert err.render().startswith(
+            "m.yaml:6: invalid YAML: expected the node content, but found '<stream end>'"
+        )
         return
     err = failure(sysenv, text)
     line = line_of(text, needle)
@@ -537,28 +566,76 @@ overrides:
 
 DATA_CASES = [
     # (merge, facts, apply data, resolved data)
-    ("first", {"role": "web", "site": "eu"}, {}, {"color": "red", "pkgs": ["nginx"], "nested": {"a": 1}}),
-    ("FIRST", {"role": "web", "site": "eu"}, {}, {"color": "red", "pkgs": ["nginx"], "nested": {"a": 1}}),
-    ("first", {"role": "db", "site": "eu"}, {}, {"color": "blue", "pkgs": ["eu-tool"], "nested": {"b": 2}}),
+    (
+        "first",
+        {"role": "web", "site": "eu"},
+        {},
+        {"color": "red", "pkgs": ["nginx"], "nested": {"a": 1}},
+    ),
+    (
+        "FIRST",
+        {"role": "web", "site": "eu"},
+        {},
+        {"color": "red", "pkgs": ["nginx"], "nested": {"a": 1}},
+    ),
+    (
+        "first",
+        {"role": "db", "site": "eu"},
+        {},
+        {"color": "blue", "pkgs": ["eu-tool"], "nested": {"b": 2}},
+    ),
     ("first", {}, {}, {"color": "white", "pkgs": ["base"], "nested": {"z": 0}, "extra": True}),
-    ("first", {"team": "ops"}, {}, {"color": "white", "pkgs": ["base"], "nested": {"z": 0}, "extra": True}),
     (
-        "deep", {"role": "web", "site": "eu"}, {},
-        {"color": "blue", "pkgs": ["coreutils", "nginx", "eu-tool", "base"], "nested": {"z": 0, "a": 1, "b": 2}, "extra": True},
+        "first",
+        {"team": "ops"},
+        {},
+        {"color": "white", "pkgs": ["base"], "nested": {"z": 0}, "extra": True},
     ),
     (
-        "deep", {"site": "eu"}, {},
-        {"color": "blue", "pkgs": ["coreutils", "eu-tool", "base"], "nested": {"z": 0, "b": 2}, "extra": True},
+        "deep",
+        {"role": "web", "site": "eu"},
+        {},
+        {
+            "color": "blue",
+            "pkgs": ["coreutils", "nginx", "eu-tool", "base"],
+            "nested": {"z": 0, "a": 1, "b": 2},
+            "extra": True,
+        },
     ),
-    ("deep", {}, {}, {"color": "white", "pkgs": ["coreutils", "base"], "nested": {"z": 0}, "extra": True}),
+    (
+        "deep",
+        {"site": "eu"},
+        {},
+        {
+            "color": "blue",
+            "pkgs": ["coreutils", "eu-tool", "base"],
+            "nested": {"z": 0, "b": 2},
+            "extra": True,
+        },
+    ),
+    (
+        "deep",
+        {},
+        {},
+        {"color": "white", "pkgs": ["coreutils", "base"], "nested": {"z": 0}, "extra": True},
+    ),
     # data handed down by an apply parent is deep-merged on top
     (
-        "first", {"role": "web"}, {"color": "cyan", "nested": {"b": 9}, "new": 1},
+        "first",
+        {"role": "web"},
+        {"color": "cyan", "nested": {"b": 9}, "new": 1},
         {"color": "cyan", "pkgs": ["nginx"], "nested": {"a": 1, "b": 9}, "new": 1},
     ),
     (
-        "deep", {"role": "web"}, {"pkgs": ["from-parent"]},
-        {"color": "red", "pkgs": ["coreutils", "nginx", "base", "from-parent"], "nested": {"z": 0, "a": 1}, "extra": True},
+        "deep",
+        {"role": "web"},
+        {"pkgs": ["from-parent"]},
+        {
+            "color": "red",
+            "pkgs": ["coreutils", "nginx", "base", "from-parent"],
+            "nested": {"z": 0, "a": 1},
+            "extra": True,
+        },
     ),
 ]
 
@@ -581,7 +658,10 @@ def test_resolve_data_renders_lookups_in_data_and_overrides():
         "hierarchy: {order: [common]}\noverrides:\n  common: {greeting: \"hi ${ lookup('facts.host') }\"}\n"
     )
     assert ccm.resolve_data(doc, {"host": "box", "cores": 8}, {}, Source("/m.yaml", 1)) == {
-        "host": "box", "cores": 8, "missing": "", "greeting": "hi box",
+        "host": "box",
+        "cores": 8,
+        "missing": "",
+        "greeting": "hi box",
     }
 
 
@@ -599,7 +679,11 @@ def test_hierarchy_through_resolve(sysenv, merge):
     if merge == "first":
         expected = ('exec#pkgs ["nginx"]', "echo red 1", "color=red")
     else:
-        expected = ('exec#pkgs ["coreutils", "nginx", "eu-tool", "base"]', "echo blue 1", "color=blue")
+        expected = (
+            'exec#pkgs ["coreutils", "nginx", "eu-tool", "base"]',
+            "echo blue 1",
+            "color=blue",
+        )
     assert [i.id for i in m] == [expected[0]]
     assert m.items[0].get("command") == expected[1]
     assert list(m.messages) == [("pre_message", expected[2])]
@@ -695,18 +779,27 @@ def test_apply_data_overrides_child_data(sysenv, apply_data, expected):
     assert exec_item.parent == child_id
     assert m.source_of(exec_item.id) == f"child.yaml:{line_of(CHILD, 'name: ')}"
     color = expected.split()[1]
-    assert list(m.messages) == [("pre_message", f"child color {color}"), ("post_message", "child done")]
+    assert list(m.messages) == [
+        ("pre_message", f"child color {color}"),
+        ("post_message", "child done"),
+    ]
     assert f"{sysenv.work}/child.yaml" in m.inputs
 
 
 def test_yaml_parent_passes_typed_data_to_a_yaml_child(sysenv):
-    write(sysenv, "child.yaml", """
+    write(
+        sysenv,
+        "child.yaml",
+        """
     ccm:
       resources:
         - exec:
             name: "port {{ lookup('data.port') }} on {{ lookup('data.host') }}"
-    """)
-    m = load(sysenv, """
+    """,
+    )
+    m = load(
+        sysenv,
+        """
     data:
       port: 8080
     ccm:
@@ -716,27 +809,37 @@ def test_yaml_parent_passes_typed_data_to_a_yaml_child(sysenv):
                 data:
                   port: "{{ lookup('data.port') }}"
                   host: "${ lookup('facts.role') }"
-    """, cli_facts={"role": "web"})
+    """,
+        cli_facts={"role": "web"},
+    )
     child = item_of(m, f"apply#{sysenv.work}/child.yaml")
     assert thaw(child.get("data")) == {"port": 8080, "host": "web"}
     assert [i.id for i in m.of_type("exec")] == ["exec#port 8080 on web"]
 
 
 def test_nested_apply_data_reaches_a_yaml_child(sysenv):
-    write(sysenv, "child.yaml", """
+    write(
+        sysenv,
+        "child.yaml",
+        """
     data:
       nested: {a: 1, b: 2}
     ccm:
       resources:
         - exec:
             name: "nested {{ lookup('data.nested.a') }}{{ lookup('data.nested.b') }}"
-    """)
-    m = load(sysenv, 'apply { name = "child.yaml", data = { nested = { b = 9 } } }\n', name="sys.lua")
+    """,
+    )
+    m = load(
+        sysenv, 'apply { name = "child.yaml", data = { nested = { b = 9 } } }\n', name="sys.lua"
+    )
     assert [i.id for i in m.of_type("exec")] == ["exec#nested 19"]
 
 
 def test_data_value_with_two_lookups(sysenv):
-    m = load(sysenv, """
+    m = load(
+        sysenv,
+        """
     data:
       url: "http://{{ lookup('facts.host') }}:{{ lookup('facts.port') }}"
       pair: "{{ lookup('facts.host') }}-{{ lookup('facts.port') }}"
@@ -744,7 +847,9 @@ def test_data_value_with_two_lookups(sysenv):
       resources:
         - exec:
             name: "fetch {{ lookup('data.pair') }} {{ lookup('data.url') }}"
-    """, cli_facts={"host": "box", "port": "80"})
+    """,
+        cli_facts={"host": "box", "port": "80"},
+    )
     assert [i.id for i in m] == ["exec#fetch box-80 http://box:80"]
 
 
@@ -762,8 +867,13 @@ def test_yaml_child_without_allow_apply_may_not_apply(sysenv):
         resolve(path, Options())
     text_ = info.value.render()
     n = line_of(text, "grandchild.yaml")
-    assert text_.startswith(f"child.yaml:{n}: apply grandchild.yaml: not allowed here: the parent apply ")
-    assert "child.yaml sets allow_apply = false, so this manifest may not contain apply resources" in text_
+    assert text_.startswith(
+        f"child.yaml:{n}: apply grandchild.yaml: not allowed here: the parent apply "
+    )
+    assert (
+        "child.yaml sets allow_apply = false, so this manifest may not contain apply resources"
+        in text_
+    )
     assert text_.endswith(f"\n  {n} |         - grandchild.yaml: {{}}")
 
 

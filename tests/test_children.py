@@ -62,8 +62,10 @@ def test_lua_child_gets_nested_data_tables(sysenv):
     m = load(
         sysenv,
         'apply { name = "child.lua", data = { nested = { color = "cyan", deeper = { n = 1 } } } }\n',
-        **{"child.lua": 'exec { name = "color=" .. tostring(sys.data.nested.color) .. "/" '
-                        '.. tostring(sys.data.nested.deeper and sys.data.nested.deeper.n), command = "true" }\n'},
+        **{
+            "child.lua": 'exec { name = "color=" .. tostring(sys.data.nested.color) .. "/" '
+            '.. tostring(sys.data.nested.deeper and sys.data.nested.deeper.n), command = "true" }\n'
+        },
     )
     assert m.get("exec#color=cyan/1") is not None, [i.id for i in m]
 
@@ -90,7 +92,9 @@ def test_child_without_data_sees_empty_sys_data(sysenv):
     m = load(
         sysenv,
         'apply { name = "child.lua" }\n',
-        **{"child.lua": 'exec { name = "empty=" .. tostring(next(sys.data) == nil), command = "true" }\n'},
+        **{
+            "child.lua": 'exec { name = "empty=" .. tostring(next(sys.data) == nil), command = "true" }\n'
+        },
     )
     assert m.get("exec#empty=true") is not None
 
@@ -132,8 +136,11 @@ ccm:
 
 
 def test_yaml_child_gets_data_merged_over_its_own(sysenv):
-    m = load(sysenv, HEADER + 'apply { name = "prompt.yaml", data = { color = "cyan" } }\n',
-             **{"prompt.yaml": YAML_CHILD})
+    m = load(
+        sysenv,
+        HEADER + 'apply { name = "prompt.yaml", data = { color = "cyan" } }\n',
+        **{"prompt.yaml": YAML_CHILD},
+    )
     # the apply's data wins; the child's own data fills the rest
     assert content(m, sysenv, "prompt.txt") == "hello in cyan"
     exec_item = m.get("exec#echo cyan")
@@ -187,7 +194,7 @@ apply { name = "b.yaml" }
         **{
             "a.lua": 'exec { name = "from-a", command = "true" }\napply { name = "a2.lua" }\n',
             "a2.lua": 'exec { name = "from-a2", command = "true" }\n',
-            "b.yaml": "ccm:\n  resources:\n    - exec:\n        name: from-b\n        command: \"true\"\n",
+            "b.yaml": 'ccm:\n  resources:\n    - exec:\n        name: from-b\n        command: "true"\n',
         },
     )
     a, a2, b = aid(sysenv, "a.lua"), aid(sysenv, "a2.lua"), aid(sysenv, "b.yaml")
@@ -235,10 +242,14 @@ def test_noop_strengthening_table(sysenv, parent_noop, child_prop, effective, wa
     root += 'exec { name = "root-after", command = "true" }\n'
     child_noop = "" if child_prop is None else f", noop = {child_prop}"
     parent = f'exec {{ name = "in-parent", command = "true" }}\napply {{ name = "child.lua"{child_noop} }}\n'
-    m = load(sysenv, root, **{
-        "parent.lua": parent,
-        "child.lua": 'exec { name = "in-child", command = "true" }\n',
-    })
+    m = load(
+        sysenv,
+        root,
+        **{
+            "parent.lua": parent,
+            "child.lua": 'exec { name = "in-child", command = "true" }\n',
+        },
+    )
     assert m.get("exec#in-parent").noop is parent_noop
     assert m.get("exec#in-child").noop is effective
     # child noop never leaks to what follows in the root
@@ -278,10 +289,14 @@ def test_noop_weakening_warning_is_printed_by_plan(sysenv):
 def test_health_check_only_strengthening_table(sysenv, parent_hco, child_prop, effective, warns):
     root = f'apply {{ name = "parent.lua", health_check_only = {str(parent_hco).lower()} }}\n'
     child_hco = "" if child_prop is None else f", health_check_only = {child_prop}"
-    m = load(sysenv, root, **{
-        "parent.lua": f'exec {{ name = "in-parent", command = "true" }}\napply {{ name = "child.lua"{child_hco} }}\n',
-        "child.lua": 'exec { name = "in-child", command = "true" }\n',
-    })
+    m = load(
+        sysenv,
+        root,
+        **{
+            "parent.lua": f'exec {{ name = "in-parent", command = "true" }}\napply {{ name = "child.lua"{child_hco} }}\n',
+            "child.lua": 'exec { name = "in-child", command = "true" }\n',
+        },
+    )
     assert m.get("exec#in-parent").health_check_only is parent_hco
     assert m.get("exec#in-child").health_check_only is effective
     hco_warnings = [w for w in m.warnings if "health_check_only" in w]
@@ -332,7 +347,9 @@ def test_max_depth_option_boundary(sysenv, limit):
     m = resolve(sysenv.work / "sys.lua", Options(max_depth=limit))
     assert m.get(f"exec#level-{limit}") is not None
     chain(sysenv, limit + 1)
-    with pytest.raises(ConfigError, match=f"nesting depth {limit + 1} exceeds the limit of {limit}"):
+    with pytest.raises(
+        ConfigError, match=f"nesting depth {limit + 1} exceeds the limit of {limit}"
+    ):
         resolve(sysenv.work / "sys.lua", Options(max_depth=limit))
 
 
@@ -389,7 +406,9 @@ def test_child_including_itself_is_a_cycle(sysenv):
 
 def test_allow_apply_false_rejects_nested_apply(sysenv):
     sysenv.write("sys.lua", 'apply { name = "child.lua", allow_apply = false }\n')
-    sysenv.write("child.lua", 'exec { name = "c", command = "true" }\napply { name = "grand.lua" }\n')
+    sysenv.write(
+        "child.lua", 'exec { name = "c", command = "true" }\napply { name = "grand.lua" }\n'
+    )
     sysenv.write("grand.lua", 'exec { name = "g", command = "true" }\n')
     with pytest.raises(ConfigError) as err:
         resolve(sysenv.work / "sys.lua", Options())

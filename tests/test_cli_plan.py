@@ -45,7 +45,9 @@ def waves(stdout: str) -> list[tuple[list[str], bool]]:
     return out
 
 
-MIXED = HEADER + """\
+MIXED = (
+    HEADER
+    + """\
 local d = file { path = "~/d", ensure = "directory", mode = "0755" }
 file { path = "~/d/a", content = "hello\\n" }
 file { path = "~/same", content = "same\\n" }
@@ -56,6 +58,7 @@ exec { name = "true" }
 exec { name = "echo hi", subscribe = { "file#~/d/a" }, refresh_only = true }
 exec { name = "quiet", command = "true", refresh_only = true }
 """
+)
 
 
 @pytest.fixture
@@ -155,7 +158,6 @@ def test_plan_json_is_valid_json_on_stdout_and_logs_on_stderr(mixed):
     assert "Evaluating" in r.stderr
     assert "Evaluating" not in r.stdout and "Execution order" not in r.stdout
     assert tree(mixed.home) == before_home
-
 
 
 def test_exit_code_4_with_pending_changes(mixed):
@@ -261,10 +263,25 @@ def test_help_lists_every_command():
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "syslua", "--help"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "syslua", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
-    for cmd in ("apply", "plan", "rollback", "history", "status", "diff", "snapshot", "gc", "init", "env"):
-        assert re.search(rf"^\s*(│\s*)?{cmd}\b", r.stdout, re.M), f"`{cmd}` missing from sys --help:\n{r.stdout}"
+    for cmd in (
+        "apply",
+        "plan",
+        "rollback",
+        "history",
+        "status",
+        "diff",
+        "snapshot",
+        "gc",
+        "init",
+        "env",
+    ):
+        assert re.search(rf"^\s*(│\s*)?{cmd}\b", r.stdout, re.M), (
+            f"`{cmd}` missing from sys --help:\n{r.stdout}"
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -281,7 +298,7 @@ BAD = [
     ),
     (
         "lua-runtime",
-        {"sys.lua": HEADER + 'local t = nil\nlocal v = t.field\n'},
+        {"sys.lua": HEADER + "local t = nil\nlocal v = t.field\n"},
         ["attempt to index", "a nil value", "  4 | local v = t.field"],
         "sys.lua:4",
     ),
@@ -323,14 +340,25 @@ BAD = [
     ),
     (
         "content-and-source",
-        {"sys.lua": HEADER + 'file { path = "~/x", content = "a", source = "src.txt" }\n', "src.txt": "s\n"},
+        {
+            "sys.lua": HEADER + 'file { path = "~/x", content = "a", source = "src.txt" }\n',
+            "src.txt": "s\n",
+        },
         ["`content` and `source` are mutually exclusive"],
         "sys.lua:3",
     ),
     (
         "conflict",
-        {"sys.lua": HEADER + 'file { path = "~/x", content = "one" }\nfile { path = "~/x", content = "two" }\n'},
-        ["Conflicting values", '"one" (declared at sys.lua:3)', '"two" (declared at sys.lua:4)', "lib.mkForce"],
+        {
+            "sys.lua": HEADER
+            + 'file { path = "~/x", content = "one" }\nfile { path = "~/x", content = "two" }\n'
+        },
+        [
+            "Conflicting values",
+            '"one" (declared at sys.lua:3)',
+            '"two" (declared at sys.lua:4)',
+            "lib.mkForce",
+        ],
         None,
     ),
     (
@@ -339,7 +367,11 @@ BAD = [
             "sys.lua": HEADER + 'env { EDITOR = "vim" }\napply { name = "child.lua" }\n',
             "child.lua": 'env { EDITOR = "emacs" }\n',
         },
-        ["Conflicting values for env.EDITOR", '"vim" (declared at sys.lua:3)', '"emacs" (declared at child.lua:1)'],
+        [
+            "Conflicting values for env.EDITOR",
+            '"vim" (declared at sys.lua:3)',
+            '"emacs" (declared at child.lua:1)',
+        ],
         None,
     ),
     (
@@ -351,8 +383,13 @@ BAD = [
             + 'exec { name = "c", command = "true", depends_on = { "exec#a" } }\n'
         },
         # printed in execution order (a dependency before its dependent)
-        ["cycle", "exec#a -> exec#c -> exec#b -> exec#a", "exec#a declared at sys.lua:3",
-         "exec#b declared at sys.lua:4", "exec#c declared at sys.lua:5"],
+        [
+            "cycle",
+            "exec#a -> exec#c -> exec#b -> exec#a",
+            "exec#a declared at sys.lua:3",
+            "exec#b declared at sys.lua:4",
+            "exec#c declared at sys.lua:5",
+        ],
         None,
     ),
     (
@@ -399,7 +436,10 @@ BAD = [
     ),
     (
         "undeclared-dependency",
-        {"sys.lua": HEADER + 'exec { name = "a", command = "true", depends_on = { "exec#ghost" } }\n'},
+        {
+            "sys.lua": HEADER
+            + 'exec { name = "a", command = "true", depends_on = { "exec#ghost" } }\n'
+        },
         ["exec#ghost", "not declared"],
         "sys.lua:3",
     ),
@@ -431,7 +471,9 @@ JSON_TOO = {"conflict", "depth-limit"}
 
 
 @pytest.mark.parametrize("files,expected,location", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_bad_input_is_exit_2_with_message_and_changes_nothing(sysenv, request, files, expected, location):
+def test_bad_input_is_exit_2_with_message_and_changes_nothing(
+    sysenv, request, files, expected, location
+):
     for name, text in files.items():
         sysenv.write(name, text)
     # something a valid config could have changed, to prove nothing was
@@ -447,7 +489,9 @@ def test_bad_input_is_exit_2_with_message_and_changes_nothing(sysenv, request, f
         for text in expected:
             assert text in r.stderr, f"{args}: {text!r} not in:\n{r.stderr}"
         if location:
-            assert re.search(rf"(?<![\w/.]){re.escape(location)}\b", r.stderr), f"{location} not in:\n{r.stderr}"
+            assert re.search(rf"(?<![\w/.]){re.escape(location)}\b", r.stderr), (
+                f"{location} not in:\n{r.stderr}"
+            )
         if "--json" in args:
             assert r.stdout.strip() == ""
         assert (tree(sysenv.home), tree(sysenv.root)) == before, f"{args} changed the machine"
@@ -476,10 +520,18 @@ def test_allow_apply_false_without_nested_apply_is_fine(sysenv):
 
 # Lua's own errors (syntax, runtime) are located by LuaJIT itself, from a chunk name
 # that must survive a long directory (LuaJIT truncates long chunk names).
-@pytest.mark.parametrize("code,line,text", [
-    ('file { path = "~/x", content = "a"\nexec { name = "true" }\n', 2, 'exec { name = "true" }'),
-    ('local t = nil\nlocal v = t.field\n', 2, "local v = t.field"),
-], ids=["syntax", "runtime"])
+@pytest.mark.parametrize(
+    "code,line,text",
+    [
+        (
+            'file { path = "~/x", content = "a"\nexec { name = "true" }\n',
+            2,
+            'exec { name = "true" }',
+        ),
+        ("local t = nil\nlocal v = t.field\n", 2, "local v = t.field"),
+    ],
+    ids=["syntax", "runtime"],
+)
 def test_lua_error_location_under_a_long_directory(sysenv, code, line, text):
     before = tree(sysenv.home), tree(sysenv.root)
     deep = sysenv.work / "a-project-directory-with-a-long-name" / "and-some-nesting" / "config"
@@ -495,7 +547,9 @@ def test_lua_error_location_under_a_long_directory(sysenv, code, line, text):
 
 
 def test_plan_shows_items_that_cannot_be_applied(sysenv):
-    sysenv.write("sys.lua", 'exec { name = "e", command = "true", onlyif = "no-such-command-xyz" }\n')
+    sysenv.write(
+        "sys.lua", 'exec { name = "e", command = "true", onlyif = "no-such-command-xyz" }\n'
+    )
     r = sysenv.run("plan")
     assert r.returncode == 0, r.stderr
     line = entry_line(r.stdout, "!", "exec e")
@@ -504,11 +558,15 @@ def test_plan_shows_items_that_cannot_be_applied(sysenv):
     assert "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("decl", [
-    'package { name = "rg", version = "1", source = lib.fetchUrl{ url = "http://127.0.0.1/x.tar.gz", '
-    'sha256 = string.rep("a", 64) }, bin = { "bin/rg" } }\n',
-    'user { name = "syslua-test-user" }\n',
-], ids=["package", "user"])
+@pytest.mark.parametrize(
+    "decl",
+    [
+        'package { name = "rg", version = "1", source = lib.fetchUrl{ url = "http://127.0.0.1/x.tar.gz", '
+        'sha256 = string.rep("a", 64) }, bin = { "bin/rg" } }\n',
+        'user { name = "syslua-test-user" }\n',
+    ],
+    ids=["package", "user"],
+)
 def test_plan_with_package_or_user_declaration_does_not_crash(sysenv, decl):
     sysenv.write("sys.lua", decl + 'exec { name = "true" }\n')
     before = tree(sysenv.home), tree(sysenv.root)
@@ -523,8 +581,11 @@ def test_plan_with_package_or_user_declaration_does_not_crash(sysenv, decl):
 
 def test_plain_output_never_wraps_or_truncates_long_paths(sysenv):
     deep = "/".join(["a-fairly-long-directory-name"] * 9)
-    sysenv.write("sys.lua", HEADER + f'file {{ path = "~/{deep}/file.txt", content = "x" }}\n'
-                            f'file {{ path = "~/{deep}", ensure = "directory", mode = "0755" }}\n')
+    sysenv.write(
+        "sys.lua",
+        HEADER + f'file {{ path = "~/{deep}/file.txt", content = "x" }}\n'
+        f'file {{ path = "~/{deep}", ensure = "directory", mode = "0755" }}\n',
+    )
     r = sysenv.run("plan")
     assert r.returncode == 0, r.stderr
     line = entry_line(r.stdout, "+", f"file ~/{deep}/file.txt")
@@ -532,10 +593,12 @@ def test_plain_output_never_wraps_or_truncates_long_paths(sysenv):
     assert f"[Wave 2] ~/{deep}/file.txt" in r.stdout
 
 
-
 def test_file_inside_a_directory_declared_absent_is_rejected(sysenv):
-    sysenv.write("sys.lua", HEADER + 'file { path = "~/d", ensure = "absent" }\n'
-                                     'file { path = "~/d/f", content = "x" }\n')
+    sysenv.write(
+        "sys.lua",
+        HEADER + 'file { path = "~/d", ensure = "absent" }\n'
+        'file { path = "~/d/f", content = "x" }\n',
+    )
     (sysenv.home / "d").mkdir()
     before = tree(sysenv.home), tree(sysenv.root)
     r = sysenv.run("plan")

@@ -40,7 +40,9 @@ def apply_ok(sysenv, body: str, name: str = "sys.lua") -> str:  # type: ignore[n
     return m.group(1)
 
 
-def slow_exec(marker: Path, *, name: str = "slow", deps: str = "", guard: Path | None = None) -> str:
+def slow_exec(
+    marker: Path, *, name: str = "slow", deps: str = "", guard: Path | None = None
+) -> str:
     """An exec that writes its pid to `marker`, then sleeps; its undo is harmless.
 
     With `guard`, it only sleeps while the guard file exists (otherwise it is quick).
@@ -58,8 +60,14 @@ class Killed:
     def __init__(self, sysenv, *args: str) -> None:  # type: ignore[no-untyped-def]
         self.log = sysenv.work / f"bg-{time.monotonic_ns()}.log"
         self.logf = open(self.log, "w")
-        self.proc = subprocess.Popen([sys.executable, "-m", "syslua", *args], cwd=sysenv.work, env=sysenv.env,
-                                     stdin=subprocess.DEVNULL, stdout=self.logf, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "syslua", *args],
+            cwd=sysenv.work,
+            env=sysenv.env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.logf,
+            stderr=subprocess.STDOUT,
+        )
         self.child: int | None = None
 
     def kill_when(self, marker: Path, timeout: float = 30, *, pid_file: bool = True) -> None:
@@ -68,8 +76,10 @@ class Killed:
         while not marker.exists():
             if self.proc.poll() is not None:
                 self.logf.close()
-                pytest.fail(f"sys exited ({self.proc.returncode}) before {marker.name} appeared:\n"
-                            + self.log.read_text())
+                pytest.fail(
+                    f"sys exited ({self.proc.returncode}) before {marker.name} appeared:\n"
+                    + self.log.read_text()
+                )
             if time.monotonic() > deadline:
                 self.proc.kill()
                 pytest.fail("timed out waiting for " + str(marker))
@@ -120,14 +130,20 @@ def test_killed_during_exec_after_files_written_plan_recovers(sysenv, killed) ->
     s1 = apply_ok(sysenv, V1)
     before = tree(sysenv.home)
     marker = sysenv.work / "slow.pid"
-    sysenv.write("sys.lua", HEADER + """
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """
 local keep = file { path = "~/keep.txt", content = "keep v2\\n" }
 local nd = file { path = "~/nd", ensure = "directory", mode = "0700" }
 local f = file { path = "~/nd/f.txt", content = "f\\n" }
 local new = file { path = "~/new.txt", content = "new\\n" }
-""" + slow_exec(marker, deps="keep, f, new") + """
+"""
+        + slow_exec(marker, deps="keep, f, new")
+        + """
 file { path = "~/after.txt", content = "after\\n", depends_on = { "exec#slow" } }
-""")
+""",
+    )
     k = killed("apply")
     k.kill_when(marker)
     mid = tree(sysenv.home)
@@ -149,10 +165,15 @@ def test_killed_after_overwriting_a_user_file_status_recovers(sysenv, killed) ->
     put(sysenv.home / ".config" / "app" / "settings.json", '{"theme": "dark"}\n', 0o644)
     before = tree(sysenv.home)
     marker = sysenv.work / "slow.pid"
-    sysenv.write("sys.lua", HEADER + """
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """
 local g = file { path = "~/.gitconfig", content = "[user]\\n  name = Managed\\n" }
 local s = file { path = "~/.config/app/settings.json", content = "{}\\n", mode = "0640" }
-""" + slow_exec(marker, deps="g, s"))
+"""
+        + slow_exec(marker, deps="g, s"),
+    )
     k = killed("apply")
     k.kill_when(marker)
     assert (sysenv.home / ".gitconfig").read_text().endswith("Managed\n")
@@ -169,9 +190,14 @@ def test_killed_then_apply_recovers_first_and_stale_lock_does_not_block(sysenv, 
     s1 = apply_ok(sysenv, V1)
     before = tree(sysenv.home)
     marker = sysenv.work / "slow.pid"
-    sysenv.write("v2.lua", HEADER + """
+    sysenv.write(
+        "v2.lua",
+        HEADER
+        + """
 local k = file { path = "~/keep.txt", content = "keep v2\\n" }
-""" + slow_exec(marker, deps="k"))
+"""
+        + slow_exec(marker, deps="k"),
+    )
     k = killed("apply", "v2.lua")
     k.kill_when(marker)
     lock = sysenv.root / "state" / "lock"
@@ -194,9 +220,16 @@ def test_killed_as_soon_as_the_journal_exists(sysenv, killed) -> None:
         put(sysenv.home / "many" / f"f{i:03}.txt", f"user {i}\n", 0o600)
     before = tree(sysenv.home)
     marker = sysenv.work / "slow.pid"
-    files = "".join(f'file {{ path = "~/many/f{i:03}.txt", content = "managed {i}\\n" }}\n' for i in range(60))
-    sysenv.write("sys.lua", HEADER + 'file { path = "~/many", ensure = "directory", mode = "0755" }\n' + files
-                 + slow_exec(marker, deps='"file#~/many/f059.txt"'))
+    files = "".join(
+        f'file {{ path = "~/many/f{i:03}.txt", content = "managed {i}\\n" }}\n' for i in range(60)
+    )
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + 'file { path = "~/many", ensure = "directory", mode = "0755" }\n'
+        + files
+        + slow_exec(marker, deps='"file#~/many/f059.txt"'),
+    )
     k = killed("apply")
     k.kill_when(sysenv.root / "state" / "journal" / "journal.jsonl", pid_file=False)
     if marker.exists():  # killed later than intended: still end its sleep afterwards
@@ -209,14 +242,21 @@ def test_killed_as_soon_as_the_journal_exists(sysenv, killed) -> None:
 
 def test_killed_during_rollback(sysenv, killed) -> None:
     guard, marker = sysenv.work / "go-slow", sysenv.work / "slow.pid"
-    s1 = apply_ok(sysenv, """
+    s1 = apply_ok(
+        sysenv,
+        """
 local x = file { path = "~/x.conf", content = "x v1\\n" }
 file { path = "~/only-v1.txt", content = "v1 only\\n" }
-""" + slow_exec(marker, deps="x", guard=guard))
-    s2 = apply_ok(sysenv, """
+"""
+        + slow_exec(marker, deps="x", guard=guard),
+    )
+    s2 = apply_ok(
+        sysenv,
+        """
 file { path = "~/x.conf", content = "x v2\\n", mode = "0600" }
 file { path = "~/only-v2.txt", content = "v2 only\\n" }
-""")
+""",
+    )
     before = tree(sysenv.home)
     guard.write_text("")
     k = killed("rollback")
@@ -246,7 +286,9 @@ def test_killed_apply_with_removal_of_a_taken_over_file(sysenv, killed) -> None:
     sysenv.write("sys.lua", HEADER + slow_exec(marker))
     k = killed("apply")
     k.kill_when(marker)
-    assert (sysenv.home / ".vimrc").read_text() == "set nocompatible\n"  # removal had restored the original
+    assert (
+        sysenv.home / ".vimrc"
+    ).read_text() == "set nocompatible\n"  # removal had restored the original
     p = sysenv.run("plan")
     assert RECOVERED in out(p), out(p)
     assert tree(sysenv.home) == before
@@ -267,14 +309,25 @@ def test_write_error_fails_cleanly(sysenv) -> None:
     big = sysenv.work / "big.bin"
     big.write_bytes(os.urandom(LIMIT + 4096))
     before = tree(sysenv.home)
-    sysenv.write("sys.lua", HEADER + f"""
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""
 local s = file {{ path = "~/small.txt", content = "v2\\n" }}
 local b = file {{ path = "~/.bashrc", content = "# managed\\n", depends_on = {{ s }} }}
 file {{ path = "~/big.bin", source = {json.dumps(str(big))}, depends_on = {{ b }} }}
 file {{ path = "~/after.txt", content = "after\\n", depends_on = {{ "file#~/big.bin" }} }}
-""")
-    p = subprocess.run([sys.executable, "-m", "syslua", "apply"], cwd=sysenv.work, env=sysenv.env,
-                       capture_output=True, text=True, timeout=120, preexec_fn=_limit_file_size)
+""",
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "syslua", "apply"],
+        cwd=sysenv.work,
+        env=sysenv.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limit_file_size,
+    )
     text = out(p)
     assert p.returncode == 1, text
     assert "Apply failed. System unchanged." in text, text
@@ -295,12 +348,16 @@ def test_killed_while_rolling_back_a_failed_apply(sysenv, killed) -> None:
     s1 = apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
     before = tree(sysenv.home)
     undo = f"rm -f {sysenv.home}/mark; if [ -e {guard} ]; then echo $$ > {marker}.tmp && mv {marker}.tmp {marker} && exec sleep 30; fi"
-    sysenv.write("sys.lua", HEADER + f"""
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""
 local a = file {{ path = "~/a.txt", content = "v2\\n" }}
 local m = exec {{ name = "mark", provider = "shell", command = "touch {sysenv.home}/mark", undo = {json.dumps(undo)},
                  depends_on = {{ a }} }}
 exec {{ name = "boom", command = "false", depends_on = {{ m }} }}
-""")
+""",
+    )
     guard.write_text("")
     k = killed("apply")
     k.kill_when(marker)
@@ -317,7 +374,10 @@ def test_killed_during_a_bind_create(sysenv, killed) -> None:
     marker = sysenv.work / "bind.pid"
     before = tree(sysenv.home)
     create = f"echo made > {sysenv.home}/made.txt; echo $$ > {marker}.tmp && mv {marker}.tmp {marker} && exec sleep 30"
-    sysenv.write("sys.lua", HEADER + f"""
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""
 sys.bind {{
   id = "maker",
   inputs = {{ path = {json.dumps(str(sysenv.home / "made.txt"))} }},
@@ -329,7 +389,8 @@ sys.bind {{
     ctx:exec {{ bin = "/bin/rm", args = {{ "-f", outputs.path }} }}
   end,
 }}
-""")
+""",
+    )
     k = killed("apply")
     k.kill_when(marker)
     assert (sysenv.home / "made.txt").exists()

@@ -26,8 +26,14 @@ DIR = 'file { path = "~/d", ensure = "directory", mode = "0755" }\n'
 
 def killed_at(sysenv, point: str) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
     env = dict(sysenv.env, SYSLUA_CRASH_AT=point)
-    p = subprocess.run([sys.executable, "-m", "syslua", "apply"], cwd=sysenv.work, env=env,
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "syslua", "apply"],
+        cwd=sysenv.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == -signal.SIGKILL, out(p)
     return p
 
@@ -36,7 +42,9 @@ def test_killed_between_the_last_write_and_the_commit_rolls_back(sysenv) -> None
     put(sysenv.home / "d" / "hand.txt", "made by hand\n", 0o640)
     s1 = apply_ok(sysenv, DIR + V1)
     before = tree(sysenv.home)
-    sysenv.write("sys.lua", HEADER + DIR + V2 + 'file { path = "~/d/hand.txt", content = "managed\\n" }\n')
+    sysenv.write(
+        "sys.lua", HEADER + DIR + V2 + 'file { path = "~/d/hand.txt", content = "managed\\n" }\n'
+    )
     killed_at(sysenv, "before-commit")
     # every change had been written when it died
     assert (sysenv.home / "d" / "f000.txt").read_text() == "v2 0\n"

@@ -155,7 +155,9 @@ def test_package_is_declared_in_the_manifest(sysenv):
 
 
 def test_exec_running_a_package_bin_depends_on_the_package(sysenv):
-    m, dag = build(sysenv, PKG + 'exec { name = "rg --version" }\nexec { name = "other", command = "true" }\n')
+    m, dag = build(
+        sysenv, PKG + 'exec { name = "rg --version" }\nexec { name = "other", command = "true" }\n'
+    )
     assert "package#rg" in dag.nodes
     assert dag.preds["exec#rg --version"] == {"package#rg"}
     assert dag.preds["exec#other"] == set()
@@ -163,7 +165,9 @@ def test_exec_running_a_package_bin_depends_on_the_package(sysenv):
 
 
 def test_exec_not_running_a_package_bin_has_no_package_edge(sysenv):
-    m, dag = build(sysenv, PKG + 'exec { name = "rgx --version" }\nexec { name = "grep rg /dev/null" }\n')
+    m, dag = build(
+        sysenv, PKG + 'exec { name = "rgx --version" }\nexec { name = "grep rg /dev/null" }\n'
+    )
     assert dag.preds["exec#rgx --version"] == set()
     assert dag.preds["exec#grep rg /dev/null"] == set()
 
@@ -193,7 +197,13 @@ exec { name = "kid-2", command = "true", depends_on = { "exec#kid-1" } }
     assert dag.preds["exec#kid-2"] == {"exec#setup", "exec#kid-1"}
     # whatever depends on the apply waits for all of its children
     assert dag.preds["exec#after"] == {apply_id}
-    assert assert_generations(dag) == [["exec#setup"], ["exec#kid-1"], ["exec#kid-2"], [apply_id], ["exec#after"]]
+    assert assert_generations(dag) == [
+        ["exec#setup"],
+        ["exec#kid-1"],
+        ["exec#kid-2"],
+        [apply_id],
+        ["exec#after"],
+    ]
 
 
 def test_nested_apply_children(sysenv):
@@ -218,7 +228,10 @@ def test_apply_dependencies_reach_grandchildren(sysenv):
     m, dag = build(
         sysenv,
         'exec { name = "setup", command = "true" }\napply { name = "a.lua", depends_on = { "exec#setup" } }\n',
-        **{"a.lua": 'apply { name = "b.lua" }\n', "b.lua": 'exec { name = "deep", command = "true" }\n'},
+        **{
+            "a.lua": 'apply { name = "b.lua" }\n',
+            "b.lua": 'exec { name = "deep", command = "true" }\n',
+        },
     )
     level = {n: i for i, w in enumerate(dag.waves()) for n in w}
     assert level["exec#setup"] < level["exec#deep"]
@@ -250,7 +263,9 @@ def test_waves_are_topological_generations(sysenv):
     ]
 
 
-@pytest.mark.parametrize("perm", list(itertools.islice(itertools.permutations(range(len(DIAMOND))), 0, 720, 97)))
+@pytest.mark.parametrize(
+    "perm", list(itertools.islice(itertools.permutations(range(len(DIAMOND))), 0, 720, 97))
+)
 def test_waves_do_not_depend_on_declaration_order(sysenv, perm):
     _, reference = build(sysenv, "".join(DIAMOND), name="ref.lua")
     m, dag = build(sysenv, "".join(DIAMOND[i] for i in perm))

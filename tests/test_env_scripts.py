@@ -59,7 +59,9 @@ def source_and_run(sysenv, shell: str, cmd: str, extra_env: dict[str, str] | Non
     for k in ("MANPATH", "XDG_DATA_DIRS", "MY_TOOLPATH"):
         env.pop(k, None)
     env.update(extra_env or {})
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=sysenv.work, timeout=30)
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=sysenv.work, timeout=30
+    )
 
 
 def printenv(sysenv, shell: str, name: str, extra_env: dict[str, str] | None = None) -> str | None:
@@ -120,7 +122,11 @@ def test_values_survive_quoting(nasty_env, shell):
     sysenv = nasty_env
     names = " ".join(NASTY)
     # one shell run prints every value, NUL-separated, through an external command
-    script = "/usr/bin/env python3 -c " + "'import os,sys; sys.stdout.write(\"\\0\".join(os.environ.get(n,\"<unset>\") for n in sys.argv[1:]))' " + names
+    script = (
+        "/usr/bin/env python3 -c "
+        + '\'import os,sys; sys.stdout.write("\\0".join(os.environ.get(n,"<unset>") for n in sys.argv[1:]))\' '
+        + names
+    )
     res = source_and_run(sysenv, shell, script)
     assert res.returncode == 0, out_of(res)
     got = dict(zip(NASTY, res.stdout.split("\0")))
@@ -151,7 +157,10 @@ def test_path_like_order_and_previous_value(nasty_env, shell):
     assert printenv(sysenv, shell, "MANPATH") == "/custom/man"
     assert printenv(sysenv, shell, "MY_TOOLPATH") == "/t/one:/t/two"
     # a previous value is kept at the end
-    assert printenv(sysenv, shell, "MANPATH", {"MANPATH": "/usr/share/man"}) == "/custom/man:/usr/share/man"
+    assert (
+        printenv(sysenv, shell, "MANPATH", {"MANPATH": "/usr/share/man"})
+        == "/custom/man:/usr/share/man"
+    )
 
 
 def test_path_order_does_not_depend_on_declaration_order(sysenv):
@@ -167,7 +176,10 @@ def test_path_order_does_not_depend_on_declaration_order(sysenv):
 
 def test_profile_bin_first_even_when_declared(sysenv):
     profile_bin = str(sysenv.root / "state" / "profile" / "bin")
-    sysenv.write("sys.lua", f'env {{ PATH = lib.mkForce("/forced/bin") }}\nenv {{ PATH = "{profile_bin}" }}\n')
+    sysenv.write(
+        "sys.lua",
+        f'env {{ PATH = lib.mkForce("/forced/bin") }}\nenv {{ PATH = "{profile_bin}" }}\n',
+    )
     ok(sysenv.run("apply"))
     parts = path_entries(sysenv, "sh")
     assert parts[0] == profile_bin
@@ -201,13 +213,21 @@ def test_sys_env_line_works_when_sourced(sysenv):
     sysenv.write("sys.lua", 'env { GREETING = "hello" }\n')
     ok(sysenv.run("apply"))
     line = sysenv.run("env", "--shell", "bash").stdout.strip()
-    res = subprocess.run(["bash", "--norc", "-c", f"{line}; printf %s \"$GREETING\""], capture_output=True,
-                         text=True, env=dict(sysenv.env, PATH=BASE_PATH))
+    res = subprocess.run(
+        ["bash", "--norc", "-c", f'{line}; printf %s "$GREETING"'],
+        capture_output=True,
+        text=True,
+        env=dict(sysenv.env, PATH=BASE_PATH),
+    )
     assert res.stdout == "hello"
     if shutil.which("fish"):
         fline = sysenv.run("env", "--shell", "fish").stdout.strip()
-        res = subprocess.run(["fish", "--no-config", "-c", f"{fline}; printf %s \"$GREETING\""],
-                             capture_output=True, text=True, env=dict(sysenv.env, PATH=BASE_PATH))
+        res = subprocess.run(
+            ["fish", "--no-config", "-c", f'{fline}; printf %s "$GREETING"'],
+            capture_output=True,
+            text=True,
+            env=dict(sysenv.env, PATH=BASE_PATH),
+        )
         assert res.stdout == "hello"
 
 
@@ -270,4 +290,3 @@ def test_invalid_env_name(sysenv):
     res = sysenv.run("plan")
     assert res.returncode == 2, out_of(res)
     assert "BAD-NAME" in out_of(res) and "Traceback" not in out_of(res)
-

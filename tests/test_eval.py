@@ -62,33 +62,96 @@ PURE_HINT = "evaluation is pure (run with --impure to allow it)"
 
 # (id, line 2 of sys.lua, message after "sys.lua:2: ", hint or None)
 BLOCKED_IN_PURE_MODE = [
-    ("python-global", 'local v = python.eval("1")', "attempt to index global 'python' (a nil value)", None),
-    ("python-builtins", 'local v = python.builtins.open("/etc/passwd")', "attempt to index global 'python' (a nil value)", None),
-    ("os.execute", 'os.execute("true")', "attempt to call field 'execute' (a nil value)",
-     f"os.execute is not available: {PURE_HINT}"),
-    ("io.popen", 'local h = io.popen("ls")', "attempt to call field 'popen' (a nil value)",
-     f"io.popen is not available: {PURE_HINT}"),
-    ("io.write", 'io.write("hello")', "attempt to call field 'write' (a nil value)",
-     f"writing files is not available: {PURE_HINT}"),
-    ("io.output", 'io.output("out.txt")', "attempt to call field 'output' (a nil value)",
-     f"writing files is not available: {PURE_HINT}"),
-    ("os.remove", 'os.remove("victim.txt")', "attempt to call field 'remove' (a nil value)",
-     f"os.remove is not available: {PURE_HINT}"),
-    ("os.rename", 'os.rename("victim.txt", "moved.txt")', "attempt to call field 'rename' (a nil value)",
-     f"os.rename is not available: {PURE_HINT}"),
-    ("os.exit", "os.exit(3)", "attempt to call field 'exit' (a nil value)",
-     "os.exit is not available while evaluating a config"),
-    ("package.loadlib", 'local f = package.loadlib("libc.so.6", "system")',
-     "attempt to call field 'loadlib' (a nil value)", None),
-    ("io.open-w", 'local f = io.open("out.txt", "w")',
-     "io.open: only reading is allowed while evaluating (mode 'w'); run with --impure to write files", None),
-    ("io.open-a", 'local f = io.open("victim.txt", "a")',
-     "io.open: only reading is allowed while evaluating (mode 'a'); run with --impure to write files", None),
-    ("io.open-r+", 'local f = io.open("victim.txt", "r+")',
-     "io.open: only reading is allowed while evaluating (mode 'r+'); run with --impure to write files", None),
-    ("io.open-wb", 'local f = io.open("~/out.bin", "wb")',
-     "io.open: only reading is allowed while evaluating (mode 'wb'); run with --impure to write files", None),
-    ("io.lines-stdin", "for l in io.lines() do end", "io.lines: a path is required while evaluating", None),
+    (
+        "python-global",
+        'local v = python.eval("1")',
+        "attempt to index global 'python' (a nil value)",
+        None,
+    ),
+    (
+        "python-builtins",
+        'local v = python.builtins.open("/etc/passwd")',
+        "attempt to index global 'python' (a nil value)",
+        None,
+    ),
+    (
+        "os.execute",
+        'os.execute("true")',
+        "attempt to call field 'execute' (a nil value)",
+        f"os.execute is not available: {PURE_HINT}",
+    ),
+    (
+        "io.popen",
+        'local h = io.popen("ls")',
+        "attempt to call field 'popen' (a nil value)",
+        f"io.popen is not available: {PURE_HINT}",
+    ),
+    (
+        "io.write",
+        'io.write("hello")',
+        "attempt to call field 'write' (a nil value)",
+        f"writing files is not available: {PURE_HINT}",
+    ),
+    (
+        "io.output",
+        'io.output("out.txt")',
+        "attempt to call field 'output' (a nil value)",
+        f"writing files is not available: {PURE_HINT}",
+    ),
+    (
+        "os.remove",
+        'os.remove("victim.txt")',
+        "attempt to call field 'remove' (a nil value)",
+        f"os.remove is not available: {PURE_HINT}",
+    ),
+    (
+        "os.rename",
+        'os.rename("victim.txt", "moved.txt")',
+        "attempt to call field 'rename' (a nil value)",
+        f"os.rename is not available: {PURE_HINT}",
+    ),
+    (
+        "os.exit",
+        "os.exit(3)",
+        "attempt to call field 'exit' (a nil value)",
+        "os.exit is not available while evaluating a config",
+    ),
+    (
+        "package.loadlib",
+        'local f = package.loadlib("libc.so.6", "system")',
+        "attempt to call field 'loadlib' (a nil value)",
+        None,
+    ),
+    (
+        "io.open-w",
+        'local f = io.open("out.txt", "w")',
+        "io.open: only reading is allowed while evaluating (mode 'w'); run with --impure to write files",
+        None,
+    ),
+    (
+        "io.open-a",
+        'local f = io.open("victim.txt", "a")',
+        "io.open: only reading is allowed while evaluating (mode 'a'); run with --impure to write files",
+        None,
+    ),
+    (
+        "io.open-r+",
+        'local f = io.open("victim.txt", "r+")',
+        "io.open: only reading is allowed while evaluating (mode 'r+'); run with --impure to write files",
+        None,
+    ),
+    (
+        "io.open-wb",
+        'local f = io.open("~/out.bin", "wb")',
+        "io.open: only reading is allowed while evaluating (mode 'wb'); run with --impure to write files",
+        None,
+    ),
+    (
+        "io.lines-stdin",
+        "for l in io.lines() do end",
+        "io.lines: a path is required while evaluating",
+        None,
+    ),
 ]
 
 
@@ -154,9 +217,17 @@ def test_pure_mode_globals(sysenv, expr, expected):
     [
         pytest.param('require("os").execute("touch {marker}")', id="require-os-execute"),
         pytest.param('package.loaded.os.execute("touch {marker}")', id="package.loaded.os-execute"),
-        pytest.param('local f = require("io").open("{marker}", "w"); f:write("x"); f:close()', id="require-io-open-w"),
-        pytest.param('local f = package.loaded.io.open("{marker}", "w"); f:write("x"); f:close()', id="package.loaded.io-open-w"),
-        pytest.param('local h = require("io").popen("touch {marker}"); h:close()', id="require-io-popen"),
+        pytest.param(
+            'local f = require("io").open("{marker}", "w"); f:write("x"); f:close()',
+            id="require-io-open-w",
+        ),
+        pytest.param(
+            'local f = package.loaded.io.open("{marker}", "w"); f:write("x"); f:close()',
+            id="package.loaded.io-open-w",
+        ),
+        pytest.param(
+            'local h = require("io").popen("touch {marker}"); h:close()', id="require-io-popen"
+        ),
     ],
 )
 def test_pure_mode_cannot_be_bypassed_through_loaded_libraries(sysenv, snippet):
@@ -200,14 +271,19 @@ def test_impure_allows_execute_popen_and_writing(sysenv):
 
 def test_impure_still_has_no_os_exit(sysenv):
     err = failure(sysenv, "local a = 1\nos.exit(0)\n", impure=True)
-    assert err.render().startswith("sys.lua:2: attempt to call field 'exit' (a nil value)\n  2 | os.exit(0)")
+    assert err.render().startswith(
+        "sys.lua:2: attempt to call field 'exit' (a nil value)\n  2 | os.exit(0)"
+    )
     # no "run with --impure" hint when already impure
     assert "--impure" not in err.render()
 
 
 def test_impure_hint_is_not_given_in_impure_mode(sysenv):
     err = failure(sysenv, 'local t = {}\nt.execute("x")\n', impure=True)
-    assert err.render() == "sys.lua:2: attempt to call field 'execute' (a nil value)\n  2 | t.execute(\"x\")"
+    assert (
+        err.render()
+        == "sys.lua:2: attempt to call field 'execute' (a nil value)\n  2 | t.execute(\"x\")"
+    )
 
 
 def test_run_config_raw_eval_impure_flag(sysenv):
@@ -218,7 +294,9 @@ def test_run_config_raw_eval_impure_flag(sysenv):
         run_config(path, **kwargs)
     assert info.value.hint == f"io.popen is not available: {PURE_HINT}"
     result = run_config(path, impure=True, **kwargs)
-    assert [(d.type, d.props, d.source.line) for d in result.declarations] == [("exec", {"name": "x"}, 2)]
+    assert [(d.type, d.props, d.source.line) for d in result.declarations] == [
+        ("exec", {"name": "x"}, 2)
+    ]
     assert result.inputs == [str(path)]
 
 
@@ -271,7 +349,10 @@ def test_read_helpers_record_inputs(sysenv):
 
 def test_read_file_absolute_path_is_recorded_once(sysenv):
     data = sysenv.write("data.txt", "x")
-    m = evaluate(sysenv, f'local a = sys.readFile("{data}")\nlocal b = sys.readFile("data.txt")\nenv {{ A = a .. b }}\n')
+    m = evaluate(
+        sysenv,
+        f'local a = sys.readFile("{data}")\nlocal b = sys.readFile("data.txt")\nenv {{ A = a .. b }}\n',
+    )
     assert env_values(m) == {"A": "xx"}
     assert list(m.inputs) == [f"{work(sysenv)}/sys.lua", str(data)]
 
@@ -294,7 +375,10 @@ def test_read_errors_are_located(sysenv, snippet, message):
 
 
 def test_sys_path_and_dir(sysenv):
-    m = evaluate(sysenv, 'env { DIR = sys.dir, REL = sys.path("a/b"), HOME_ = sys.path("~/c"), ABS = sys.path("/x") }\n')
+    m = evaluate(
+        sysenv,
+        'env { DIR = sys.dir, REL = sys.path("a/b"), HOME_ = sys.path("~/c"), ABS = sys.path("/x") }\n',
+    )
     assert env_values(m) == {
         "DIR": work(sysenv),
         "REL": f"{work(sysenv)}/a/b",
@@ -346,17 +430,27 @@ def test_user_and_cli_facts(sysenv):
 # (files written beside sys.lua, module name, expected value, module file relative to work)
 REQUIRE_CASES = [
     ({"helper.lua": "return { value = 'beside' }"}, "helper", "beside", "helper.lua"),
-    ({"modules/git.lua": "return { value = 'dotted' }"}, "modules.git", "dotted", "modules/git.lua"),
+    (
+        {"modules/git.lua": "return { value = 'dotted' }"},
+        "modules.git",
+        "dotted",
+        "modules/git.lua",
+    ),
     ({"shell/init.lua": "return { value = 'init' }"}, "shell", "init", "shell/init.lua"),
     ({"a/b/c.lua": "return { value = sys.dir }"}, "a.b.c", "<work>", "a/b/c.lua"),
 ]
 
 
-@pytest.mark.parametrize("files,module,expected,rel", REQUIRE_CASES, ids=[c[1] for c in REQUIRE_CASES])
+@pytest.mark.parametrize(
+    "files,module,expected,rel", REQUIRE_CASES, ids=[c[1] for c in REQUIRE_CASES]
+)
 def test_require_finds_modules_beside_the_config(sysenv, files, module, expected, rel):
     for name, text in files.items():
         sysenv.write(name, text + "\n")
-    m = evaluate(sysenv, f'local mod = require("{module}")\nenv {{ V = mod.value, SAME = tostring(require("{module}") == mod) }}\n')
+    m = evaluate(
+        sysenv,
+        f'local mod = require("{module}")\nenv {{ V = mod.value, SAME = tostring(require("{module}") == mod) }}\n',
+    )
     assert env_values(m) == {"V": expected.replace("<work>", work(sysenv)), "SAME": "true"}
     assert f"{work(sysenv)}/{rel}" in m.inputs
 
@@ -366,7 +460,11 @@ def test_require_missing_module_lists_the_places_tried(sysenv):
     text = err.render()
     assert text.startswith("sys.lua:2: module 'nothere.mod' not found:")
     lua_dir, _ = shipped_dirs()
-    for tried in (f"{work(sysenv)}/nothere/mod.lua", f"{work(sysenv)}/nothere/mod/init.lua", f"{lua_dir}/nothere/mod.lua"):
+    for tried in (
+        f"{work(sysenv)}/nothere/mod.lua",
+        f"{work(sysenv)}/nothere/mod/init.lua",
+        f"{lua_dir}/nothere/mod.lua",
+    ):
         assert f"no file '{tried}'" in text
 
 
@@ -389,7 +487,10 @@ def test_require_pkgs_modules_from_the_package_catalogue(sysenv, tmp_path, monke
         "return M\n"
     )
     monkeypatch.setattr(evallua, "shipped_dirs", lambda: (lua_dir, str(catalogue)))
-    m = evaluate(sysenv, '\nlocal tool = require("pkgs.cli.tool").setup { version = "1.2.3" }\nexec { name = "use", depends_on = { tool } }\n')
+    m = evaluate(
+        sysenv,
+        '\nlocal tool = require("pkgs.cli.tool").setup { version = "1.2.3" }\nexec { name = "use", depends_on = { tool } }\n',
+    )
     item = m.get("package#tool")
     assert item is not None
     assert thaw(item.props) == {
@@ -547,7 +648,9 @@ def test_error_with_table_value_has_no_location(sysenv):
 
 
 def test_declaration_sources_have_the_right_lines(sysenv):
-    sysenv.write("mods/m.lua", "local M = {}\nfunction M.setup(o)\n  exec { name = o.name }\nend\nreturn M\n")
+    sysenv.write(
+        "mods/m.lua", "local M = {}\nfunction M.setup(o)\n  exec { name = o.name }\nend\nreturn M\n"
+    )
     sha = "0" * 64
     m = evaluate(
         sysenv,
@@ -589,7 +692,10 @@ def test_declaration_sources_have_the_right_lines(sysenv):
     assert sorted(m.sources) == sorted(expected)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: `return exec {...}` (a tail call) inside a module function is located at the module's caller, not at the declaration")
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: `return exec {...}` (a tail call) inside a module function is located at the module's caller, not at the declaration",
+)
 def test_tail_called_declaration_is_located_in_the_module(sysenv):
     sysenv.write(
         "mods/m.lua",
@@ -665,12 +771,18 @@ REF_NORMALISATION = [
 ]
 
 
-@pytest.mark.parametrize("ref,target,normal", REF_NORMALISATION, ids=[r[0] for r in REF_NORMALISATION])
+@pytest.mark.parametrize(
+    "ref,target,normal", REF_NORMALISATION, ids=[r[0] for r in REF_NORMALISATION]
+)
 def test_string_references_are_normalised_like_their_key(sysenv, ref, target, normal):
     sysenv.write("child.lua", "-- child\n")
     h, w = home(sysenv), work(sysenv)
     ref = ref.replace("<home>", h).replace("<workname>", sysenv.work.name)
-    m = evaluate(sysenv, HEADER + f'{target}\nexec {{ name = "x", depends_on = "{ref}", subscribe = {{ "{ref}" }} }}\n')
+    m = evaluate(
+        sysenv,
+        HEADER
+        + f'{target}\nexec {{ name = "x", depends_on = "{ref}", subscribe = {{ "{ref}" }} }}\n',
+    )
     expected = normal.replace("<home>", h).replace("<work>", w)
     assert thaw(item_of(m, "exec#x").get("depends_on")) == [expected]
     assert thaw(item_of(m, "exec#x").get("subscribe")) == [expected]
@@ -681,13 +793,34 @@ def test_string_references_are_normalised_like_their_key(sysenv, ref, target, no
     [
         ('"file#/nope"', "exec x: `depends_on` names file#/nope, which is not declared"),
         ('"exec#x"', "exec x: `depends_on` names the item itself"),
-        ('"service#nginx"', 'exec: `depends_on`: reference "service#nginx" names an unknown type `service`'),
-        ('"fiel#/x"', 'exec: `depends_on`: reference "fiel#/x" names an unknown type `fiel` (did you mean `file`?)'),
-        ('"defaults#file"', 'exec: `depends_on`: reference "defaults#file" names an unknown type `defaults`'),
-        ('"nohash"', 'exec: `depends_on`: reference "nohash" must look like "type#key", e.g. "file#~/.zshrc"'),
-        ('"file#"', 'exec: `depends_on`: reference "file#" must look like "type#key", e.g. "file#~/.zshrc"'),
-        ('"file#relative"', 'exec: `depends_on`: reference "file#relative": file path must be absolute and clean, got "relative"'),
-        ("{ 42 }", 'exec: `depends_on`: expected a reference (the value a declaration returns) or "type#key", got the number 42'),
+        (
+            '"service#nginx"',
+            'exec: `depends_on`: reference "service#nginx" names an unknown type `service`',
+        ),
+        (
+            '"fiel#/x"',
+            'exec: `depends_on`: reference "fiel#/x" names an unknown type `fiel` (did you mean `file`?)',
+        ),
+        (
+            '"defaults#file"',
+            'exec: `depends_on`: reference "defaults#file" names an unknown type `defaults`',
+        ),
+        (
+            '"nohash"',
+            'exec: `depends_on`: reference "nohash" must look like "type#key", e.g. "file#~/.zshrc"',
+        ),
+        (
+            '"file#"',
+            'exec: `depends_on`: reference "file#" must look like "type#key", e.g. "file#~/.zshrc"',
+        ),
+        (
+            '"file#relative"',
+            'exec: `depends_on`: reference "file#relative": file path must be absolute and clean, got "relative"',
+        ),
+        (
+            "{ 42 }",
+            'exec: `depends_on`: expected a reference (the value a declaration returns) or "type#key", got the number 42',
+        ),
     ],
 )
 def test_bad_references(sysenv, value, message):
@@ -724,21 +857,32 @@ def test_print_goes_to_stderr_in_the_cli(sysenv):
 
 
 def test_each_file_gets_a_fresh_runtime(sysenv):
-    sysenv.write("child.lua", "env { LEAK = tostring(shared_global), DATA = sys.data.who, DIR = sys.dir }\n")
+    sysenv.write(
+        "child.lua", "env { LEAK = tostring(shared_global), DATA = sys.data.who, DIR = sys.dir }\n"
+    )
     sysenv.write("sub/other.lua", "env { OTHER_DIR = sys.dir }\n")
     m = evaluate(
         sysenv,
         'shared_global = "parent"\napply { name = "child.lua", data = { who = "me" } }\napply { name = "sub/other.lua" }\n',
     )
-    assert env_values(m) == {"LEAK": "nil", "DATA": "me", "DIR": work(sysenv), "OTHER_DIR": f"{work(sysenv)}/sub"}
+    assert env_values(m) == {
+        "LEAK": "nil",
+        "DATA": "me",
+        "DIR": work(sysenv),
+        "OTHER_DIR": f"{work(sysenv)}/sub",
+    }
 
 
 def test_declared_values_are_captured_when_declared(sysenv):
-    m = evaluate(sysenv, 'local t = { "A=1" }\nexec { name = "x", environment = t }\nt[1] = "A=2"\n')
+    m = evaluate(
+        sysenv, 'local t = { "A=1" }\nexec { name = "x", environment = t }\nt[1] = "A=2"\n'
+    )
     assert thaw(item_of(m, "exec#x").get("environment")) == ["A=1"]
 
 
 def test_nested_apply_data_reaches_a_lua_child(sysenv):
     sysenv.write("child.lua", "env { B = tostring(sys.data.nested.b), L = sys.data.list[2] }\n")
-    m = evaluate(sysenv, 'apply { name = "child.lua", data = { nested = { b = 9 }, list = { "x", "y" } } }\n')
+    m = evaluate(
+        sysenv, 'apply { name = "child.lua", data = { nested = { b = 9 }, list = { "x", "y" } } }\n'
+    )
     assert env_values(m) == {"B": "9", "L": "y"}

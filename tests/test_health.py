@@ -20,23 +20,32 @@ from conftest import history as snapshots
 
 def check(command: str, **extra: object) -> str:
     """A Lua health check table."""
-    parts = [f"command = {q(command)}"] + [f"{k} = {v if not isinstance(v, str) else q(v)}" for k, v in extra.items()]
+    parts = [f"command = {q(command)}"] + [
+        f"{k} = {v if not isinstance(v, str) else q(v)}" for k, v in extra.items()
+    ]
     return "{ " + ", ".join(parts) + " }"
 
 
 # -- Nagios exit codes ------------------------------------------------------------
-@pytest.mark.parametrize("code,state,apply_ok", [
-    (0, "OK", True),
-    (1, "WARNING", True),
-    (2, "CRITICAL", False),
-    (3, "UNKNOWN", False),
-    (7, "UNKNOWN", False),  # outside the Nagios codes: unknown
-])
+@pytest.mark.parametrize(
+    "code,state,apply_ok",
+    [
+        (0, "OK", True),
+        (1, "WARNING", True),
+        (2, "CRITICAL", False),
+        (3, "UNKNOWN", False),
+        (7, "UNKNOWN", False),  # outside the Nagios codes: unknown
+    ],
+)
 def test_nagios_exit_codes(sysenv, code, state, apply_ok):
     cmd = f"sh -c 'echo state-{code}; exit {code}'"
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/svc.conf", content = "x\\n", health_checks = {{ {check(cmd, name="svc")} }} }}
-""")
+""",
+    )
     before = tree(sysenv.home)
     p = sysenv.run("apply", "--json")
     assert p.returncode == (0 if apply_ok else 1), out(p)
@@ -59,7 +68,11 @@ file {{ path = "~/svc.conf", content = "x\\n", health_checks = {{ {check(cmd, na
 
 def test_warning_is_shown_in_plain_output_and_the_apply_succeeds(sysenv):
     cmd = "sh -c 'echo disk 91% full; exit 1'"
-    sysenv.write("sys.lua", HEADER + f'file {{ path = "~/a", content = "a", health_checks = {{ {check(cmd, name="disk")} }} }}\n')
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f'file {{ path = "~/a", content = "a", health_checks = {{ {check(cmd, name="disk")} }} }}\n',
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert "Warning: health check disk: WARNING (disk 91% full)" in p.stdout
@@ -68,10 +81,14 @@ def test_warning_is_shown_in_plain_output_and_the_apply_succeeds(sysenv):
 
 def test_critical_fails_the_apply_with_a_clear_message(sysenv):
     cmd = "sh -c 'echo port 8080 refused; exit 2'"
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/other", content = "o" }}
 exec {{ name = "start-app", command = "true", health_checks = {{ {check(cmd, name="http")} }} }}
-""")
+""",
+    )
     before = tree(sysenv.home)
     p = sysenv.run("apply")
     assert p.returncode == 1, out(p)
@@ -83,11 +100,15 @@ exec {{ name = "start-app", command = "true", health_checks = {{ {check(cmd, nam
 
 def test_checks_run_on_every_kind_of_item(sysenv):
     log = sysenv.work / "checks.log"
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/f", content = "f", health_checks = {{ "sh -c 'echo file >> {log}'" }} }}
 file {{ path = "~/d", ensure = "directory", mode = "0755", health_checks = {{ "sh -c 'echo dir >> {log}'" }} }}
 exec {{ name = "e", command = "true", health_checks = {{ "sh -c 'echo exec >> {log}'" }} }}
-""")
+""",
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert sorted(log.read_text().split()) == ["dir", "exec", "file"]
@@ -96,23 +117,33 @@ exec {{ name = "e", command = "true", health_checks = {{ "sh -c 'echo exec >> {l
 def test_check_sees_the_item_already_applied(sysenv):
     """The check runs after the item converged, so it can test the result."""
     target = sysenv.home / "app.conf"
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/app.conf", content = "port=8080\\n", health_checks = {{ {check(f"grep -q port=8080 {target}")} }} }}
-""")
+""",
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
 
 
 # -- tries, try_sleep, timeout ----------------------------------------------------
-COUNTER = "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}; date +%s.%N >> {c}.times; "
+COUNTER = (
+    "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}; date +%s.%N >> {c}.times; "
+)
 
 
 def test_check_passing_on_the_second_try(sysenv):
     c = sysenv.work / "counter"
     cmd = "sh -c '" + COUNTER.format(c=c) + "[ $n -ge 2 ] || { echo not yet; exit 2; }; echo up'"
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/svc", content = "s", health_checks = {{ {check(cmd, name="up", tries=3, try_sleep="300ms")} }} }}
-""")
+""",
+    )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 0, out(p)
     hc = items(p)[f"file#{sysenv.home}/svc"]["health_checks"][0]
@@ -125,9 +156,13 @@ file {{ path = "~/svc", content = "s", health_checks = {{ {check(cmd, name="up",
 def test_tries_exhausted_fails_the_item(sysenv):
     c = sysenv.work / "counter"
     cmd = "sh -c '" + COUNTER.format(c=c) + "echo still down; exit 2'"
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/svc", content = "s", health_checks = {{ {check(cmd, name="down", tries=3, try_sleep=0.1)} }} }}
-""")
+""",
+    )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 1, out(p)
     ev = items(p)[f"file#{sysenv.home}/svc"]
@@ -139,9 +174,13 @@ file {{ path = "~/svc", content = "s", health_checks = {{ {check(cmd, name="down
 
 
 def test_check_timeout_is_unknown_and_fails_quickly(sysenv):
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/svc", content = "s", health_checks = {{ {check("sleep 30", name="slow", timeout="500ms")} }} }}
-""")
+""",
+    )
     start = time.monotonic()
     p = sysenv.run("apply", "--json")
     assert time.monotonic() - start < 20
@@ -152,9 +191,13 @@ file {{ path = "~/svc", content = "s", health_checks = {{ {check("sleep 30", nam
 
 
 def test_check_that_cannot_start_is_unknown(sysenv):
-    sysenv.write("sys.lua", HEADER + """\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """\
 file { path = "~/svc", content = "s", health_checks = { { command = "/nonexistent/probe --fast", name = "probe" } } }
-""")
+""",
+    )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 1, out(p)
     ev = items(p)[f"file#{sysenv.home}/svc"]
@@ -164,7 +207,11 @@ file { path = "~/svc", content = "s", health_checks = { { command = "/nonexisten
 
 
 def test_bad_health_check_declaration_is_a_config_error(sysenv):
-    sysenv.write("sys.lua", HEADER + 'file { path = "~/svc", content = "s", health_checks = { { command = "true", trys = 3 } } }\n')
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + 'file { path = "~/svc", content = "s", health_checks = { { command = "true", trys = 3 } } }\n',
+    )
     p = sysenv.run("apply")
     assert p.returncode == 2, out(p)
     assert "trys" in p.stderr and "tries" in p.stderr  # with a suggestion
@@ -175,14 +222,18 @@ def test_bad_health_check_declaration_is_a_config_error(sysenv):
 # -- sys apply --health-check-only ----------------------------------------------------
 def hco_config(sysenv, *, code: int = 0) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
     log = sysenv.work / "ran.log"
-    sysenv.write("sys.lua", HEADER + f"""\
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/absent.txt", content = "never written\\n", health_checks = {{ "sh -c 'echo absent-file >> {log}'" }} }}
 file {{ path = "~/present.txt", content = "new content\\n", health_checks = {{ "sh -c 'echo present-file >> {log}; exit {code}'" }} }}
 file {{ path = "~/dir", ensure = "directory", mode = "0755", health_checks = {{ "sh -c 'echo dir >> {log}'" }} }}
 file {{ path = "~/gone", ensure = "absent", health_checks = {{ "sh -c 'echo gone >> {log}'" }} }}
 exec {{ name = "side-effect", command = "touch {sysenv.home}/exec-ran", health_checks = {{ "sh -c 'echo exec >> {log}'" }} }}
 exec {{ name = "no-checks", command = "touch {sysenv.home}/no-checks-ran" }}
-""")
+""",
+    )
     (sysenv.home / "present.txt").write_text("old content\n")
     (sysenv.home / "gone").write_text("still here\n")
     return log, "sys.lua"
@@ -235,13 +286,21 @@ def test_health_check_only_warning_is_shown_in_plain_output(sysenv):
 
 def test_child_with_health_check_only_runs_only_its_checks(sysenv):
     log = sysenv.work / "child-check.log"
-    sysenv.write("child.lua", HEADER + f"""\
+    sysenv.write(
+        "child.lua",
+        HEADER
+        + f"""\
 file {{ path = "~/child.txt", content = "c", health_checks = {{ "sh -c 'echo child >> {log}'" }} }}
-""")
-    sysenv.write("sys.lua", HEADER + """\
+""",
+    )
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """\
 file { path = "~/parent.txt", content = "p" }
 apply { name = "child.lua", health_check_only = true }
-""")
+""",
+    )
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert (sysenv.home / "parent.txt").read_text() == "p"

@@ -71,7 +71,9 @@ def test_a_worker_bug_fails_the_item_with_its_traceback():
         item = Item("broken", "x", freeze({}))
         manifest = Manifest(items=(item,))
         ctx = Context(runner=Runner(), noop=False, manifest=manifest)
-        [result] = scheduler.execute(Dag.from_manifest(manifest), manifest, lambda ident: run_item(item, ctx, None))
+        [result] = scheduler.execute(
+            Dag.from_manifest(manifest), manifest, lambda ident: run_item(item, ctx, None)
+        )
     finally:
         unregister("broken")
     assert result.status == FAILED and result.mutated

@@ -126,7 +126,8 @@ def imports_of(root: Path, path: Path) -> list[Import]:
                 found.append(Import(rel, node.lineno, sub if _is_module(root, sub) else source))
         elif (
             isinstance(node, ast.Call)
-            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "import_module"
+            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None))
+            == "import_module"
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
@@ -146,14 +147,18 @@ def violations(root: Path) -> list[Violation]:
         assert layer is not None, f"{path.relative_to(root)} is in no layer: add it to LAYERS"
         for imp in imports_of(root, path):
             target = layer_of(imp.module)
-            assert target is not None, f"{imp.file}:{imp.line} imports {imp.module}, which is in no layer"
+            assert target is not None, (
+                f"{imp.file}:{imp.line} imports {imp.module}, which is in no layer"
+            )
             if rank(target) < rank(layer):
                 out.append(Violation(imp, layer, target))
     return sorted(set(out))
 
 
 def test_every_module_is_in_a_layer() -> None:
-    unplaced = [str(p.relative_to(ROOT)) for p in modules(ROOT) if layer_of(module_name(ROOT, p)) is None]
+    unplaced = [
+        str(p.relative_to(ROOT)) for p in modules(ROOT) if layer_of(module_name(ROOT, p)) is None
+    ]
     assert not unplaced, "modules in no layer (add them to LAYERS): " + ", ".join(unplaced)
 
 

@@ -101,27 +101,71 @@ def test_seed_singular_example(sysenv):
     "decls,ident,prop,expected",
     [
         # file properties
-        ('file { path = "/srv/a", mode = "0640" }\nfile { path = "/srv/a", mode = lib.mkForce("0600") }',
-         "file#/srv/a", "mode", "0600"),
-        ('file { path = "/srv/a", content = lib.mkDefault("fallback") }\nfile { path = "/srv/a", content = "real" }',
-         "file#/srv/a", "content", "real"),
-        ('file { path = "/srv/a", ensure = lib.mkDefault("directory") }\nfile { path = "/srv/a", ensure = "present" }',
-         "file#/srv/a", "ensure", "present"),
+        (
+            'file { path = "/srv/a", mode = "0640" }\nfile { path = "/srv/a", mode = lib.mkForce("0600") }',
+            "file#/srv/a",
+            "mode",
+            "0600",
+        ),
+        (
+            'file { path = "/srv/a", content = lib.mkDefault("fallback") }\nfile { path = "/srv/a", content = "real" }',
+            "file#/srv/a",
+            "content",
+            "real",
+        ),
+        (
+            'file { path = "/srv/a", ensure = lib.mkDefault("directory") }\nfile { path = "/srv/a", ensure = "present" }',
+            "file#/srv/a",
+            "ensure",
+            "present",
+        ),
         # content and source share one slot: the lower priority one is the body
-        ('file { path = "/srv/a", content = "inline" }\nfile { path = "/srv/a", source = lib.mkForce("files/a") }',
-         "file#/srv/a", "source", "<work>/files/a"),
-        ('file { path = "/srv/a", content = "inline" }\nfile { path = "/srv/a", source = lib.mkDefault("files/a") }',
-         "file#/srv/a", "content", "inline"),
+        (
+            'file { path = "/srv/a", content = "inline" }\nfile { path = "/srv/a", source = lib.mkForce("files/a") }',
+            "file#/srv/a",
+            "source",
+            "<work>/files/a",
+        ),
+        (
+            'file { path = "/srv/a", content = "inline" }\nfile { path = "/srv/a", source = lib.mkDefault("files/a") }',
+            "file#/srv/a",
+            "content",
+            "inline",
+        ),
         # the HEADER's defaults{} are mkDefault-strength
-        ('file { path = "/srv/a" }\nfile { path = "/srv/a", mode = "0600" }', "file#/srv/a", "mode", "0600"),
+        (
+            'file { path = "/srv/a" }\nfile { path = "/srv/a", mode = "0600" }',
+            "file#/srv/a",
+            "mode",
+            "0600",
+        ),
         ('file { path = "/srv/a", owner = "root" }', "file#/srv/a", "owner", "root"),
         # exec
-        ('exec { name = "x", timeout = "1m" }\nexec { name = "x", timeout = lib.mkAfter("5m") }', "exec#x", "timeout", 60),
-        ('exec { name = "x", provider = lib.mkDefault("shell") }\nexec { name = "x" }', "exec#x", "provider", "shell"),
-        ('exec { name = "x", command = lib.mkBefore("make") }\nexec { name = "x", command = "make all" }', "exec#x", "command", "make"),
+        (
+            'exec { name = "x", timeout = "1m" }\nexec { name = "x", timeout = lib.mkAfter("5m") }',
+            "exec#x",
+            "timeout",
+            60,
+        ),
+        (
+            'exec { name = "x", provider = lib.mkDefault("shell") }\nexec { name = "x" }',
+            "exec#x",
+            "provider",
+            "shell",
+        ),
+        (
+            'exec { name = "x", command = lib.mkBefore("make") }\nexec { name = "x", command = "make all" }',
+            "exec#x",
+            "command",
+            "make",
+        ),
         # package version
-        (f'package {{ name = "rg", version = lib.mkDefault("13"), source = {SRC} }}\npackage {{ name = "rg", version = "14" }}',
-         "package#rg", "version", "14"),
+        (
+            f'package {{ name = "rg", version = lib.mkDefault("13"), source = {SRC} }}\npackage {{ name = "rg", version = "14" }}',
+            "package#rg",
+            "version",
+            "14",
+        ),
     ],
 )
 def test_singular_priorities_on_other_types(sysenv, decls, ident, prop, expected):
@@ -135,16 +179,52 @@ def test_singular_priorities_on_other_types(sysenv, decls, ident, prop, expected
 
 WHOLE = [
     # (declaration A, declaration B, expected mode of /srv/a)
-    ('file(lib.mkForce { path = "/srv/a", mode = "0600" })', 'file { path = "/srv/a", mode = "0640" }', "0600"),
-    ('lib.mkForce(file { path = "/srv/a", mode = "0600" })', 'file { path = "/srv/a", mode = "0640" }', "0600"),
-    ('file(lib.mkDefault { path = "/srv/a", mode = "0600" })', 'file { path = "/srv/a", mode = "0640" }', "0640"),
-    ('lib.mkDefault(file { path = "/srv/a", mode = "0600" })', 'file { path = "/srv/a", mode = "0640" }', "0640"),
-    ('file(lib.mkAfter { path = "/srv/a", mode = "0600" })', 'file(lib.mkDefault { path = "/srv/a", mode = "0640" })', "0640"),
-    ('file(lib.mkOrder(10, { path = "/srv/a", mode = "0600" }))', 'file(lib.mkForce { path = "/srv/a", mode = "0640" })', "0600"),
+    (
+        'file(lib.mkForce { path = "/srv/a", mode = "0600" })',
+        'file { path = "/srv/a", mode = "0640" }',
+        "0600",
+    ),
+    (
+        'lib.mkForce(file { path = "/srv/a", mode = "0600" })',
+        'file { path = "/srv/a", mode = "0640" }',
+        "0600",
+    ),
+    (
+        'file(lib.mkDefault { path = "/srv/a", mode = "0600" })',
+        'file { path = "/srv/a", mode = "0640" }',
+        "0640",
+    ),
+    (
+        'lib.mkDefault(file { path = "/srv/a", mode = "0600" })',
+        'file { path = "/srv/a", mode = "0640" }',
+        "0640",
+    ),
+    (
+        'file(lib.mkAfter { path = "/srv/a", mode = "0600" })',
+        'file(lib.mkDefault { path = "/srv/a", mode = "0640" })',
+        "0640",
+    ),
+    (
+        'file(lib.mkOrder(10, { path = "/srv/a", mode = "0600" }))',
+        'file(lib.mkForce { path = "/srv/a", mode = "0640" })',
+        "0600",
+    ),
     # an explicit property wrapper beats the whole-declaration priority
-    ('file(lib.mkForce { path = "/srv/a", mode = lib.mkDefault("0600") })', 'file { path = "/srv/a", mode = "0640" }', "0640"),
-    ('lib.mkForce(file { path = "/srv/a", mode = lib.mkAfter("0600") })', 'file { path = "/srv/a", mode = "0640" }', "0640"),
-    ('file(lib.mkDefault { path = "/srv/a", mode = lib.mkForce("0600") })', 'file { path = "/srv/a", mode = "0640" }', "0600"),
+    (
+        'file(lib.mkForce { path = "/srv/a", mode = lib.mkDefault("0600") })',
+        'file { path = "/srv/a", mode = "0640" }',
+        "0640",
+    ),
+    (
+        'lib.mkForce(file { path = "/srv/a", mode = lib.mkAfter("0600") })',
+        'file { path = "/srv/a", mode = "0640" }',
+        "0640",
+    ),
+    (
+        'file(lib.mkDefault { path = "/srv/a", mode = lib.mkForce("0600") })',
+        'file { path = "/srv/a", mode = "0640" }',
+        "0600",
+    ),
 ]
 
 
@@ -168,7 +248,11 @@ def test_whole_declaration_priority_of_env_and_package(sysenv):
     assert value(m, "env#PAGER", "value") == "most"
     assert value(m, "package#rg", "version") == "14"
     assert value(m, "package#rg", "bin") == ["rg-extra", "rg"]
-    assert value(m, "package#rg", "source") == {"fetch": "url", "url": "https://example.org/rg.tgz", "sha256": SHA}
+    assert value(m, "package#rg", "source") == {
+        "fetch": "url",
+        "url": "https://example.org/rg.tgz",
+        "sha256": SHA,
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -179,42 +263,42 @@ CONFLICTS = [
     (
         "seed-editor",
         'env { EDITOR = "vim" }\n\nenv { EDITOR = "emacs" }\n',
-        'Conflicting values for env.EDITOR at priority 900:\n'
+        "Conflicting values for env.EDITOR at priority 900:\n"
         '  - "vim" (declared at sys.lua:1)\n'
         '  - "emacs" (declared at sys.lua:3)',
     ),
     (
         "listed-by-line-not-by-value",
         'env { EDITOR = "zed" }\nenv { EDITOR = "atom" }\n',
-        'Conflicting values for env.EDITOR at priority 900:\n'
+        "Conflicting values for env.EDITOR at priority 900:\n"
         '  - "zed" (declared at sys.lua:1)\n'
         '  - "atom" (declared at sys.lua:2)',
     ),
     (
         "two-defaults",
         'env { EDITOR = lib.mkDefault("vim") }\nenv { EDITOR = lib.mkDefault("nano") }\n',
-        'Conflicting values for env.EDITOR at priority 1000:\n'
+        "Conflicting values for env.EDITOR at priority 1000:\n"
         '  - "vim" (declared at sys.lua:1)\n'
         '  - "nano" (declared at sys.lua:2)',
     ),
     (
         "two-forces-beat-a-plain-value",
         'env { EDITOR = "vim" }\nenv { EDITOR = lib.mkForce("nano") }\nenv { EDITOR = lib.mkForce("ed") }\n',
-        'Conflicting values for env.EDITOR at priority 50:\n'
+        "Conflicting values for env.EDITOR at priority 50:\n"
         '  - "nano" (declared at sys.lua:2)\n'
         '  - "ed" (declared at sys.lua:3)',
     ),
     (
         "mkOrder",
         'env { EDITOR = lib.mkOrder(7, "a") }\nenv { EDITOR = lib.mkOrder(7, "b") }\n',
-        'Conflicting values for env.EDITOR at priority 7:\n'
+        "Conflicting values for env.EDITOR at priority 7:\n"
         '  - "a" (declared at sys.lua:1)\n'
         '  - "b" (declared at sys.lua:2)',
     ),
     (
         "three-way",
         'env { PAGER = "less" }\nenv { PAGER = "most" }\nenv { PAGER = "more" }\n',
-        'Conflicting values for env.PAGER at priority 900:\n'
+        "Conflicting values for env.PAGER at priority 900:\n"
         '  - "less" (declared at sys.lua:1)\n'
         '  - "most" (declared at sys.lua:2)\n'
         '  - "more" (declared at sys.lua:3)',
@@ -222,14 +306,15 @@ CONFLICTS = [
     (
         "numbers-as-env-values",
         "env { JOBS = 4 }\nenv { JOBS = 8 }\n",
-        'Conflicting values for env.JOBS at priority 900:\n'
+        "Conflicting values for env.JOBS at priority 900:\n"
         '  - "4" (declared at sys.lua:1)\n'
         '  - "8" (declared at sys.lua:2)',
     ),
     (
         "file-mode",
-        HEADER + 'file { path = "/srv/app.conf", mode = "0600" }\nfile { path = "/srv/app.conf", mode = "640" }\n',
-        'Conflicting values for file#/srv/app.conf.mode at priority 900:\n'
+        HEADER
+        + 'file { path = "/srv/app.conf", mode = "0600" }\nfile { path = "/srv/app.conf", mode = "640" }\n',
+        "Conflicting values for file#/srv/app.conf.mode at priority 900:\n"
         '  - "0600" (declared at sys.lua:3)\n'
         '  - "0640" (declared at sys.lua:4)',
     ),
@@ -237,36 +322,37 @@ CONFLICTS = [
         "file-content-vs-source",
         # An absolute source: a path under the temp dir can pass the 72
         # characters at which values are shortened, on some runners.
-        HEADER + 'file { path = "/srv/a", content = "x" }\nfile { path = "/srv/a", source = "/y" }\n',
-        'Conflicting values for file#/srv/a.content/source at priority 900:\n'
+        HEADER
+        + 'file { path = "/srv/a", content = "x" }\nfile { path = "/srv/a", source = "/y" }\n',
+        "Conflicting values for file#/srv/a.content/source at priority 900:\n"
         '  - "x" (declared at sys.lua:3)\n'
         '  - "/y" (declared at sys.lua:4)',
     ),
     (
         "exec-timeout-numbers",
         'exec { name = "x", timeout = "5s" }\nexec { name = "x", timeout = 10 }\n',
-        'Conflicting values for exec#x.timeout at priority 900:\n'
-        '  - 5 (declared at sys.lua:1)\n'
-        '  - 10 (declared at sys.lua:2)',
+        "Conflicting values for exec#x.timeout at priority 900:\n"
+        "  - 5 (declared at sys.lua:1)\n"
+        "  - 10 (declared at sys.lua:2)",
     ),
     (
         "exec-returns-lists",
         'exec { name = "x", returns = 1 }\nexec { name = "x", returns = { 0, 1 } }\n',
-        'Conflicting values for exec#x.returns at priority 900:\n'
-        '  - [1] (declared at sys.lua:1)\n'
-        '  - [0, 1] (declared at sys.lua:2)',
+        "Conflicting values for exec#x.returns at priority 900:\n"
+        "  - [1] (declared at sys.lua:1)\n"
+        "  - [0, 1] (declared at sys.lua:2)",
     ),
     (
         "apply-data",
         'apply { name = "child.lua", data = { color = "red" } }\napply { name = "child.lua", data = { color = "blue" } }\n',
-        'Conflicting values for apply#<work>/child.lua.data at priority 900:\n'
+        "Conflicting values for apply#<work>/child.lua.data at priority 900:\n"
         '  - {"color": "red"} (declared at sys.lua:1)\n'
         '  - {"color": "blue"} (declared at sys.lua:2)',
     ),
     (
         "whole-declaration-priorities",
         'lib.mkForce(env { EDITOR = "vim" })\nenv { EDITOR = lib.mkForce("emacs") }\n',
-        'Conflicting values for env.EDITOR at priority 50:\n'
+        "Conflicting values for env.EDITOR at priority 50:\n"
         '  - "vim" (declared at sys.lua:1)\n'
         '  - "emacs" (declared at sys.lua:2)',
     ),
@@ -283,7 +369,10 @@ def test_conflicts_name_both_declarations(sysenv, text, message):
 
 
 def test_conflict_across_files(sysenv):
-    sysenv.write("mods/editor.lua", "local M = {}\nfunction M.setup()\n  env { EDITOR = 'vim' }\nend\nreturn M\n")
+    sysenv.write(
+        "mods/editor.lua",
+        "local M = {}\nfunction M.setup()\n  env { EDITOR = 'vim' }\nend\nreturn M\n",
+    )
     err = conflict(sysenv, '\nenv { EDITOR = "emacs" }\nrequire("mods.editor").setup()\n')
     assert err.render() == (
         "Conflicting values for env.EDITOR at priority 900:\n"
@@ -308,25 +397,112 @@ EQUAL_IS_NOT_A_CONFLICT = [
     ('env { EDITOR = "vim" }', 'env { EDITOR = "vim" }', "env#EDITOR", "value", "vim"),
     ("env { JOBS = 8 }", 'env { JOBS = "8" }', "env#JOBS", "value", "8"),
     ("env { ON = true }", 'env { ON = "true" }', "env#ON", "value", "true"),
-    ('file { path = "/srv/a", mode = "644" }', 'file { path = "/srv/a", mode = "0644" }', "file#/srv/a", "mode", "0644"),
-    ('file { path = "/srv/a", mode = 644 }', 'file { path = "/srv/a", mode = "0o644" }', "file#/srv/a", "mode", "0644"),
-    ('file { path = "/srv/a", mode = "0O644" }', 'file { path = "/srv/a", mode = "00644" }', "file#/srv/a", "mode", "0644"),
-    ('file { path = "/srv/a", owner = 0 }', 'file { path = "/srv/a", owner = "0" }', "file#/srv/a", "owner", "0"),
-    ('file { path = "/srv/a", content = "x" }', 'file { path = "/srv/a", contents = "x" }', "file#/srv/a", "content", "x"),
-    ('file { path = "~/a", source = "files/a" }', 'file { path = "<home>/a", source = "./files/../files/a" }',
-     "file#<home>/a", "source", "<work>/files/a"),
-    ('exec { name = "x", timeout = "60s" }', 'exec { name = "x", timeout = "1m" }', "exec#x", "timeout", 60),
-    ('exec { name = "x", timeout = 60 }', 'exec { name = "x", timeout = "1m" }', "exec#x", "timeout", 60),
-    ('exec { name = "x", timeout = "1h" }', 'exec { name = "x", timeout = "60m" }', "exec#x", "timeout", 3600),
-    ('exec { name = "x", returns = 1 }', 'exec { name = "x", returns = { 1 } }', "exec#x", "returns", [1]),
-    ('exec { name = "x", path = "/a:/b" }', 'exec { name = "x", path = { "/a", "/b" } }', "exec#x", "path", "/a:/b"),
-    ('exec { name = "x", creates = "~/m" }', 'exec { name = "x", creates = "<home>/m" }', "exec#x", "creates", "<home>/m"),
-    ('exec { name = "x", refreshonly = true }', 'exec { name = "x", refresh_only = true }', "exec#x", "refresh_only", True),
-    ('env { EDITOR = lib.mkDefault("vi") }', 'env { EDITOR = lib.mkDefault("vi") }', "env#EDITOR", "value", "vi"),
+    (
+        'file { path = "/srv/a", mode = "644" }',
+        'file { path = "/srv/a", mode = "0644" }',
+        "file#/srv/a",
+        "mode",
+        "0644",
+    ),
+    (
+        'file { path = "/srv/a", mode = 644 }',
+        'file { path = "/srv/a", mode = "0o644" }',
+        "file#/srv/a",
+        "mode",
+        "0644",
+    ),
+    (
+        'file { path = "/srv/a", mode = "0O644" }',
+        'file { path = "/srv/a", mode = "00644" }',
+        "file#/srv/a",
+        "mode",
+        "0644",
+    ),
+    (
+        'file { path = "/srv/a", owner = 0 }',
+        'file { path = "/srv/a", owner = "0" }',
+        "file#/srv/a",
+        "owner",
+        "0",
+    ),
+    (
+        'file { path = "/srv/a", content = "x" }',
+        'file { path = "/srv/a", contents = "x" }',
+        "file#/srv/a",
+        "content",
+        "x",
+    ),
+    (
+        'file { path = "~/a", source = "files/a" }',
+        'file { path = "<home>/a", source = "./files/../files/a" }',
+        "file#<home>/a",
+        "source",
+        "<work>/files/a",
+    ),
+    (
+        'exec { name = "x", timeout = "60s" }',
+        'exec { name = "x", timeout = "1m" }',
+        "exec#x",
+        "timeout",
+        60,
+    ),
+    (
+        'exec { name = "x", timeout = 60 }',
+        'exec { name = "x", timeout = "1m" }',
+        "exec#x",
+        "timeout",
+        60,
+    ),
+    (
+        'exec { name = "x", timeout = "1h" }',
+        'exec { name = "x", timeout = "60m" }',
+        "exec#x",
+        "timeout",
+        3600,
+    ),
+    (
+        'exec { name = "x", returns = 1 }',
+        'exec { name = "x", returns = { 1 } }',
+        "exec#x",
+        "returns",
+        [1],
+    ),
+    (
+        'exec { name = "x", path = "/a:/b" }',
+        'exec { name = "x", path = { "/a", "/b" } }',
+        "exec#x",
+        "path",
+        "/a:/b",
+    ),
+    (
+        'exec { name = "x", creates = "~/m" }',
+        'exec { name = "x", creates = "<home>/m" }',
+        "exec#x",
+        "creates",
+        "<home>/m",
+    ),
+    (
+        'exec { name = "x", refreshonly = true }',
+        'exec { name = "x", refresh_only = true }',
+        "exec#x",
+        "refresh_only",
+        True,
+    ),
+    (
+        'env { EDITOR = lib.mkDefault("vi") }',
+        'env { EDITOR = lib.mkDefault("vi") }',
+        "env#EDITOR",
+        "value",
+        "vi",
+    ),
 ]
 
 
-@pytest.mark.parametrize("a,b,ident,prop,expected", EQUAL_IS_NOT_A_CONFLICT, ids=[f"{a} / {b}" for a, b, *_ in EQUAL_IS_NOT_A_CONFLICT])
+@pytest.mark.parametrize(
+    "a,b,ident,prop,expected",
+    EQUAL_IS_NOT_A_CONFLICT,
+    ids=[f"{a} / {b}" for a, b, *_ in EQUAL_IS_NOT_A_CONFLICT],
+)
 def test_equal_values_at_the_same_priority_are_not_a_conflict(sysenv, a, b, ident, prop, expected):
     m = evaluate(sysenv, HEADER + a + "\n" + subst(b, sysenv) + "\n")
     assert value(m, subst(ident, sysenv), prop) == subst(expected, sysenv)
@@ -341,83 +517,121 @@ MERGEABLE = [
     (
         "seed-PATH",
         'env { PATH = lib.mkBefore("/custom/bin") }\nenv { PATH = "~/bin" }\nenv { PATH = lib.mkAfter("/opt/bin") }',
-        "env#PATH", "value", ["/custom/bin", "<home>/bin", "/opt/bin"],
+        "env#PATH",
+        "value",
+        ["/custom/bin", "<home>/bin", "/opt/bin"],
     ),
     (
         "seed-PATH-reversed",
         'env { PATH = lib.mkAfter("/opt/bin") }\nenv { PATH = "~/bin" }\nenv { PATH = lib.mkBefore("/custom/bin") }',
-        "env#PATH", "value", ["/custom/bin", "<home>/bin", "/opt/bin"],
+        "env#PATH",
+        "value",
+        ["/custom/bin", "<home>/bin", "/opt/bin"],
     ),
     (
         "PATH-every-priority",
         'env { PATH = lib.mkAfter("/after") }\nenv { PATH = lib.mkDefault("/default") }\nenv { PATH = "/plain" }\n'
         'env { PATH = lib.mkOrder(600, "/order600") }\nenv { PATH = lib.mkBefore("/before") }\nenv { PATH = lib.mkForce("/force") }',
-        "env#PATH", "value", ["/force", "/before", "/order600", "/plain", "/default", "/after"],
+        "env#PATH",
+        "value",
+        ["/force", "/before", "/order600", "/plain", "/default", "/after"],
     ),
     (
         "PATH-duplicates-keep-the-best-position",
         'env { PATH = "/usr/bin:/bin" }\nenv { PATH = lib.mkBefore("/bin") }',
-        "env#PATH", "value", ["/bin", "/usr/bin"],
+        "env#PATH",
+        "value",
+        ["/bin", "/usr/bin"],
     ),
     (
         "PATH-order-inside-one-declaration-is-kept",
         'env { PATH = "/z:/a:/m" }',
-        "env#PATH", "value", ["/z", "/a", "/m"],
+        "env#PATH",
+        "value",
+        ["/z", "/a", "/m"],
     ),
     (
-        "MANPATH", 'env { MANPATH = "/usr/share/man" }\nenv { MANPATH = lib.mkBefore("~/man") }',
-        "env#MANPATH", "value", ["<home>/man", "/usr/share/man"],
+        "MANPATH",
+        'env { MANPATH = "/usr/share/man" }\nenv { MANPATH = lib.mkBefore("~/man") }',
+        "env#MANPATH",
+        "value",
+        ["<home>/man", "/usr/share/man"],
     ),
     (
-        "XDG_DATA_DIRS", 'env { XDG_DATA_DIRS = lib.mkAfter("/usr/share") }\nenv { XDG_DATA_DIRS = "/usr/local/share" }',
-        "env#XDG_DATA_DIRS", "value", ["/usr/local/share", "/usr/share"],
+        "XDG_DATA_DIRS",
+        'env { XDG_DATA_DIRS = lib.mkAfter("/usr/share") }\nenv { XDG_DATA_DIRS = "/usr/local/share" }',
+        "env#XDG_DATA_DIRS",
+        "value",
+        ["/usr/local/share", "/usr/share"],
     ),
     (
-        "INFOPATH", 'env { INFOPATH = "/a" }\nenv { INFOPATH = lib.mkForce("/b") }',
-        "env#INFOPATH", "value", ["/b", "/a"],
+        "INFOPATH",
+        'env { INFOPATH = "/a" }\nenv { INFOPATH = lib.mkForce("/b") }',
+        "env#INFOPATH",
+        "value",
+        ["/b", "/a"],
     ),
     (
         "depends_on",
         'exec { name = "a" }\nexec { name = "b" }\nexec { name = "c" }\n'
         'exec { name = "x", depends_on = { "exec#a" } }\nexec { name = "x", depends_on = lib.mkBefore({ "exec#b" }) }\n'
         'exec { name = "x", depends_on = lib.mkAfter({ "exec#c", "exec#a" }) }',
-        "exec#x", "depends_on", ["exec#b", "exec#a", "exec#c"],
+        "exec#x",
+        "depends_on",
+        ["exec#b", "exec#a", "exec#c"],
     ),
     (
         "depends_on-via-require-alias",
         'exec { name = "a" }\nexec { name = "b" }\nexec { name = "x", require = "exec#a" }\nexec { name = "x", depends_on = "exec#b" }',
-        "exec#x", "depends_on", ["exec#a", "exec#b"],
+        "exec#x",
+        "depends_on",
+        ["exec#a", "exec#b"],
     ),
     (
         "subscribe",
         'exec { name = "a" }\nexec { name = "b" }\nexec { name = "x", subscribe = "exec#b" }\nexec { name = "x", subscribe = lib.mkBefore("exec#a") }',
-        "exec#x", "subscribe", ["exec#a", "exec#b"],
+        "exec#x",
+        "subscribe",
+        ["exec#a", "exec#b"],
     ),
     (
         "environment",
         'exec { name = "x", environment = { "CC=gcc" } }\nexec { name = "x", environment = lib.mkBefore({ CFLAGS = "-O2" }) }\n'
         'exec { name = "x", environment = lib.mkAfter("LANG=C") }',
-        "exec#x", "environment", ["CFLAGS=-O2", "CC=gcc", "LANG=C"],
+        "exec#x",
+        "environment",
+        ["CFLAGS=-O2", "CC=gcc", "LANG=C"],
     ),
     (
         "package-bin",
         f'package {{ name = "rg", version = "14", source = {SRC}, bin = "rg" }}\npackage {{ name = "rg", bin = lib.mkBefore({{ "rga" }}) }}',
-        "package#rg", "bin", ["rga", "rg"],
+        "package#rg",
+        "bin",
+        ["rga", "rg"],
     ),
     (
         "user-groups",
         'user { name = "bob", groups = { "wheel" } }\nuser { name = "bob", groups = lib.mkAfter({ "docker" }) }\nuser { name = "bob", groups = lib.mkForce("adm") }',
-        "user#bob", "groups", ["adm", "wheel", "docker"],
+        "user#bob",
+        "groups",
+        ["adm", "wheel", "docker"],
     ),
     (
         "health_checks",
         'exec { name = "x", health_checks = { "check_a" } }\nexec { name = "x", health_checks = lib.mkBefore({ { command = "check_b", tries = 2 } }) }',
-        "exec#x", "health_checks", [{"command": "check_b", "tries": 2, "try_sleep": 1}, {"command": "check_a", "tries": 1, "try_sleep": 1}],
+        "exec#x",
+        "health_checks",
+        [
+            {"command": "check_b", "tries": 2, "try_sleep": 1},
+            {"command": "check_a", "tries": 1, "try_sleep": 1},
+        ],
     ),
 ]
 
 
-@pytest.mark.parametrize("text,ident,prop,expected", [pytest.param(t, i, p, e, id=n) for n, t, i, p, e in MERGEABLE])
+@pytest.mark.parametrize(
+    "text,ident,prop,expected", [pytest.param(t, i, p, e, id=n) for n, t, i, p, e in MERGEABLE]
+)
 def test_mergeable_properties_are_unions_ordered_by_priority(sysenv, text, ident, prop, expected):
     m = evaluate(sysenv, HEADER + text + "\n")
     assert value(m, ident, prop) == subst(expected, sysenv)
@@ -428,8 +642,18 @@ def test_mergeable_properties_are_unions_ordered_by_priority(sysenv, text, ident
     [
         ('env { PATH = "/b" }', 'env { PATH = "/a" }', "env#PATH", "value"),
         ('env { GOPATH = "/b" }', 'env { GOPATH = "/a" }', "env#GOPATH", "value"),
-        ('exec { name = "x", environment = { "B=1" } }', 'exec { name = "x", environment = { "A=1" } }', "exec#x", "environment"),
-        ('user { name = "u", groups = "b" }', 'user { name = "u", groups = "a" }', "user#u", "groups"),
+        (
+            'exec { name = "x", environment = { "B=1" } }',
+            'exec { name = "x", environment = { "A=1" } }',
+            "exec#x",
+            "environment",
+        ),
+        (
+            'user { name = "u", groups = "b" }',
+            'user { name = "u", groups = "a" }',
+            "user#u",
+            "groups",
+        ),
     ],
 )
 def test_same_priority_contributions_do_not_conflict_and_ignore_order(sysenv, a, b, ident, prop):
@@ -445,7 +669,10 @@ def test_non_path_env_var_is_not_mergeable(sysenv):
 
 
 def test_forced_environment_entry_wins_for_its_key(sysenv):
-    m = evaluate(sysenv, 'exec { name = "x", environment = { "A=1", "B=1" } }\nexec { name = "x", environment = lib.mkForce({ "A=2" }) }\n')
+    m = evaluate(
+        sysenv,
+        'exec { name = "x", environment = { "A=1", "B=1" } }\nexec { name = "x", environment = lib.mkForce({ "A=2" }) }\n',
+    )
     env = value(m, "exec#x", "environment")
     # the command sees each KEY once, with the value of the best priority
     effective = dict(e.split("=", 1) for e in env)
@@ -512,7 +739,11 @@ def test_order_free_lines_merge_as_expected(sysenv):
     }
     assert value(m, "exec#setup", "environment") == ["Z=0", "A=1", "B=2"]
     assert value(m, "exec#setup", "timeout") == 60
-    assert value(m, "env#PATH", "value") == ["/custom/bin", *sorted([f"{h}/bin", "/usr/local/bin"]), "/opt/bin"]
+    assert value(m, "env#PATH", "value") == [
+        "/custom/bin",
+        *sorted([f"{h}/bin", "/usr/local/bin"]),
+        "/opt/bin",
+    ]
     assert value(m, "env#EDITOR", "value") == "nvim"
     assert value(m, "env#PAGER", "value") == "most"
     assert value(m, "user#bob", "groups") == ["audio", "video", "wheel"]
@@ -536,7 +767,9 @@ def test_fixed_permutations_give_the_same_digest(sysenv, order):
     assert other.digest == base.digest
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(lines=st.permutations(ORDER_FREE_LINES))
 def test_any_permutation_gives_the_same_digest(sysenv, lines):
     base = evaluate(sysenv, "\n".join(ORDER_FREE_LINES) + "\n").digest
@@ -556,7 +789,10 @@ def test_digest_ignores_comments_and_line_numbers_but_not_values(sysenv):
 
 def test_explicit_mkdefault_beats_a_value_from_defaults(sysenv):
     # defaults{} fills properties at 1200, weaker than lib.mkDefault (1000).
-    path = sysenv.write("sys.lua", HEADER + 'file { path = "/srv/a", mode = lib.mkDefault("0600") }\n'
-                                            'file { path = "/srv/a" }\n')
+    path = sysenv.write(
+        "sys.lua",
+        HEADER + 'file { path = "/srv/a", mode = lib.mkDefault("0600") }\n'
+        'file { path = "/srv/a" }\n',
+    )
     m = resolve(path, Options())
     assert item_of(m, "file#/srv/a").get("mode") == "0600"

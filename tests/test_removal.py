@@ -37,17 +37,23 @@ def plan_line(p, label: str) -> str:  # type: ignore[no-untyped-def]
 def test_plan_marks_a_takeover(sysenv) -> None:
     put(sysenv.home / ".bashrc", "# mine\n", 0o600)
     put(sysenv.home / ".inputrc", "set bell-style none\n")  # already exactly as declared
-    sysenv.write("sys.lua", HEADER + """
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + """
 file { path = "~/.bashrc", content = "# managed\\n" }
 file { path = "~/.inputrc", content = "set bell-style none\\n" }
 file { path = "~/.new", content = "new\\n" }
-""")
+""",
+    )
     before = tree(sysenv.home)
     p = sysenv.run("plan")
     assert p.returncode == 0, out(p)
     assert TAKEOVER in plan_line(p, "~/.bashrc")
     assert TAKEOVER not in plan_line(p, "~/.new")
-    items = {i["label"]: i for i in json.loads(sysenv.run("plan", "--json").stdout)["plan"]["items"]}
+    items = {
+        i["label"]: i for i in json.loads(sysenv.run("plan", "--json").stdout)["plan"]["items"]
+    }
     assert items["~/.bashrc"].get("takeover") is True
     assert not items["~/.new"].get("takeover")
     assert tree(sysenv.home) == before
@@ -59,26 +65,36 @@ def test_removing_a_taken_over_file_restores_the_original(sysenv) -> None:
     put(sysenv.home / "dotfiles" / "tmux.conf", "set -g mouse on\n")
     os.symlink("dotfiles/tmux.conf", sysenv.home / ".tmux.conf")  # a hand-made symlink
     original = tree(sysenv.home)
-    apply_ok(sysenv, """
+    apply_ok(
+        sysenv,
+        """
 file { path = "~/.bashrc", content = "# managed by syslua\\n" }
 file { path = "~/.config/git/config", content = "[core]\\n\\tpager = less\\n", mode = "0644" }
 file { path = "~/created.txt", content = "syslua made me\\n" }
 file { path = "~/.tmux.conf", content = "managed tmux\\n" }
-""")
+""",
+    )
     assert (sysenv.home / ".bashrc").read_text() == "# managed by syslua\n"
     assert not (sysenv.home / ".tmux.conf").is_symlink()
-    assert (sysenv.home / "dotfiles" / "tmux.conf").read_text() == "set -g mouse on\n"  # not written through
+    assert (
+        sysenv.home / "dotfiles" / "tmux.conf"
+    ).read_text() == "set -g mouse on\n"  # not written through
     show = sysenv.run("snapshot", "show")
     assert "(original kept)" in show.stdout, out(show)
     # change it once more: the original must survive a second managed version
-    apply_ok(sysenv, """
+    apply_ok(
+        sysenv,
+        """
 file { path = "~/.bashrc", content = "# managed v2\\n" }
 file { path = "~/.config/git/config", content = "[core]\\n\\tpager = less\\n", mode = "0644" }
 file { path = "~/created.txt", content = "syslua made me\\n" }
-""")
+""",
+    )
     sysenv.write("sys.lua", HEADER + "-- nothing declared\n")
     plan = sysenv.run("plan")
-    assert re.search(r"- file ~/\.bashrc", plan.stdout) and re.search(r"- file ~/created\.txt", plan.stdout), out(plan)
+    assert re.search(r"- file ~/\.bashrc", plan.stdout) and re.search(
+        r"- file ~/created\.txt", plan.stdout
+    ), out(plan)
     assert (sysenv.home / ".bashrc").read_text() == "# managed v2\n"  # plan changes nothing
     p = apply_ok(sysenv, "-- nothing declared\n")
     assert "restored the original" in out(p), out(p)
@@ -89,7 +105,9 @@ file { path = "~/created.txt", content = "syslua made me\\n" }
 def test_takeover_of_a_file_already_as_declared_is_kept_on_removal(sysenv) -> None:
     put(sysenv.home / ".inputrc", "set bell-style none\n", 0o600)
     original = tree(sysenv.home)
-    apply_ok(sysenv, 'file { path = "~/.inputrc", content = "set bell-style none\\n", mode = "0600" }\n')
+    apply_ok(
+        sysenv, 'file { path = "~/.inputrc", content = "set bell-style none\\n", mode = "0600" }\n'
+    )
     apply_ok(sysenv, "-- nothing declared\n")
     assert tree(sysenv.home) == original
 
@@ -121,11 +139,14 @@ def test_taken_over_directory_is_kept_on_removal(sysenv) -> None:
 # -- removal of what syslua created ----------------------------------------------------
 def test_created_files_and_directories_are_removed(sysenv) -> None:
     original = tree(sysenv.home)
-    apply_ok(sysenv, """
+    apply_ok(
+        sysenv,
+        """
 file { path = "~/tools", ensure = "directory", mode = "0755" }
 file { path = "~/tools/run.sh", content = "#!/bin/sh\\n", mode = "0755" }
 file { path = "~/notes.txt", content = "n\\n" }
-""")
+""",
+    )
     assert {"tools", "tools/run.sh", "notes.txt"} <= set(tree(sysenv.home))
     p = apply_ok(sysenv, "-- nothing declared\n")
     assert "removed" in out(p)
@@ -143,10 +164,13 @@ def test_implicitly_created_parent_directories_are_removed(sysenv) -> None:
 
 
 def test_non_empty_created_directory_is_left(sysenv) -> None:
-    apply_ok(sysenv, """
+    apply_ok(
+        sysenv,
+        """
 file { path = "~/cache", ensure = "directory", mode = "0755" }
 file { path = "~/empty", ensure = "directory", mode = "0755" }
-""")
+""",
+    )
     put(sysenv.home / "cache" / "user-data.db", "precious\n")
     p = apply_ok(sysenv, "-- nothing declared\n")
     assert "not empty" in out(p), out(p)
@@ -156,10 +180,13 @@ file { path = "~/empty", ensure = "directory", mode = "0755" }
 
 def test_removal_runs_exec_undo(sysenv) -> None:
     flag = sysenv.home / "service-enabled"
-    apply_ok(sysenv, f"""
+    apply_ok(
+        sysenv,
+        f"""
 exec {{ name = "enable", command = "touch {flag}", undo = "rm -f {flag}", creates = "{flag}" }}
 exec {{ name = "hello", command = "true" }}
-""")
+""",
+    )
     assert flag.exists()
     p = apply_ok(sysenv, "-- nothing declared\n")
     assert not flag.exists()
@@ -171,10 +198,15 @@ def test_takeover_original_survives_self_healing(sysenv) -> None:
     original = tree(sysenv.home)
     managed = 'file { path = "~/.bashrc", content = "# managed\\n" }\n'
     apply_ok(sysenv, managed)
-    sysenv.write("sys.lua", HEADER + managed + """
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + managed
+        + """
 local bad = exec { name = "badundo", command = "true", undo = "false", depends_on = { "file#~/.bashrc" } }
 exec { name = "boom", command = "false", depends_on = { bad } }
-""")
+""",
+    )
     p = sysenv.run("apply")
     assert p.returncode == 1 and "pointer was cleared" in out(p), out(p)
     apply_ok(sysenv, managed)  # self-healing apply
@@ -185,10 +217,15 @@ exec { name = "boom", command = "false", depends_on = { bad } }
 def test_plan_after_self_healing_does_not_claim_a_takeover(sysenv) -> None:
     managed = 'file { path = "~/.profile", content = "# managed\\n" }\n'
     apply_ok(sysenv, managed)
-    sysenv.write("sys.lua", HEADER + managed + """
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + managed
+        + """
 local bad = exec { name = "badundo", command = "true", undo = "false", depends_on = { "file#~/.profile" } }
 exec { name = "boom", command = "false", depends_on = { bad } }
-""")
+""",
+    )
     p = sysenv.run("apply")
     assert p.returncode == 1 and "pointer was cleared" in out(p), out(p)
     (sysenv.home / ".profile").write_text("# edited by hand\n")

@@ -16,8 +16,14 @@ from syslua.plan.dag import Dag
 
 
 def manifest(deps: dict[str, tuple[str, ...]]) -> Manifest:
-    items = [Item("exec", name, freeze({"command": "true", "depends_on": tuple(f"exec#{d}" for d in after)}))
-             for name, after in deps.items()]
+    items = [
+        Item(
+            "exec",
+            name,
+            freeze({"command": "true", "depends_on": tuple(f"exec#{d}" for d in after)}),
+        )
+        for name, after in deps.items()
+    ]
     return Manifest(items=tuple(sorted(items, key=lambda i: i.id)))
 
 
@@ -61,7 +67,9 @@ def test_never_more_than_jobs_at_once():
 
 
 def test_a_failure_skips_dependents_and_starts_nothing_new():
-    m = manifest({"bad": (), "child": ("bad",), "grandchild": ("child",), "later": ("slow",), "slow": ()})
+    m = manifest(
+        {"bad": (), "child": ("bad",), "grandchild": ("child",), "later": ("slow",), "slow": ()}
+    )
     release = threading.Event()
 
     def run(ident: str) -> ItemResult:
@@ -75,7 +83,10 @@ def test_a_failure_skips_dependents_and_starts_nothing_new():
 
     done = {r.id: r for r in scheduler.execute(Dag.from_manifest(m), m, run, jobs=2)}
     assert done["exec#bad"].status == FAILED
-    assert done["exec#child"].status == SKIPPED and done["exec#child"].message == "skipped because exec#bad failed"
+    assert (
+        done["exec#child"].status == SKIPPED
+        and done["exec#child"].message == "skipped because exec#bad failed"
+    )
     assert done["exec#grandchild"].message == "skipped because exec#bad failed"
     assert done["exec#slow"].status == CHANGED  # in flight: it finishes
     assert done["exec#later"].message == "not started: another item failed"
@@ -87,7 +98,10 @@ def test_without_stop_on_failure_independent_items_go_on():
     def run(ident: str) -> ItemResult:
         return result(ident, FAILED if ident == "exec#bad" else CHANGED)
 
-    done = {r.id: r for r in scheduler.execute(Dag.from_manifest(m), m, run, jobs=1, stop_on_failure=False)}
+    done = {
+        r.id: r
+        for r in scheduler.execute(Dag.from_manifest(m), m, run, jobs=1, stop_on_failure=False)
+    }
     assert done["exec#other"].status == CHANGED and done["exec#child"].status == SKIPPED
 
 

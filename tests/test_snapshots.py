@@ -86,7 +86,9 @@ def test_history_json_and_plain(sysenv) -> None:
     plain = sysenv.run("history")
     lines = plain.stdout.splitlines()
     assert any(ln.startswith("*") and s2 in ln for ln in lines), plain.stdout
-    assert any(not ln.startswith("*") and s1 in ln and "first dotfiles" in ln for ln in lines), plain.stdout
+    assert any(not ln.startswith("*") and s1 in ln and "first dotfiles" in ln for ln in lines), (
+        plain.stdout
+    )
 
 
 def test_no_change_apply_adds_no_snapshot(sysenv) -> None:
@@ -103,17 +105,23 @@ def test_rollback_previous_and_by_id_after_sources_changed_and_deleted(sysenv) -
     src = sysenv.work / "dotfiles" / "vimrc"
     src.parent.mkdir()
     src.write_text("set number\n")
-    s1 = apply_ok(sysenv, """
+    s1 = apply_ok(
+        sysenv,
+        """
 file { path = "~/.vimrc", source = "./dotfiles/vimrc" }
 file { path = "~/a.txt", content = "a1\\n", mode = "0600" }
-""")
+""",
+    )
     state1 = tree(sysenv.home)
     src.write_text("set relativenumber\n")
-    s2 = apply_ok(sysenv, """
+    s2 = apply_ok(
+        sysenv,
+        """
 file { path = "~/.vimrc", source = "./dotfiles/vimrc" }
 file { path = "~/a.txt", content = "a2\\n" }
 file { path = "~/b.txt", content = "b\\n" }
-""")
+""",
+    )
     state2 = tree(sysenv.home)
     assert state2 != state1
     src.write_text("changed again, never applied\n")
@@ -151,11 +159,17 @@ def test_rollback_to_unknown_id_changes_nothing(sysenv) -> None:
 
 def test_rollback_that_fails_is_rolled_back(sysenv) -> None:
     guard = sysenv.work / "fail-now"
-    s1 = apply_ok(sysenv, f"""
+    s1 = apply_ok(
+        sysenv,
+        f"""
 local a = file {{ path = "~/a.txt", content = "a1\\n" }}
 exec {{ name = "check", command = "test ! -e {guard}", undo = "true", depends_on = {{ a }} }}
-""")
-    s2 = apply_ok(sysenv, 'file { path = "~/a.txt", content = "a2\\n" }\nfile { path = "~/b.txt", content = "b\\n" }\n')
+""",
+    )
+    s2 = apply_ok(
+        sysenv,
+        'file { path = "~/a.txt", content = "a2\\n" }\nfile { path = "~/b.txt", content = "b\\n" }\n',
+    )
     before = tree(sysenv.home)
     guard.write_text("")
     p = sysenv.run("rollback")
@@ -232,12 +246,15 @@ def test_gc_keep_and_dry_run(sysenv) -> None:
 
 # -- status, diff -------------------------------------------------------------------
 def test_status_reports_edited_deleted_and_mode_changed(sysenv) -> None:
-    apply_ok(sysenv, """
+    apply_ok(
+        sysenv,
+        """
 file { path = "~/edited.txt", content = "original\\n" }
 file { path = "~/deleted.txt", content = "x\\n" }
 file { path = "~/mode.txt", content = "m\\n", mode = "0600" }
 file { path = "~/fine.txt", content = "fine\\n" }
-""")
+""",
+    )
     p = sysenv.run("status")
     assert p.returncode == 0 and "No drift" in p.stdout, out(p)
     (sysenv.home / "edited.txt").write_text("changed by hand\n")
@@ -258,14 +275,20 @@ file { path = "~/fine.txt", content = "fine\\n" }
 
 
 def test_diff_between_snapshots(sysenv) -> None:
-    s1 = apply_ok(sysenv, """
+    s1 = apply_ok(
+        sysenv,
+        """
 file { path = "~/a.txt", content = "line one\\nline two\\n" }
 file { path = "~/gone.txt", content = "bye\\n" }
-""")
-    s2 = apply_ok(sysenv, """
+""",
+    )
+    s2 = apply_ok(
+        sysenv,
+        """
 file { path = "~/a.txt", content = "line one\\nline 2\\n", mode = "0600" }
 file { path = "~/new.txt", content = "hi\\n" }
-""")
+""",
+    )
     p = sysenv.run("diff")  # default: previous and current
     assert p.returncode == 0, out(p)
     text = p.stdout
@@ -291,7 +314,9 @@ def test_corrupt_snapshot_file_is_reported_clearly(sysenv) -> None:
     assert tree(sysenv.home) == before
     # the other snapshots still work
     st = sysenv.run("status")
-    assert st.returncode == 0 and f"No drift: the machine matches snapshot {s2}" in st.stdout, out(st)
+    assert st.returncode == 0 and f"No drift: the machine matches snapshot {s2}" in st.stdout, out(
+        st
+    )
 
 
 def test_corrupt_current_snapshot_is_reported_and_the_newest_readable_one_used(sysenv) -> None:
@@ -309,7 +334,9 @@ def test_corrupt_current_snapshot_is_reported_and_the_newest_readable_one_used(s
     no_traceback(p)
     after = tree(sysenv.home)
     assert after["a.txt"][2] == b"a4\n"
-    assert {k: v for k, v in after.items() if k != "a.txt"} == {k: v for k, v in before.items() if k != "a.txt"}
+    assert {k: v for k, v in after.items() if k != "a.txt"} == {
+        k: v for k, v in before.items() if k != "a.txt"
+    }
 
 
 def test_history_reports_a_corrupt_snapshot(sysenv) -> None:
@@ -373,9 +400,14 @@ def test_store_object_deleted_by_hand(sysenv) -> None:
     src = sysenv.work / "zshrc"
     src.write_text("export A=1\n")
     s1 = apply_ok(sysenv, 'file { path = "~/.zshrc", source = "./zshrc" }\n')
-    blob = json.loads(snapshot_file(sysenv, s1).read_text())["items"][f"file#{sysenv.home}/.zshrc"]["blob"]
+    blob = json.loads(snapshot_file(sysenv, s1).read_text())["items"][f"file#{sysenv.home}/.zshrc"][
+        "blob"
+    ]
     src.write_text("export A=2\n")
-    s2 = apply_ok(sysenv, 'file { path = "~/.zshrc", source = "./zshrc" }\nfile { path = "~/x", content = "x\\n" }\n')
+    s2 = apply_ok(
+        sysenv,
+        'file { path = "~/.zshrc", source = "./zshrc" }\nfile { path = "~/x", content = "x\\n" }\n',
+    )
     obj = sysenv.root / "store" / "objects" / blob[:2] / blob[2:]
     assert obj.is_file()
     os.chmod(obj, 0o644)
@@ -393,7 +425,9 @@ def test_store_object_deleted_by_hand(sysenv) -> None:
 
 
 def test_rollback_shows_command_output_like_apply(sysenv) -> None:
-    sysenv.write("sys.lua", 'exec { name = "say", command = "echo said-by-exec", logoutput = true }\n')
+    sysenv.write(
+        "sys.lua", 'exec { name = "say", command = "echo said-by-exec", logoutput = true }\n'
+    )
     first = sysenv.run("apply")
     assert first.returncode == 0 and "said-by-exec" in first.stdout, out(first)
     sysenv.write("sys.lua", 'env { A = "1" }\n')

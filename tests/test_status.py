@@ -90,6 +90,7 @@ def _dir(mode: int = 0o755, child: bool = False):
         mkdir(h / "target", mode)
         if child:
             put(h / "target" / "inner", "x")
+
     return make
 
 
@@ -114,75 +115,264 @@ def _fifo(h: Path) -> None:
 # (id, declaration, machine, action, noop_message, reason substrings)
 FILE_ROWS = [
     # desired absent
-    ("absent/absent", f'file {{ path = "{F}", ensure = "absent" }}', _none, "none", None, ["absent"]),
-    ("absent/present", f'file {{ path = "{F}", ensure = "absent" }}', _file(), "remove",
-     "Would have removed the file", ["a file exists"]),
-    ("absent/empty-directory", f'file {{ path = "{F}", ensure = "absent" }}', _dir(), "remove",
-     "Would have removed the file", ["a directory exists"]),
-    ("absent/full-directory", f'file {{ path = "{F}", ensure = "absent" }}', _dir(child=True), "fail", None,
-     ["not empty", "force"]),
-    ("absent/full-directory+force", f'file {{ path = "{F}", ensure = "absent", force = true }}', _dir(child=True),
-     "remove", "Would have removed the file", ["a directory exists"]),
-    ("absent/symlink", f'file {{ path = "{F}", ensure = "absent" }}', _link_to_matching_file, "remove",
-     "Would have removed the file", ["a symlink exists"]),
+    (
+        "absent/absent",
+        f'file {{ path = "{F}", ensure = "absent" }}',
+        _none,
+        "none",
+        None,
+        ["absent"],
+    ),
+    (
+        "absent/present",
+        f'file {{ path = "{F}", ensure = "absent" }}',
+        _file(),
+        "remove",
+        "Would have removed the file",
+        ["a file exists"],
+    ),
+    (
+        "absent/empty-directory",
+        f'file {{ path = "{F}", ensure = "absent" }}',
+        _dir(),
+        "remove",
+        "Would have removed the file",
+        ["a directory exists"],
+    ),
+    (
+        "absent/full-directory",
+        f'file {{ path = "{F}", ensure = "absent" }}',
+        _dir(child=True),
+        "fail",
+        None,
+        ["not empty", "force"],
+    ),
+    (
+        "absent/full-directory+force",
+        f'file {{ path = "{F}", ensure = "absent", force = true }}',
+        _dir(child=True),
+        "remove",
+        "Would have removed the file",
+        ["a directory exists"],
+    ),
+    (
+        "absent/symlink",
+        f'file {{ path = "{F}", ensure = "absent" }}',
+        _link_to_matching_file,
+        "remove",
+        "Would have removed the file",
+        ["a symlink exists"],
+    ),
     # desired directory
-    ("directory/absent", f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}', _none, "create",
-     "Would have created directory", []),
-    ("directory/matching", f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}', _dir(0o755), "none",
-     None, ["unchanged"]),
-    ("directory/wrong-mode", f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}', _dir(0o700),
-     "update", None, ["mode 0700 -> 0755"]),
-    ("directory/wrong-owner", f'file {{ path = "{F}", ensure = "directory", mode = "0755", owner = "{OTHER_UID}" }}',
-     _dir(0o755), "update", None, [f"-> {OTHER_UID}"]),
-    ("directory/wrong-group", f'file {{ path = "{F}", ensure = "directory", mode = "0755", group = "{OTHER_GID}" }}',
-     _dir(0o755), "update", None, [f"-> {OTHER_GID}"]),
-    ("directory/present", f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}', _file(), "fail", None,
-     ["a file exists where a directory is wanted", "force"]),
-    ("directory/present+force", f'file {{ path = "{F}", ensure = "directory", mode = "0755", force = true }}',
-     _file(), "create", "Would have created directory", ["is a file, should be a directory"]),
-    ("directory/symlink-to-dir", f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}', _link_to_dir,
-     "create", "Would have created directory", ["is a symlink"]),
+    (
+        "directory/absent",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}',
+        _none,
+        "create",
+        "Would have created directory",
+        [],
+    ),
+    (
+        "directory/matching",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}',
+        _dir(0o755),
+        "none",
+        None,
+        ["unchanged"],
+    ),
+    (
+        "directory/wrong-mode",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}',
+        _dir(0o700),
+        "update",
+        None,
+        ["mode 0700 -> 0755"],
+    ),
+    (
+        "directory/wrong-owner",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755", owner = "{OTHER_UID}" }}',
+        _dir(0o755),
+        "update",
+        None,
+        [f"-> {OTHER_UID}"],
+    ),
+    (
+        "directory/wrong-group",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755", group = "{OTHER_GID}" }}',
+        _dir(0o755),
+        "update",
+        None,
+        [f"-> {OTHER_GID}"],
+    ),
+    (
+        "directory/present",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}',
+        _file(),
+        "fail",
+        None,
+        ["a file exists where a directory is wanted", "force"],
+    ),
+    (
+        "directory/present+force",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755", force = true }}',
+        _file(),
+        "create",
+        "Would have created directory",
+        ["is a file, should be a directory"],
+    ),
+    (
+        "directory/symlink-to-dir",
+        f'file {{ path = "{F}", ensure = "directory", mode = "0755" }}',
+        _link_to_dir,
+        "create",
+        "Would have created directory",
+        ["is a symlink"],
+    ),
     # desired present
-    ("present/absent", f'file {{ path = "{F}", content = "want\\n" }}', _none, "create",
-     "Would have created the file", []),
-    ("present/matching", f'file {{ path = "{F}", content = "want\\n" }}', _file(), "none", None, ["unchanged"]),
-    ("present/matching-mode-written-644", f'file {{ path = "{F}", content = "want\\n", mode = "644" }}', _file(),
-     "none", None, ["unchanged"]),
-    ("present/matching-mode-written-0o644", f'file {{ path = "{F}", content = "want\\n", mode = "0o644" }}', _file(),
-     "none", None, ["unchanged"]),
-    ("present/wrong-content", f'file {{ path = "{F}", content = "want\\n" }}', _file("other content\n"), "update",
-     None, ["content changed"]),
-    ("present/wrong-content-same-size", f'file {{ path = "{F}", content = "want\\n" }}', _file("WANT\n"), "update",
-     None, ["content changed"]),
-    ("present/wrong-owner", f'file {{ path = "{F}", content = "want\\n", owner = "{OTHER_UID}" }}', _file(),
-     "update", None, [f"-> {OTHER_UID}"]),
-    ("present/wrong-group", f'file {{ path = "{F}", content = "want\\n", group = "{OTHER_GID}" }}', _file(),
-     "update", None, [f"-> {OTHER_GID}"]),
-    ("present/wrong-mode", f'file {{ path = "{F}", content = "want\\n", mode = "0600" }}', _file(), "update", None,
-     ["mode 0644 -> 0600"]),
-    ("present/everything-wrong",
-     f'file {{ path = "{F}", content = "want\\n", mode = "0600", owner = "{OTHER_UID}", group = "{OTHER_GID}" }}',
-     _file("nope\n", 0o640), "update", None, ["content changed", f"-> {OTHER_UID}", f"-> {OTHER_GID}",
-                                               "mode 0640 -> 0600"]),
-    ("present/no-content-attrs-match", f'file {{ path = "{F}" }}', _file("anything at all\n"), "none", None,
-     ["unchanged"]),
-    ("present/no-content-wrong-mode", f'file {{ path = "{F}", mode = "0600" }}', _file("anything\n"), "update",
-     None, ["mode 0644 -> 0600"]),
-    ("present/symlink-to-matching-file", f'file {{ path = "{F}", content = "want\\n" }}', _link_to_matching_file,
-     "update", None, ["replaces a symlink to"]),
-    ("present/dangling-symlink", f'file {{ path = "{F}", content = "want\\n" }}', _dangling_link, "update", None,
-     ["replaces a symlink to"]),
-    ("present/symlink-to-dir", f'file {{ path = "{F}", content = "want\\n" }}', _link_to_dir, "update", None,
-     ["replaces a symlink to"]),
-    ("present/directory", f'file {{ path = "{F}", content = "want\\n" }}', _dir(), "fail", None,
-     ["a directory exists where a file is wanted"]),
-    ("present/fifo", f'file {{ path = "{F}", content = "want\\n" }}', _fifo, "fail", None,
-     ["special file"]),
+    (
+        "present/absent",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _none,
+        "create",
+        "Would have created the file",
+        [],
+    ),
+    (
+        "present/matching",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _file(),
+        "none",
+        None,
+        ["unchanged"],
+    ),
+    (
+        "present/matching-mode-written-644",
+        f'file {{ path = "{F}", content = "want\\n", mode = "644" }}',
+        _file(),
+        "none",
+        None,
+        ["unchanged"],
+    ),
+    (
+        "present/matching-mode-written-0o644",
+        f'file {{ path = "{F}", content = "want\\n", mode = "0o644" }}',
+        _file(),
+        "none",
+        None,
+        ["unchanged"],
+    ),
+    (
+        "present/wrong-content",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _file("other content\n"),
+        "update",
+        None,
+        ["content changed"],
+    ),
+    (
+        "present/wrong-content-same-size",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _file("WANT\n"),
+        "update",
+        None,
+        ["content changed"],
+    ),
+    (
+        "present/wrong-owner",
+        f'file {{ path = "{F}", content = "want\\n", owner = "{OTHER_UID}" }}',
+        _file(),
+        "update",
+        None,
+        [f"-> {OTHER_UID}"],
+    ),
+    (
+        "present/wrong-group",
+        f'file {{ path = "{F}", content = "want\\n", group = "{OTHER_GID}" }}',
+        _file(),
+        "update",
+        None,
+        [f"-> {OTHER_GID}"],
+    ),
+    (
+        "present/wrong-mode",
+        f'file {{ path = "{F}", content = "want\\n", mode = "0600" }}',
+        _file(),
+        "update",
+        None,
+        ["mode 0644 -> 0600"],
+    ),
+    (
+        "present/everything-wrong",
+        f'file {{ path = "{F}", content = "want\\n", mode = "0600", owner = "{OTHER_UID}", group = "{OTHER_GID}" }}',
+        _file("nope\n", 0o640),
+        "update",
+        None,
+        ["content changed", f"-> {OTHER_UID}", f"-> {OTHER_GID}", "mode 0640 -> 0600"],
+    ),
+    (
+        "present/no-content-attrs-match",
+        f'file {{ path = "{F}" }}',
+        _file("anything at all\n"),
+        "none",
+        None,
+        ["unchanged"],
+    ),
+    (
+        "present/no-content-wrong-mode",
+        f'file {{ path = "{F}", mode = "0600" }}',
+        _file("anything\n"),
+        "update",
+        None,
+        ["mode 0644 -> 0600"],
+    ),
+    (
+        "present/symlink-to-matching-file",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _link_to_matching_file,
+        "update",
+        None,
+        ["replaces a symlink to"],
+    ),
+    (
+        "present/dangling-symlink",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _dangling_link,
+        "update",
+        None,
+        ["replaces a symlink to"],
+    ),
+    (
+        "present/symlink-to-dir",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _link_to_dir,
+        "update",
+        None,
+        ["replaces a symlink to"],
+    ),
+    (
+        "present/directory",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _dir(),
+        "fail",
+        None,
+        ["a directory exists where a file is wanted"],
+    ),
+    (
+        "present/fifo",
+        f'file {{ path = "{F}", content = "want\\n" }}',
+        _fifo,
+        "fail",
+        None,
+        ["special file"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("decl,machine,action,noop_message,reasons", [r[1:] for r in FILE_ROWS],
-                         ids=[r[0] for r in FILE_ROWS])
+@pytest.mark.parametrize(
+    "decl,machine,action,noop_message,reasons",
+    [r[1:] for r in FILE_ROWS],
+    ids=[r[0] for r in FILE_ROWS],
+)
 def test_file_decision_table(sysenv, decl, machine, action, noop_message, reasons):
     machine(sysenv.home)
     m = manifest_of(sysenv, decl + "\n")
@@ -196,14 +386,19 @@ def test_file_decision_table(sysenv, decl, machine, action, noop_message, reason
     for text in reasons:
         assert text in d.reason, f"{text!r} not in {d.reason!r}"
     assert d.changes is (action in ("create", "update", "remove"))
-    assert d.symbol == {"create": "+", "update": "~", "remove": "-", "none": "=", "fail": "!"}[action]
+    assert (
+        d.symbol == {"create": "+", "update": "~", "remove": "-", "none": "=", "fail": "!"}[action]
+    )
 
 
 def test_file_reasons_are_in_seed_order(sysenv):
     """ensure, content, owner, group, mode."""
     put(sysenv.home / "target", "nope\n", 0o640)
-    m = manifest_of(sysenv, f'file {{ path = "{F}", content = "want\\n", mode = "0600", '
-                            f'owner = "{OTHER_UID}", group = "{OTHER_GID}" }}\n')
+    m = manifest_of(
+        sysenv,
+        f'file {{ path = "{F}", content = "want\\n", mode = "0600", '
+        f'owner = "{OTHER_UID}", group = "{OTHER_GID}" }}\n',
+    )
     status, d = decide(sysenv, m, f"file#{sysenv.home}/target")
     order = [d.reason.index(t) for t in ("content changed", "owner", "group", "mode")]
     assert order == sorted(order)
@@ -254,15 +449,20 @@ def test_file_missing_parent_directory(sysenv):
 
 
 def test_file_missing_parent_directory_that_is_declared(sysenv):
-    m = manifest_of(sysenv, 'file { path = "~/newdir", ensure = "directory", mode = "0755" }\n'
-                            'file { path = "~/newdir/f", content = "x" }\n')
+    m = manifest_of(
+        sysenv,
+        'file { path = "~/newdir", ensure = "directory", mode = "0755" }\n'
+        'file { path = "~/newdir/f", content = "x" }\n',
+    )
     _, d = decide(sysenv, m, f"file#{sysenv.home}/newdir/f")
     assert d.action == "create" and d.noop_message == "Would have created the file"
 
 
 def test_file_unknown_owner_is_a_failure_not_a_crash(sysenv):
     put(sysenv.home / "target", "want\n")
-    m = manifest_of(sysenv, f'file {{ path = "{F}", content = "want\\n", owner = "no-such-user-xyz" }}\n')
+    m = manifest_of(
+        sysenv, f'file {{ path = "{F}", content = "want\\n", owner = "no-such-user-xyz" }}\n'
+    )
     _, d = decide(sysenv, m, f"file#{sysenv.home}/target")
     assert d.action == "fail"
     assert "no-such-user-xyz" in d.reason and "does not exist" in d.reason
@@ -302,8 +502,14 @@ def test_file_diff_for_plan(sysenv):
     status = get("file").status(item, ctx)
     text = get("file").diff(item, status, ctx)
     assert text is not None
-    assert text.splitlines() == ["--- ~/target (current)", "+++ ~/target (desired)", "@@ -1,2 +1,2 @@",
-                                 " a", "-b", "+c"]
+    assert text.splitlines() == [
+        "--- ~/target (current)",
+        "+++ ~/target (desired)",
+        "@@ -1,2 +1,2 @@",
+        " a",
+        "-b",
+        "+c",
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -314,57 +520,191 @@ def test_file_diff_for_plan(sysenv):
 # `~/marker` exists in every row (see the test), `~/missing` never does.
 EXEC_ROWS = [
     ("no-guards", 'exec { name = "e", command = "true" }', False, "run", "Would have executed", []),
-    ("triggered", 'exec { name = "e", command = "true" }', True, "run", "Would have executed via subscribe",
-     ["subscribed"]),
-    ("triggered-beats-creates", 'exec { name = "e", command = "true", creates = "~/marker" }', True, "run",
-     "Would have executed via subscribe", []),
-    ("triggered-beats-onlyif", 'exec { name = "e", command = "true", onlyif = "false" }', True, "run",
-     "Would have executed via subscribe", []),
-    ("triggered-beats-unless", 'exec { name = "e", command = "true", unless = "true" }', True, "run",
-     "Would have executed via subscribe", []),
-    ("triggered-beats-refresh-only", 'exec { name = "e", command = "true", refresh_only = true }', True, "run",
-     "Would have executed via subscribe", []),
-    ("triggered-beats-everything",
-     'exec { name = "e", command = "true", creates = "~/marker", onlyif = "false", unless = "true", '
-     'refresh_only = true }', True, "run", "Would have executed via subscribe", []),
-    ("creates-exists", 'exec { name = "e", command = "true", creates = "~/marker" }', False, "skip", None,
-     ["marker exists"]),
-    ("creates-missing", 'exec { name = "e", command = "true", creates = "~/missing" }', False, "run",
-     "Would have executed", ["missing is missing"]),
-    ("creates-beats-guards",  # guards are not even run: this one could not start
-     'exec { name = "e", command = "true", creates = "~/marker", onlyif = "no-such-command-xyz" }', False,
-     "skip", None, ["marker exists"]),
-    ("onlyif-nonzero", 'exec { name = "e", command = "true", onlyif = "false" }', False, "skip", None,
-     ["onlyif"]),
-    ("onlyif-zero", 'exec { name = "e", command = "true", onlyif = "true" }', False, "run",
-     "Would have executed", []),
-    ("unless-zero", 'exec { name = "e", command = "true", unless = "true" }', False, "skip", None, ["unless"]),
-    ("unless-nonzero", 'exec { name = "e", command = "true", unless = "false" }', False, "run",
-     "Would have executed", []),
-    ("onlyif-ok-unless-blocks", 'exec { name = "e", command = "true", onlyif = "true", unless = "true" }', False,
-     "skip", None, ["unless"]),
-    ("refresh-only-no-trigger", 'exec { name = "e", command = "true", refresh_only = true }', False, "skip", None,
-     ["refresh_only"]),
-    ("refresh-only-guards-pass", 'exec { name = "e", command = "true", refresh_only = true, onlyif = "true" }',
-     False, "skip", None, ["refresh_only"]),
-    ("guard-exit-code-2", 'exec { name = "e", command = "true", onlyif = "sh -c \'exit 2\'" }', False, "skip",
-     None, ["onlyif"]),
-    ("guard-cannot-start", 'exec { name = "e", command = "true", onlyif = "no-such-command-xyz --flag" }', False,
-     "fail", None, ["onlyif guard could not start", "no-such-command-xyz"]),
-    ("unless-cannot-start", 'exec { name = "e", command = "true", unless = "/nonexistent/bin/guard" }', False,
-     "fail", None, ["unless guard could not start", "/nonexistent/bin/guard"]),
-    ("guard-bad-quoting", 'exec { name = "e", command = "true", onlyif = "test \'unterminated" }', False, "fail",
-     None, ["onlyif guard could not start"]),
-    ("guard-not-executable", 'exec { name = "e", command = "true", onlyif = "{HOME}/marker" }', False,
-     "fail", None, ["onlyif guard could not start", "permission denied"]),
-    ("shell-provider-guard",
-     'exec { name = "e", command = "true", provider = "shell", onlyif = "test -e ~/marker && test ! -e ~/missing" }',
-     False, "run", "Would have executed", []),
+    (
+        "triggered",
+        'exec { name = "e", command = "true" }',
+        True,
+        "run",
+        "Would have executed via subscribe",
+        ["subscribed"],
+    ),
+    (
+        "triggered-beats-creates",
+        'exec { name = "e", command = "true", creates = "~/marker" }',
+        True,
+        "run",
+        "Would have executed via subscribe",
+        [],
+    ),
+    (
+        "triggered-beats-onlyif",
+        'exec { name = "e", command = "true", onlyif = "false" }',
+        True,
+        "run",
+        "Would have executed via subscribe",
+        [],
+    ),
+    (
+        "triggered-beats-unless",
+        'exec { name = "e", command = "true", unless = "true" }',
+        True,
+        "run",
+        "Would have executed via subscribe",
+        [],
+    ),
+    (
+        "triggered-beats-refresh-only",
+        'exec { name = "e", command = "true", refresh_only = true }',
+        True,
+        "run",
+        "Would have executed via subscribe",
+        [],
+    ),
+    (
+        "triggered-beats-everything",
+        'exec { name = "e", command = "true", creates = "~/marker", onlyif = "false", unless = "true", '
+        "refresh_only = true }",
+        True,
+        "run",
+        "Would have executed via subscribe",
+        [],
+    ),
+    (
+        "creates-exists",
+        'exec { name = "e", command = "true", creates = "~/marker" }',
+        False,
+        "skip",
+        None,
+        ["marker exists"],
+    ),
+    (
+        "creates-missing",
+        'exec { name = "e", command = "true", creates = "~/missing" }',
+        False,
+        "run",
+        "Would have executed",
+        ["missing is missing"],
+    ),
+    (
+        "creates-beats-guards",  # guards are not even run: this one could not start
+        'exec { name = "e", command = "true", creates = "~/marker", onlyif = "no-such-command-xyz" }',
+        False,
+        "skip",
+        None,
+        ["marker exists"],
+    ),
+    (
+        "onlyif-nonzero",
+        'exec { name = "e", command = "true", onlyif = "false" }',
+        False,
+        "skip",
+        None,
+        ["onlyif"],
+    ),
+    (
+        "onlyif-zero",
+        'exec { name = "e", command = "true", onlyif = "true" }',
+        False,
+        "run",
+        "Would have executed",
+        [],
+    ),
+    (
+        "unless-zero",
+        'exec { name = "e", command = "true", unless = "true" }',
+        False,
+        "skip",
+        None,
+        ["unless"],
+    ),
+    (
+        "unless-nonzero",
+        'exec { name = "e", command = "true", unless = "false" }',
+        False,
+        "run",
+        "Would have executed",
+        [],
+    ),
+    (
+        "onlyif-ok-unless-blocks",
+        'exec { name = "e", command = "true", onlyif = "true", unless = "true" }',
+        False,
+        "skip",
+        None,
+        ["unless"],
+    ),
+    (
+        "refresh-only-no-trigger",
+        'exec { name = "e", command = "true", refresh_only = true }',
+        False,
+        "skip",
+        None,
+        ["refresh_only"],
+    ),
+    (
+        "refresh-only-guards-pass",
+        'exec { name = "e", command = "true", refresh_only = true, onlyif = "true" }',
+        False,
+        "skip",
+        None,
+        ["refresh_only"],
+    ),
+    (
+        "guard-exit-code-2",
+        'exec { name = "e", command = "true", onlyif = "sh -c \'exit 2\'" }',
+        False,
+        "skip",
+        None,
+        ["onlyif"],
+    ),
+    (
+        "guard-cannot-start",
+        'exec { name = "e", command = "true", onlyif = "no-such-command-xyz --flag" }',
+        False,
+        "fail",
+        None,
+        ["onlyif guard could not start", "no-such-command-xyz"],
+    ),
+    (
+        "unless-cannot-start",
+        'exec { name = "e", command = "true", unless = "/nonexistent/bin/guard" }',
+        False,
+        "fail",
+        None,
+        ["unless guard could not start", "/nonexistent/bin/guard"],
+    ),
+    (
+        "guard-bad-quoting",
+        'exec { name = "e", command = "true", onlyif = "test \'unterminated" }',
+        False,
+        "fail",
+        None,
+        ["onlyif guard could not start"],
+    ),
+    (
+        "guard-not-executable",
+        'exec { name = "e", command = "true", onlyif = "{HOME}/marker" }',
+        False,
+        "fail",
+        None,
+        ["onlyif guard could not start", "permission denied"],
+    ),
+    (
+        "shell-provider-guard",
+        'exec { name = "e", command = "true", provider = "shell", onlyif = "test -e ~/marker && test ! -e ~/missing" }',
+        False,
+        "run",
+        "Would have executed",
+        [],
+    ),
 ]
 
 
-@pytest.mark.parametrize("decl,triggered,action,noop_message,reasons", [r[1:] for r in EXEC_ROWS],
-                         ids=[r[0] for r in EXEC_ROWS])
+@pytest.mark.parametrize(
+    "decl,triggered,action,noop_message,reasons",
+    [r[1:] for r in EXEC_ROWS],
+    ids=[r[0] for r in EXEC_ROWS],
+)
 def test_exec_decision_table(sysenv, decl, triggered, action, noop_message, reasons):
     put(sysenv.home / "marker", "", 0o644)
     m = manifest_of(sysenv, decl.replace("{HOME}", str(sysenv.home)) + "\n", header=False)
@@ -379,20 +719,33 @@ def test_exec_decision_table(sysenv, decl, triggered, action, noop_message, reas
 
 def test_exec_status_fields(sysenv):
     put(sysenv.home / "marker")
-    m = manifest_of(sysenv, 'exec { name = "e", command = "true", creates = "~/marker" }\n'
-                            'exec { name = "g", command = "true", onlyif = "true", unless = "false" }\n'
-                            'exec { name = "n", command = "true" }\n', header=False)
+    m = manifest_of(
+        sysenv,
+        'exec { name = "e", command = "true", creates = "~/marker" }\n'
+        'exec { name = "g", command = "true", onlyif = "true", unless = "false" }\n'
+        'exec { name = "n", command = "true" }\n',
+        header=False,
+    )
     s, _ = decide(sysenv, m, "exec#e")
     assert s.creates_satisfied is True and s.onlyif_satisfied is None and s.unless_satisfied is None
     s, _ = decide(sysenv, m, "exec#g")
-    assert s.creates_satisfied is False and s.onlyif_satisfied is True and s.unless_satisfied is False
+    assert (
+        s.creates_satisfied is False and s.onlyif_satisfied is True and s.unless_satisfied is False
+    )
     s, _ = decide(sysenv, m, "exec#n")
-    assert (s.creates_satisfied, s.onlyif_satisfied, s.unless_satisfied, s.error) == (False, None, None, None)
+    assert (s.creates_satisfied, s.onlyif_satisfied, s.unless_satisfied, s.error) == (
+        False,
+        None,
+        None,
+        None,
+    )
 
 
 def test_exec_dangling_symlink_counts_as_creates(sysenv):
     os.symlink(sysenv.home / "nowhere", sysenv.home / "link")
-    m = manifest_of(sysenv, 'exec { name = "e", command = "true", creates = "~/link" }\n', header=False)
+    m = manifest_of(
+        sysenv, 'exec { name = "e", command = "true", creates = "~/link" }\n', header=False
+    )
     _, d = decide(sysenv, m, "exec#e")
     assert d.action == "skip"
 
@@ -409,23 +762,35 @@ def test_guard_runs_in_the_exec_cwd(sysenv):
 
 
 def test_guard_in_missing_cwd_cannot_start(sysenv):
-    m = manifest_of(sysenv, f'exec {{ name = "e", command = "true", cwd = "{sysenv.work}/gone", '
-                            'onlyif = "true" }\n', header=False)
+    m = manifest_of(
+        sysenv,
+        f'exec {{ name = "e", command = "true", cwd = "{sysenv.work}/gone", onlyif = "true" }}\n',
+        header=False,
+    )
     _, d = decide(sysenv, m, "exec#e")
     assert d.action == "fail"
-    assert "onlyif guard could not start" in d.reason and "working directory does not exist" in d.reason
+    assert (
+        "onlyif guard could not start" in d.reason
+        and "working directory does not exist" in d.reason
+    )
 
 
 def test_guard_sees_the_exec_environment(sysenv):
-    decl = ('exec {{ name = "e", command = "true", environment = {{ "SYSLUA_T={value}", "OTHER=1" }}, '
-            'unless = "sh -c \'test \\"$SYSLUA_T\\" = yes\'" }}\n')
+    decl = (
+        'exec {{ name = "e", command = "true", environment = {{ "SYSLUA_T={value}", "OTHER=1" }}, '
+        'unless = "sh -c \'test \\"$SYSLUA_T\\" = yes\'" }}\n'
+    )
     m = manifest_of(sysenv, decl.format(value="yes"), header=False)
     assert decide(sysenv, m, "exec#e")[1].action == "skip"  # unless exits 0
     m = manifest_of(sysenv, decl.format(value="no"), header=False)
     assert decide(sysenv, m, "exec#e")[1].action == "run"
     # the environment is added to, not replaced: HOME is still there
-    m = manifest_of(sysenv, 'exec { name = "e", command = "true", environment = { "X=1" }, '
-                            'onlyif = "sh -c \'test -n \\"$HOME\\" && test \\"$X\\" = 1\'" }\n', header=False)
+    m = manifest_of(
+        sysenv,
+        'exec { name = "e", command = "true", environment = { "X=1" }, '
+        'onlyif = "sh -c \'test -n \\"$HOME\\" && test \\"$X\\" = 1\'" }\n',
+        header=False,
+    )
     assert decide(sysenv, m, "exec#e")[1].action == "run"
 
 
@@ -433,23 +798,33 @@ def test_guard_uses_the_exec_path(sysenv):
     bindir = mkdir(sysenv.work / "bin")
     script = put(bindir / "my-guard-xyz", "#!/bin/sh\nexit 0\n", 0o755)
     assert os.stat(script).st_mode & stat.S_IXUSR
-    with_path = (f'exec {{ name = "e", command = "true", path = "{bindir}:/usr/bin:/bin", '
-                 'onlyif = "my-guard-xyz" }\n')
+    with_path = (
+        f'exec {{ name = "e", command = "true", path = "{bindir}:/usr/bin:/bin", '
+        'onlyif = "my-guard-xyz" }\n'
+    )
     m = manifest_of(sysenv, with_path, header=False)
     assert decide(sysenv, m, "exec#e")[1].action == "run"
     # without `path` the guard is not found: a failure with a message
-    m = manifest_of(sysenv, 'exec { name = "e", command = "true", onlyif = "my-guard-xyz" }\n', header=False)
+    m = manifest_of(
+        sysenv, 'exec { name = "e", command = "true", onlyif = "my-guard-xyz" }\n', header=False
+    )
     _, d = decide(sysenv, m, "exec#e")
     assert d.action == "fail" and "command not found: my-guard-xyz" in d.reason
     # with a `path` that lacks it, neither
-    m = manifest_of(sysenv, 'exec { name = "e", command = "true", path = "/usr/bin:/bin", '
-                            'onlyif = "my-guard-xyz" }\n', header=False)
+    m = manifest_of(
+        sysenv,
+        'exec { name = "e", command = "true", path = "/usr/bin:/bin", onlyif = "my-guard-xyz" }\n',
+        header=False,
+    )
     assert decide(sysenv, m, "exec#e")[1].action == "fail"
 
 
 def test_guard_timeout_is_a_failure(sysenv):
-    m = manifest_of(sysenv, 'exec { name = "e", command = "true", timeout = "300ms", onlyif = "sleep 5" }\n',
-                    header=False)
+    m = manifest_of(
+        sysenv,
+        'exec { name = "e", command = "true", timeout = "300ms", onlyif = "sleep 5" }\n',
+        header=False,
+    )
     _, d = decide(sysenv, m, "exec#e")
     assert d.action == "fail" and "timed out" in d.reason
 
@@ -457,8 +832,12 @@ def test_guard_timeout_is_a_failure(sysenv):
 def test_guard_runs_in_noop_and_changes_nothing_itself(sysenv):
     # a read-only guard runs even in noop (the decision depends on it)
     put(sysenv.home / "present")
-    m = manifest_of(sysenv, 'exec { name = "e", command = "touch ~/should-not-exist", provider = "shell", '
-                            'onlyif = "test -e ~/present" }\n', header=False)
+    m = manifest_of(
+        sysenv,
+        'exec { name = "e", command = "touch ~/should-not-exist", provider = "shell", '
+        'onlyif = "test -e ~/present" }\n',
+        header=False,
+    )
     _, d = decide(sysenv, m, "exec#e")
     assert d.action == "run"
     assert not (sysenv.home / "should-not-exist").exists()  # the command itself never ran
@@ -472,16 +851,25 @@ def test_guard_runs_in_noop_and_changes_nothing_itself(sysenv):
 def test_apply_and_subscribe_rows_through_the_planner(sysenv):
     put(sysenv.home / "same", "same\n")
     sysenv.write("quiet.lua", HEADER + 'file { path = "~/same", content = "same\\n" }\n')
-    sysenv.write("busy.lua", HEADER + 'file { path = "~/new", content = "new\\n" }\n'
-                                      'exec { name = "skip-me", command = "true", creates = "~/same" }\n')
-    sysenv.write("broken.lua", 'exec { name = "bad-guard", command = "true", onlyif = "no-such-cmd-xyz" }\n')
-    m = manifest_of(sysenv, """\
+    sysenv.write(
+        "busy.lua",
+        HEADER + 'file { path = "~/new", content = "new\\n" }\n'
+        'exec { name = "skip-me", command = "true", creates = "~/same" }\n',
+    )
+    sysenv.write(
+        "broken.lua", 'exec { name = "bad-guard", command = "true", onlyif = "no-such-cmd-xyz" }\n'
+    )
+    m = manifest_of(
+        sysenv,
+        """\
 apply { name = "quiet.lua" }
 apply { name = "busy.lua" }
 apply { name = "broken.lua" }
 exec { name = "after-quiet", command = "true", refresh_only = true, subscribe = { "apply#quiet.lua" } }
 exec { name = "after-busy", command = "true", refresh_only = true, subscribe = { "apply#busy.lua" } }
-""", header=False)
+""",
+        header=False,
+    )
     before = tree(sysenv.home), tree(sysenv.root), tree(sysenv.work)
     plan = make_plan(m, Context(runner=Runner(), noop=True))
     assert (tree(sysenv.home), tree(sysenv.root), tree(sysenv.work)) == before

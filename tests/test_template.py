@@ -28,7 +28,13 @@ ROOTS: dict[str, Any] = {
         "disks": ["sda", "sdb"],
         "user": {"name": "ada", "home": "/home/ada"},
     },
-    "data": {"color": "cyan", "port": 8080, "empty": "", "nested": {"a": {"b": "deep"}}, "list": [{"k": "v"}]},
+    "data": {
+        "color": "cyan",
+        "port": 8080,
+        "empty": "",
+        "nested": {"a": {"b": "deep"}},
+        "list": [{"k": "v"}],
+    },
     "env": {"HOME": "/home/ada", "SHELL": "/bin/zsh"},
 }
 
@@ -38,7 +44,10 @@ RENDER = [
     ("{{lookup('facts.hostname')}}", "box"),
     ("{{   lookup( 'facts.hostname' )   }}", "box"),
     ('{{ lookup("facts.hostname") }}', "box"),
-    ("Welcome to {{ lookup('facts.host.info.hostname') }}\nManaged by syslua\n", "Welcome to box.example\nManaged by syslua\n"),
+    (
+        "Welcome to {{ lookup('facts.host.info.hostname') }}\nManaged by syslua\n",
+        "Welcome to box.example\nManaged by syslua\n",
+    ),
     ("${ lookup('env.HOME') }/bin", "/home/ada/bin"),
     ("${lookup('environ.SHELL')}", "/bin/zsh"),
     ("{{ lookup('environ.HOME') }}", "/home/ada"),
@@ -74,7 +83,10 @@ RENDER = [
     ("{{ lookups('data.color') }}", "{{ lookups('data.color') }}"),
     ("lookup('data.color')", "lookup('data.color')"),
     ("{% if x %}{{ y }}{% endif %}", "{% if x %}{{ y }}{% endif %}"),
-    ("PS1='${debian_chroot:+($debian_chroot)}\\u@\\h'", "PS1='${debian_chroot:+($debian_chroot)}\\u@\\h'"),
+    (
+        "PS1='${debian_chroot:+($debian_chroot)}\\u@\\h'",
+        "PS1='${debian_chroot:+($debian_chroot)}\\u@\\h'",
+    ),
     ("{{ x }} {{ lookup('data.color') }} ${HOME}", "{{ x }} cyan ${HOME}"),
     ("", ""),
 ]
@@ -91,12 +103,22 @@ ERRORS = [
     ("{{ lookup('facts.host.info.nope') }}", "lookup('facts.host.info.nope'): no such key"),
     ("{{ lookup('facts.disks.7') }}", "lookup('facts.disks.7'): no such key"),
     ("{{ lookup('data.color.x') }}", "lookup('data.color.x'): no such key"),
-    ("{{ lookup('bogus.x') }}", "lookup('bogus.x'): unknown root `bogus` (use facts., data. or env.)"),
-    ("{{ lookup('hostname') }}", "lookup('hostname'): unknown root `hostname` (use facts., data. or env.)"),
-    ("{{ lookup(data.color) }}",
-     "cannot read the template expression `lookup(data.color)`; write lookup('root.key') or lookup('root.key', default)"),
-    ("{{ lookup('data.color',) }}",
-     "cannot read the template expression `lookup('data.color',)`; write lookup('root.key') or lookup('root.key', default)"),
+    (
+        "{{ lookup('bogus.x') }}",
+        "lookup('bogus.x'): unknown root `bogus` (use facts., data. or env.)",
+    ),
+    (
+        "{{ lookup('hostname') }}",
+        "lookup('hostname'): unknown root `hostname` (use facts., data. or env.)",
+    ),
+    (
+        "{{ lookup(data.color) }}",
+        "cannot read the template expression `lookup(data.color)`; write lookup('root.key') or lookup('root.key', default)",
+    ),
+    (
+        "{{ lookup('data.color',) }}",
+        "cannot read the template expression `lookup('data.color',)`; write lookup('root.key') or lookup('root.key', default)",
+    ),
     ("{{ lookup('data.x', [1, ) }}", "cannot read the default `[1,` of a lookup"),
     ("{{ lookup('data.x', bare) }}", "cannot read the default `bare` of a lookup"),
 ]
@@ -114,7 +136,9 @@ def test_render_errors(text, message):
     ["{{ lookup('data.missing') }}", "x-${ lookup('facts.nope.deeper') }-y"],
 )
 def test_non_strict_reads_missing_keys_as_empty(text):
-    expected = text.replace("{{ lookup('data.missing') }}", "").replace("${ lookup('facts.nope.deeper') }", "")
+    expected = text.replace("{{ lookup('data.missing') }}", "").replace(
+        "${ lookup('facts.nope.deeper') }", ""
+    )
     assert render(text, ROOTS, strict=False) == expected
 
 
@@ -190,7 +214,10 @@ def test_has_template(text, expected):
 
 def test_expression_pattern_is_not_greedy_across_lines():
     text = "a={{ lookup('data.color') }}\nb={{ lookup('data.port') }}\n"
-    assert [m.group(1) for m in template.EXPR.finditer(text)] == ["lookup('data.color')", "lookup('data.port')"]
+    assert [m.group(1) for m in template.EXPR.finditer(text)] == [
+        "lookup('data.color')",
+        "lookup('data.port')",
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -221,13 +248,22 @@ def test_file_content_templates_in_lua(sysenv, monkeypatch, content, expected):
 
     monkeypatch.setenv("TEMPLATE_TEST_VAR", "from-env")
     lua_content = content.replace("\\", "\\\\").replace('"', '\\"')
-    m = _resolve(sysenv, HEADER + f'file {{ path = "/srv/motd", content = "{lua_content}" }}\n',
-                 cli_facts={"role": "web", "site": {"dc": "ams"}})
-    assert m.get("file#/srv/motd").get("content") == expected.replace("<hostname>", socket.gethostname())
+    m = _resolve(
+        sysenv,
+        HEADER + f'file {{ path = "/srv/motd", content = "{lua_content}" }}\n',
+        cli_facts={"role": "web", "site": {"dc": "ams"}},
+    )
+    assert m.get("file#/srv/motd").get("content") == expected.replace(
+        "<hostname>", socket.gethostname()
+    )
 
 
 def test_file_content_template_with_data_in_a_lua_child(sysenv):
-    sysenv.write("child.lua", HEADER + "file { path = \"/srv/prompt\", content = \"color={{ lookup('data.color') }} n={{ lookup('data.n') }}\" }\n")
+    sysenv.write(
+        "child.lua",
+        HEADER
+        + "file { path = \"/srv/prompt\", content = \"color={{ lookup('data.color') }} n={{ lookup('data.n') }}\" }\n",
+    )
     m = _resolve(sysenv, 'apply { name = "child.lua", data = { color = "cyan", n = 2 } }\n')
     assert m.get("file#/srv/prompt").get("content") == "color=cyan n=2"
 
@@ -236,10 +272,18 @@ def test_file_content_template_with_data_in_a_lua_child(sysenv):
     "content,message",
     [
         ("{{ lookup('data.nope') }}", "file: `content`: lookup('data.nope'): no such key"),
-        ("{{ lookup('facts.nope.deeper') }}", "file: `content`: lookup('facts.nope.deeper'): no such key"),
-        ("{{ lookup('secrets.x') }}", "file: `content`: lookup('secrets.x'): unknown root `secrets` (use facts., data. or env.)"),
-        ("{{ lookup(facts.x) }}",
-         "file: `content`: cannot read the template expression `lookup(facts.x)`; write lookup('root.key') or lookup('root.key', default)"),
+        (
+            "{{ lookup('facts.nope.deeper') }}",
+            "file: `content`: lookup('facts.nope.deeper'): no such key",
+        ),
+        (
+            "{{ lookup('secrets.x') }}",
+            "file: `content`: lookup('secrets.x'): unknown root `secrets` (use facts., data. or env.)",
+        ),
+        (
+            "{{ lookup(facts.x) }}",
+            "file: `content`: cannot read the template expression `lookup(facts.x)`; write lookup('root.key') or lookup('root.key', default)",
+        ),
     ],
 )
 def test_file_content_template_errors_are_located(sysenv, content, message):
@@ -253,12 +297,18 @@ def test_file_content_template_errors_are_located(sysenv, content, message):
 
 def test_template_in_read_file_content_is_rendered(sysenv):
     sysenv.write("motd.tmpl", "Welcome to {{ lookup('facts.role') }} ${HOME}\n")
-    m = _resolve(sysenv, HEADER + 'file { path = "/srv/motd", content = sys.readFile("motd.tmpl") }\n', cli_facts={"role": "db"})
+    m = _resolve(
+        sysenv,
+        HEADER + 'file { path = "/srv/motd", content = sys.readFile("motd.tmpl") }\n',
+        cli_facts={"role": "db"},
+    )
     assert m.get("file#/srv/motd").get("content") == "Welcome to db ${HOME}\n"
 
 
 def test_templates_only_render_content(sysenv):
     """Other properties are taken literally (no lookup in exec commands written in Lua)."""
-    m = _resolve(sysenv, "exec { name = \"echo {{ lookup('facts.role') }}\" }\n", cli_facts={"role": "web"})
+    m = _resolve(
+        sysenv, "exec { name = \"echo {{ lookup('facts.role') }}\" }\n", cli_facts={"role": "web"}
+    )
     assert [i.id for i in m] == ["exec#echo {{ lookup('facts.role') }}"]
     assert thaw(m.items[0].get("command")) == "echo {{ lookup('facts.role') }}"

@@ -48,7 +48,9 @@ def everything(tmp_path: Path) -> dict:
     return {k: v for k, v in tree(tmp_path).items() if not k.startswith("dl")}
 
 
-def rejected(tmp_path: Path, stage: Path, data: bytes, fmt: str, *needles: str, strip: int = 0) -> str:
+def rejected(
+    tmp_path: Path, stage: Path, data: bytes, fmt: str, *needles: str, strip: int = 0
+) -> str:
     archive = write(tmp_path, "a." + fmt, data)
     before = everything(tmp_path)
     with pytest.raises(UnpackError) as err:
@@ -101,7 +103,11 @@ def test_declared_format_wins_and_must_be_known():
 
 @pytest.mark.parametrize("fmt", ["tar.gz", "tar.xz", "tar.bz2", "zip"])
 def test_unpack_with_strip_components(tmp_path, stage, fmt):
-    files = {"top/bin/tool": tool("t"), "top/share/man/man1/tool.1": b".TH tool\n", "top-level-file": b"x"}
+    files = {
+        "top/bin/tool": tool("t"),
+        "top/share/man/man1/tool.1": b".TH tool\n",
+        "top-level-file": b"x",
+    }
     data = make_zip(files) if fmt == "zip" else make_tar(files, fmt.split(".")[1])
     unpack.unpack(write(tmp_path, "a." + fmt, data), stage, fmt, strip=1)
     got = sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
@@ -111,7 +117,9 @@ def test_unpack_with_strip_components(tmp_path, stage, fmt):
 
 
 def test_unpack_without_strip_keeps_layout(tmp_path, stage):
-    unpack.unpack(write(tmp_path, "a.tar.gz", make_tar({"a/b/c": b"c", "d": b"d"})), stage, "tar.gz")
+    unpack.unpack(
+        write(tmp_path, "a.tar.gz", make_tar({"a/b/c": b"c", "d": b"d"})), stage, "tar.gz"
+    )
     assert (stage / "a" / "b" / "c").read_bytes() == b"c"
     assert (stage / "d").read_bytes() == b"d"
 
@@ -124,8 +132,11 @@ def test_single_binary_goes_to_bin_name(tmp_path, stage):
 
 
 def test_links_inside_the_tree_are_kept(tmp_path, stage):
-    data = make_tar({"libexec/rg": tool("rg")}, symlinks={"bin/rg": "../libexec/rg", "same": "libexec"},
-                    dirs=["bin"])
+    data = make_tar(
+        {"libexec/rg": tool("rg")},
+        symlinks={"bin/rg": "../libexec/rg", "same": "libexec"},
+        dirs=["bin"],
+    )
     unpack.unpack(write(tmp_path, "a.tar.gz", data), stage, "tar.gz")
     assert os.readlink(stage / "bin" / "rg") == "../libexec/rg"
     assert (stage / "bin" / "rg").read_bytes() == tool("rg")
@@ -165,7 +176,9 @@ def test_tar_dotdot_member(tmp_path, stage, comp):
     rejected(tmp_path, stage, data, f"tar.{comp}", "../escape", "..")
 
 
-@pytest.mark.parametrize("name", ["a/../../escape", "a/b/../../../escape", "..\\escape", "./../escape"])
+@pytest.mark.parametrize(
+    "name", ["a/../../escape", "a/b/../../../escape", "..\\escape", "./../escape"]
+)
 def test_tar_hidden_dotdot(tmp_path, stage, name):
     rejected(tmp_path, stage, make_tar({"ok": b"fine", name: b"evil"}), "tar.gz", "outside")
 
@@ -188,22 +201,59 @@ def test_tar_symlink_outside_after_strip(tmp_path, stage):
 
 
 def test_tar_hard_link_outside(tmp_path, stage):
-    rejected(tmp_path, stage, make_tar({"ok": b"x"}, hardlinks={"h": "../etc/passwd"}), "tar.gz", "outside")
-    rejected(tmp_path, stage, make_tar({"ok": b"x"}, hardlinks={"h": "/etc/passwd"}), "tar.gz", "absolute")
-    rejected(tmp_path, stage, make_tar({"top/ok": b"x", "other": b"y"}, hardlinks={"top/h": "other"}),
-             "tar.gz", "hard link outside", strip=1)
+    rejected(
+        tmp_path,
+        stage,
+        make_tar({"ok": b"x"}, hardlinks={"h": "../etc/passwd"}),
+        "tar.gz",
+        "outside",
+    )
+    rejected(
+        tmp_path,
+        stage,
+        make_tar({"ok": b"x"}, hardlinks={"h": "/etc/passwd"}),
+        "tar.gz",
+        "absolute",
+    )
+    rejected(
+        tmp_path,
+        stage,
+        make_tar({"top/ok": b"x", "other": b"y"}, hardlinks={"top/h": "other"}),
+        "tar.gz",
+        "hard link outside",
+        strip=1,
+    )
 
 
 def test_tar_devices_and_fifos(tmp_path, stage):
-    rejected(tmp_path, stage, make_tar({"ok": b"x"}, fifos=["pipe"]), "tar.gz", "device or fifo", "pipe")
-    rejected(tmp_path, stage, make_tar({"ok": b"x"}, chardevs=["null"]), "tar.gz", "device or fifo", "null")
+    rejected(
+        tmp_path, stage, make_tar({"ok": b"x"}, fifos=["pipe"]), "tar.gz", "device or fifo", "pipe"
+    )
+    rejected(
+        tmp_path,
+        stage,
+        make_tar({"ok": b"x"}, chardevs=["null"]),
+        "tar.gz",
+        "device or fifo",
+        "null",
+    )
 
 
 def test_zip_dotdot_absolute_and_symlink_out(tmp_path, stage):
     rejected(tmp_path, stage, make_zip({"ok": b"x", "../escape": b"evil"}), "zip", "..")
-    rejected(tmp_path, stage, make_zip({"ok": b"x", "/abs/escape": b"evil"}), "zip", "absolute path")
-    rejected(tmp_path, stage, make_zip({"ok": b"x"}, symlinks={"l": "../../etc/passwd"}), "zip", "links outside")
-    rejected(tmp_path, stage, make_zip({"ok": b"x"}, symlinks={"l": "/etc"}), "zip", "links outside")
+    rejected(
+        tmp_path, stage, make_zip({"ok": b"x", "/abs/escape": b"evil"}), "zip", "absolute path"
+    )
+    rejected(
+        tmp_path,
+        stage,
+        make_zip({"ok": b"x"}, symlinks={"l": "../../etc/passwd"}),
+        "zip",
+        "links outside",
+    )
+    rejected(
+        tmp_path, stage, make_zip({"ok": b"x"}, symlinks={"l": "/etc"}), "zip", "links outside"
+    )
 
 
 def test_zip_device_member(tmp_path, stage):
@@ -293,6 +343,7 @@ def _chain_tar(levels: int, payload_path: str) -> bytes:
     """`x -> .`, then `x/x/.../l -> ../../..` (lexically inside, really `levels` dirs up), then a file via `l`."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as t:
+
         def sym(name: str, target: str) -> None:
             i = tarfile.TarInfo(name)
             i.type, i.linkname = tarfile.SYMTYPE, target
@@ -343,10 +394,13 @@ def _apply_archive(sysenv, tmp_path: Path, name: str, data: bytes, bins: str = '
     path = tmp_path / "dl" / name
     path.parent.mkdir(exist_ok=True)
     path.write_bytes(data)
-    sysenv.write("sys.lua", f'''
+    sysenv.write(
+        "sys.lua",
+        f'''
         package {{ name = "tool", version = "1", bin = {{ {bins} }},
                    source = lib.fetchUrl {{ url = "{file_url(path)}", sha256 = "{sha256(data)}" }} }}
-    ''')
+    ''',
+    )
     return sysenv.run("apply")
 
 

@@ -21,8 +21,12 @@ from conftest import out as out_of
 
 ACCOUNT_FILES = ("passwd", "group", "shadow", "gshadow")
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-HAVE_TOOLS = all(shutil.which(t) or os.path.exists(f"/usr/sbin/{t}") for t in ("useradd", "usermod", "userdel"))
-needs_root = pytest.mark.skipif(not (IS_ROOT and HAVE_TOOLS), reason="needs root and useradd/usermod/userdel")
+HAVE_TOOLS = all(
+    shutil.which(t) or os.path.exists(f"/usr/sbin/{t}") for t in ("useradd", "usermod", "userdel")
+)
+needs_root = pytest.mark.skipif(
+    not (IS_ROOT and HAVE_TOOLS), reason="needs root and useradd/usermod/userdel"
+)
 
 NAME = "sltestuser"
 UID = 45100
@@ -119,8 +123,16 @@ def user_decl(**props) -> str:
 @pytest.mark.root
 @needs_root
 def test_create_user(sysenv, accounts):
-    sysenv.write("sys.lua", user_decl(uid=UID, shell="/bin/sh", home="/home/sltestuser", comment="syslua test",
-                                      groups=["slg1"]))
+    sysenv.write(
+        "sys.lua",
+        user_decl(
+            uid=UID,
+            shell="/bin/sh",
+            home="/home/sltestuser",
+            comment="syslua test",
+            groups=["slg1"],
+        ),
+    )
     res = sysenv.run("apply")
     ok(res)
     entry = passwd_entry(accounts)
@@ -130,7 +142,9 @@ def test_create_user(sysenv, accounts):
     assert entry[5] == "/home/sltestuser"
     assert entry[6] == "/bin/sh"
     assert groups_of(accounts) == ["slg1"]
-    assert any(line.startswith(f"{NAME}:") for line in (accounts / "shadow").read_text().splitlines())
+    assert any(
+        line.startswith(f"{NAME}:") for line in (accounts / "shadow").read_text().splitlines()
+    )
     # converged: a second apply changes nothing
     again = sysenv.run("apply")
     ok(again)
@@ -227,12 +241,25 @@ def test_failed_apply_restores_new_account(sysenv, accounts):
 @needs_root
 def test_failed_apply_restores_changed_account(sysenv, accounts):
     # primary group `users`: no private group, so the restore does not depend on one
-    sysenv.write("sys.lua", user_decl(uid=UID, gid="users", shell="/bin/sh", comment="before", groups=["slg1"]))
+    sysenv.write(
+        "sys.lua",
+        user_decl(uid=UID, gid="users", shell="/bin/sh", comment="before", groups=["slg1"]),
+    )
     ok(sysenv.run("apply"))
     add_to_group(accounts, "slg3")
     entry_before, groups_before = passwd_entry(accounts), groups_of(accounts)
-    sysenv.write("sys.lua", user_decl(uid=UID, gid="users", shell="/bin/bash", comment="after", groups=["slg2"],
-                                      purge_groups=True) + BOOM)
+    sysenv.write(
+        "sys.lua",
+        user_decl(
+            uid=UID,
+            gid="users",
+            shell="/bin/bash",
+            comment="after",
+            groups=["slg2"],
+            purge_groups=True,
+        )
+        + BOOM,
+    )
     res = sysenv.run("apply")
     assert res.returncode == 1, out_of(res)
     assert "System unchanged" in out_of(res), out_of(res)
@@ -243,7 +270,9 @@ def test_failed_apply_restores_changed_account(sysenv, accounts):
 @pytest.mark.root
 @needs_root
 def test_failed_apply_restores_deleted_account(sysenv, accounts):
-    sysenv.write("sys.lua", user_decl(uid=UID, gid="users", shell="/bin/sh", groups=["slg1", "slg2"]))
+    sysenv.write(
+        "sys.lua", user_decl(uid=UID, gid="users", shell="/bin/sh", groups=["slg1", "slg2"])
+    )
     ok(sysenv.run("apply"))
     entry_before = passwd_entry(accounts)
     sysenv.write("sys.lua", user_decl(ensure="absent") + BOOM)

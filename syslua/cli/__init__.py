@@ -25,34 +25,72 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-snapshot_app = typer.Typer(help="Show, tag and delete snapshots.", no_args_is_help=True, rich_markup_mode=None)
+snapshot_app = typer.Typer(
+    help="Show, tag and delete snapshots.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(snapshot_app, name="snapshot")
 
-ConfigArg = Annotated[Path | None, typer.Argument(help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).", show_default=False)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine output on stdout; logs go to stderr.")]
-JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Parallel workers (default: enough for I/O-bound work, at least 4).")]
-FactOpt = Annotated[list[str] | None, typer.Option("--fact", help="Extra fact k=v (repeatable; dotted keys nest).")]
-VerboseOpt = Annotated[int, typer.Option("--verbose", "-v", count=True, help="Show command output and more detail.")]
+ConfigArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).", show_default=False
+    ),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Machine output on stdout; logs go to stderr.")
+]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Parallel workers (default: enough for I/O-bound work, at least 4).",
+    ),
+]
+FactOpt = Annotated[
+    list[str] | None, typer.Option("--fact", help="Extra fact k=v (repeatable; dotted keys nest).")
+]
+VerboseOpt = Annotated[
+    int, typer.Option("--verbose", "-v", count=True, help="Show command output and more detail.")
+]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only show errors.")]
-NoColorOpt = Annotated[bool, typer.Option("--no-color", help="Disable colour (NO_COLOR is respected too).")]
-ImpureOpt = Annotated[bool, typer.Option("--impure", help="Allow os.execute, io.popen and writing files while evaluating.")]
-NoopOpt = Annotated[bool, typer.Option("--noop", help="Noop mode: show what would change, change nothing.")]
-WaitOpt = Annotated[bool, typer.Option("--wait", help="Wait for another syslua run to finish instead of failing.")]
-DepthOpt = Annotated[int, typer.Option("--max-depth", min=1, help="Maximum nesting of apply children.")]
+NoColorOpt = Annotated[
+    bool, typer.Option("--no-color", help="Disable colour (NO_COLOR is respected too).")
+]
+ImpureOpt = Annotated[
+    bool,
+    typer.Option("--impure", help="Allow os.execute, io.popen and writing files while evaluating."),
+]
+NoopOpt = Annotated[
+    bool, typer.Option("--noop", help="Noop mode: show what would change, change nothing.")
+]
+WaitOpt = Annotated[
+    bool, typer.Option("--wait", help="Wait for another syslua run to finish instead of failing.")
+]
+DepthOpt = Annotated[
+    int, typer.Option("--max-depth", min=1, help="Maximum nesting of apply children.")
+]
 
 
 def _common(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
     from syslua.cli.output import Terminal
 
-    return Terminal(json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None)
+    return Terminal(
+        json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None
+    )
 
 
 @app.command()
 def plan(
     config: ConfigArg = None,
-    diff: Annotated[bool, typer.Option("--diff", help="Show unified diffs of file content.")] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Show unified diffs of file content.")
+    ] = False,
     json_: JsonOpt = False,
-    exit_code: Annotated[bool, typer.Option("--exit-code", help="Exit with 4 when changes are pending.")] = False,
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help="Exit with 4 when changes are pending.")
+    ] = False,
     fact: FactOpt = None,
     impure: ImpureOpt = False,
     max_depth: DepthOpt = 10,
@@ -64,21 +102,34 @@ def plan(
     from syslua.cli.commands import plan as cmd
 
     term = _common(json_, verbose, quiet, no_color)
-    raise typer.Exit(cmd.run(term, config, diff=diff, exit_code=exit_code, facts=fact or [], impure=impure,
-                             max_depth=max_depth))
+    raise typer.Exit(
+        cmd.run(
+            term,
+            config,
+            diff=diff,
+            exit_code=exit_code,
+            facts=fact or [],
+            impure=impure,
+            max_depth=max_depth,
+        )
+    )
 
 
 @app.command()
 def apply(
     config: ConfigArg = None,
     noop: NoopOpt = False,
-    health_check_only: Annotated[bool, typer.Option("--health-check-only", help="Run only health checks; change nothing.")] = False,
+    health_check_only: Annotated[
+        bool, typer.Option("--health-check-only", help="Run only health checks; change nothing.")
+    ] = False,
     json_: JsonOpt = False,
     jobs: JobsOpt = None,
     fact: FactOpt = None,
     impure: ImpureOpt = False,
     max_depth: DepthOpt = 10,
-    message: Annotated[str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")] = None,
+    message: Annotated[
+        str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")
+    ] = None,
     wait: WaitOpt = False,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
@@ -88,13 +139,28 @@ def apply(
     from syslua.cli.commands import apply as cmd
 
     term = _common(json_, verbose, quiet, no_color)
-    raise typer.Exit(cmd.run(term, config, noop=noop, health_check_only=health_check_only, jobs=jobs,
-                             facts=fact or [], impure=impure, max_depth=max_depth, message=message, wait=wait))
+    raise typer.Exit(
+        cmd.run(
+            term,
+            config,
+            noop=noop,
+            health_check_only=health_check_only,
+            jobs=jobs,
+            facts=fact or [],
+            impure=impure,
+            max_depth=max_depth,
+            message=message,
+            wait=wait,
+        )
+    )
 
 
 @app.command()
 def rollback(
-    snapshot_id: Annotated[str | None, typer.Argument(metavar="ID", help="Snapshot to return to (default: the previous one).")] = None,
+    snapshot_id: Annotated[
+        str | None,
+        typer.Argument(metavar="ID", help="Snapshot to return to (default: the previous one)."),
+    ] = None,
     noop: NoopOpt = False,
     json_: JsonOpt = False,
     jobs: JobsOpt = None,
@@ -135,8 +201,13 @@ def status(
 
 @app.command()
 def diff(
-    a: Annotated[str | None, typer.Argument(metavar="A", help="Snapshot id (default: the previous snapshot).")] = None,
-    b: Annotated[str | None, typer.Argument(metavar="B", help="Snapshot id (default: the current snapshot).")] = None,
+    a: Annotated[
+        str | None,
+        typer.Argument(metavar="A", help="Snapshot id (default: the previous snapshot)."),
+    ] = None,
+    b: Annotated[
+        str | None, typer.Argument(metavar="B", help="Snapshot id (default: the current snapshot).")
+    ] = None,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
@@ -148,7 +219,9 @@ def diff(
 
 @snapshot_app.command("show")
 def snapshot_show(
-    snapshot_id: Annotated[str | None, typer.Argument(metavar="ID", help="Snapshot id (default: current).")] = None,
+    snapshot_id: Annotated[
+        str | None, typer.Argument(metavar="ID", help="Snapshot id (default: current).")
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Show one snapshot."""
@@ -160,7 +233,9 @@ def snapshot_show(
 @snapshot_app.command("tag")
 def snapshot_tag(
     snapshot_id: Annotated[str, typer.Argument(metavar="ID")],
-    tag: Annotated[str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")],
+    tag: Annotated[
+        str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")
+    ],
 ) -> None:
     """Tag a snapshot so gc keeps it."""
     from syslua.cli.commands import snapshot as cmd
@@ -180,8 +255,15 @@ def snapshot_delete(
 
 @app.command()
 def gc(
-    keep: Annotated[int, typer.Option("--keep", min=0, help="Snapshots to keep besides the current and tagged ones.")] = 10,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show what would be removed.")] = False,
+    keep: Annotated[
+        int,
+        typer.Option(
+            "--keep", min=0, help="Snapshots to keep besides the current and tagged ones."
+        ),
+    ] = 10,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show what would be removed.")
+    ] = False,
     json_: JsonOpt = False,
     wait: WaitOpt = False,
 ) -> None:
@@ -193,7 +275,10 @@ def gc(
 
 @app.command()
 def init(
-    directory: Annotated[Path | None, typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua).")] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua)."),
+    ] = None,
 ) -> None:
     """Write a starter sys.lua and .luarc.json for lua-language-server."""
     from syslua.cli.commands import init as cmd
@@ -203,7 +288,9 @@ def init(
 
 @app.command()
 def env(
-    shell: Annotated[str | None, typer.Option("--shell", help="bash, zsh or fish (default: from $SHELL).")] = None,
+    shell: Annotated[
+        str | None, typer.Option("--shell", help="bash, zsh or fish (default: from $SHELL).")
+    ] = None,
 ) -> None:
     """Print the line to add to your shell's rc file."""
     from syslua.cli.commands import env as cmd
@@ -243,5 +330,7 @@ def internal_error(e: BaseException) -> None:
 
     sys.stderr.write(f"Internal error: {type(e).__name__}: {e}\n")
     sys.stderr.write("".join(traceback.format_exception(e)))
-    sys.stderr.write("This is a bug in syslua. Please report it with the traceback above and the command you ran.\n")
+    sys.stderr.write(
+        "This is a bug in syslua. Please report it with the traceback above and the command you ran.\n"
+    )
     sys.stderr.flush()

@@ -21,8 +21,15 @@ COLORS = {"+": "green", "~": "yellow", "-": "red", "=": "dim", "!": "bold red"}
 
 
 class Terminal:
-    def __init__(self, *, json_mode: bool = False, verbosity: int = 0, color: bool | None = None,
-                 out: TextIO | None = None, err: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        json_mode: bool = False,
+        verbosity: int = 0,
+        color: bool | None = None,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.json_mode = json_mode
@@ -38,16 +45,26 @@ class Terminal:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(file=self.out, no_color=not self.color, highlight=False,
-                                    force_terminal=self.is_tty, soft_wrap=not self.is_tty)
+            self._console = Console(
+                file=self.out,
+                no_color=not self.color,
+                highlight=False,
+                force_terminal=self.is_tty,
+                soft_wrap=not self.is_tty,
+            )
         return self._console
 
     def err_console(self) -> Any:
         if self._err_console is None:
             from rich.console import Console
 
-            self._err_console = Console(file=self.err, no_color=not self.color, highlight=False,
-                                        force_terminal=self.is_tty and self.err.isatty(), soft_wrap=True)
+            self._err_console = Console(
+                file=self.err,
+                no_color=not self.color,
+                highlight=False,
+                force_terminal=self.is_tty and self.err.isatty(),
+                soft_wrap=True,
+            )
         return self._err_console
 
     @property
@@ -93,7 +110,11 @@ class Terminal:
 
     # -- plans -------------------------------------------------------------
     def plan(self, plan: Plan, *, show_diff: bool = False) -> None:
-        self.line("Changes:" if plan.has_changes or plan.failures else "No changes. The machine matches the configuration.")
+        self.line(
+            "Changes:"
+            if plan.has_changes or plan.failures
+            else "No changes. The machine matches the configuration."
+        )
         for entry in plan.entries + plan.removals:
             self.entry(entry)
             if show_diff and entry.diff:

@@ -37,8 +37,10 @@ class PlainReporter:
         c = plan.counts()
         runs = f"{c['run']} to run, " if c["run"] else ""
         failing = f", {c['fail']} cannot be applied" if c["fail"] else ""
-        self.term.log(f"Plan: {c['create']} to create, {c['update']} to update, {runs}{c['remove']} to remove, "
-                      f"{c['unchanged']} unchanged{failing}.")
+        self.term.log(
+            f"Plan: {c['create']} to create, {c['update']} to update, {runs}{c['remove']} to remove, "
+            f"{c['unchanged']} unchanged{failing}."
+        )
         if plan.has_changes and (plan.waves or plan.removals):
             self.term.line("Executing:")
 
@@ -61,7 +63,6 @@ class PlainReporter:
                 self.term.line(f"      {extra}", always=failed)
             for w in result.warnings:
                 self.term.line(f"        Warning: {w}", "yellow")
-
 
     def output(self, ident: str, stream: str, line: str) -> None:
         """A line of command output (logoutput = true, or -v), as it arrives."""
@@ -96,8 +97,12 @@ class RichReporter(PlainReporter):
         )
 
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=term.console(), transient=True,
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=term.console(),
+            transient=True,
         )
         self.overall: Any = None
         self.running: dict[str, Any] = {}

@@ -86,7 +86,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def resolve_data(doc: dict[str, Any], facts: dict[str, Any], extra: dict[str, Any], where: Source) -> dict[str, Any]:
+def resolve_data(
+    doc: dict[str, Any], facts: dict[str, Any], extra: dict[str, Any], where: Source
+) -> dict[str, Any]:
     """CCM/tinyhiera data resolution (see module docstring)."""
     hier_roots = {"facts": facts, "env": dict(os.environ)}
     try:
@@ -154,11 +156,15 @@ def load(
     if doc is None:
         doc = {}
     if not isinstance(doc, dict):
-        raise ConfigError("a YAML manifest must be a map with data, hierarchy, overrides and ccm", top)
+        raise ConfigError(
+            "a YAML manifest must be a map with data, hierarchy, overrides and ccm", top
+        )
     for key in doc:
         if key not in _TOP:
-            raise ConfigError(f"unknown top-level key `{key}` (expected data, hierarchy, overrides, ccm)",
-                              Source(str(path), _line_of(doc, key)))
+            raise ConfigError(
+                f"unknown top-level key `{key}` (expected data, hierarchy, overrides, ccm)",
+                Source(str(path), _line_of(doc, key)),
+            )
     resolved = resolve_data(doc, facts, data, top)
     roots = {"facts": facts, "data": resolved, "env": dict(os.environ)}
     ccm = doc.get("ccm")
@@ -168,8 +174,10 @@ def load(
         raise ConfigError("`ccm` must be a map with `resources`", top)
     for key in ccm:
         if key not in _CCM:
-            raise ConfigError(f"unknown key `ccm.{key}` (expected {', '.join(sorted(_CCM))})",
-                              Source(str(path), _line_of(ccm, key)))
+            raise ConfigError(
+                f"unknown key `ccm.{key}` (expected {', '.join(sorted(_CCM))})",
+                Source(str(path), _line_of(ccm, key)),
+            )
     messages = []
     try:
         for kind in ("pre_message", "post_message"):
@@ -179,17 +187,24 @@ def load(
         raise ConfigError(f"ccm: {e}", top) from None
     resources = ccm.get("resources") or []
     if not isinstance(resources, list):
-        raise ConfigError("`ccm.resources` must be a list", Source(str(path), getattr(ccm, "line", 1)))
+        raise ConfigError(
+            "`ccm.resources` must be a list", Source(str(path), getattr(ccm, "line", 1))
+        )
     decls: list[RawDeclaration] = []
     seq = seq_start
     for entry in resources:
         line = getattr(entry, "line", getattr(ccm, "line", 1))
         where = Source(str(path), line)
         if not isinstance(entry, dict) or len(entry) != 1:
-            raise ConfigError("each resource must be a map with exactly one type, e.g. `- file: {...}`", where)
+            raise ConfigError(
+                "each resource must be a map with exactly one type, e.g. `- file: {...}`", where
+            )
         ((type_, body),) = entry.items()
         if type_ not in SUPPORTED:
-            raise ConfigError(f"resource type `{type_}` is not supported (supported: {', '.join(SUPPORTED)})", where)
+            raise ConfigError(
+                f"resource type `{type_}` is not supported (supported: {', '.join(SUPPORTED)})",
+                where,
+            )
         for props, line in _expand(type_, body, where):
             seq += 1
             src = Source(str(path), line)
@@ -207,31 +222,46 @@ def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], 
     if isinstance(body, dict):
         props = _plain(body)
         if "name" not in props and key not in props:
-            raise ConfigError(f"{type_}: `name` is required", Source(where.file, getattr(body, "line", where.line)))
+            raise ConfigError(
+                f"{type_}: `name` is required",
+                Source(where.file, getattr(body, "line", where.line)),
+            )
         if key != "name" and "name" in props:
             props[key] = props.pop("name")
         return [(props, getattr(body, "line", where.line))]
     if not isinstance(body, list):
-        raise ConfigError(f"{type_}: expected a map with `name`, or a list of `name: {{...}}` entries", where)
+        raise ConfigError(
+            f"{type_}: expected a map with `name`, or a list of `name: {{...}}` entries", where
+        )
     defaults: dict[str, Any] = {}
     entries: list[tuple[str, dict[str, Any], int]] = []
     for item in body:
         line = getattr(item, "line", where.line)
         if not isinstance(item, dict) or len(item) != 1:
-            raise ConfigError(f"{type_}: each entry must be a single `name: {{...}}` map", Source(where.file, line))
+            raise ConfigError(
+                f"{type_}: each entry must be a single `name: {{...}}` map",
+                Source(where.file, line),
+            )
         ((name, props),) = item.items()
         props = _plain(props or {})
         if not isinstance(props, dict):
             raise ConfigError(f"{type_} {name}: properties must be a map", Source(where.file, line))
         if name == "defaults":
             if defaults:
-                raise ConfigError(f"{type_}: only one `defaults` entry is allowed per list", Source(where.file, line))
+                raise ConfigError(
+                    f"{type_}: only one `defaults` entry is allowed per list",
+                    Source(where.file, line),
+                )
             defaults = props
             continue
         entries.append((str(name), props, line))
     out = []
     for name, props, line in entries:
-        merged: dict[str, Any] = {k: {"__syslua_prio": FROM_DEFAULTS, "__syslua_v": v} for k, v in defaults.items() if k not in props}
+        merged: dict[str, Any] = {
+            k: {"__syslua_prio": FROM_DEFAULTS, "__syslua_v": v}
+            for k, v in defaults.items()
+            if k not in props
+        }
         merged.update(props)
         merged.pop("name", None)
         merged[key] = name

@@ -132,7 +132,9 @@ def run_config(
                 "manifest_dir": str(path.parent),
                 "root_dir": root_dir,
                 "lua_dir": lua_dir,
-                "pkgs_parent": str(Path(pkgs_dir).parent) if Path(pkgs_dir).name == "pkgs" else pkgs_dir,
+                "pkgs_parent": str(Path(pkgs_dir).parent)
+                if Path(pkgs_dir).name == "pkgs"
+                else pkgs_dir,
             }
         ),
         recursive=True,
@@ -146,7 +148,9 @@ def run_config(
     exported = prelude[b"export"]()
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
     placeholders = b"$${" in exported
-    decls = [RawDeclaration(d["t"], d["p"], Source(d["s"], d["l"]), d["q"], d["w"]) for d in doc["decls"]]
+    decls = [
+        RawDeclaration(d["t"], d["p"], Source(d["s"], d["l"]), d["q"], d["w"]) for d in doc["decls"]
+    ]
     return LuaResult(decls, doc["inputs"], placeholders)
 
 

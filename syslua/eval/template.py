@@ -16,7 +16,9 @@ from typing import Any
 
 _CALL_TEXT = r"""lookup\s*\((?:'[^']*'|"[^"]*"|[^'"()])*\)"""
 EXPR = re.compile(r"\{\{\s*(" + _CALL_TEXT + r")\s*\}\}|\$\{\s*(" + _CALL_TEXT + r")\s*\}")
-_CALL = re.compile(r"""^lookup\s*\(\s*(?P<q>['"])(?P<key>[^'"]*)(?P=q)\s*(?:,\s*(?P<default>.+?))?\s*\)$""", re.S)
+_CALL = re.compile(
+    r"""^lookup\s*\(\s*(?P<q>['"])(?P<key>[^'"]*)(?P=q)\s*(?:,\s*(?P<default>.+?))?\s*\)$""", re.S
+)
 _MISSING = object()
 
 
@@ -39,7 +41,9 @@ def _parse_default(text: str) -> Any:
 def _lookup(expr: str, roots: Mapping[str, Any], strict: bool = True) -> Any:
     m = _CALL.match(expr.strip())
     if not m:
-        raise TemplateError(f"cannot read the template expression `{expr}`; write lookup('root.key') or lookup('root.key', default)")
+        raise TemplateError(
+            f"cannot read the template expression `{expr}`; write lookup('root.key') or lookup('root.key', default)"
+        )
     key = m.group("key")
     default = _parse_default(m.group("default")) if m.group("default") is not None else _MISSING
     root, _, rest = key.partition(".")
@@ -92,13 +96,17 @@ def render(text: str, roots: Mapping[str, Any], *, typed: bool = False, strict: 
     return EXPR.sub(lambda m: _as_text(_lookup(m.group(1) or m.group(2), roots, strict)), text)
 
 
-def render_deep(value: Any, roots: Mapping[str, Any], *, typed: bool = True, strict: bool = True) -> Any:
+def render_deep(
+    value: Any, roots: Mapping[str, Any], *, typed: bool = True, strict: bool = True
+) -> Any:
     """Render every string inside nested dicts and lists."""
     if isinstance(value, str):
         return render(value, roots, typed=typed, strict=strict)
     if isinstance(value, dict):
         return {
-            render(k, roots, strict=strict) if isinstance(k, str) else k: render_deep(v, roots, typed=typed, strict=strict)
+            render(k, roots, strict=strict) if isinstance(k, str) else k: render_deep(
+                v, roots, typed=typed, strict=strict
+            )
             for k, v in value.items()
         }
     if isinstance(value, list):

@@ -121,9 +121,18 @@ def apply_manifest(
     resolver = Resolver(manifest, store, paths.state)
 
     def context(noop: bool) -> Context:
-        return Context(runner=runner, noop=noop, manifest=manifest, verbose=options.verbose,
-                       on_output=options.on_output, store=store, paths=paths, progress=options.progress,
-                       resolver=resolver, previous=previous)
+        return Context(
+            runner=runner,
+            noop=noop,
+            manifest=manifest,
+            verbose=options.verbose,
+            on_output=options.on_output,
+            store=store,
+            paths=paths,
+            progress=options.progress,
+            resolver=resolver,
+            previous=previous,
+        )
 
     baseline = snapshots.latest_readable() if current is None else None
     known = baseline.load_manifest() if baseline is not None else None
@@ -136,37 +145,79 @@ def apply_manifest(
 
         ctx = context(True)
         results = scheduler.execute(
-            dag, manifest, lambda ident: run_item(_item(manifest, ident), ctx, None,
-                                                  health_check_only=options.health_check_only),
-            jobs=options.jobs, stop_on_failure=False,
-            on_start=lambda i: reporter.started(i, plan.labels.get(i, i)), on_finish=reporter.finished,
+            dag,
+            manifest,
+            lambda ident: run_item(
+                _item(manifest, ident), ctx, None, health_check_only=options.health_check_only
+            ),
+            jobs=options.jobs,
+            stop_on_failure=False,
+            on_start=lambda i: reporter.started(i, plan.labels.get(i, i)),
+            on_finish=reporter.finished,
         )
         return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
 
     recorded = record_manifest or manifest
     generators = with_outputs()
     generated = {t.name: t.outputs(paths) for t in generators}
-    if (not plan.has_changes and current is not None and current.digest == recorded.digest
-            and all(f.is_file() for files in generated.values() for f in files)):
-        return ApplyOutcome(plan, [], ok=True, no_changes=True, snapshot_id=current.id if current else None)
+    if (
+        not plan.has_changes
+        and current is not None
+        and current.digest == recorded.digest
+        and all(f.is_file() for files in generated.values() for f in files)
+    ):
+        return ApplyOutcome(
+            plan, [], ok=True, no_changes=True, snapshot_id=current.id if current else None
+        )
 
     from syslua.state.journal import Journal
 
-    journal = Journal.begin(paths.journal, store, {
-        "kind": options.kind, "previous": current.id if current else None, "digest": recorded.digest,
-    })
+    journal = Journal.begin(
+        paths.journal,
+        store,
+        {
+            "kind": options.kind,
+            "previous": current.id if current else None,
+            "digest": recorded.digest,
+        },
+    )
     try:
         known_before = previous if previous is not None else known
         originals = _prepare(journal, plan, manifest, known_before, current or baseline, store)
         for name, files in generated.items():
             journal.prepare(name, [str(p) for p in files])
         journal.flush()
-        outcome = _run(manifest, plan, dag, previous, current, journal, store, runner, options, reporter, originals,
-                       context(False))
+        outcome = _run(
+            manifest,
+            plan,
+            dag,
+            previous,
+            current,
+            journal,
+            store,
+            runner,
+            options,
+            reporter,
+            originals,
+            context(False),
+        )
         if outcome.ok:
             outcome.env_line = _write_outputs(generators, manifest, paths, journal)
-            outcome.snapshot_id = _record(recorded, manifest, plan, outcome, journal, snapshots, store, current,
-                                          originals, options, config, generated, inputs)
+            outcome.snapshot_id = _record(
+                recorded,
+                manifest,
+                plan,
+                outcome,
+                journal,
+                snapshots,
+                store,
+                current,
+                originals,
+                options,
+                config,
+                generated,
+                inputs,
+            )
             journal.commit()
             for rtype in generators:
                 rtype.after_commit(paths)
@@ -183,8 +234,14 @@ def _item(manifest: Manifest, ident: str) -> Item:
     return item
 
 
-def _prepare(journal: Journal, plan: Plan, manifest: Manifest, known: Manifest | None,
-             source: Snapshot | None, store: Store) -> dict[str, dict[str, Any]]:
+def _prepare(
+    journal: Journal,
+    plan: Plan,
+    manifest: Manifest,
+    known: Manifest | None,
+    source: Snapshot | None,
+    store: Store,
+) -> dict[str, dict[str, Any]]:
     """Record what the plan will touch; return the originals of files syslua takes over.
 
     `known` and `source` are the current snapshot's manifest and the snapshot,
@@ -211,7 +268,11 @@ def _prepare(journal: Journal, plan: Plan, manifest: Manifest, known: Manifest |
             paths = rtype.touched_paths(item)
             journal.prepare(entry.id, paths)
             if new:
-                records = [journal.recorded[p]["prev"] | {"path": p} for p in paths if p in journal.recorded]
+                records = [
+                    journal.recorded[p]["prev"] | {"path": p}
+                    for p in paths
+                    if p in journal.recorded
+                ]
                 original = rtype.original(item, journal.recorded[managed]["prev"], records)
                 if original is not None:
                     originals[entry.id] = original
@@ -226,9 +287,20 @@ def _prepare(journal: Journal, plan: Plan, manifest: Manifest, known: Manifest |
     return originals
 
 
-def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, current: Snapshot | None,
-         journal: Journal, store: Store, runner: Runner, options: ApplyOptions, reporter: Reporter,
-         originals: dict[str, dict[str, Any]], ctx: Context) -> ApplyOutcome:
+def _run(
+    manifest: Manifest,
+    plan: Plan,
+    dag: Dag,
+    previous: Manifest | None,
+    current: Snapshot | None,
+    journal: Journal,
+    store: Store,
+    runner: Runner,
+    options: ApplyOptions,
+    reporter: Reporter,
+    originals: dict[str, dict[str, Any]],
+    ctx: Context,
+) -> ApplyOutcome:
     from syslua.execute import scheduler
     from syslua.execute.remove import remove_item
 
@@ -239,24 +311,42 @@ def _run(manifest: Manifest, plan: Plan, dag: Dag, previous: Manifest | None, cu
         if item is None:
             continue
         reporter.started(entry.id, entry.label)
-        result = remove_item(item, ctx, journal, prior_originals.get(entry.id),
-                             current.items.get(entry.id, {}) if current else {})
+        result = remove_item(
+            item,
+            ctx,
+            journal,
+            prior_originals.get(entry.id),
+            current.items.get(entry.id, {}) if current else {},
+        )
         outcome.results.append(result)
         reporter.finished(result)
         if result.status == FAILED:
             outcome.ok = False
             return outcome
     results = scheduler.execute(
-        dag, manifest, lambda ident: run_item(_item(manifest, ident), ctx, journal), jobs=options.jobs, stop_on_failure=True,
-        on_start=lambda i: reporter.started(i, plan.labels.get(i, i)), on_finish=reporter.finished,
+        dag,
+        manifest,
+        lambda ident: run_item(_item(manifest, ident), ctx, journal),
+        jobs=options.jobs,
+        stop_on_failure=True,
+        on_start=lambda i: reporter.started(i, plan.labels.get(i, i)),
+        on_finish=reporter.finished,
     )
     outcome.results.extend(results)
     outcome.ok = all(r.status != FAILED for r in results)
     return outcome
 
 
-def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Runner, snapshots: Snapshots,
-               reporter: Reporter, paths: Paths, generators: list[str]) -> None:
+def _roll_back(
+    outcome: ApplyOutcome,
+    journal: Journal,
+    store: Store,
+    runner: Runner,
+    snapshots: Snapshots,
+    reporter: Reporter,
+    paths: Paths,
+    generators: list[str],
+) -> None:
     from syslua.execute.undo import UndoReport, undo_records
 
     reporter.rolling_back()
@@ -267,7 +357,9 @@ def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Ru
             continue
         part = undo_records(journal.records_for(result.id), store, runner, paths.state)
         for what in part.restored:
-            reporter.note(f"  - Restored {abbreviate(what)}" if what.startswith("/") else f"  - Undid {what}")
+            reporter.note(
+                f"  - Restored {abbreviate(what)}" if what.startswith("/") else f"  - Undid {what}"
+            )
         report.merge(part)
     for name in generators:
         report.merge(undo_records(journal.records_for(name), store, runner, paths.state))
@@ -286,7 +378,9 @@ def _roll_back(outcome: ApplyOutcome, journal: Journal, store: Store, runner: Ru
     os.replace(journal.file, keep / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl")
 
 
-def _write_outputs(generators: list[ResourceType], manifest: Manifest, paths: Paths, journal: Journal) -> str | None:
+def _write_outputs(
+    generators: list[ResourceType], manifest: Manifest, paths: Paths, journal: Journal
+) -> str | None:
     """Write every type's generated outputs; returns the first note for the user."""
     notes = []
     for rtype in generators:
@@ -299,10 +393,21 @@ def _write_outputs(generators: list[ResourceType], manifest: Manifest, paths: Pa
     return next((n for n in notes if n), None)
 
 
-def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOutcome, journal: Journal,
-            snapshots: Snapshots, store: Store, current: Snapshot | None, originals: dict[str, dict[str, Any]],
-            options: ApplyOptions, config: str | None, generated: dict[str, list[Path]],
-            given_inputs: dict[str, str] | None) -> str:
+def _record(
+    recorded: Manifest,
+    manifest: Manifest,
+    plan: Plan,
+    outcome: ApplyOutcome,
+    journal: Journal,
+    snapshots: Snapshots,
+    store: Store,
+    current: Snapshot | None,
+    originals: dict[str, dict[str, Any]],
+    options: ApplyOptions,
+    config: str | None,
+    generated: dict[str, list[Path]],
+    given_inputs: dict[str, str] | None,
+) -> str:
     items: dict[str, dict[str, Any]] = {}
     prev_items = current.items if current else {}
     prev_manifest = current.load_manifest() if current else None
@@ -314,9 +419,16 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
         def declared_as_before(ident: str = item.id) -> bool:
             return prev_manifest is not None and prev_manifest.get(ident) == recorded.get(ident)
 
-        state = get_type(item.type).snapshot_state(item, RecordContext(
-            store=store, records=journal.by_item.get(item.id, []), previous=previous,
-            changed=item.id in changed, declared_as_before=declared_as_before))
+        state = get_type(item.type).snapshot_state(
+            item,
+            RecordContext(
+                store=store,
+                records=journal.by_item.get(item.id, []),
+                previous=previous,
+                changed=item.id in changed,
+                declared_as_before=declared_as_before,
+            ),
+        )
         result = by_id.get(item.id)
         if result is not None and result.output is not None:
             state["exit_code"] = result.output.exit_code
@@ -335,11 +447,23 @@ def _record(recorded: Manifest, manifest: Manifest, plan: Plan, outcome: ApplyOu
     counts = outcome.counts()
     message = options.message or _default_message(options.kind, counts, config)
     snap = Snapshot(
-        id=new_id(), time=time.time(), message=message, kind=options.kind, manifest=recorded.to_dict(),
-        digest=recorded.digest, config=config, parent=current.id if current else None, inputs=inputs, items=items,
-        originals=originals, env=env, counts=counts,
-        pre={"previous": current.id if current else None,
-             "records": [r for rs in journal.by_item.values() for r in rs if r.get("op") == "path"]},
+        id=new_id(),
+        time=time.time(),
+        message=message,
+        kind=options.kind,
+        manifest=recorded.to_dict(),
+        digest=recorded.digest,
+        config=config,
+        parent=current.id if current else None,
+        inputs=inputs,
+        items=items,
+        originals=originals,
+        env=env,
+        counts=counts,
+        pre={
+            "previous": current.id if current else None,
+            "records": [r for rs in journal.by_item.values() for r in rs if r.get("op") == "path"],
+        },
     )
     store.sync()
     # Named before it exists: if the run dies before committing, recovery
@@ -388,13 +512,25 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
             snapshots.delete(rec["snapshot"])  # recorded, never committed
     if report.ok:
         journal_mod.remove(paths.journal)
-        what = f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"
+        what = (
+            f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"
+        )
         if report.left or report.not_undone:
-            return what + "; not everything could be put back:\n  " + "\n  ".join(report.left + report.not_undone)
+            return (
+                what
+                + "; not everything could be put back:\n  "
+                + "\n  ".join(report.left + report.not_undone)
+            )
         return what + "; the machine is as it was before it"
     snapshots.clear_current()
     keep = paths.state / "failed-journals"
     keep.mkdir(parents=True, exist_ok=True)
-    os.replace(paths.journal / journal_mod.JOURNAL, keep / f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
-    return ("could not fully roll back an interrupted apply: " + "; ".join(report.failed) +
-            ". The current snapshot pointer was cleared; the next `sys apply` will converge everything.")
+    os.replace(
+        paths.journal / journal_mod.JOURNAL,
+        keep / f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+    )
+    return (
+        "could not fully roll back an interrupted apply: "
+        + "; ".join(report.failed)
+        + ". The current snapshot pointer was cleared; the next `sys apply` will converge everything."
+    )

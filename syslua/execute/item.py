@@ -68,7 +68,8 @@ class ItemResult:
         }
         if self.checks:
             event["health_checks"] = [
-                {"name": c.name, "state": c.state, "output": c.output, "tries": c.tries} for c in self.checks
+                {"name": c.name, "state": c.state, "output": c.output, "tries": c.tries}
+                for c in self.checks
             ]
         if self.output is not None:
             event["exit_code"] = self.output.exit_code
@@ -87,18 +88,24 @@ class Journaling(Protocol):
     def note(self, record: dict[str, Any], *, durable: bool = True) -> None: ...
 
 
-def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_check_only: bool = False) -> ItemResult:
+def run_item(
+    item: Item, ctx: Context, journal: Journaling | None, *, health_check_only: bool = False
+) -> ItemResult:
     start = time.monotonic()
     rtype = get_type(item.type)
     label = rtype.label(item)
 
     def result(status: str, message: str, action: str = "", **kw: Any) -> ItemResult:
-        return ItemResult(item.id, item.type, label, status, message, action, time.monotonic() - start, **kw)
+        return ItemResult(
+            item.id, item.type, label, status, message, action, time.monotonic() - start, **kw
+        )
 
     checks_spec = item.get("health_checks", ())
     if health_check_only or item.health_check_only:
         checks = run_checks(checks_spec, ctx.runner)
-        return _with_checks(result(UNCHANGED, "health checks only" if checks else "no health checks"), checks)
+        return _with_checks(
+            result(UNCHANGED, "health checks only" if checks else "no health checks"), checks
+        )
 
     try:
         if ctx.resolver is not None:
@@ -115,7 +122,11 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
         return result(FAILED, decision.reason, FAIL)
     if not decision.changes:
         outcome = result(UNCHANGED, decision.message or "unchanged", decision.action)
-        return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec and not ctx.noop else outcome
+        return (
+            _with_checks(outcome, run_checks(checks_spec, ctx.runner))
+            if checks_spec and not ctx.noop
+            else outcome
+        )
     if ctx.noop:
         ctx.changed.add(item.id)
         return result(NOOP, decision.message, decision.action)
@@ -126,26 +137,40 @@ def run_item(item: Item, ctx: Context, journal: Journaling | None, *, health_che
     ictx = ctx
     if journal is not None:
         ident = item.id
-        ictx = replace(ctx, record=lambda path: journal.before_change(ident, path),
-                       note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}))
+        ictx = replace(
+            ctx,
+            record=lambda path: journal.before_change(ident, path),
+            note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
+        )
     try:
         rtype.apply(item, decision, ictx)
     except ResourceError as e:
         ctx.failed.add(item.id)
-        return result(FAILED, str(e), decision.action, mutated=True, output=ctx.outputs.get(item.id))
+        return result(
+            FAILED, str(e), decision.action, mutated=True, output=ctx.outputs.get(item.id)
+        )
     except OSError as e:
         ctx.failed.add(item.id)
-        return result(FAILED, f"{e.strerror or e}: {e.filename or item.key}", decision.action, mutated=True)
+        return result(
+            FAILED, f"{e.strerror or e}: {e.filename or item.key}", decision.action, mutated=True
+        )
     problem = rtype.verify(item, decision, ctx)
     if problem:
         ctx.failed.add(item.id)
-        return result(FAILED, f"desired state not reached: {problem}", decision.action, mutated=True,
-                      output=ctx.outputs.get(item.id))
+        return result(
+            FAILED,
+            f"desired state not reached: {problem}",
+            decision.action,
+            mutated=True,
+            output=ctx.outputs.get(item.id),
+        )
     ctx.changed.add(item.id)
     message = PAST.get(decision.action, decision.action)
     if decision.reason and decision.action != CREATE:
         message += f" ({decision.reason})"
-    outcome = result(CHANGED, message, decision.action, mutated=True, output=ctx.outputs.get(item.id))
+    outcome = result(
+        CHANGED, message, decision.action, mutated=True, output=ctx.outputs.get(item.id)
+    )
     return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec else outcome
 
 

@@ -16,6 +16,8 @@ from syslua.state.store import Store
 
 def materialise(snap: Snapshot, store: Store) -> Manifest:
     manifest = snap.load_manifest()
-    items = tuple(get_type(item.type).materialise(item, snap.items.get(item.id, {}), store, snap.id)
-                  for item in manifest)
+    items = tuple(
+        get_type(item.type).materialise(item, snap.items.get(item.id, {}), store, snap.id)
+        for item in manifest
+    )
     return Manifest(items=items, config=snap.config)

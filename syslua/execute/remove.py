@@ -20,8 +20,13 @@ from syslua.resources.base import Context, ResourceError
 from syslua.state.journal import Journal
 
 
-def remove_item(item: Item, ctx: Context, journal: Journal, original: dict[str, Any] | None,
-                state: dict[str, Any]) -> ItemResult:
+def remove_item(
+    item: Item,
+    ctx: Context,
+    journal: Journal,
+    original: dict[str, Any] | None,
+    state: dict[str, Any],
+) -> ItemResult:
     """Remove `item`; `original` is what it took over, `state` what the current snapshot recorded for it."""
     start = time.monotonic()
     rtype = get_type(item.type)
@@ -29,10 +34,15 @@ def remove_item(item: Item, ctx: Context, journal: Journal, original: dict[str, 
     ident = item.id
 
     def result(status: str, message: str, **kw: Any) -> ItemResult:
-        return ItemResult(ident, item.type, label, status, message, "remove", time.monotonic() - start, **kw)
+        return ItemResult(
+            ident, item.type, label, status, message, "remove", time.monotonic() - start, **kw
+        )
 
-    rctx = replace(ctx, record=lambda path: journal.before_change(ident, path),
-                   note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}))
+    rctx = replace(
+        ctx,
+        record=lambda path: journal.before_change(ident, path),
+        note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
+    )
     try:
         removal = rtype.remove(item, rctx, original, state)
     except (ResourceError, OSError) as e:

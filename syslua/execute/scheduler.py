@@ -73,8 +73,9 @@ def execute(
                 assert item is not None
                 failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
                 aggregate = get_type(item.type).aggregates
-                own_children = aggregate and all(getattr(manifest.get(p), "parent", None) == ident
-                                                 for p in failed_deps)
+                own_children = aggregate and all(
+                    getattr(manifest.get(p), "parent", None) == ident for p in failed_deps
+                )
                 if failed_deps and not own_children:
                     bad[ident] = failed_deps[0]
                     finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
@@ -96,8 +97,11 @@ def execute(
                     item = manifest.get(ident)
                     assert item is not None
                     trace = "".join(traceback.format_exception(e)).rstrip()
-                    result = skipped(item, f"internal error: {type(e).__name__}: {e} "
-                                           f"(a bug in syslua; please report it)\n{trace}")
+                    result = skipped(
+                        item,
+                        f"internal error: {type(e).__name__}: {e} "
+                        f"(a bug in syslua; please report it)\n{trace}",
+                    )
                     result.status = FAILED
                     result.mutated = True
                 if result.status == FAILED:

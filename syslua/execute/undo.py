@@ -21,8 +21,9 @@ from syslua.state.store import Store
 __all__ = ["UndoReport", "restore_path", "undo_records"]
 
 
-def undo_records(records: list[dict[str, Any]], store: Store, runner: Runner,
-                 state_dir: Path | None = None) -> UndoReport:
+def undo_records(
+    records: list[dict[str, Any]], store: Store, runner: Runner, state_dir: Path | None = None
+) -> UndoReport:
     """Undo records newest first."""
     report = UndoReport()
     uctx = UndoContext(store=store, runner=runner, state_dir=state_dir, report=report)

@@ -78,7 +78,9 @@ def _label(type_: str, key: str) -> str:
 
 def _check_value(prop: Prop, type_: str, name: str, value: Any, ctx: Context) -> Any:
     if not isinstance(value, str) and _nested_priority(value):
-        raise Invalid(f"`{name}`: lib.mkForce/mkBefore/mkDefault/mkAfter/mkOrder must wrap a whole property value")
+        raise Invalid(
+            f"`{name}`: lib.mkForce/mkBefore/mkDefault/mkAfter/mkOrder must wrap a whole property value"
+        )
     try:
         return prop.check(value, ctx)
     except Invalid as e:
@@ -162,8 +164,14 @@ class ConflictError(ConfigError):
     """Two declarations give different values at the same winning priority."""
 
 
-def _conflict(type_: str, key: str, name: str, prio: int, entries: list[tuple[Any, Source]]) -> ConflictError:
-    subject = f"env.{key}" if type_ == "env" else f"{type_}#{abbreviate(key) if type_ == 'file' else key}.{name}"
+def _conflict(
+    type_: str, key: str, name: str, prio: int, entries: list[tuple[Any, Source]]
+) -> ConflictError:
+    subject = (
+        f"env.{key}"
+        if type_ == "env"
+        else f"{type_}#{abbreviate(key) if type_ == 'file' else key}.{name}"
+    )
     lines = [f"Conflicting values for {subject} at priority {prio}:"]
     for value, source in sorted(entries, key=lambda e: e[1]):
         lines.append(f"  - {_short(value)} (declared at {source})")
@@ -176,7 +184,9 @@ def _conflict(type_: str, key: str, name: str, prio: int, entries: list[tuple[An
 def _merge_property(group: list[Decl], slot: str, mergeable: bool) -> Any:
     entries = [(d.props[slot][0], d.props[slot][1], d) for d in group if slot in d.props]
     if mergeable:
-        contributions = sorted(((p, _canon(v), v) for p, v, _ in entries), key=lambda c: (c[0], c[1]))
+        contributions = sorted(
+            ((p, _canon(v), v) for p, v, _ in entries), key=lambda c: (c[0], c[1])
+        )
         out: list[Any] = []
         seen: set[str] = set()
         for _, _, values in contributions:
@@ -193,8 +203,15 @@ def _merge_property(group: list[Decl], slot: str, mergeable: bool) -> Any:
     distinct = {_canon(v) for v, _ in winners}
     if len(distinct) > 1:
         d0 = winners[0][1]
-        shown = [(next(iter(v.values())) if isinstance(v, dict) and d0.type == "file" and slot == "body" else v, d.source)
-                 for v, d in winners]
+        shown = [
+            (
+                next(iter(v.values()))
+                if isinstance(v, dict) and d0.type == "file" and slot == "body"
+                else v,
+                d.source,
+            )
+            for v, d in winners
+        ]
         name = "/".join(sorted({k for v, _ in winners for k in v})) if slot == "body" else slot
         raise _conflict(d0.type, d0.key, name, best, shown)
     return winners[0][0]
@@ -228,18 +245,28 @@ def merge_group(group: list[Decl]) -> Item:
                 props.update(value)
             else:
                 props[slot] = value
-    props = _finish(type_, key, props, d0.source if len(group) == 1 else min(d.source for d in group))
+    props = _finish(
+        type_, key, props, d0.source if len(group) == 1 else min(d.source for d in group)
+    )
     return _make_item(type_, key, props, group)
 
 
-def merge(decls: Iterable[Decl], *, inputs: Iterable[str] = (), config: str | None = None,
-          warnings: Iterable[str] = (), messages: Iterable[tuple[str, str]] = ()) -> Manifest:
+def merge(
+    decls: Iterable[Decl],
+    *,
+    inputs: Iterable[str] = (),
+    config: str | None = None,
+    warnings: Iterable[str] = (),
+    messages: Iterable[tuple[str, str]] = (),
+) -> Manifest:
     groups: dict[tuple[str, str], list[Decl]] = defaultdict(list)
     for d in decls:
         groups[(d.type, d.key)].append(d)
     items = sorted((merge_group(g) for g in groups.values()), key=lambda i: i.id)
-    sources = {f"{t}#{k}": (g[0].source,) if len(g) == 1 else tuple(sorted({d.source for d in g}))
-               for (t, k), g in groups.items()}
+    sources = {
+        f"{t}#{k}": (g[0].source,) if len(g) == 1 else tuple(sorted({d.source for d in g}))
+        for (t, k), g in groups.items()
+    }
     manifest = Manifest(
         items=tuple(items),
         sources=sources,
@@ -257,8 +284,14 @@ def merge(decls: Iterable[Decl], *, inputs: Iterable[str] = (), config: str | No
 def _make_item(type_: str, key: str, props: dict[str, Any], group: list[Decl]) -> Item:
     if len(group) == 1:
         o = group[0].origin
-        return Item(type=type_, key=key, props=freeze_owned(props), parent=o.parent, noop=o.noop,
-                    health_check_only=o.health_check_only)
+        return Item(
+            type=type_,
+            key=key,
+            props=freeze_owned(props),
+            parent=o.parent,
+            noop=o.noop,
+            health_check_only=o.health_check_only,
+        )
     origins = [d.origin for d in group]
     parents = sorted({o.parent for o in origins if o.parent is not None})
     root_declared = any(o.parent is None for o in origins)
@@ -290,7 +323,7 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
                 source,
                 hint="Files need owner, group and mode. Set them on the file, or once for "
                 "the rest of the file with\n  defaults { file = { owner = sys.user.name, "
-                "group = sys.user.group, mode = \"0644\" } }",
+                'group = sys.user.group, mode = "0644" } }',
             )
         if missing:
             raise fail(f"missing required property `{missing[0]}`")
@@ -298,7 +331,9 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
         ensure = props["ensure"]
         if ensure != "present" and ("content" in props or "source" in props):
             which = "content" if "content" in props else "source"
-            raise fail(f"`{which}` only applies to ensure = \"present\" (this file has ensure = \"{ensure}\")")
+            raise fail(
+                f'`{which}` only applies to ensure = "present" (this file has ensure = "{ensure}")'
+            )
     elif type_ == "exec":
         props.setdefault("command", key)
     elif type_ == "package":

@@ -23,7 +23,10 @@ def freeze(value: Any) -> Any:
     """Deep-freeze JSON-like data: dicts become read-only mappings, lists tuples."""
     if isinstance(value, dict | MappingProxyType):
         return MappingProxyType(
-            {k: v if isinstance(v, str | bool | int | float) or v is None else freeze(v) for k, v in value.items()}
+            {
+                k: v if isinstance(v, str | bool | int | float) or v is None else freeze(v)
+                for k, v in value.items()
+            }
         )
     if isinstance(value, list | tuple):
         return tuple(v if isinstance(v, str) else freeze(v) for v in value)
@@ -55,7 +58,9 @@ def _plain(value: Any) -> Any:
 
 
 def canonical_json(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain
+    )
 
 
 def item_id(type_: str, key: str) -> str:
@@ -142,8 +147,17 @@ class Manifest:
         return {"version": MANIFEST_VERSION, "items": [i.to_dict() for i in self.items]}
 
     def canonical(self) -> str:
-        items = [{"type": i.type, "key": i.key, "props": i.props, "parent": i.parent, "noop": i.noop,
-                  "health_check_only": i.health_check_only} for i in self.items]
+        items = [
+            {
+                "type": i.type,
+                "key": i.key,
+                "props": i.props,
+                "parent": i.parent,
+                "noop": i.noop,
+                "health_check_only": i.health_check_only,
+            }
+            for i in self.items
+        ]
         return canonical_json({"version": MANIFEST_VERSION, "items": items})
 
     @property

@@ -56,8 +56,10 @@ def _substitute(value: Any, hashes: dict[tuple[str, str], str]) -> Any:
 
 def _may_name_primitive(item: Item) -> bool:
     """Cheap pre-check on top-level string properties (the common case is none)."""
-    return any(isinstance(v, str) and "$${" in v or not isinstance(v, str | bool | int | float)
-               for v in item.props.values())
+    return any(
+        isinstance(v, str) and "$${" in v or not isinstance(v, str | bool | int | float)
+        for v in item.props.values()
+    )
 
 
 def tree_name(item: Item) -> str:
@@ -77,7 +79,8 @@ def finalize(manifest: Manifest) -> Manifest:
                     raise ConfigError(
                         f"{item.type} {abbreviate(item.key)}: a placeholder names sys.{m.group(1)} `{m.group(2)}`, "
                         "which is not declared",
-                        manifest.sources.get(item.id, (None,))[0])
+                        manifest.sources.get(item.id, (None,))[0],
+                    )
         return manifest
     hashes: dict[tuple[str, str], str] = {}
     visiting: list[tuple[str, str]] = []
@@ -86,7 +89,7 @@ def finalize(manifest: Manifest) -> Manifest:
         if key in hashes:
             return hashes[key]
         if key in visiting:
-            cycle = " -> ".join(f"{t}#{k}" for t, k in (*visiting[visiting.index(key):], key))
+            cycle = " -> ".join(f"{t}#{k}" for t, k in (*visiting[visiting.index(key) :], key))
             raise ConfigError(f"sys.{key[0]} outputs refer to each other in a cycle: {cycle}")
         item = prims.get(key)
         if item is None:
@@ -97,8 +100,9 @@ def finalize(manifest: Manifest) -> Manifest:
             for m in _BY_ID.finditer(s):
                 hash_of((m.group(1), m.group(2)))
         body = {k: v for k, v in props.items() if k not in ("depends_on", "hash")}
-        digest = hashlib.sha256(canonical_json({"type": key[0], "id": key[1], **_substitute(body, hashes)})
-                                .encode()).hexdigest()
+        digest = hashlib.sha256(
+            canonical_json({"type": key[0], "id": key[1], **_substitute(body, hashes)}).encode()
+        ).hexdigest()
         visiting.pop()
         hashes[key] = digest
         return digest
@@ -112,16 +116,32 @@ def finalize(manifest: Manifest) -> Manifest:
             new_props = _substitute(props, hashes)
         except KeyError as e:
             kind, ident = e.args[0]
-            raise ConfigError(f"{item.type} {abbreviate(item.key)}: a placeholder names sys.{kind} `{ident}`, "
-                              "which is not declared",
-                              manifest.sources.get(item.id, (None,))[0]) from None
+            raise ConfigError(
+                f"{item.type} {abbreviate(item.key)}: a placeholder names sys.{kind} `{ident}`, "
+                "which is not declared",
+                manifest.sources.get(item.id, (None,))[0],
+            ) from None
         if item.type in PRIMITIVES:
             new_props["hash"] = hashes[(item.type, item.key)]
         if new_props != props:
-            item = Item(item.type, item.key, freeze(new_props), item.parent, item.noop, item.health_check_only)
+            item = Item(
+                item.type,
+                item.key,
+                freeze(new_props),
+                item.parent,
+                item.noop,
+                item.health_check_only,
+            )
         items.append(item)
-    return Manifest(items=tuple(items), sources=manifest.sources, inputs=manifest.inputs, config=manifest.config,
-                    warnings=manifest.warnings, messages=manifest.messages, placeholders=True)
+    return Manifest(
+        items=tuple(items),
+        sources=manifest.sources,
+        inputs=manifest.inputs,
+        config=manifest.config,
+        warnings=manifest.warnings,
+        messages=manifest.messages,
+        placeholders=True,
+    )
 
 
 def references(item: Item) -> set[str]:

@@ -68,7 +68,11 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     root = Origin(noop=options.noop, health_check_only=options.health_check_only)
     _load(run, config, root, data={}, chain=(str(config),), allow_apply=True)
     manifest = merging.merge(
-        run.decls, inputs=run.inputs, config=str(config), warnings=run.warnings, messages=run.messages
+        run.decls,
+        inputs=run.inputs,
+        config=str(config),
+        warnings=run.warnings,
+        messages=run.messages,
     )
     object.__setattr__(manifest, "placeholders", run.placeholders)
     return primitives.finalize(manifest)
@@ -81,10 +85,17 @@ def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaratio
         raws, messages = ccm.load(path, facts=run.facts, data=data, seq_start=run.seq)
         run.inputs.append(str(path))
         run.messages.extend(messages)
-        run.placeholders = run.placeholders or "$${" in path.read_text(encoding="utf-8", errors="replace")
+        run.placeholders = run.placeholders or "$${" in path.read_text(
+            encoding="utf-8", errors="replace"
+        )
     else:
         result = run_config(
-            path, core=run.core, facts=run.facts, data=data, root_dir=run.root_dir, impure=run.options.impure
+            path,
+            core=run.core,
+            facts=run.facts,
+            data=data,
+            root_dir=run.root_dir,
+            impure=run.options.impure,
         )
         raws = result.declarations
         run.inputs.extend(result.inputs)
@@ -93,11 +104,20 @@ def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaratio
 
 
 def _load(
-    run: _Run, path: Path, origin: Origin, data: dict[str, Any], chain: tuple[str, ...], allow_apply: bool
+    run: _Run,
+    path: Path,
+    origin: Origin,
+    data: dict[str, Any],
+    chain: tuple[str, ...],
+    allow_apply: bool,
 ) -> None:
     raws = _evaluate(run, path, data)
     roots = {"facts": run.facts, "data": data, "env": dict(os.environ)}
-    ctx = Context(manifest_dir=str(path.parent), roots=roots, render_templates=path.suffix not in (".yaml", ".yml"))
+    ctx = Context(
+        manifest_dir=str(path.parent),
+        roots=roots,
+        render_templates=path.suffix not in (".yaml", ".yml"),
+    )
     applies: dict[str, list[Decl]] = defaultdict(list)
     for raw in raws:
         # Keep evaluation order stable across files: sequence numbers are global.
@@ -120,13 +140,19 @@ def _load(
         _load_child(run, key, applies[key], origin, chain)
 
 
-def _load_child(run: _Run, key: str, decls: list[Decl], origin: Origin, chain: tuple[str, ...]) -> None:
+def _load_child(
+    run: _Run, key: str, decls: list[Decl], origin: Origin, chain: tuple[str, ...]
+) -> None:
     item = merging.merge_group(decls)
     where = min(d.source for d in decls)
     child = Path(key)
     if key in chain:
-        cycle = " -> ".join(_short(p) for p in (*chain[chain.index(key):], key))
-        raise ConfigError(f"apply: manifest cycle: {cycle}", where, hint="A manifest cannot apply itself, directly or through its children.")
+        cycle = " -> ".join(_short(p) for p in (*chain[chain.index(key) :], key))
+        raise ConfigError(
+            f"apply: manifest cycle: {cycle}",
+            where,
+            hint="A manifest cannot apply itself, directly or through its children.",
+        )
     depth = origin.depth + 1
     if depth > run.options.max_depth:
         raise ConfigError(
@@ -139,12 +165,24 @@ def _load_child(run: _Run, key: str, decls: list[Decl], origin: Origin, chain: t
     noop = origin.noop or bool(item.get("noop"))
     hco = origin.health_check_only or bool(item.get("health_check_only"))
     if origin.noop and "noop" in decls[0].props and not item.get("noop"):
-        run.warnings.append(f"apply {_short(key)} asks for noop = false inside a noop run; noop stays on (it can only be strengthened)")
-    if origin.health_check_only and "health_check_only" in decls[0].props and not item.get("health_check_only"):
-        run.warnings.append(f"apply {_short(key)} asks for health_check_only = false inside a health-check run; it stays on")
+        run.warnings.append(
+            f"apply {_short(key)} asks for noop = false inside a noop run; noop stays on (it can only be strengthened)"
+        )
+    if (
+        origin.health_check_only
+        and "health_check_only" in decls[0].props
+        and not item.get("health_check_only")
+    ):
+        run.warnings.append(
+            f"apply {_short(key)} asks for health_check_only = false inside a health-check run; it stays on"
+        )
     child_origin = Origin(parent=item.id, noop=noop, health_check_only=hco, depth=depth)
     _load(
-        run, child, child_origin, data=thaw(item.get("data") or {}), chain=(*chain, key),
+        run,
+        child,
+        child_origin,
+        data=thaw(item.get("data") or {}),
+        chain=(*chain, key),
         allow_apply=bool(item.get("allow_apply", True)),
     )
 

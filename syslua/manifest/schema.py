@@ -153,8 +153,14 @@ def choice(*values: str) -> Check:
 def _plainly_clean(p: str) -> bool:
     """True for the common absolute path with no `.`, `..`, `//` or trailing `/`
     (normpath would return it unchanged); anything else takes the full check."""
-    return (p[:1] == "/" and "//" not in p and "/./" not in p and "/../" not in p
-            and p[-1:] != "/" and not p.endswith(("/.", "/..")))
+    return (
+        p[:1] == "/"
+        and "//" not in p
+        and "/./" not in p
+        and "/../" not in p
+        and p[-1:] != "/"
+        and not p.endswith(("/.", "/.."))
+    )
 
 
 def clean_absolute(v: Any, ctx: Context, what: str = "path") -> str:
@@ -194,10 +200,10 @@ def mode(v: Any, ctx: Context) -> str:
     if known is not None:
         return known
     if isinstance(v, bool):
-        raise Invalid("mode must be an octal string such as \"0644\"")
+        raise Invalid('mode must be an octal string such as "0644"')
     text = str(v) if isinstance(v, int) else v
     if not isinstance(text, str) or not _MODE.match(text):
-        raise Invalid(f"mode {_show(v)} is not a valid octal mode (digits 0-7, e.g. \"0644\")")
+        raise Invalid(f'mode {_show(v)} is not a valid octal mode (digits 0-7, e.g. "0644")')
     digits = text[2:] if text[:2] in ("0o", "0O") else text
     value = int(digits, 8)
     if value > 0o777:
@@ -212,7 +218,7 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 def duration(v: Any, ctx: Context) -> float:
     """`30s`, `5m`, `1h30m`, `500ms`, or a number of seconds."""
     if isinstance(v, bool):
-        raise Invalid("expected a duration such as \"30s\" or \"5m\"")
+        raise Invalid('expected a duration such as "30s" or "5m"')
     if isinstance(v, (int, float)):
         seconds = float(v)
     elif isinstance(v, str):
@@ -228,9 +234,9 @@ def duration(v: Any, ctx: Context) -> float:
                 seconds += float(m.group(1)) * unit
                 pos = m.end()
             if pos != len(text) or not text:
-                raise Invalid(f"{_show(v)} is not a duration (use e.g. \"30s\", \"5m\", \"1h30m\")")
+                raise Invalid(f'{_show(v)} is not a duration (use e.g. "30s", "5m", "1h30m")')
     else:
-        raise Invalid(f"expected a duration such as \"30s\", got {_kind(v)}")
+        raise Invalid(f'expected a duration such as "30s", got {_kind(v)}')
     if seconds <= 0:
         raise Invalid(f"duration must be positive, got {_show(v)}")
     return int(seconds) if float(seconds).is_integer() else seconds
@@ -264,7 +270,9 @@ def environment(v: Any, ctx: Context) -> list[str]:
     if isinstance(v, dict) and v:
         for k, val in v.items():
             if isinstance(val, (dict, list)):
-                raise Invalid(f"environment value for {k} must be a string or number, got {_kind(val)}")
+                raise Invalid(
+                    f"environment value for {k} must be a string or number, got {_kind(val)}"
+                )
         entries = [f"{k}={_scalar_text(val)}" for k, val in sorted(v.items())]
     else:
         entries = list_of(string)(v, ctx)
@@ -312,7 +320,9 @@ def reference(v: Any, ctx: Context) -> list[str]:
     elif isinstance(v, str):
         raw = [v]
     else:
-        raise Invalid(f"expected a reference (the value a declaration returns) or \"type#key\", got {_kind(v)}")
+        raise Invalid(
+            f'expected a reference (the value a declaration returns) or "type#key", got {_kind(v)}'
+        )
     return [normalise_ref(r, ctx) for r in raw]
 
 
@@ -331,10 +341,12 @@ def references(v: Any, ctx: Context) -> list[str]:
 def normalise_ref(ref: str, ctx: Context) -> str:
     type_, sep, key = ref.partition("#")
     if not sep or not key:
-        raise Invalid(f"reference {_show(ref)} must look like \"type#key\", e.g. \"file#~/.zshrc\"")
+        raise Invalid(f'reference {_show(ref)} must look like "type#key", e.g. "file#~/.zshrc"')
     schema = SCHEMAS.get(type_)
     if schema is None or type_ == "defaults":
-        raise Invalid(f"reference {_show(ref)} names an unknown type `{type_}`{_suggest(type_, REFERABLE)}")
+        raise Invalid(
+            f"reference {_show(ref)} names an unknown type `{type_}`{_suggest(type_, REFERABLE)}"
+        )
     try:
         normal = schema.props[schema.key].check(key, ctx)
     except Invalid as e:
@@ -426,7 +438,9 @@ def path_like_value(v: Any, ctx: Context) -> list[str]:
 def env_name(v: Any, ctx: Context) -> str:
     name = string(v, ctx)
     if not _ENV_NAME.match(name):
-        raise Invalid(f"{_show(name)} is not a valid environment variable name (letters, digits, _)")
+        raise Invalid(
+            f"{_show(name)} is not a valid environment variable name (letters, digits, _)"
+        )
     return name
 
 
@@ -444,32 +458,34 @@ string_list = list_of(nonempty_string)  # bin, groups
 # What each check accepts, as a lua-language-server type. `choice` adds its
 # own; SysluaRef, SysluaHealthCheck and SysluaSource are hand-written in
 # lua/types/syslua.lua.
-_LUA_TYPES.update({
-    anything: "any",
-    string: "string",
-    nonempty_string: "string",
-    boolean: "boolean",
-    integer: "integer",
-    non_negative: "integer",
-    name_or_id: "string|integer",
-    file_path: "string",
-    abs_path: "string",
-    local_path: "string",
-    mode: "string|integer",
-    duration: "string|number",
-    string_list: "string|string[]",
-    environment: "string[]|table<string,string|number>",
-    search_path: "string|string[]",
-    mapping: "table",
-    content: "string",
-    references: "SysluaRef|string|(SysluaRef|string)[]",
-    health_checks: "SysluaHealthCheck|(SysluaHealthCheck|string)[]",
-    fetch_source: "SysluaSource",
-    returns: "integer|integer[]",
-    path_like_value: "string|string[]",
-    env_name: "string",
-    env_value: "string|number|boolean",
-})
+_LUA_TYPES.update(
+    {
+        anything: "any",
+        string: "string",
+        nonempty_string: "string",
+        boolean: "boolean",
+        integer: "integer",
+        non_negative: "integer",
+        name_or_id: "string|integer",
+        file_path: "string",
+        abs_path: "string",
+        local_path: "string",
+        mode: "string|integer",
+        duration: "string|number",
+        string_list: "string|string[]",
+        environment: "string[]|table<string,string|number>",
+        search_path: "string|string[]",
+        mapping: "table",
+        content: "string",
+        references: "SysluaRef|string|(SysluaRef|string)[]",
+        health_checks: "SysluaHealthCheck|(SysluaHealthCheck|string)[]",
+        fetch_source: "SysluaSource",
+        returns: "integer|integer[]",
+        path_like_value: "string|string[]",
+        env_name: "string",
+        env_value: "string|number|boolean",
+    }
+)
 
 
 def lua_type(prop: Prop) -> str:
@@ -477,7 +493,9 @@ def lua_type(prop: Prop) -> str:
     try:
         return _LUA_TYPES[prop.check]
     except KeyError:
-        raise KeyError(f"no Lua type for the check of property `{prop.name}`: add it to _LUA_TYPES") from None
+        raise KeyError(
+            f"no Lua type for the check of property `{prop.name}`: add it to _LUA_TYPES"
+        ) from None
 
 
 # ---------------------------------------------------------------------------
@@ -485,17 +503,32 @@ def lua_type(prop: Prop) -> str:
 # ---------------------------------------------------------------------------
 
 COMMON = {
-    "depends_on": Prop("depends_on", references, mergeable=True,
-                       doc="items that must be applied before this one"),
-    "subscribe": Prop("subscribe", references, mergeable=True,
-                      doc="items whose change triggers this one (an exec runs, others are refreshed)"),
-    "health_checks": Prop("health_checks", health_checks, mergeable=True,
-                          doc="commands checked after applying, with Nagios exit codes"),
+    "depends_on": Prop(
+        "depends_on", references, mergeable=True, doc="items that must be applied before this one"
+    ),
+    "subscribe": Prop(
+        "subscribe",
+        references,
+        mergeable=True,
+        doc="items whose change triggers this one (an exec runs, others are refreshed)",
+    ),
+    "health_checks": Prop(
+        "health_checks",
+        health_checks,
+        mergeable=True,
+        doc="commands checked after applying, with Nagios exit codes",
+    ),
 }
 
 
-def _schema(name: str, props: list[Prop], aliases: dict[str, str] | None = None,
-            defaults: dict[str, Any] | None = None, common: bool = True, doc: str = "") -> TypeSchema:
+def _schema(
+    name: str,
+    props: list[Prop],
+    aliases: dict[str, str] | None = None,
+    defaults: dict[str, Any] | None = None,
+    common: bool = True,
+    doc: str = "",
+) -> TypeSchema:
     """The schema of type `name`, keyed by its property in `constants.KEYS`."""
     table = {p.name: p for p in props}
     aliases = dict(aliases or {})
@@ -513,15 +546,38 @@ SCHEMAS: dict[str, TypeSchema] = {
         [
             Prop("path", file_path, doc="absolute or ~/ path"),
             Prop("ensure", choice("present", "absent", "directory"), doc="what should be at path"),
-            Prop("content", content, slot="body",
-                 doc="the file's exact content; may contain {{ lookup('facts.x') }}"),
-            Prop("source", local_path, slot="body", doc="a file to copy, relative to this manifest"),
-            Prop("owner", name_or_id, required=True,
-                 doc="user name or numeric uid (an absent file needs none)"),
-            Prop("group", name_or_id, required=True,
-                 doc="group name or numeric gid (an absent file needs none)"),
-            Prop("mode", mode, required=True, doc="octal mode, e.g. \"0644\" (an absent file needs none)"),
-            Prop("force", boolean, doc="allow replacing a file with a directory and removing a non-empty directory"),
+            Prop(
+                "content",
+                content,
+                slot="body",
+                doc="the file's exact content; may contain {{ lookup('facts.x') }}",
+            ),
+            Prop(
+                "source", local_path, slot="body", doc="a file to copy, relative to this manifest"
+            ),
+            Prop(
+                "owner",
+                name_or_id,
+                required=True,
+                doc="user name or numeric uid (an absent file needs none)",
+            ),
+            Prop(
+                "group",
+                name_or_id,
+                required=True,
+                doc="group name or numeric gid (an absent file needs none)",
+            ),
+            Prop(
+                "mode",
+                mode,
+                required=True,
+                doc='octal mode, e.g. "0644" (an absent file needs none)',
+            ),
+            Prop(
+                "force",
+                boolean,
+                doc="allow replacing a file with a directory and removing a non-empty directory",
+            ),
             Prop("provider", choice("posix"), doc="the only provider"),
         ],
         aliases={"contents": "content"},
@@ -531,22 +587,41 @@ SCHEMAS: dict[str, TypeSchema] = {
     "exec": _schema(
         "exec",
         [
-            Prop("name", nonempty_string, doc="identifies the exec; also the command when `command` is not given"),
+            Prop(
+                "name",
+                nonempty_string,
+                doc="identifies the exec; also the command when `command` is not given",
+            ),
             Prop("command", nonempty_string, doc="what to run (defaults to name)"),
             Prop("cwd", abs_path, doc="working directory"),
-            Prop("environment", environment, mergeable=True,
-                 doc="added to the environment: { \"KEY=value\" } or { KEY = \"value\" }"),
+            Prop(
+                "environment",
+                environment,
+                mergeable=True,
+                doc='added to the environment: { "KEY=value" } or { KEY = "value" }',
+            ),
             Prop("path", search_path, doc="PATH for finding the program and for the command"),
             Prop("returns", returns, doc="exit codes that count as success"),
-            Prop("timeout", duration, doc="e.g. 30, \"500ms\", \"5m\", \"1h30m\"; the command is killed on expiry"),
+            Prop(
+                "timeout",
+                duration,
+                doc='e.g. 30, "500ms", "5m", "1h30m"; the command is killed on expiry',
+            ),
             Prop("creates", abs_path, doc="when this path exists, the command is not run"),
             Prop("onlyif", nonempty_string, doc="run only if this guard command exits 0"),
             Prop("unless", nonempty_string, doc="run only if this guard command exits non-zero"),
             Prop("refresh_only", boolean, doc="run only when an item in subscribe changed"),
             Prop("logoutput", boolean, doc="show the command's output as it runs"),
-            Prop("provider", choice("posix", "shell"),
-                 doc="posix runs the program directly; shell runs /bin/sh -c command"),
-            Prop("undo", nonempty_string, doc="a command that reverses this one (rollback and removal)"),
+            Prop(
+                "provider",
+                choice("posix", "shell"),
+                doc="posix runs the program directly; shell runs /bin/sh -c command",
+            ),
+            Prop(
+                "undo",
+                nonempty_string,
+                doc="a command that reverses this one (rollback and removal)",
+            ),
             Prop("ensure", choice("present"), doc="accepted for CCM compatibility; no effect"),
         ],
         aliases={"refreshonly": "refresh_only"},
@@ -559,27 +634,63 @@ SCHEMAS: dict[str, TypeSchema] = {
             Prop("name", local_path, doc="child manifest (.lua or .yaml), relative to this file"),
             Prop("ensure", choice("present"), doc="the only value"),
             Prop("noop", boolean, doc="run the child's resources in noop mode"),
-            Prop("health_check_only", boolean, doc="only run the health checks of the child's resources"),
-            Prop("allow_apply", boolean, doc="whether the child may contain apply items of its own"),
-            Prop("data", mapping, doc="sys.data in a Lua child, the data. root of lookups in a YAML child"),
-            Prop("provider", choice("ccmmanifest", "lua"),
-                 doc="accepted for CCM compatibility; the format follows the file extension"),
+            Prop(
+                "health_check_only",
+                boolean,
+                doc="only run the health checks of the child's resources",
+            ),
+            Prop(
+                "allow_apply", boolean, doc="whether the child may contain apply items of its own"
+            ),
+            Prop(
+                "data",
+                mapping,
+                doc="sys.data in a Lua child, the data. root of lookups in a YAML child",
+            ),
+            Prop(
+                "provider",
+                choice("ccmmanifest", "lua"),
+                doc="accepted for CCM compatibility; the format follows the file extension",
+            ),
         ],
-        defaults={"ensure": "present", "noop": False, "health_check_only": False, "allow_apply": True, "data": {}},
+        defaults={
+            "ensure": "present",
+            "noop": False,
+            "health_check_only": False,
+            "allow_apply": True,
+            "data": {},
+        },
         doc="A child manifest, Lua or CCM YAML (docs/resources/apply.md).",
     ),
     "package": _schema(
         "package",
         [
             Prop("name", nonempty_string, doc="the package's name"),
-            Prop("version", nonempty_string, required=True, doc="its version; part of the store path"),
-            Prop("source", fetch_source, required=True,
-                 doc="lib.fetchUrl{...}, lib.fetchGitHub{...} or lib.fetchGit{...}"),
-            Prop("bin", string_list, mergeable=True,
-                 doc="programs in the unpacked tree to link into the profile's bin"),
-            Prop("strip_components", non_negative, doc="leading path components removed from archive members"),
-            Prop("format", choice("tar.gz", "tar.xz", "tar.bz2", "zip", "binary"),
-                 doc="how to unpack (guessed from the URL when omitted)"),
+            Prop(
+                "version", nonempty_string, required=True, doc="its version; part of the store path"
+            ),
+            Prop(
+                "source",
+                fetch_source,
+                required=True,
+                doc="lib.fetchUrl{...}, lib.fetchGitHub{...} or lib.fetchGit{...}",
+            ),
+            Prop(
+                "bin",
+                string_list,
+                mergeable=True,
+                doc="programs in the unpacked tree to link into the profile's bin",
+            ),
+            Prop(
+                "strip_components",
+                non_negative,
+                doc="leading path components removed from archive members",
+            ),
+            Prop(
+                "format",
+                choice("tar.gz", "tar.xz", "tar.bz2", "zip", "binary"),
+                doc="how to unpack (guessed from the URL when omitted)",
+            ),
         ],
         defaults={"strip_components": 0},
         doc="A tool fetched into the store and linked into the profile (docs/resources/package.md).",
@@ -591,7 +702,9 @@ SCHEMAS: dict[str, TypeSchema] = {
             Prop("ensure", choice("present", "absent"), doc="whether the account should exist"),
             Prop("uid", non_negative, doc="the user id"),
             Prop("gid", name_or_id, doc="the primary group (name or number); must exist"),
-            Prop("groups", string_list, mergeable=True, doc="supplementary groups; each must exist"),
+            Prop(
+                "groups", string_list, mergeable=True, doc="supplementary groups; each must exist"
+            ),
             Prop("purge_groups", boolean, doc="also remove the account from groups not listed"),
             Prop("shell", abs_path, doc="the login shell"),
             Prop("home", abs_path, doc="the home directory recorded for the account"),
@@ -607,11 +720,28 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
     "defaults": _schema("defaults", [], common=False),
     # Recorded by sys.build / sys.bind in the prelude, never written by hand.
-    "build": _schema("build", [Prop("id", nonempty_string), Prop("inputs", anything),
-                               Prop("actions", anything), Prop("outputs", anything)]),
-    "bind": _schema("bind", [Prop("id", nonempty_string), Prop("inputs", anything), Prop("actions", anything),
-                             Prop("outputs", anything), Prop("update", anything), Prop("destroy", anything),
-                             Prop("check", anything), Prop("update_outputs", anything)]),
+    "build": _schema(
+        "build",
+        [
+            Prop("id", nonempty_string),
+            Prop("inputs", anything),
+            Prop("actions", anything),
+            Prop("outputs", anything),
+        ],
+    ),
+    "bind": _schema(
+        "bind",
+        [
+            Prop("id", nonempty_string),
+            Prop("inputs", anything),
+            Prop("actions", anything),
+            Prop("outputs", anything),
+            Prop("update", anything),
+            Prop("destroy", anything),
+            Prop("check", anything),
+            Prop("update_outputs", anything),
+        ],
+    ),
 }
 
 REFERABLE = ("file", "exec", "apply", "package", "user", "env", "build", "bind")

@@ -132,7 +132,9 @@ class Dag:
         graph = nx.DiGraph()
         graph.add_nodes_from(self.nodes)
         graph.add_edges_from((b, n) for n, before in self.preds.items() for b in before)
-        cycles = sorted((_rotate(c) for c in nx.simple_cycles(graph)), key=lambda c: (len(c), c))[:10]
+        cycles = sorted((_rotate(c) for c in nx.simple_cycles(graph)), key=lambda c: (len(c), c))[
+            :10
+        ]
         lines = ["dependency cycle:" if len(cycles) == 1 else f"{len(cycles)} dependency cycles:"]
         for cycle in cycles:
             lines.append("  " + " -> ".join([*cycle, cycle[0]]))
@@ -141,7 +143,9 @@ class Dag:
                     where = manifest.source_of(node)
                     if where:
                         lines.append(f"      {node} declared at {where}")
-        return CycleError("\n".join(lines), hint="Remove one of the depends_on/subscribe links to break it.")
+        return CycleError(
+            "\n".join(lines), hint="Remove one of the depends_on/subscribe links to break it."
+        )
 
 
 def _inherited_deps(manifest: Manifest, apply_id: str) -> list[str]:

@@ -84,7 +84,15 @@ class Plan:
         return [e for e in self.all_entries if e.decision.action == FAIL]
 
     def counts(self) -> dict[str, int]:
-        out = {"create": 0, "update": 0, "run": 0, "remove": 0, "unchanged": 0, "fail": 0, "noop": 0}
+        out = {
+            "create": 0,
+            "update": 0,
+            "run": 0,
+            "remove": 0,
+            "unchanged": 0,
+            "fail": 0,
+            "noop": 0,
+        }
         for e in self.all_entries:
             a = e.decision.action
             if e.noop and e.decision.changes:
@@ -117,8 +125,14 @@ def label(item: Item) -> str:
     return get_type(item.type).label(item)
 
 
-def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None, *, with_diff: bool = False,
-              known: Manifest | None = None) -> Plan:
+def make_plan(
+    manifest: Manifest,
+    ctx: Context,
+    previous: Manifest | None = None,
+    *,
+    with_diff: bool = False,
+    known: Manifest | None = None,
+) -> Plan:
     """`known`: what syslua managed before, when there is no current snapshot
     (after self-healing): its files are not taken over again."""
     dag = Dag.from_manifest(manifest)
@@ -129,7 +143,11 @@ def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None
         for ident in wave:
             item = manifest.get(ident)
             assert item is not None
-            entries.append(plan_item(item, ctx, previous if previous is not None else known, with_diff=with_diff))
+            entries.append(
+                plan_item(
+                    item, ctx, previous if previous is not None else known, with_diff=with_diff
+                )
+            )
     entries.extend(_plan_values(manifest, previous))
     removals = plan_removals(manifest, previous)
     labels = {e.id: e.label for e in entries}
@@ -137,7 +155,9 @@ def make_plan(manifest: Manifest, ctx: Context, previous: Manifest | None = None
     return Plan(manifest, entries, removals, waves, labels, dag)
 
 
-def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False) -> Entry:
+def plan_item(
+    item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False
+) -> Entry:
     """Status + decision for one item; records it in `ctx` for subscribers and applies."""
     rtype = get_type(item.type)
     if item.health_check_only:
@@ -148,8 +168,10 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
             if ctx.resolver is not None:
                 item = ctx.resolver.resolve_item(item)
             status = rtype.status(item, ctx)
-            triggered = any(t in ctx.changed or (item.noop and t in ctx.would_change)
-                            for t in item.get("subscribe", ()))
+            triggered = any(
+                t in ctx.changed or (item.noop and t in ctx.would_change)
+                for t in item.get("subscribe", ())
+            )
             decision = rtype.decide(item, status, ctx, triggered)
         except Unresolved as e:
             status = None
@@ -160,7 +182,11 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
         (ctx.would_change if item.noop else ctx.changed).add(item.id)
     if decision.action == FAIL:
         ctx.failed.add(item.id)
-    diff = rtype.diff(item, status, ctx) if with_diff and decision.changes and status is not None else None
+    diff = (
+        rtype.diff(item, status, ctx)
+        if with_diff and decision.changes and status is not None
+        else None
+    )
     irreversible = rtype.irreversible(item, decision)
     takeover = (
         decision.changes
@@ -168,7 +194,16 @@ def plan_item(item: Item, ctx: Context, previous: Manifest | None, *, with_diff:
         and status is not None
         and rtype.takes_over(item, status)
     )
-    return Entry(item.id, item.type, rtype.label(item), decision, diff, irreversible, bool(takeover), item.noop)
+    return Entry(
+        item.id,
+        item.type,
+        rtype.label(item),
+        decision,
+        diff,
+        irreversible,
+        bool(takeover),
+        item.noop,
+    )
 
 
 def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
@@ -183,7 +218,14 @@ def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
         for item in previous:
             rtype = get_type(item.type)
             if not rtype.in_dag and item.id not in manifest:
-                out.append(Entry(item.id, item.type, rtype.label(item), Decision(REMOVE, "no longer declared")))
+                out.append(
+                    Entry(
+                        item.id,
+                        item.type,
+                        rtype.label(item),
+                        Decision(REMOVE, "no longer declared"),
+                    )
+                )
     return out
 
 

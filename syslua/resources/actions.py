@@ -11,27 +11,45 @@ from syslua.resources.base import Context, ResourceError
 from syslua.resources.process import CannotStart
 
 
-def run_actions(what: str, actions: Sequence[Mapping[str, Any]], ctx: Context, local: dict[str, str],
-                cwd: str | None = None) -> dict[str, str]:
+def run_actions(
+    what: str,
+    actions: Sequence[Mapping[str, Any]],
+    ctx: Context,
+    local: dict[str, str],
+    cwd: str | None = None,
+) -> dict[str, str]:
     """Perform actions in order; returns `local` extended with action results."""
     resolver = ctx.resolver
     for n, action in enumerate(actions, 1):
         if action["kind"] == "fetch":
-            path = fetch.download({"fetch": "url", "url": resolver.resolve(action["url"], local),
-                                   "sha256": action["sha256"]}, ctx.paths.cache)
+            path = fetch.download(
+                {
+                    "fetch": "url",
+                    "url": resolver.resolve(action["url"], local),
+                    "sha256": action["sha256"],
+                },
+                ctx.paths.cache,
+            )
             local[f"action:{n}:path"] = str(path)
             continue
         bin_ = resolver.resolve(action["bin"], local)
         args = [resolver.resolve(str(a), local) for a in action.get("args") or ()]
-        env = [f"{k}={resolver.resolve(str(v), local)}" for k, v in sorted((action.get("env") or {}).items())]
+        env = [
+            f"{k}={resolver.resolve(str(v), local)}"
+            for k, v in sorted((action.get("env") or {}).items())
+        ]
         workdir = resolver.resolve(action["cwd"], local) if action.get("cwd") else cwd
         command = " ".join(_quote(x) for x in [bin_, *args])
         try:
             result = ctx.runner.run(command, provider="posix", cwd=workdir, environment=env)
         except CannotStart as e:
-            raise ResourceError(f"{what} action {n} ({os.path.basename(bin_)}) could not start: {e}") from e
+            raise ResourceError(
+                f"{what} action {n} ({os.path.basename(bin_)}) could not start: {e}"
+            ) from e
         if result.exit_code != 0 or result.timed_out:
-            raise ResourceError(f"{what} action {n} ({os.path.basename(bin_)}) failed: {result.describe()}")
+            raise ResourceError(
+                f"{what} action {n} ({os.path.basename(bin_)}) failed: {result.describe()}"
+            )
         local[f"action:{n}:stdout"] = result.stdout.strip()
     return local
 

@@ -52,7 +52,9 @@ class ApplyType(ResourceType):
             return Decision(UPDATE, f"{status.changed} of {status.total} child resources {verb}")
         if status.would_change:
             # A noop child: nothing changed, but say what would have.
-            return Decision(NONE, f"{status.would_change} of {status.total} child resources would change (noop)")
+            return Decision(
+                NONE, f"{status.would_change} of {status.total} child resources would change (noop)"
+            )
         return Decision(NONE, f"{status.total} child resources unchanged")
 
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:

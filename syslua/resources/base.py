@@ -18,14 +18,31 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from syslua.errors import ResourceError, StateError
 
-__all__ = ["CREATE", "Context", "Decision", "Removal", "ResourceError", "ResourceType", "UndoContext", "UndoReport"]
+__all__ = [
+    "CREATE",
+    "Context",
+    "Decision",
+    "Removal",
+    "ResourceError",
+    "ResourceType",
+    "UndoContext",
+    "UndoReport",
+]
 
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
     from syslua.resources.process import Runner
 
 # Decision actions, and how plan output marks them.
-CREATE, UPDATE, REMOVE, NONE, RUN, SKIP, FAIL = "create", "update", "remove", "none", "run", "skip", "fail"
+CREATE, UPDATE, REMOVE, NONE, RUN, SKIP, FAIL = (
+    "create",
+    "update",
+    "remove",
+    "none",
+    "run",
+    "skip",
+    "fail",
+)
 SYMBOLS = {CREATE: "+", UPDATE: "~", REMOVE: "-", NONE: "=", RUN: "+", SKIP: "=", FAIL: "!"}
 CHANGES = frozenset({CREATE, UPDATE, REMOVE, RUN})
 
@@ -71,7 +88,9 @@ class Context:
     store: Any = None  # the content store, when the executor has one
     paths: Any = None  # syslua.paths.Paths, for the cache and the profile
     record: Any = None  # callable(path) before a path changes (the journal)
-    note: Any = None  # callable(record): an undo record the type itself undoes (`ResourceType.undo`)
+    note: Any = (
+        None  # callable(record): an undo record the type itself undoes (`ResourceType.undo`)
+    )
     progress: Any = None  # callable(label) -> callable(done, total) for downloads
     resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
     previous: Any = None  # the current snapshot's manifest, when there is one
@@ -153,7 +172,9 @@ class ResourceType(Protocol):
 
     def status(self, item: Item, ctx: Context) -> Any: ...
 
-    def decide(self, item: Item, status: Any, ctx: Context, triggered: bool = False) -> Decision: ...
+    def decide(
+        self, item: Item, status: Any, ctx: Context, triggered: bool = False
+    ) -> Decision: ...
 
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None: ...
 
@@ -207,7 +228,9 @@ class ResourceType(Protocol):
         """Paths a planned change will touch, parents first (recorded before acting)."""
         return []
 
-    def original(self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def original(
+        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
         """What to keep of the managed path's previous state when first taking it over."""
         return None if prev["kind"] == "absent" else prev
 
@@ -216,8 +239,9 @@ class ResourceType(Protocol):
         """Paths removing the item will touch (recorded before acting)."""
         return []
 
-    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None,
-               state: dict[str, Any]) -> Removal:
+    def remove(
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+    ) -> Removal:
         """Remove an item no longer declared. `original`: what it took over;
         `state`: what the current snapshot recorded for it."""
         return Removal("no longer declared", changed=False)
@@ -244,7 +268,9 @@ class ResourceType(Protocol):
         """Files written from the whole manifest after the items ran."""
         return []
 
-    def write_outputs(self, manifest: Manifest, paths: Any, before_change: Callable[[str], None]) -> str | None:
+    def write_outputs(
+        self, manifest: Manifest, paths: Any, before_change: Callable[[str], None]
+    ) -> str | None:
         """Write `outputs`; returns a note for the user, if any."""
         return None
 

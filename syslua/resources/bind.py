@@ -73,7 +73,9 @@ class BindType(ResourceType):
             return None
         return old
 
-    def decide(self, item: Item, status: dict[str, Any], ctx: Context, triggered: bool = False) -> Decision:
+    def decide(
+        self, item: Item, status: dict[str, Any], ctx: Context, triggered: bool = False
+    ) -> Decision:
         if status["outputs"] is None:
             if status["previous"] is not None and item.get("update"):
                 return Decision(UPDATE, "its definition changed", "Would have updated")
@@ -126,7 +128,9 @@ class BindType(ResourceType):
         """Items whose placeholders name this bind's outputs run after it."""
         return (f"output:{item.get('hash')}",)
 
-    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
+    def remove(
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+    ) -> Removal:
         """Destroy a bind that is no longer declared (its state file goes with it)."""
         outputs = load_outputs(ctx.paths.state, item.get("hash"))
         if outputs is None:
@@ -135,8 +139,14 @@ class BindType(ResourceType):
         return Removal("destroyed")
 
     def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
-        undo_record(record, uctx.store, uctx.runner, uctx.report, uctx.state_dir,
-                    uctx.memo.setdefault(self.name, set()))
+        undo_record(
+            record,
+            uctx.store,
+            uctx.runner,
+            uctx.report,
+            uctx.state_dir,
+            uctx.memo.setdefault(self.name, set()),
+        )
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         st = self.status(item, ctx)

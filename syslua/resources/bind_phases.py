@@ -42,7 +42,15 @@ def _save(path: Path, bind_id: str | None, outputs: dict[str, Any]) -> None:
 
 def create(item: Item, ctx: Context) -> None:
     """Run the bind's actions and record its outputs."""
-    _run_phase(item, "create", thaw(item.get("actions") or []), {}, thaw(item.get("outputs") or {}), None, ctx)
+    _run_phase(
+        item,
+        "create",
+        thaw(item.get("actions") or []),
+        {},
+        thaw(item.get("outputs") or {}),
+        None,
+        ctx,
+    )
 
 
 def update(item: Item, old: Item, old_outputs: dict[str, Any], ctx: Context) -> None:
@@ -51,28 +59,65 @@ def update(item: Item, old: Item, old_outputs: dict[str, Any], ctx: Context) -> 
     The journal record keeps how to re-create the old one, and its state file
     goes once the new outputs are recorded.
     """
-    restore = {"hash": old.get("hash"), "id": old.key, "create": thaw(old.get("actions") or []),
-               "outputs_spec": thaw(old.get("outputs") or {}),
-               "state": str(state_file(ctx.paths.state, old.get("hash")))}
-    _run_phase(item, "update", thaw(item.get("update")), self_placeholders(old_outputs),
-               thaw(item.get("update_outputs") or item.get("outputs") or {}), restore, ctx)
+    restore = {
+        "hash": old.get("hash"),
+        "id": old.key,
+        "create": thaw(old.get("actions") or []),
+        "outputs_spec": thaw(old.get("outputs") or {}),
+        "state": str(state_file(ctx.paths.state, old.get("hash"))),
+    }
+    _run_phase(
+        item,
+        "update",
+        thaw(item.get("update")),
+        self_placeholders(old_outputs),
+        thaw(item.get("update_outputs") or item.get("outputs") or {}),
+        restore,
+        ctx,
+    )
 
 
-def _run_phase(item: Item, phase: str, actions: list[Any], local: dict[str, str], outputs_spec: dict[str, Any],
-               restore: dict[str, Any] | None, ctx: Context) -> None:
+def _run_phase(
+    item: Item,
+    phase: str,
+    actions: list[Any],
+    local: dict[str, str],
+    outputs_spec: dict[str, Any],
+    restore: dict[str, Any] | None,
+    ctx: Context,
+) -> None:
     digest = item.get("hash")
     path = state_file(ctx.paths.state, digest)
     destroy = thaw(item.get("destroy") or [])
-    ctx.note({"op": "bind", "phase": phase, "hash": digest, "id": item.key, "destroy": destroy,
-              "outputs_spec": outputs_spec})
+    ctx.note(
+        {
+            "op": "bind",
+            "phase": phase,
+            "hash": digest,
+            "id": item.key,
+            "destroy": destroy,
+            "outputs_spec": outputs_spec,
+        }
+    )
     ctx.before_change(str(path))
     local = run_actions(f"bind {item.key} {phase}", actions, ctx, local)
     outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in outputs_spec.items()}
-    ctx.note({"op": "bind", "phase": "created", "hash": digest, "id": item.key, "destroy": destroy,
-              "outputs": outputs, "restore": restore})
+    ctx.note(
+        {
+            "op": "bind",
+            "phase": "created",
+            "hash": digest,
+            "id": item.key,
+            "destroy": destroy,
+            "outputs": outputs,
+            "restore": restore,
+        }
+    )
     _save(path, item.key, outputs)
     if restore is not None:
-        Path(restore["state"]).unlink(missing_ok=True)  # the old outputs live on in the journal record
+        Path(restore["state"]).unlink(
+            missing_ok=True
+        )  # the old outputs live on in the journal record
 
 
 def update_in_place(item: Item, recorded: dict[str, Any], ctx: Context) -> None:
@@ -83,7 +128,9 @@ def update_in_place(item: Item, recorded: dict[str, Any], ctx: Context) -> None:
     """
     path = state_file(ctx.paths.state, item.get("hash"))
     ctx.before_change(str(path))
-    local = run_actions(f"bind {item.key} update", thaw(item.get("update")), ctx, self_placeholders(recorded))
+    local = run_actions(
+        f"bind {item.key} update", thaw(item.get("update")), ctx, self_placeholders(recorded)
+    )
     spec = thaw(item.get("update_outputs") or item.get("outputs") or {})
     outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in spec.items()}
     _save(path, item.key, outputs)
@@ -95,15 +142,31 @@ def destroy(item: Item, outputs: dict[str, Any], ctx: Context, note: Any) -> Non
     # writes it again, with the outputs of the re-created bind.
     path = state_file(ctx.paths.state, item.get("hash"))
     if item.get("destroy"):
-        run_actions(f"bind {item.key} destroy", thaw(item.get("destroy")), ctx, self_placeholders(outputs))
-    note({"op": "bind", "phase": "destroyed", "hash": item.get("hash"), "id": item.key,
-          "create": thaw(item.get("actions") or []), "outputs_spec": thaw(item.get("outputs") or {}),
-          "state": str(path)})
+        run_actions(
+            f"bind {item.key} destroy", thaw(item.get("destroy")), ctx, self_placeholders(outputs)
+        )
+    note(
+        {
+            "op": "bind",
+            "phase": "destroyed",
+            "hash": item.get("hash"),
+            "id": item.key,
+            "create": thaw(item.get("actions") or []),
+            "outputs_spec": thaw(item.get("outputs") or {}),
+            "state": str(path),
+        }
+    )
     path.unlink(missing_ok=True)
 
 
-def undo_record(rec: dict[str, Any], store: Any, runner: Runner, report: Any, state_dir: Path | None = None,
-                seen: set[str] | None = None) -> None:
+def undo_record(
+    rec: dict[str, Any],
+    store: Any,
+    runner: Runner,
+    report: Any,
+    state_dir: Path | None = None,
+    seen: set[str] | None = None,
+) -> None:
     """Undo one journal record of a bind (see `syslua.resources.bind`)."""
     from syslua.resources.placeholders import Resolver, Unresolved
 
@@ -115,7 +178,9 @@ def undo_record(rec: dict[str, Any], store: Any, runner: Runner, report: Any, st
         if seen is not None:
             seen.add(rec["hash"])
         if rec.get("destroy") and rec.get("outputs") is not None:
-            run_actions(f"bind {rec['id']} destroy", rec["destroy"], ctx, self_placeholders(rec["outputs"]))
+            run_actions(
+                f"bind {rec['id']} destroy", rec["destroy"], ctx, self_placeholders(rec["outputs"])
+            )
         restore = rec.get("restore")
         if restore:  # it was an update: bring the old definition back
             _recreate(restore, ctx)
@@ -126,13 +191,20 @@ def undo_record(rec: dict[str, Any], store: Any, runner: Runner, report: Any, st
         # Interrupted before its outputs were recorded: outputs that depend only
         # on inputs are still known, and then destroy can run.
         try:
-            outputs = {k: ctx.resolver.resolve(str(v), {}) for k, v in (rec.get("outputs_spec") or {}).items()}
+            outputs = {
+                k: ctx.resolver.resolve(str(v), {})
+                for k, v in (rec.get("outputs_spec") or {}).items()
+            }
         except Unresolved:
-            report.left.append(f"bind {rec['id']}: interrupted during {phase}; its outputs were never recorded, "
-                               "so it could not be destroyed")
+            report.left.append(
+                f"bind {rec['id']}: interrupted during {phase}; its outputs were never recorded, "
+                "so it could not be destroyed"
+            )
             return
         if rec.get("destroy"):
-            run_actions(f"bind {rec['id']} destroy", rec["destroy"], ctx, self_placeholders(outputs))
+            run_actions(
+                f"bind {rec['id']} destroy", rec["destroy"], ctx, self_placeholders(outputs)
+            )
         report.restored.append(f"bind {rec['id']}")
     elif phase == "destroyed":
         _recreate(rec, ctx)
@@ -141,6 +213,10 @@ def undo_record(rec: dict[str, Any], store: Any, runner: Runner, report: Any, st
 
 def _recreate(rec: dict[str, Any], ctx: Context) -> None:
     """The seed's restore: run a bind's create again and record its outputs."""
-    local = run_actions(f"bind {rec.get('id', rec['hash'][:12])} restore", rec.get("create") or [], ctx, {})
-    outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()}
+    local = run_actions(
+        f"bind {rec.get('id', rec['hash'][:12])} restore", rec.get("create") or [], ctx, {}
+    )
+    outputs = {
+        k: ctx.resolver.resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()
+    }
     _save(Path(rec["state"]), rec.get("id"), outputs)

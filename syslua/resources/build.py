@@ -45,7 +45,13 @@ class BuildType(ResourceType):
         out = staging / "out"
         out.mkdir()
         try:
-            run_actions(f"build {item.key}", thaw(item.get("actions") or []), ctx, {"out": str(out)}, cwd=str(out))
+            run_actions(
+                f"build {item.key}",
+                thaw(item.get("actions") or []),
+                ctx,
+                {"out": str(out)},
+                cwd=str(out),
+            )
             ctx.store.add_tree(out, tree_name(item))
         finally:
             shutil.rmtree(staging, ignore_errors=True)

@@ -82,7 +82,10 @@ def rc_line(paths: Paths, shell: str) -> str:
 def write(manifest: Manifest, paths: Paths, before_change: Callable[[str], None]) -> str | None:
     """Write both scripts when they changed; returns the rc line on the first write."""
     first = not paths.env_sh.exists()
-    for target, text in ((paths.env_sh, render_sh(manifest, paths)), (paths.env_fish, render_fish(manifest, paths))):
+    for target, text in (
+        (paths.env_sh, render_sh(manifest, paths)),
+        (paths.env_fish, render_fish(manifest, paths)),
+    ):
         data = text.encode("utf-8", "surrogateescape")
         if _same(target, data):
             continue
@@ -123,5 +126,7 @@ class EnvType(ResourceType):
     def outputs(self, paths: Any) -> list[Path]:
         return [paths.env_sh, paths.env_fish]
 
-    def write_outputs(self, manifest: Manifest, paths: Any, before_change: Callable[[str], None]) -> str | None:
+    def write_outputs(
+        self, manifest: Manifest, paths: Any, before_change: Callable[[str], None]
+    ) -> str | None:
         return write(manifest, paths, before_change)

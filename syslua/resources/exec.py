@@ -64,8 +64,13 @@ def journal_env(item: Item) -> dict:  # type: ignore[type-arg]
     """How the exec's commands run, as a journal record keeps it, so an undo
     (or a re-run) after a crash runs the same way."""
     o = run_options(item)
-    return {"provider": o["provider"], "cwd": o["cwd"], "environment": list(o["environment"]),
-            "path_env": o["path"], "timeout": o["timeout"]}
+    return {
+        "provider": o["provider"],
+        "cwd": o["cwd"],
+        "environment": list(o["environment"]),
+        "path_env": o["path"],
+        "timeout": o["timeout"],
+    }
 
 
 class ExecType(ResourceType):
@@ -136,7 +141,9 @@ class ExecType(ResourceType):
         result: ProcessResult | None = ctx.outputs.get(item.id)
         if result is None:
             return "the command did not run"
-        returns = list(item.get("returns") or (0,))  # an empty list means the default, as in the seed
+        returns = list(
+            item.get("returns") or (0,)
+        )  # an empty list means the default, as in the seed
         if result.timed_out:
             return f"timed out after {item.get('timeout')}s" + _tail(result)
         if result.exit_code in returns:
@@ -161,7 +168,9 @@ class ExecType(ResourceType):
         program = program_name(item.get("command", item.key), item.get("provider", "posix"))
         return (f"bin:{program}",) if program else ()
 
-    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
+    def remove(
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+    ) -> Removal:
         undo = item.get("undo")
         if not undo:
             return Removal("no longer declared; nothing to undo (no undo command)", changed=False)
@@ -179,12 +188,18 @@ class ExecType(ResourceType):
         undo = record.get("undo")
         if not undo:
             report.not_undone.append(
-                f"{record['item']}: not undone (no undo command; execs are irreversible without one)")
+                f"{record['item']}: not undone (no undo command; execs are irreversible without one)"
+            )
             return
         try:
-            result = uctx.runner.run(undo, provider=record.get("provider", "posix"), cwd=record.get("cwd"),
-                                     environment=record.get("environment", ()), path=record.get("path_env"),
-                                     timeout=record.get("timeout"))
+            result = uctx.runner.run(
+                undo,
+                provider=record.get("provider", "posix"),
+                cwd=record.get("cwd"),
+                environment=record.get("environment", ()),
+                path=record.get("path_env"),
+                timeout=record.get("timeout"),
+            )
         except CannotStart as e:
             report.failed.append(f"{record['item']}: undo command could not start: {e}")
             return

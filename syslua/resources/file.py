@@ -88,8 +88,11 @@ def _content_differs(item: Item, target: str, target_size: int) -> bool:
             return not posix.same_content(source, target, target_size)
         if len(data) != target_size:
             return True
-        return posix.read_small(target, target_size) != data if target_size <= posix.CHUNK else \
-            not _file_equals(target, data)
+        return (
+            posix.read_small(target, target_size) != data
+            if target_size <= posix.CHUNK
+            else not _file_equals(target, data)
+        )
     except FileNotFoundError:
         raise ResourceError(f"source file not found: {source}") from None
     except PermissionError as e:
@@ -109,9 +112,16 @@ class FileType(ResourceType):
     def status(self, item: Item, ctx: Context) -> Status:
         try:
             source = item.get("source")
-            if source is not None and item.get("ensure") == "present" and not os.path.isfile(source):
-                raise ResourceError(f"source file not found: {source}" if not os.path.exists(source)
-                                    else f"source is not a regular file: {source}")
+            if (
+                source is not None
+                and item.get("ensure") == "present"
+                and not os.path.isfile(source)
+            ):
+                raise ResourceError(
+                    f"source file not found: {source}"
+                    if not os.path.exists(source)
+                    else f"source is not a regular file: {source}"
+                )
             state = posix.status(item.key)
             return Status(state, tuple(self._differences(item, state, ctx)))
         except ResourceError as e:
@@ -158,22 +168,35 @@ class FileType(ResourceType):
         reason = ", ".join(diffs)
         if ensure == "absent":
             if state.ensure == posix.DIRECTORY and not item.get("force") and _non_empty(item.key):
-                return Decision(FAIL, "directory is not empty; set force = true to remove it with its contents")
+                return Decision(
+                    FAIL, "directory is not empty; set force = true to remove it with its contents"
+                )
             return Decision(REMOVE, reason, REMOVED)
         if ensure == "directory":
             if state.ensure in (posix.PRESENT, posix.OTHER) and not item.get("force"):
-                return Decision(FAIL, "a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)")
+                return Decision(
+                    FAIL,
+                    "a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)",
+                )
             if state.ensure == posix.DIRECTORY:
                 return Decision(UPDATE, reason, "Would have updated directory")
             return Decision(CREATE, "" if state.ensure == posix.ABSENT else reason, CREATED_DIR)
         if state.ensure == posix.DIRECTORY:
             return Decision(FAIL, "a directory exists where a file is wanted")
         if state.ensure == posix.OTHER:
-            return Decision(FAIL, "a special file (device, socket or pipe) exists where a file is wanted")
+            return Decision(
+                FAIL, "a special file (device, socket or pipe) exists where a file is wanted"
+            )
         if state.ensure == posix.ABSENT:
             if not os.path.isdir(os.path.dirname(item.key)):
-                return Decision(CREATE, "", CREATED_FILE) if _parent_declared(item, ctx) else Decision(
-                    FAIL, f"parent directory does not exist: {abbreviate(os.path.dirname(item.key))} (declare it with ensure = \"directory\")")
+                return (
+                    Decision(CREATE, "", CREATED_FILE)
+                    if _parent_declared(item, ctx)
+                    else Decision(
+                        FAIL,
+                        f'parent directory does not exist: {abbreviate(os.path.dirname(item.key))} (declare it with ensure = "directory")',
+                    )
+                )
             return Decision(CREATE, "", CREATED_FILE)
         if state.ensure == posix.LINK:
             return Decision(UPDATE, f"replaces a symlink to {state.link_target}", UPDATED_FILE)
@@ -245,16 +268,20 @@ class FileType(ResourceType):
             fromfile=f"{label} (current)" if status.state.exists else "/dev/null",
             tofile=f"{label} (desired)",
         )
-        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        text = "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        )
         return text or None
-
 
     # -- hooks ---------------------------------------------------------------
     def takes_over(self, item: Item, status: Any) -> bool:
         return isinstance(status, Status) and status.state.exists
 
     def removal(self, item: Item) -> Decision:
-        return Decision(REMOVE, "no longer declared; would be removed (or its original restored)", REMOVED)
+        return Decision(
+            REMOVE, "no longer declared; would be removed (or its original restored)", REMOVED
+        )
 
     def predecessors(self, item: Item, manifest: Manifest) -> Iterator[str]:
         """The nearest declared ancestor, when it is a managed directory."""
@@ -286,11 +313,15 @@ class FileType(ResourceType):
             for root, dirs, files in os.walk(path):
                 out.append(root)
                 out.extend(os.path.join(root, f) for f in files)
-                out.extend(os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d)))
+                out.extend(
+                    os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d))
+                )
             return out
         return [path]
 
-    def original(self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def original(
+        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
         if item.get("ensure") == "absent" and prev["kind"] == "dir":
             # A whole directory syslua removes: keep every entry, parents first.
             return {"kind": "tree", "records": records}
@@ -299,7 +330,9 @@ class FileType(ResourceType):
     def removal_paths(self, item: Item) -> list[str]:
         return [item.key]
 
-    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
+    def remove(
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+    ) -> Removal:
         """Restore the original syslua took over; otherwise delete the file or
         symlink, and a directory only when empty. Then the parents syslua
         created for it, when they are empty."""
@@ -339,8 +372,11 @@ class FileType(ResourceType):
         state: dict[str, Any] = {}
         ensure = item.get("ensure")
         if ensure == "directory":
-            created = [r["path"] for r in rctx.records
-                       if r.get("op") == "path" and r["path"] != item.key and r["prev"]["kind"] == "absent"]
+            created = [
+                r["path"]
+                for r in rctx.records
+                if r.get("op") == "path" and r["path"] != item.key and r["prev"]["kind"] == "absent"
+            ]
             if not created and not rctx.changed:
                 created = rctx.previous.get("created_parents", [])
             if created:
@@ -349,7 +385,9 @@ class FileType(ResourceType):
             if rctx.previous.get("blob") and not rctx.changed and rctx.declared_as_before():
                 state["blob"] = rctx.previous["blob"]
             elif item.get("content") is not None:
-                state["blob"] = rctx.store.put_bytes(item.get("content").encode("utf-8", "surrogateescape"))
+                state["blob"] = rctx.store.put_bytes(
+                    item.get("content").encode("utf-8", "surrogateescape")
+                )
             elif item.get("source"):
                 state["blob"] = rctx.store.put_file(item.get("source"))
         return state
@@ -368,7 +406,9 @@ class FileType(ResourceType):
             )
         props = thaw(item.props)
         props["source"] = str(store.path(blob))
-        return Item(item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only)
+        return Item(
+            item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
+        )
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         try:

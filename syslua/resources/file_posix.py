@@ -84,8 +84,14 @@ def same_content(a: str, b: str, size: int | None = None) -> bool:
                 return True
 
 
-def _set_attrs(fd_or_path: int | str, uid: int, gid: int, mode: int, current: os.stat_result | None = None) -> None:
-    st = current if current is not None else (os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.lstat(fd_or_path))
+def _set_attrs(
+    fd_or_path: int | str, uid: int, gid: int, mode: int, current: os.stat_result | None = None
+) -> None:
+    st = (
+        current
+        if current is not None
+        else (os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.lstat(fd_or_path))
+    )
     _set_owner(fd_or_path, uid, gid, st)
     if stat.S_IMODE(st.st_mode) != mode:
         if isinstance(fd_or_path, int):
@@ -102,7 +108,9 @@ def _set_owner(fd_or_path: int | str, uid: int, gid: int, st: os.stat_result) ->
             else:
                 os.chown(fd_or_path, uid, gid, follow_symlinks=False)
         except PermissionError as e:
-            raise ResourceError(f"cannot set owner {uid}:{gid}: operation not permitted (run as root to change owners)") from e
+            raise ResourceError(
+                f"cannot set owner {uid}:{gid}: operation not permitted (run as root to change owners)"
+            ) from e
 
 
 def store(
@@ -118,7 +126,9 @@ def store(
     """Create or replace the regular file at `path` atomically."""
     parent = os.path.dirname(path)
     if not os.path.isdir(parent):
-        raise ResourceError(f"parent directory does not exist: {parent} (declare it with ensure = \"directory\")")
+        raise ResourceError(
+            f'parent directory does not exist: {parent} (declare it with ensure = "directory")'
+        )
     current = status(path)
     if current.ensure == DIRECTORY:
         raise ResourceError(f"a directory exists where a file is wanted: {path}")
@@ -152,11 +162,15 @@ def store(
         _set_owner(fd, uid, gid, os.fstat(fd))  # before the rename, which sets the mode
 
 
-def create_directory(path: str, *, uid: int, gid: int, mode: int, before_change: Callable[[str], None]) -> None:
+def create_directory(
+    path: str, *, uid: int, gid: int, mode: int, before_change: Callable[[str], None]
+) -> None:
     """Create `path` (and missing parents) or fix its attributes."""
     current = status(path)
     if current.ensure in (PRESENT, OTHER):
-        raise ResourceError(f"a file exists where a directory is wanted: {path} (set force = true to replace it)")
+        raise ResourceError(
+            f"a file exists where a directory is wanted: {path} (set force = true to replace it)"
+        )
     missing = []
     p = path
     while not os.path.lexists(p):
@@ -192,7 +206,9 @@ def remove(path: str, *, force: bool, before_change: Callable[[str], None]) -> N
     if current.ensure == DIRECTORY:
         entries = os.listdir(path)
         if entries and not force:
-            raise ResourceError(f"directory is not empty: {path} (set force = true to remove it with its contents)")
+            raise ResourceError(
+                f"directory is not empty: {path} (set force = true to remove it with its contents)"
+            )
         # Record the directory before its contents, so whatever is lost can be
         # put back, parents first.
         for root, dirs, files in os.walk(path, topdown=True):

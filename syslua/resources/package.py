@@ -40,8 +40,13 @@ LINK = "Would have linked the package into the profile"
 
 
 def tree_name(item: Item) -> str:
-    ident = {"name": item.key, "version": item.get("version"), "source": thaw(item.get("source")),
-             "strip_components": item.get("strip_components", 0), "format": item.get("format")}
+    ident = {
+        "name": item.key,
+        "version": item.get("version"),
+        "source": thaw(item.get("source")),
+        "strip_components": item.get("strip_components", 0),
+        "format": item.get("format"),
+    }
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
     return f"{digest}-{item.key}-{item.get('version')}"
 
@@ -82,13 +87,20 @@ class PackageType(ResourceType):
     def status(self, item: Item, ctx: Context) -> dict[str, Any]:
         tree = ctx.store.tree_path(tree_name(item)) if ctx.store is not None else None
         present = tree is not None and tree.is_dir()
-        linked = present and tree is not None and ctx.paths is not None and all(
-            os.path.realpath(ctx.paths.profile / "bin" / name) == os.path.realpath(target)
-            for name, target in profile.links_of(tree, bins(item)).items()
+        linked = (
+            present
+            and tree is not None
+            and ctx.paths is not None
+            and all(
+                os.path.realpath(ctx.paths.profile / "bin" / name) == os.path.realpath(target)
+                for name, target in profile.links_of(tree, bins(item)).items()
+            )
         )
         return {"tree": str(tree) if tree else None, "present": present, "linked": linked}
 
-    def decide(self, item: Item, status: dict[str, Any], ctx: Context, triggered: bool = False) -> Decision:
+    def decide(
+        self, item: Item, status: dict[str, Any], ctx: Context, triggered: bool = False
+    ) -> Decision:
         if not status["present"]:
             return Decision(CREATE, "not in the store", INSTALL)
         if not status["linked"]:
@@ -122,12 +134,17 @@ class PackageType(ResourceType):
 
     # -- hooks ---------------------------------------------------------------
     def removal(self, item: Item) -> Decision:
-        return Decision(REMOVE, "no longer declared; would leave the profile (its store object stays until `sys gc`)")
+        return Decision(
+            REMOVE,
+            "no longer declared; would leave the profile (its store object stays until `sys gc`)",
+        )
 
     def provides(self, item: Item) -> list[str]:
         return [f"bin:{os.path.basename(b)}" for b in item.get("bin", ())]
 
-    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
+    def remove(
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+    ) -> Removal:
         assert ctx.manifest is not None
         _provider().link(ctx.paths, installed_packages(ctx, ctx.manifest), ctx.note)
         return Removal("removed from the profile (the package stays in the store until `sys gc`)")

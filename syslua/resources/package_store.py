@@ -41,10 +41,14 @@ def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -
             content = staging / "tree"
             content.mkdir()
             fmt = unpack.detect_format(fetch.file_name(source), item.get("format"))
-            unpack.unpack(archive, content, fmt, strip=item.get("strip_components", 0), binary_name=item.key)
+            unpack.unpack(
+                archive, content, fmt, strip=item.get("strip_components", 0), binary_name=item.key
+            )
         missing = [b for b in bins if not (content / b).is_file()]
         if missing:
-            found = sorted(str(p.relative_to(content)) for p in content.rglob("*") if p.is_file())[:8]
+            found = sorted(str(p.relative_to(content)) for p in content.rglob("*") if p.is_file())[
+                :8
+            ]
             raise ResourceError(
                 f"{missing[0]} is not in the archive of package {item.key} "
                 f"(it has: {', '.join(found) or 'nothing'}; check bin and strip_components)"
@@ -56,7 +60,11 @@ def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def link(paths: Paths, packages: list[tuple[Path, list[str]]], note: Callable[[dict[str, Any]], None] | None) -> None:
+def link(
+    paths: Paths,
+    packages: list[tuple[Path, list[str]]],
+    note: Callable[[dict[str, Any]], None] | None,
+) -> None:
     """Make the profile link exactly `packages` (tree, bin entries), recording the old one with `note`."""
     new_root = profile.build(paths, packages)
     profile.swap(paths, new_root, note)

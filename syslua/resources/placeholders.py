@@ -66,7 +66,9 @@ class Resolver:
         try:
             return json.loads((self.binds_dir / f"{digest}.json").read_text())["outputs"]
         except (OSError, ValueError, KeyError):
-            raise Unresolved(f"bind {digest[:12]} has no recorded outputs (it has not been created)") from None
+            raise Unresolved(
+                f"bind {digest[:12]} has no recorded outputs (it has not been created)"
+            ) from None
 
     # -- resolution ------------------------------------------------------------
     def resolve(self, text: str, local: Mapping[str, str] | None = None) -> str:
@@ -112,9 +114,14 @@ class Resolver:
         if not self.active or item.type in ("build", "bind") or not _has_placeholder(item.props):
             return item
         props = thaw(item.props)
-        return Item(item.type, item.key, freeze(self.resolve_deep(props)), item.parent, item.noop,
-                    item.health_check_only)
-
+        return Item(
+            item.type,
+            item.key,
+            freeze(self.resolve_deep(props)),
+            item.parent,
+            item.noop,
+            item.health_check_only,
+        )
 
 
 def _has_placeholder(value: Any) -> bool:

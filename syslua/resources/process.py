@@ -43,7 +43,11 @@ class ProcessResult:
 
     def describe(self) -> str:
         """`exit code 3` / `timed out after 5s`, with the stderr tail when there is one."""
-        head = f"timed out after {self.duration:.0f}s" if self.timed_out else f"exit code {self.exit_code}"
+        head = (
+            f"timed out after {self.duration:.0f}s"
+            if self.timed_out
+            else f"exit code {self.exit_code}"
+        )
         tail = self.stderr.strip() or self.stdout.strip()
         if tail:
             lines = tail.splitlines()[-10:]
@@ -87,8 +91,14 @@ class Runner:
         on_line: Callable[[str, str], None] | None = None,
     ) -> ProcessResult:
         """Run a command string as an exec declares it (split for `posix`, `/bin/sh -c` for `shell`)."""
-        return self.run_argv(argv_for(command, provider), cwd=cwd, environment=environment, path=path,
-                             timeout=timeout, on_line=on_line)
+        return self.run_argv(
+            argv_for(command, provider),
+            cwd=cwd,
+            environment=environment,
+            path=path,
+            timeout=timeout,
+            on_line=on_line,
+        )
 
     def run_argv(
         self,
@@ -141,9 +151,14 @@ class Runner:
             raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
         except OSError as e:
             raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
-        tails: dict[str, deque[str]] = {"stdout": deque(maxlen=TAIL_LINES), "stderr": deque(maxlen=TAIL_LINES)}
+        tails: dict[str, deque[str]] = {
+            "stdout": deque(maxlen=TAIL_LINES),
+            "stderr": deque(maxlen=TAIL_LINES),
+        }
         readers = [
-            threading.Thread(target=_pump, args=(getattr(proc, name), name, tails[name], on_line), daemon=True)
+            threading.Thread(
+                target=_pump, args=(getattr(proc, name), name, tails[name], on_line), daemon=True
+            )
             for name in ("stdout", "stderr")
         ]
         for t in readers:

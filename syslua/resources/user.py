@@ -66,24 +66,34 @@ class UserType(ResourceType):
                 out.append(f"{prop} {have or '(none)'} -> {item.get(prop)}")
         wanted = self._wanted_groups(item, acct)
         if wanted != sorted(acct.groups):
-            out.append(f"groups {','.join(acct.groups) or '(none)'} -> {','.join(wanted) or '(none)'}")
+            out.append(
+                f"groups {','.join(acct.groups) or '(none)'} -> {','.join(wanted) or '(none)'}"
+            )
         return out
 
-    def decide(self, item: Item, status: Account, ctx: Context, triggered: bool = False) -> Decision:
+    def decide(
+        self, item: Item, status: Account, ctx: Context, triggered: bool = False
+    ) -> Decision:
         for g in item.get("groups", ()):
             if _gid(g) is None:
                 return Decision(FAIL, f"group `{g}` does not exist")
         if item.get("gid") is not None and _gid(str(item.get("gid"))) is None:
             return Decision(FAIL, f"group `{item.get('gid')}` does not exist")
         if item.get("ensure") == "absent":
-            decision = Decision(REMOVE, "the account exists", "Would have removed the user") if status.exists \
+            decision = (
+                Decision(REMOVE, "the account exists", "Would have removed the user")
+                if status.exists
                 else Decision(NONE, "absent")
+            )
         elif not status.exists:
             decision = Decision(CREATE, "", "Would have created the user")
         else:
             diffs = self._differences(item, status)
-            decision = Decision(UPDATE, ", ".join(diffs), "Would have updated the user") if diffs \
+            decision = (
+                Decision(UPDATE, ", ".join(diffs), "Would have updated the user")
+                if diffs
                 else Decision(NONE, "unchanged")
+            )
         if decision.changes and not ctx.noop and os.geteuid() != 0:
             return Decision(FAIL, "managing users needs root: run `sys apply` as root")
         return decision
@@ -115,7 +125,9 @@ class UserType(ResourceType):
     def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
         return None
 
-    def remove(self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]) -> Removal:
+    def remove(
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+    ) -> Removal:
         acct = read_account(item.key)
         if not acct.exists:
             return Removal("already gone")

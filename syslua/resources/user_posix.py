@@ -50,7 +50,11 @@ def _entries(name: str) -> list[list[str]]:
     assert prefix is not None
     try:
         with open(os.path.join(prefix, "etc", name), encoding="utf-8") as f:
-            return [line.rstrip("\n").split(":") for line in f if line.strip() and not line.startswith("#")]
+            return [
+                line.rstrip("\n").split(":")
+                for line in f
+                if line.strip() and not line.startswith("#")
+            ]
     except FileNotFoundError:
         return []
 
@@ -58,7 +62,11 @@ def _entries(name: str) -> list[list[str]]:
 def groups() -> list[tuple[str, int, list[str]]]:
     """Every group as (name, gid, members)."""
     if _prefix():
-        return [(e[0], int(e[2]), [m for m in e[3].split(",") if m]) for e in _entries("group") if len(e) >= 4]
+        return [
+            (e[0], int(e[2]), [m for m in e[3].split(",") if m])
+            for e in _entries("group")
+            if len(e) >= 4
+        ]
     return [(g.gr_name, g.gr_gid, list(g.gr_mem)) for g in grp.getgrall()]
 
 
@@ -99,7 +107,10 @@ def _flags(props: Mapping[str, Any]) -> list[str]:
 
 def create(name: str, props: Mapping[str, Any], member_of: Sequence[str], runner: Runner) -> None:
     """useradd: a new account with these properties and supplementary groups."""
-    _run(["useradd", *_flags(props), *(["-G", ",".join(member_of)] if member_of else []), name], runner)
+    _run(
+        ["useradd", *_flags(props), *(["-G", ",".join(member_of)] if member_of else []), name],
+        runner,
+    )
 
 
 def modify(name: str, props: Mapping[str, Any], member_of: Sequence[str], runner: Runner) -> None:
@@ -139,15 +150,31 @@ def restore(record: dict[str, Any], runner: Runner | None = None) -> None:
         if not any(gid == prev["gid"] for _, gid, _ in groups()) and prev.get("group"):
             # userdel removed the user's private group: bring it back first.
             _run(["groupadd", "-g", str(prev["gid"]), prev["group"]], runner)
-        args = ["-M", "-u", str(prev["uid"]), "-g", str(prev["gid"]), "-d", prev["home"], "-s", prev["shell"],
-                "-c", prev["comment"]]
+        args = [
+            "-M",
+            "-u",
+            str(prev["uid"]),
+            "-g",
+            str(prev["gid"]),
+            "-d",
+            prev["home"],
+            "-s",
+            prev["shell"],
+            "-c",
+            prev["comment"],
+        ]
         if prev["groups"]:
             args += ["-G", ",".join(prev["groups"])]
         _run(["useradd", *args, name], runner)
         return
     args = []
-    for flag, key, have in (("-u", "uid", now.uid), ("-g", "gid", now.gid), ("-d", "home", now.home),
-                            ("-s", "shell", now.shell), ("-c", "comment", now.comment)):
+    for flag, key, have in (
+        ("-u", "uid", now.uid),
+        ("-g", "gid", now.gid),
+        ("-d", "home", now.home),
+        ("-s", "shell", now.shell),
+        ("-c", "comment", now.comment),
+    ):
         if prev[key] != have:
             args += [flag, str(prev[key])]
     if sorted(prev["groups"]) != sorted(now.groups):

@@ -80,7 +80,9 @@ class Journal:
     @classmethod
     def begin(cls, directory: Path, store: Store, meta: dict[str, Any]) -> Journal:
         if (directory / JOURNAL).exists():
-            raise StateError(f"a journal already exists at {directory}; an interrupted run must be recovered first")
+            raise StateError(
+                f"a journal already exists at {directory}; an interrupted run must be recovered first"
+            )
         directory.mkdir(parents=True, exist_ok=True)
         j = cls(directory, store)
         j._fh = open(j.file, "a", encoding="utf-8")
@@ -105,14 +107,24 @@ class Journal:
         with self._lock:
             for path in paths:
                 if path not in self.recorded:
-                    self._add(item, {"op": "path", "item": item, "path": path, "prev": capture(path, self.store)})
+                    self._add(
+                        item,
+                        {
+                            "op": "path",
+                            "item": item,
+                            "path": path,
+                            "prev": capture(path, self.store),
+                        },
+                    )
 
     def before_change(self, item: str, path: str) -> None:
         """Hook for providers: record `path` now if no batch did, durably."""
         with self._lock:
             if path in self.recorded:
                 return
-            self._add(item, {"op": "path", "item": item, "path": path, "prev": capture(path, self.store)})
+            self._add(
+                item, {"op": "path", "item": item, "path": path, "prev": capture(path, self.store)}
+            )
             self.flush()
 
     def note(self, record: dict[str, Any], *, durable: bool = True) -> None:
@@ -135,7 +147,9 @@ class Journal:
                 return
             if self._fh is None:
                 raise StateError("the journal is closed")
-            self._fh.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending))
+            self._fh.write(
+                "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending)
+            )
             self._fh.flush()
             self._pending.clear()
             self.store.sync()  # the blobs these records name, then the records

@@ -28,7 +28,11 @@ def _matches(path: str, prev: dict[str, Any], store: Store) -> bool:
         return False
     if kind == "link":
         return stat.S_ISLNK(st.st_mode) and os.readlink(path) == prev["target"]
-    same_attrs = stat.S_IMODE(st.st_mode) == prev["mode"] and st.st_uid == prev["uid"] and st.st_gid == prev["gid"]
+    same_attrs = (
+        stat.S_IMODE(st.st_mode) == prev["mode"]
+        and st.st_uid == prev["uid"]
+        and st.st_gid == prev["gid"]
+    )
     if kind == "dir":
         return stat.S_ISDIR(st.st_mode) and same_attrs
     if kind == "file":
@@ -36,7 +40,10 @@ def _matches(path: str, prev: dict[str, Any], store: Store) -> bool:
             return False
         from syslua.fsutil import sha256_file
 
-        return st.st_size == store.path(prev["blob"]).stat().st_size and sha256_file(path) == prev["blob"]
+        return (
+            st.st_size == store.path(prev["blob"]).stat().st_size
+            and sha256_file(path) == prev["blob"]
+        )
     return True
 
 

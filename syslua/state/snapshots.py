@@ -118,7 +118,9 @@ class Snapshots:
             return {}
 
     def _write_tags(self, tags: dict[str, list[str]]) -> None:
-        atomic_write(self.dir / TAGS, json.dumps({k: v for k, v in tags.items() if v}, indent=1).encode())
+        atomic_write(
+            self.dir / TAGS, json.dumps({k: v for k, v in tags.items() if v}, indent=1).encode()
+        )
 
     def _rebuild(self) -> dict[str, Any]:
         snaps = []
@@ -165,7 +167,9 @@ class Snapshots:
         except FileNotFoundError:
             raise UsageError(f"no snapshot {ident} (see `sys history`)") from None
         except ValueError as e:
-            raise StateError(f"snapshot {ident} is corrupt: {e}; it cannot be used (other snapshots are fine)") from None
+            raise StateError(
+                f"snapshot {ident} is corrupt: {e}; it cannot be used (other snapshots are fine)"
+            ) from None
         try:
             return Snapshot.from_dict(data)
         except TypeError as e:
@@ -205,10 +209,14 @@ class Snapshots:
                     snap = self.load(other)
                 except (StateError, UsageError):
                     continue
-                return snap, (f"{e.message} Using snapshot {other} as the current state instead "
-                              f"(`sys snapshot delete {ident}` removes the corrupt one).")
-            return None, (f"{e.message} No other snapshot is readable: the next apply converges every item "
-                          f"(`sys snapshot delete {ident}` removes the corrupt one).")
+                return snap, (
+                    f"{e.message} Using snapshot {other} as the current state instead "
+                    f"(`sys snapshot delete {ident}` removes the corrupt one)."
+                )
+            return None, (
+                f"{e.message} No other snapshot is readable: the next apply converges every item "
+                f"(`sys snapshot delete {ident}` removes the corrupt one)."
+            )
 
     def latest_readable(self) -> Snapshot | None:
         for ident in reversed(self._read_index()["order"]):

@@ -90,7 +90,9 @@ class Store:
         except FileNotFoundError:
             raise StateError(f"store object {digest[:12]} is missing from {self.objects}") from None
         if hashlib.sha256(data).hexdigest() != digest:
-            raise StateError(f"store object {digest[:12]} is corrupt (its content does not match its hash)")
+            raise StateError(
+                f"store object {digest[:12]} is corrupt (its content does not match its hash)"
+            )
         return data
 
     def sync(self) -> None:

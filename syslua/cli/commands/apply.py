@@ -18,16 +18,37 @@ from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_man
 from syslua.paths import Paths
 
 
-def run(term: Terminal, config: Path | None, *, noop: bool, health_check_only: bool, jobs: int | None,
-        facts: list[str], impure: bool, max_depth: int, message: str | None, wait: bool) -> int:
+def run(
+    term: Terminal,
+    config: Path | None,
+    *,
+    noop: bool,
+    health_check_only: bool,
+    jobs: int | None,
+    facts: list[str],
+    impure: bool,
+    max_depth: int,
+    message: str | None,
+    wait: bool,
+) -> int:
     started = time.monotonic()
     paths = Paths.from_env()
-    manifest = load_manifest(term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths,
-                             noop=noop, health_check_only=health_check_only)
+    manifest = load_manifest(
+        term,
+        config,
+        facts=facts,
+        impure=impure,
+        max_depth=max_depth,
+        paths=paths,
+        noop=noop,
+        health_check_only=health_check_only,
+    )
     for kind, text in manifest.messages:
         if kind == "pre_message":
             term.line(text)
-    options = ApplyOptions(noop=noop, health_check_only=health_check_only, jobs=jobs, message=message)
+    options = ApplyOptions(
+        noop=noop, health_check_only=health_check_only, jobs=jobs, message=message
+    )
     read_only = noop or health_check_only
     term.log("Building execution plan...")
     reporter = reporter_for(term, options)
@@ -53,21 +74,30 @@ def reporter_for(term: Terminal, options: ApplyOptions) -> Reporter:
     return reporter
 
 
-def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool = False, hc: bool = False,
-           verb: str = "Apply") -> int:
+def report(
+    term: Terminal,
+    outcome: ApplyOutcome,
+    duration: float,
+    *,
+    noop: bool = False,
+    hc: bool = False,
+    verb: str = "Apply",
+) -> int:
     counts = outcome.counts()
     if term.json_mode:
-        term.json_event({
-            "event": "summary",
-            "result": "ok" if outcome.ok else "failed",
-            "counts": counts,
-            "duration": round(duration, 3),
-            "snapshot": outcome.snapshot_id,
-            "no_changes": outcome.no_changes,
-            "rolled_back": outcome.rolled_back,
-            "restore_failed": outcome.restore_failed,
-            "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
-        })
+        term.json_event(
+            {
+                "event": "summary",
+                "result": "ok" if outcome.ok else "failed",
+                "counts": counts,
+                "duration": round(duration, 3),
+                "snapshot": outcome.snapshot_id,
+                "no_changes": outcome.no_changes,
+                "rolled_back": outcome.rolled_back,
+                "restore_failed": outcome.restore_failed,
+                "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
+            }
+        )
         return 0 if outcome.ok else 1
     if outcome.no_changes:
         term.line("No changes. The machine matches the configuration.")
@@ -82,14 +112,19 @@ def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool
         else:
             term.line(f"{verb} complete: snapshot {outcome.snapshot_id}.")
             if outcome.env_line:
-                term.line("Add this line to your shell's rc file to use your environment and tools:")
+                term.line(
+                    "Add this line to your shell's rc file to use your environment and tools:"
+                )
                 term.line(f"  {outcome.env_line}")
         return 0
     if hc or noop:
         for r in outcome.failures:
             term.line(f"  {r.type} {r.label}: {r.message}", "red", always=True)
-        term.line("Health checks failed." if hc else "Some items cannot be applied (see above).", "bold red",
-                  always=True)
+        term.line(
+            "Health checks failed." if hc else "Some items cannot be applied (see above).",
+            "bold red",
+            always=True,
+        )
         return 1
     undo = outcome.undo
     if undo is not None:
@@ -101,16 +136,22 @@ def report(term: Terminal, outcome: ApplyOutcome, duration: float, *, noop: bool
         term.line(f"{verb} failed, and rolling back failed too:", "bold red", always=True)
         for f in undo.failed:
             term.line(f"  - {f}", "red", always=True)
-        term.line("The current snapshot pointer was cleared; the next `sys apply` will converge everything.",
-                  always=True)
+        term.line(
+            "The current snapshot pointer was cleared; the next `sys apply` will converge everything.",
+            always=True,
+        )
     else:
         term.line(f"{verb} failed. System unchanged.", "bold red", always=True)
     manifest = outcome.plan.manifest if outcome.plan else None
     for r in outcome.failures:
         lines = r.message.splitlines()
         where = manifest.source_of(r.id) if manifest is not None else ""
-        term.line(f"  {r.type} {r.label} failed: {lines[0]}" + (f" (declared at {where})" if where else ""),
-                  "red", always=True)
+        term.line(
+            f"  {r.type} {r.label} failed: {lines[0]}"
+            + (f" (declared at {where})" if where else ""),
+            "red",
+            always=True,
+        )
         for ln in lines[1:]:
             term.line(f"  {ln}", always=True)
     term.line("Run 'sys plan' to review the execution plan.", always=True)

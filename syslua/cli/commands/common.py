@@ -34,12 +34,26 @@ def find_config(config: Path | None) -> Path:
     return found
 
 
-def load_manifest(term: Terminal, config: Path | None, *, facts: list[str], impure: bool, max_depth: int,
-                  paths: Paths, noop: bool = False, health_check_only: bool = False) -> Manifest:
+def load_manifest(
+    term: Terminal,
+    config: Path | None,
+    *,
+    facts: list[str],
+    impure: bool,
+    max_depth: int,
+    paths: Paths,
+    noop: bool = False,
+    health_check_only: bool = False,
+) -> Manifest:
     path = find_config(config)
     term.log(f"Evaluating {path.name}...")
-    options = Options(cli_facts=parse_fact_args(facts), impure=impure, max_depth=max_depth, noop=noop,
-                      health_check_only=health_check_only)
+    options = Options(
+        cli_facts=parse_fact_args(facts),
+        impure=impure,
+        max_depth=max_depth,
+        noop=noop,
+        health_check_only=health_check_only,
+    )
     manifest = resolve(path, options, paths)
     for warning in manifest.warnings:
         term.warn(warning)
@@ -47,7 +61,9 @@ def load_manifest(term: Terminal, config: Path | None, *, facts: list[str], impu
 
 
 @contextmanager
-def state(paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False) -> Iterator[StateLock | None]:
+def state(
+    paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False
+) -> Iterator[StateLock | None]:
     """Open the state dir: take the lock when writing, and first roll back an
     interrupted apply (which needs the lock even for read-only commands)."""
     from syslua.state import journal

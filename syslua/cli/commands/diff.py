@@ -69,15 +69,29 @@ def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | No
             blob_b = sb.items.get(ident, {}).get("blob")
             props_a = {k: v for k, v in ia.to_dict()["props"].items() if k != "source"}
             props_b = {k: v for k, v in ib.to_dict()["props"].items() if k != "source"}
-            changed = [k for k in sorted(set(props_a) | set(props_b)) if k != "content" and props_a.get(k) != props_b.get(k)]
-            detail = [f"{k} {canonical_json(props_a.get(k))} -> {canonical_json(props_b.get(k))}" for k in changed]
+            changed = [
+                k
+                for k in sorted(set(props_a) | set(props_b))
+                if k != "content" and props_a.get(k) != props_b.get(k)
+            ]
+            detail = [
+                f"{k} {canonical_json(props_a.get(k))} -> {canonical_json(props_b.get(k))}"
+                for k in changed
+            ]
             text_diff = None
             if blob_a != blob_b and (blob_a or blob_b):
                 detail.insert(0, "content changed")
                 text_diff = _blob_diff(store, blob_a, blob_b, ident)
             if detail:
-                out.append({"id": ident, "symbol": "~", "label": _label(ident), "detail": ", ".join(detail),
-                            "diff": text_diff})
+                out.append(
+                    {
+                        "id": ident,
+                        "symbol": "~",
+                        "label": _label(ident),
+                        "detail": ", ".join(detail),
+                        "diff": text_diff,
+                    }
+                )
     return out
 
 
@@ -90,6 +104,11 @@ def _blob_diff(store: Store, a: str | None, b: str | None, ident: str) -> str | 
     if b"\0" in da or b"\0" in db:
         return "Binary files differ"
     label = abbreviate(ident.partition("#")[2])
-    return "".join(difflib.unified_diff(da.decode("utf-8", "replace").splitlines(True),
-                                        db.decode("utf-8", "replace").splitlines(True),
-                                        fromfile=f"{label} (before)", tofile=f"{label} (after)"))
+    return "".join(
+        difflib.unified_diff(
+            da.decode("utf-8", "replace").splitlines(True),
+            db.decode("utf-8", "replace").splitlines(True),
+            fromfile=f"{label} (before)",
+            tofile=f"{label} (after)",
+        )
+    )

@@ -41,14 +41,21 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
         for t in dead_trees:
             if not dry_run:
                 store.remove_tree(t)
-    result = {"snapshots_removed": drop, "objects_removed": len(dead_blobs), "trees_removed": dead_trees,
-              "bytes_freed": freed, "dry_run": dry_run}
+    result = {
+        "snapshots_removed": drop,
+        "objects_removed": len(dead_blobs),
+        "trees_removed": dead_trees,
+        "bytes_freed": freed,
+        "dry_run": dry_run,
+    }
     if term.json_mode:
         term.json(result)
         return 0
     verb = "Would remove" if dry_run else "Removed"
-    term.line(f"{verb} {len(drop)} snapshot(s), {len(dead_blobs)} store object(s) ({freed} bytes) "
-              f"and {len(dead_trees)} store tree(s) (packages and builds).")
+    term.line(
+        f"{verb} {len(drop)} snapshot(s), {len(dead_blobs)} store object(s) ({freed} bytes) "
+        f"and {len(dead_trees)} store tree(s) (packages and builds)."
+    )
     for ident in drop:
         term.line(f"  - snapshot {ident}")
     for t in dead_trees:
@@ -69,5 +76,5 @@ def _profile_trees(paths: Paths) -> set[str]:
         except OSError:
             continue
         if target.startswith(trees_root):
-            out.add(target[len(trees_root):].split("/", 1)[0])
+            out.add(target[len(trees_root) :].split("/", 1)[0])
     return out

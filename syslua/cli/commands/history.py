@@ -24,16 +24,18 @@ def run(term: Terminal) -> int:
         for problem in problems:
             term.warn(problem)
         for snap in reversed(everything):
-            rows.append({
-                "id": snap.id,
-                "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(snap.time)),
-                "message": snap.message,
-                "kind": snap.kind,
-                "current": snap.id == current,
-                "counts": snap.counts,
-                "tags": index.get("tags", {}).get(snap.id, []),
-                "_local": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snap.time)),
-            })
+            rows.append(
+                {
+                    "id": snap.id,
+                    "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(snap.time)),
+                    "message": snap.message,
+                    "kind": snap.kind,
+                    "current": snap.id == current,
+                    "counts": snap.counts,
+                    "tags": index.get("tags", {}).get(snap.id, []),
+                    "_local": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snap.time)),
+                }
+            )
     if term.json_mode:
         term.json([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
         return 0

@@ -9,7 +9,7 @@ from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.paths import home, shipped_dirs
 
-STARTER = '''\
+STARTER = """\
 -- sys.lua: describe this machine. Preview with `sys plan`, converge with `sys apply`.
 local ME, GRP = sys.user.name, sys.user.group
 defaults { file = { owner = ME, group = GRP, mode = "0644" } }
@@ -27,7 +27,7 @@ env { EDITOR = "vi" }
 
 -- A command that runs once, until the file it creates exists:
 -- exec { name = "setup", command = "touch ~/.setup-done", creates = "~/.setup-done" }
-'''
+"""
 
 
 def _declarations() -> list[str]:

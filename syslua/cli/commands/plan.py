@@ -17,38 +17,58 @@ from syslua.state.store import Store
 PENDING = 4
 
 
-def run(term: Terminal, config: Path | None, *, diff: bool, exit_code: bool, facts: list[str], impure: bool,
-        max_depth: int) -> int:
+def run(
+    term: Terminal,
+    config: Path | None,
+    *,
+    diff: bool,
+    exit_code: bool,
+    facts: list[str],
+    impure: bool,
+    max_depth: int,
+) -> int:
     paths = Paths.from_env()
-    manifest = load_manifest(term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths)
+    manifest = load_manifest(
+        term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths
+    )
     with state(paths, term, exclusive=False):
         previous, notes = current_manifest(paths)
     for note in notes:
         term.warn(note)
     term.log("Building execution plan...")
     store = Store(paths.store)
-    ctx = Context(runner=Runner(), noop=True, store=store, paths=paths, previous=previous,
-                  resolver=Resolver(manifest, store, paths.state))
+    ctx = Context(
+        runner=Runner(),
+        noop=True,
+        store=store,
+        paths=paths,
+        previous=previous,
+        resolver=Resolver(manifest, store, paths.state),
+    )
     known = None
     if previous is None:
         baseline = Snapshots(paths).latest_readable()
         known = baseline.load_manifest() if baseline is not None else None
     plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode, known=known)
     if term.json_mode:
-        term.json({
-            "manifest": {**manifest.to_dict(), "digest": manifest.digest},
-            "plan": plan.to_dict(),
-            "waves": plan.waves,
-        })
+        term.json(
+            {
+                "manifest": {**manifest.to_dict(), "digest": manifest.digest},
+                "plan": plan.to_dict(),
+                "waves": plan.waves,
+            }
+        )
     else:
         term.line()
         term.plan(plan, show_diff=diff)
     if plan.failures and not term.json_mode:
         # Not an error of the plan itself: an earlier item of the same apply
         # (a user, a directory) may still make these possible.
-        term.line(f"Note: {len(plan.failures)} item(s) marked ! cannot be applied as the machine is now.",
-                  "bold red", always=True)
+        term.line(
+            f"Note: {len(plan.failures)} item(s) marked ! cannot be applied as the machine is now.",
+            "bold red",
+            always=True,
+        )
     if exit_code and plan.has_changes:
         return PENDING
     return 0
-

@@ -15,7 +15,9 @@ from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
 
-def run(term: Terminal, snapshot_id: str | None, *, noop: bool, jobs: int | None, wait: bool) -> int:
+def run(
+    term: Terminal, snapshot_id: str | None, *, noop: bool, jobs: int | None, wait: bool
+) -> int:
     started = time.monotonic()
     paths = Paths.from_env()
     with state(paths, term, exclusive=not noop, wait=wait):
@@ -24,11 +26,20 @@ def run(term: Terminal, snapshot_id: str | None, *, noop: bool, jobs: int | None
         target = snapshots.load(target_id)
         manifest = materialise(target, Store(paths.store))
         term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
-        options = ApplyOptions(noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}")
+        options = ApplyOptions(
+            noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}"
+        )
         reporter = reporter_for(term, options)
         try:
-            outcome = apply_manifest(manifest, paths, options, reporter, config=target.config,
-                                     record_manifest=target.load_manifest(), inputs=target.inputs)
+            outcome = apply_manifest(
+                manifest,
+                paths,
+                options,
+                reporter,
+                config=target.config,
+                record_manifest=target.load_manifest(),
+                inputs=target.inputs,
+            )
         finally:
             reporter.close()
     return report(term, outcome, time.monotonic() - started, noop=noop, verb="Rollback")
@@ -45,5 +56,7 @@ def _target(snapshots: Snapshots, snapshot_id: str | None) -> str:
         return order[-1]
     pos = order.index(current) if current in order else len(order)
     if pos == 0:
-        raise UsageError(f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to")
+        raise UsageError(
+            f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to"
+        )
     return order[pos - 1]

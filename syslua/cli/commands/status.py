@@ -26,7 +26,9 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
     store = Store(paths.store)
     manifest = materialise(snap, store)
     resolver = Resolver(manifest, store, paths.state)
-    ctx = Context(runner=Runner(), noop=True, manifest=manifest, store=store, paths=paths, resolver=resolver)
+    ctx = Context(
+        runner=Runner(), noop=True, manifest=manifest, store=store, paths=paths, resolver=resolver
+    )
     out = []
     for item in manifest:
         rtype = get_type(item.type)
@@ -35,7 +37,9 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
             kind, detail = found
             # Managed paths are shown as paths, anything else by its id.
             label = rtype.key_label(item.key) if rtype.managed_path(item) else item.id
-            out.append({"id": item.id, "path": item.key, "kind": kind, "detail": detail, "label": label})
+            out.append(
+                {"id": item.id, "path": item.key, "kind": kind, "detail": detail, "label": label}
+            )
     return snap.id, out
 
 
@@ -50,7 +54,12 @@ def run(term: Terminal) -> int:
     for note in notes:
         term.warn(note)
     if term.json_mode:
-        term.json({"snapshot": snap_id, "drift": [{k: v for k, v in d.items() if k != "label"} for d in items]})
+        term.json(
+            {
+                "snapshot": snap_id,
+                "drift": [{k: v for k, v in d.items() if k != "label"} for d in items],
+            }
+        )
         return 0
     if snap_id is None:
         term.line("No current snapshot: nothing to compare with (run `sys apply`).")
