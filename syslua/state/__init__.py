@@ -1,5 +1,6 @@
-"""Persistent state: the content-addressed store, snapshots, the journal and the lock.
+"""Persistent state: the content-addressed store, snapshots, the journal, restoring recorded paths, and the lock.
 
-Everything here is written through `fsutil.atomic_write` or the store's own
-temp + rename, so a reader never sees a half-written file.
+Whole files are written through `fsutil.AtomicFile` (or its shortcuts), so a
+reader never sees a half-written file; the journal is an append-only log
+fsynced in batches.
 """

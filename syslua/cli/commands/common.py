@@ -1,4 +1,5 @@
-"""Helpers shared by commands: finding the config and resolving it."""
+"""Helpers shared by commands: finding the config, resolving it, and `state()`, which
+takes the state lock when writing and first rolls back an interrupted run."""
 
 from __future__ import annotations
 
