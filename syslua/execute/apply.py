@@ -40,6 +40,7 @@ from syslua.resources import with_outputs
 from syslua.resources.base import Context, RecordContext, ResourceType
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
+from syslua.state.originals import Originals, clear_unrestored, note_unrestored
 from syslua.state.snapshots import Snapshot, Snapshots, new_id
 from syslua.state.store import Store
 
@@ -183,10 +184,18 @@ def apply_manifest(
     )
     try:
         known_before = previous if previous is not None else known
-        originals = _prepare(journal, plan, manifest, known_before, current or baseline, store)
+        registry = _originals(paths, current or baseline)
+        originals = _prepare(journal, plan, manifest, known_before, registry, store)
         for name, files in generated.items():
             journal.prepare(name, [str(p) for p in files])
         journal.flush()
+        # The originals of paths taken over for the first time reach the
+        # record of originals (their blobs are durable now) before anything
+        # changes; the journal names them, so a clean rollback forgets them.
+        added = registry.add(originals)
+        if added:
+            journal.note({"op": "originals", "added": added})
+            registry.save()
         outcome = _run(
             manifest,
             plan,
@@ -198,7 +207,7 @@ def apply_manifest(
             runner,
             options,
             reporter,
-            originals,
+            registry.entries,
             context(False),
         )
         if outcome.ok:
@@ -219,10 +228,14 @@ def apply_manifest(
                 inputs,
             )
             journal.commit()
+            _committed(paths, registry, plan)
             for rtype in generators:
                 rtype.after_commit(paths)
             return outcome
         _roll_back(outcome, journal, store, runner, snapshots, reporter, paths, list(generated))
+        if outcome.undo is not None and outcome.undo.ok and added:
+            registry.drop(added)  # the paths are as they were: syslua never managed them
+            registry.save()
         return outcome
     finally:
         journal.close()
@@ -234,24 +247,44 @@ def _item(manifest: Manifest, ident: str) -> Item:
     return item
 
 
+def _originals(paths: Paths, source: Snapshot | None) -> Originals:
+    """The record of originals; a state dir from before it existed starts it
+    from the originals its snapshot kept."""
+    registry = Originals.load(paths.state)
+    if not registry.exists and source is not None and source.originals:
+        registry.add(source.originals)
+    return registry
+
+
+def _committed(paths: Paths, registry: Originals, plan: Plan) -> None:
+    """After a commit: removed items gave their originals back, and the
+    machine has converged past any path an earlier failed undo left."""
+    gone = [e.id for e in plan.removals if e.id in registry]
+    if gone:
+        registry.drop(gone)
+        registry.save()
+    clear_unrestored(paths.state)
+
+
 def _prepare(
     journal: Journal,
     plan: Plan,
     manifest: Manifest,
     known: Manifest | None,
-    source: Snapshot | None,
+    registry: Originals,
     store: Store,
 ) -> dict[str, dict[str, Any]]:
-    """Record what the plan will touch; return the originals of files syslua takes over.
+    """Record what the plan will touch; return the originals of the declared
+    items: those in the record of originals, and those syslua takes over now.
 
-    `known` and `source` are the current snapshot's manifest and the snapshot,
-    or, when there is no current one (self-healing cleared it), the newest
-    readable snapshot's: files it managed are not taken over again, and their
-    originals are kept.
+    `known` is the current snapshot's manifest or, when there is no current
+    one (self-healing cleared it), the newest readable snapshot's: files it
+    managed are not taken over again. A path in the record of originals is
+    never taken over again either, whatever it holds now.
     """
     from syslua.state.journal import capture
 
-    originals: dict[str, dict[str, Any]] = dict(source.originals) if source else {}
+    originals: dict[str, dict[str, Any]] = dict(registry.entries)
     for ident in list(originals):
         if ident not in manifest:
             originals.pop(ident)  # restored by its removal in this apply
@@ -305,7 +338,6 @@ def _run(
     from syslua.execute.remove import remove_item
 
     outcome = ApplyOutcome(plan)
-    prior_originals = current.originals if current else {}
     for entry in plan.removals:
         item = previous.get(entry.id) if previous else None
         if item is None:
@@ -315,7 +347,7 @@ def _run(
             item,
             ctx,
             journal,
-            prior_originals.get(entry.id),
+            originals.get(entry.id),
             current.items.get(entry.id, {}) if current else {},
         )
         outcome.results.append(result)
@@ -371,6 +403,7 @@ def _roll_back(
     # Self-healing: the machine is in an unknown mix, so forget the current
     # snapshot; the next apply then converges every item from the live state.
     outcome.restore_failed = True
+    note_unrestored(paths.state, report.unrestored)
     snapshots.clear_current()
     journal.close()
     keep = paths.state / "failed-journals"
@@ -457,7 +490,7 @@ def _record(
         parent=current.id if current else None,
         inputs=inputs,
         items=items,
-        originals=originals,
+        originals={k: v for k, v in originals.items() if v.get("kind") != "absent"},
         env=env,
         counts=counts,
         pre={
@@ -476,7 +509,8 @@ def _record(
     # the filesystems it went to are synced, the commit record may say so.
     crash_point("before-commit")
     journal.sync_touched(store.root)
-    journal.note({"op": "commit", "snapshot": snap.id})
+    removed = [e.id for e in plan.removals]
+    journal.note({"op": "commit", "snapshot": snap.id, "removed": removed})
     crash_point("after-commit")
     snapshots.set_current(snap.id)
     return snap.id
@@ -499,9 +533,14 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     records = journal_mod.read(paths.journal)
     snapshots = Snapshots(paths)
     committed = next((r for r in records if r.get("op") == "commit"), None)
+    registry = Originals.load(paths.state)
     if committed is not None:
         # The snapshot was written before the crash: finish the commit.
         snapshots.set_current(committed["snapshot"])
+        if committed.get("removed"):
+            registry.drop(committed["removed"])
+            registry.save()
+        clear_unrestored(paths.state)
         journal_mod.remove(paths.journal)
         return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
     begin = records[0] if records and records[0].get("op") == "begin" else {}
@@ -510,7 +549,11 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     for rec in records:
         if rec.get("op") == "snapshot" and rec["snapshot"] in snapshots.index()["order"]:
             snapshots.delete(rec["snapshot"])  # recorded, never committed
+    added = [i for r in records if r.get("op") == "originals" for i in r.get("added", ())]
     if report.ok:
+        if added:
+            registry.drop(added)  # taken over by the run that was rolled back
+            registry.save()
         journal_mod.remove(paths.journal)
         what = (
             f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"
@@ -522,6 +565,7 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
                 + "\n  ".join(report.left + report.not_undone)
             )
         return what + "; the machine is as it was before it"
+    note_unrestored(paths.state, report.unrestored)
     snapshots.clear_current()
     keep = paths.state / "failed-journals"
     keep.mkdir(parents=True, exist_ok=True)

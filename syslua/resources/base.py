@@ -295,6 +295,8 @@ class UndoReport:
     left: list[str] = field(default_factory=list)  # paths left in place, with why
     failed: list[str] = field(default_factory=list)  # what could not be undone
     not_undone: list[str] = field(default_factory=list)  # irreversible execs
+    # path records that could not be put back: {"path": ..., "prev": what it was}
+    unrestored: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -305,6 +307,7 @@ class UndoReport:
         self.left += other.left
         self.failed += other.failed
         self.not_undone += other.not_undone
+        self.unrestored += other.unrestored
 
 
 @dataclass

@@ -325,7 +325,7 @@ class FileType(ResourceType):
         if item.get("ensure") == "absent" and prev["kind"] == "dir":
             # A whole directory syslua removes: keep every entry, parents first.
             return {"kind": "tree", "records": records}
-        return None if prev["kind"] == "absent" else prev
+        return prev  # "did not exist" too: what syslua then writes is never an original
 
     def removal_paths(self, item: Item) -> list[str]:
         return [item.key]
@@ -348,6 +348,8 @@ class FileType(ResourceType):
     def _remove_path(self, item: Item, ctx: Context, original: dict[str, Any] | None) -> str:
         path = item.key
         ctx.before_change(path)
+        if original is not None and original.get("kind") == "absent":
+            original = None  # nothing was there: remove what syslua made
         if original is not None and original.get("kind") == "tree":
             notes = [restore_path(r["path"], r, ctx.store) for r in original["records"]]
             left = [n for n in notes if n]
