@@ -150,6 +150,8 @@ class Terminal:
             text += " - takes over an existing file; the original is kept"
         if entry.irreversible:
             text += " - irreversible (no undo command)"
+        for note in entry.notes:
+            text += f" ({note})"
         if entry.noop and entry.decision.changes:
             text += " - noop child: not changed by `sys apply`"
         self.line(text, COLORS.get(entry.symbol))

@@ -120,6 +120,7 @@ def apply_manifest(
     runner = Runner()
 
     resolver = Resolver(manifest, store, paths.state)
+    planned: dict[str, Any] = {}  # what types saw while planning, for their checks when items run
 
     def context(noop: bool) -> Context:
         return Context(
@@ -133,6 +134,7 @@ def apply_manifest(
             progress=options.progress,
             resolver=resolver,
             previous=previous,
+            planned=planned,
         )
 
     baseline = snapshots.latest_readable() if current is None else None

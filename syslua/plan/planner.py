@@ -33,6 +33,7 @@ class Entry:
     irreversible: bool = False  # an exec that will run and declares no `undo`
     takeover: bool = False  # a path syslua manages for the first time, which exists now
     noop: bool = False  # in a noop child: it would change, but the apply will not change it
+    notes: tuple[str, ...] = ()  # the type's remarks, shown in parentheses
 
     @property
     def symbol(self) -> str:
@@ -58,6 +59,8 @@ class Entry:
             d["takeover"] = True
         if self.noop:
             d["noop"] = True
+        if self.notes:
+            d["notes"] = list(self.notes)
         return d
 
 
@@ -203,6 +206,7 @@ def plan_item(
         irreversible,
         bool(takeover),
         item.noop,
+        tuple(rtype.plan_notes(item, status)) if status is not None else (),
     )
 
 

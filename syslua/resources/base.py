@@ -96,6 +96,9 @@ class Context:
     previous: Any = None  # the current snapshot's manifest, when there is one
     outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
     failed: set[str] = field(default_factory=set)
+    # What a type saw of an item while planning, for checks when it runs
+    # (shared by the plan's and the apply's contexts; item id -> anything).
+    planned: dict[str, Any] = field(default_factory=dict)
     _uids: dict[str, int | None] = field(default_factory=dict)
     _gids: dict[str, int | None] = field(default_factory=dict)
 
@@ -201,6 +204,10 @@ class ResourceType(Protocol):
     def takes_over(self, item: Item, status: Any) -> bool:
         """Whether a first change of this item replaces something that exists now."""
         return False
+
+    def plan_notes(self, item: Item, status: Any) -> list[str]:
+        """Remarks the plan shows beside the item's line, in parentheses."""
+        return []
 
     def removal(self, item: Item) -> Decision:
         """How the plan describes removing an item no longer declared."""

@@ -28,7 +28,7 @@ from typing import Any
 
 from syslua.errors import StateError
 from syslua.manifest.model import Item, Manifest, freeze, thaw
-from syslua.paths import abbreviate
+from syslua.paths import abbreviate, home
 from syslua.resources import file_posix as posix
 from syslua.resources.base import (
     CREATE,
@@ -48,6 +48,7 @@ from syslua.resources.base import (
 from syslua.resources.placeholders import Unresolved
 from syslua.state.restore import restore_path
 
+_LINKS = "file:linked-parents"  # ctx.planned: the planning run's cache of parent symlinks
 CREATED_FILE = "Would have created the file"
 UPDATED_FILE = "Would have updated the file"
 CREATED_DIR = "Would have created directory"
@@ -59,6 +60,9 @@ class Status:
     state: posix.FileState
     differences: tuple[str, ...]  # why the item is not in its desired state
     error: str | None = None
+    linked_parents: tuple[
+        tuple[str, str], ...
+    ] = ()  # parent dirs that are symlinks (planning only)
 
 
 def _desired_bytes(item: Item) -> bytes | None:
@@ -123,7 +127,13 @@ class FileType(ResourceType):
                     else f"source is not a regular file: {source}"
                 )
             state = posix.status(item.key)
-            return Status(state, tuple(self._differences(item, state, ctx)))
+            links: tuple[tuple[str, str], ...] = ()
+            if ctx.noop:
+                # Planning: remember which parents are symlinks now. When the
+                # item runs, a parent that turned into one is refused.
+                links = posix.linked_parents(item.key, home(), ctx.planned.setdefault(_LINKS, {}))
+                ctx.planned.setdefault(item.id, links)
+            return Status(state, tuple(self._differences(item, state, ctx)), linked_parents=links)
         except ResourceError as e:
             return Status(posix.FileState(item.key, posix.ABSENT), (), str(e))
 
@@ -203,6 +213,7 @@ class FileType(ResourceType):
         return Decision(UPDATE, reason, UPDATED_FILE)
 
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        self._check_parents(item, ctx)
         ensure = item.get("ensure")
         before = ctx.before_change
         if ensure == "absent":
@@ -274,9 +285,34 @@ class FileType(ResourceType):
         )
         return text or None
 
+    def _check_parents(self, item: Item, ctx: Context) -> None:
+        """Never write through a symlink that was not there when the item was planned."""
+        planned = ctx.planned.get(item.id)
+        if planned is None:
+            return
+        before = dict(planned)
+        for parent, target in posix.linked_parents(item.key, home()):
+            if parent not in before:
+                raise ResourceError(
+                    f"parent directory {abbreviate(parent)} changed into a symlink since planning"
+                )
+            if before[parent] != target:
+                raise ResourceError(
+                    f"parent directory {abbreviate(parent)} is a symlink to {target} now, "
+                    f"not to {before[parent]} as when planned"
+                )
+
     # -- hooks ---------------------------------------------------------------
     def takes_over(self, item: Item, status: Any) -> bool:
         return isinstance(status, Status) and status.state.exists
+
+    def plan_notes(self, item: Item, status: Any) -> list[str]:
+        if not isinstance(status, Status):
+            return []
+        return [
+            f"{abbreviate(p)} is a symlink to {target}; writing through it"
+            for p, target in status.linked_parents
+        ]
 
     def removal(self, item: Item) -> Decision:
         return Decision(

@@ -41,6 +41,31 @@ class FileState:
         return self.ensure != ABSENT
 
 
+def linked_parents(
+    path: str, home: str, seen: dict[str, str | None] | None = None
+) -> tuple[tuple[str, str], ...]:
+    """The parent directories of `path` that are symlinks, with their targets,
+    outermost first. Under `home`, only those below it count (a home reached
+    through a symlink is the system's business); elsewhere every one but `/`.
+    `seen` caches answers by directory across calls (one plan's worth)."""
+    top = home if path.startswith(home.rstrip("/") + "/") else "/"
+    out = []
+    parent = os.path.dirname(path)
+    while parent and parent != top and parent != "/":
+        target = seen.get(parent, "") if seen is not None else ""
+        if target == "":
+            try:
+                target = os.readlink(parent)
+            except OSError:  # not a link, or gone
+                target = None
+            if seen is not None:
+                seen[parent] = target
+        if target is not None:
+            out.append((parent, target))
+        parent = os.path.dirname(parent)
+    return tuple(reversed(out))
+
+
 def status(path: str) -> FileState:
     try:
         st = os.lstat(path)
