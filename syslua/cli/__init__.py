@@ -131,6 +131,14 @@ def apply(
         str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")
     ] = None,
     wait: WaitOpt = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite files edited by hand since the last apply; the edits are kept "
+            "in a snapshot that `sys rollback` returns to.",
+        ),
+    ] = False,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -151,6 +159,7 @@ def apply(
             max_depth=max_depth,
             message=message,
             wait=wait,
+            force=force,
         )
     )
 
