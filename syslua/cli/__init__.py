@@ -186,6 +186,80 @@ def rollback(
 
 
 @app.command()
+def add(
+    targets: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="PATH...",
+            help="Files or directories (every file below) to take back into the config.",
+            show_default=False,
+        ),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            "--to",
+            metavar="DIR",
+            help="Where files nothing manages are copied, under their path below ~ "
+            "(default: <config dir>/dotfiles).",
+            show_default=False,
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    max_depth: DepthOpt = 10,
+    wait: WaitOpt = False,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Take files edited by hand back into the config (over their source files)."""
+    from syslua.cli.commands import add as cmd
+
+    term = _common(json_, 0, quiet, no_color)
+    raise typer.Exit(
+        cmd.run(
+            term,
+            targets,
+            config=config,
+            to=to,
+            facts=fact or [],
+            impure=impure,
+            max_depth=max_depth,
+            wait=wait,
+        )
+    )
+
+
+@app.command()
+def destroy(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show what would be removed and restored.")
+    ] = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    wait: WaitOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Remove everything syslua manages and restore every original (`sys rollback` undoes it)."""
+    from syslua.cli.commands import destroy as cmd
+
+    term = _common(json_, verbose, quiet, no_color)
+    raise typer.Exit(cmd.run(term, dry_run=dry_run, jobs=jobs, wait=wait))
+
+
+@app.command()
 def history(
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,

@@ -57,6 +57,8 @@ def _target(snapshots: Snapshots, snapshot_id: str | None) -> str:
     pos = order.index(current) if current in order else len(order)
     if pos == 0:
         raise UsageError(
-            f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to"
+            f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to",
+            hint="To remove everything syslua manages and restore the originals it took over, "
+            "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
         )
     return order[pos - 1]
