@@ -26,8 +26,14 @@ def run(
         target = snapshots.load(target_id)
         manifest = materialise(target, Store(paths.store))
         term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
+        # Edits made by hand since the last apply are kept in a snapshot first
+        # (the one a second `sys rollback` returns to), not refused.
         options = ApplyOptions(
-            noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}"
+            noop=noop,
+            jobs=jobs,
+            kind="rollback",
+            message=f"rollback to {target_id}",
+            keep_edits=True,
         )
         reporter = reporter_for(term, options)
         try:
