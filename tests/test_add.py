@@ -50,6 +50,10 @@ def test_a_file_from_a_source_is_copied_over_its_source(sysenv) -> None:
     assert "No changes." in sysenv.run("apply").stdout
     h = history(sysenv)
     assert h[0]["kind"] == "add" and h[0]["current"] and h[0]["message"] == "add ~/.vimrc"
+    # adding it again finds nothing to take back, and records nothing
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 0 and "~/.vimrc: already the same as its source" in p.stdout, out(p)
+    assert history(sysenv) == h
     # what was taken back counts as applied: a later change of the source is
     # an ordinary update, not an edit of ~/.vimrc
     source.write_text("set nu\nset hls\nset ic\n")
@@ -211,3 +215,23 @@ def test_add_json(sysenv) -> None:
     assert entry["path"] == str(sysenv.home / ".tmux.conf") and entry["managed"] is False
     assert entry["declaration"] == 'file { path = "~/.tmux.conf", source = "dotfiles/.tmux.conf" }'
     assert data["snapshot"] is None
+
+
+def test_an_edit_copied_into_the_source_by_hand_is_adopted(sysenv) -> None:
+    """The edit is already in the source (copied by hand): `sys add` has
+    nothing to copy, but records it as applied, so that the next change of the
+    source is not refused as overwriting an edit."""
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    source.write_text("set nu\nset hls\n")
+    assert plan_line(sysenv.run("plan"), "~/.vimrc").startswith("  = ")
+    source.write_text("set nu\nset hls\nset ic\n")  # a later change, from the repository
+    assert sysenv.run("apply").returncode == 2  # syslua never wrote `set hls`: an edit
+    source.write_text("set nu\nset hls\n")
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 0 and "already the same as its source" in p.stdout, out(p)
+    assert history(sysenv)[0]["kind"] == "add"
+    source.write_text("set nu\nset hls\nset ic\n")
+    assert sysenv.run("apply").returncode == 0
+    assert (sysenv.home / ".vimrc").read_text() == "set nu\nset hls\nset ic\n"

@@ -192,7 +192,8 @@ def take_back(
         if recorded is None:
             return None
         # The content is the one applied now; the mode stays what was applied.
-        return {**recorded, "blob": store.put_file(path)}
+        blob = store.put_file(path)
+        return None if blob == recorded.get("blob") else {**recorded, "blob": blob}
 
     return TakeBack(message, writes=() if same else (target,), act=act)
 
