@@ -235,3 +235,23 @@ def test_an_edit_copied_into_the_source_by_hand_is_adopted(sysenv) -> None:
     source.write_text("set nu\nset hls\nset ic\n")
     assert sysenv.run("apply").returncode == 0
     assert (sysenv.home / ".vimrc").read_text() == "set nu\nset hls\nset ic\n"
+
+
+def test_a_link_needs_nothing(sysenv) -> None:
+    """The file type's answer for a path managed as a link (`ensure = "link"`,
+    or `link = true` beside `source`): nothing to take back, not a refusal.
+    Checked on the hook itself, as links are declared by another part of the
+    file type."""
+    from syslua.manifest.model import Item, freeze
+    from syslua.resources import get
+
+    os.symlink(sysenv.work / "dotfiles" / "vimrc", sysenv.home / ".vimrc")
+    for props in (
+        {"ensure": "link", "target": str(sysenv.work / "dotfiles" / "vimrc")},
+        {"ensure": "present", "link": True, "source": str(sysenv.work / "dotfiles" / "vimrc")},
+    ):
+        item = Item("file", str(sysenv.home / ".vimrc"), freeze(props))
+        step = get("file").take_back(item, item.key, "sys.lua:3", None, None)
+        assert not step.refused and step.act is None and not step.writes
+        assert step.message.startswith("~/.vimrc is managed as a link to ")
+        assert step.message.endswith("nothing to do")

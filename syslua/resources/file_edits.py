@@ -143,6 +143,13 @@ def take_back(
     """Copy the live file over the `source` it is managed from."""
     label = abbreviate(path)
     ensure = item.get("ensure")
+    if ensure == "link" or item.get("link"):
+        # A link's edits were made in the file it points to: already in place.
+        target = item.get("target") or item.get("source") or "its target"
+        return TakeBack(
+            f"{label} is managed as a link to {abbreviate(str(target))}: "
+            "edits made through it are already there; nothing to do"
+        )
     if ensure != "present":
         return TakeBack(
             f'{label} is declared with ensure = "{ensure}" at {where}: there is no content to take back',
