@@ -18,11 +18,10 @@ interrupted journal):
    current pointer is cleared so the next apply converges everything.
 7. On success: record the edits it overwrote, if any, as a snapshot of
    their own (the current one with the edits adopted), so that rollback
-   returns to them; then record the snapshot, sync every filesystem the apply wrote
-   to (group commit: files are written without an fsync each), mark the
-   journal committed, make the
-   snapshot current, delete the journal, let the types tidy up (profile
-   generations no snapshot needs).
+   returns to them; then record the snapshot, sync every filesystem the
+   apply wrote to (group commit: files are written without an fsync each),
+   mark the journal committed, make the snapshot current, delete the
+   journal, let the types tidy up (profile generations no snapshot needs).
 """
 
 from __future__ import annotations
