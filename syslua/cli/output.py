@@ -117,10 +117,14 @@ class Terminal:
         )
         for entry in plan.entries + plan.removals:
             self.entry(entry)
-            if show_diff and entry.diff:
-                for dl in entry.diff.rstrip("\n").splitlines():
-                    style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else None
-                    self.line("      " + dl, style)
+            if show_diff:
+                # An edit first (what changed by hand), then what the apply would write.
+                for diff in (entry.edit_diff, entry.diff):
+                    for dl in (diff or "").rstrip("\n").splitlines():
+                        style = (
+                            "green" if dl.startswith("+") else "red" if dl.startswith("-") else None
+                        )
+                        self.line("      " + dl, style)
         if plan.waves or plan.removals:
             self.line()
             self.line("Execution order:")
@@ -142,10 +146,12 @@ class Terminal:
             summary += f", {c['noop']} would change in noop children"
         if c["fail"]:
             summary += f", {c['fail']} cannot be applied"
+        if c["edited"]:
+            summary += f", {c['edited']} edited since the last apply"
         self.line(summary + ".")
 
     def entry(self, entry: Entry) -> None:
-        text = f"  {entry.symbol} {_subject(entry)}: {entry.decision.message}"
+        text = f"  {entry.symbol} {_subject(entry)}: {entry.message}"
         if entry.takeover:
             text += " - takes over an existing file; the original is kept"
         if entry.irreversible:
@@ -155,6 +161,11 @@ class Terminal:
         if entry.noop and entry.decision.changes:
             text += " - noop child: not changed by `sys apply`"
         self.line(text, COLORS.get(entry.symbol))
+
+
+def count_paths(n: int) -> str:
+    """`1 path`, `2 paths`."""
+    return "1 path" if n == 1 else f"{n} paths"
 
 
 def _subject(entry: Entry) -> str:

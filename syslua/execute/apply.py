@@ -3,7 +3,9 @@
 Steps, in order (the caller holds the state lock and has recovered any
 interrupted journal):
 1. Plan against the current snapshot and the live machine; with no change
-   and the same manifest, stop here (no new snapshot).
+   and the same manifest, stop here (no new snapshot). A plan that would
+   overwrite files edited by hand since the last apply stops here too,
+   unless told to keep the edits (`--force`, rollback, destroy).
 2. Begin the journal and record, in one durable batch, the previous state
    of every path the plan will touch (and of files syslua takes over).
 3. Remove items no longer declared, in reverse dependency order.
@@ -14,11 +16,12 @@ interrupted journal):
    reverse completion order (so removed items come back in dependency
    order); the previous snapshot stays current. If undoing fails, the
    current pointer is cleared so the next apply converges everything.
-7. On success: record the snapshot, sync every filesystem the apply wrote
-   to (group commit: files are written without an fsync each), mark the
-   journal committed, make the
-   snapshot current, delete the journal, let the types tidy up (profile
-   generations no snapshot needs).
+7. On success: record the edits it overwrote, if any, as a snapshot of
+   their own (the current one with the edits adopted), so that rollback
+   returns to them; then record the snapshot, sync every filesystem the
+   apply wrote to (group commit: files are written without an fsync each),
+   mark the journal committed, make the snapshot current, delete the
+   journal, let the types tidy up (profile generations no snapshot needs).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from syslua.execute.item import FAILED, ItemResult, run_item
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
-from syslua.plan.planner import Plan, make_plan
+from syslua.plan.planner import Entry, Plan, make_plan
 from syslua.resources import get as get_type
 from syslua.resources import with_outputs
 from syslua.resources.base import Context, RecordContext, ResourceType
@@ -69,7 +72,10 @@ class ApplyOptions:
     health_check_only: bool = False
     jobs: int | None = None
     message: str | None = None
-    kind: str = "apply"  # apply | rollback
+    kind: str = "apply"  # apply | rollback | destroy
+    # Overwrite paths edited by hand since the last apply, keeping the edits in
+    # a snapshot first; otherwise the apply refuses and changes nothing.
+    keep_edits: bool = False
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
@@ -86,6 +92,9 @@ class ApplyOutcome:
     restore_failed: bool = False
     snapshot_id: str | None = None
     env_line: str | None = None
+    refused: list[Entry] = field(default_factory=list)  # edits it would have overwritten
+    kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
+    kept: list[str] = field(default_factory=list)  # labels of those edits
 
     @property
     def failures(self) -> list[ItemResult]:
@@ -135,15 +144,21 @@ def apply_manifest(
             resolver=resolver,
             previous=previous,
             planned=planned,
+            # A corrupt current snapshot's stand-in did not leave the machine as
+            # it is: what differs from it is not an edit.
+            last_applied=current.items if current and not warning else None,
         )
 
     baseline = snapshots.latest_readable() if current is None else None
     known = baseline.load_manifest() if baseline is not None else None
     plan = make_plan(manifest, context(True), previous, known=known)
+    read_only = options.health_check_only or options.noop
+    if plan.edited and not options.keep_edits and not read_only:
+        return ApplyOutcome(plan, ok=False, refused=plan.edited)
     reporter.planned(plan)
     dag = plan.dag or Dag.from_manifest(manifest)
 
-    if options.health_check_only or options.noop:
+    if read_only:
         from syslua.execute import scheduler
 
         ctx = context(True)
@@ -443,6 +458,11 @@ def _record(
     generated: dict[str, list[Path]],
     given_inputs: dict[str, str] | None,
 ) -> str:
+    parent = current.id if current else None
+    kept = _keep_edits(plan, current, journal, snapshots, store, options)
+    if kept is not None:
+        parent = outcome.kept_edits = kept[0].id
+        outcome.kept = kept[1]
     items: dict[str, dict[str, Any]] = {}
     prev_items = current.items if current else {}
     prev_manifest = current.load_manifest() if current else None
@@ -489,7 +509,7 @@ def _record(
         manifest=recorded.to_dict(),
         digest=recorded.digest,
         config=config,
-        parent=current.id if current else None,
+        parent=parent,
         inputs=inputs,
         items=items,
         originals={k: v for k, v in originals.items() if v.get("kind") != "absent"},
@@ -518,10 +538,71 @@ def _record(
     return snap.id
 
 
+def _keep_edits(
+    plan: Plan,
+    current: Snapshot | None,
+    journal: Journal,
+    snapshots: Snapshots,
+    store: Store,
+    options: ApplyOptions,
+) -> tuple[Snapshot, list[str]] | None:
+    """Record the edits this apply overwrote as a snapshot before its own: the
+    current snapshot, with each edited item's state adopting what the journal
+    captured before the apply changed it. `sys rollback` then returns to it,
+    and so brings the edits back. Returns it and the labels of the edits it
+    keeps; None when there were none it could keep."""
+    if current is None or not plan.edited:
+        return None
+    previous = current.load_manifest()
+    items = dict(current.items)
+    kept = []
+    for entry in plan.edited:
+        item = previous.get(entry.id)
+        if item is None:
+            continue
+        rtype = get_type(item.type)
+        path = rtype.managed_path(item)
+        record = journal.recorded.get(path) if path else None
+        if record is None:
+            continue
+        state = rtype.adopt(item, current.items.get(entry.id, {}), record["prev"], store)
+        if state is not None:
+            items[entry.id] = state
+            kept.append(entry.id)
+    if not kept:
+        return None
+    labels = [e.label for e in plan.edited if e.id in kept]
+    shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+    verb = {"apply": "apply --force"}.get(options.kind, options.kind)
+    snap = Snapshot(
+        id=new_id(),
+        time=time.time(),
+        message=f"edits kept before {verb}: {shown}",
+        kind="edits",
+        manifest=current.manifest,
+        digest=current.digest,
+        config=current.config,
+        parent=current.id,
+        inputs=current.inputs,
+        items=items,
+        originals=current.originals,
+        env=current.env,
+        counts={},
+        pre={"previous": current.id, "records": []},
+    )
+    # Named before it exists, as the apply's own snapshot is: recovery of a run
+    # that dies before committing deletes it.
+    journal.note({"op": "snapshot", "snapshot": snap.id})
+    snapshots.save(snap, make_current=False)
+    return snap, labels
+
+
 def _default_message(kind: str, counts: dict[str, int], config: str | None) -> str:
     what = f"{counts.get('changed', 0)} changed"
     if kind == "rollback":
         return f"rollback ({what})"
+    if kind == "destroy":
+        return f"destroy ({counts.get('changed', 0)} removed)"
     return f"apply {Path(config).name if config else ''} ({what})".replace("  ", " ")
 
 

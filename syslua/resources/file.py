@@ -29,6 +29,7 @@ from typing import Any
 from syslua.errors import StateError
 from syslua.manifest.model import Item, Manifest, freeze, thaw
 from syslua.paths import abbreviate, home
+from syslua.resources import file_edits as edits
 from syslua.resources import file_posix as posix
 from syslua.resources.base import (
     CREATE,
@@ -42,6 +43,7 @@ from syslua.resources.base import (
     Removal,
     ResourceError,
     ResourceType,
+    TakeBack,
     group_name,
     user_name,
 )
@@ -428,25 +430,52 @@ class FileType(ResourceType):
                 )
             elif item.get("source"):
                 state["blob"] = rctx.store.put_file(item.get("source"))
+            state["mode"] = item.get("mode")  # what was applied: a later change is an edit
         return state
 
     def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
-        """A copied `source` becomes the store's copy of the recorded content."""
-        if not item.get("source"):
+        """A copied `source` becomes the store's copy of the recorded content.
+        A state that adopted a hand edit (`adopt`) gives its content and mode."""
+        adopted = edits.adopted_blob(item, state)
+        mode = state.get("mode") if item.get("ensure") == "present" else None
+        if not item.get("source") and adopted is None and (not mode or mode == item.get("mode")):
             return item
-        blob = state.get("blob")
-        if not blob:
-            raise StateError(f"snapshot {snapshot} has no stored content for {item.key}")
-        if not store.has(blob):
-            raise StateError(
-                f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
-                "it was deleted from the store by hand"
-            )
         props = thaw(item.props)
-        props["source"] = str(store.path(blob))
+        if item.get("source") or adopted is not None:
+            blob = state.get("blob")
+            if not blob:
+                raise StateError(f"snapshot {snapshot} has no stored content for {item.key}")
+            if not store.has(blob):
+                raise StateError(
+                    f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
+                    "it was deleted from the store by hand"
+                )
+            props.pop("content", None)
+            props["source"] = str(store.path(blob))
+        if mode:
+            props["mode"] = mode
         return Item(
             item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
         )
+
+    def edited(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+        return edits.edited(item, recorded, ctx.store)
+
+    def edit_diff(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+        return edits.edit_diff(item, recorded, ctx.store)
+
+    def adopt(
+        self, item: Item, recorded: dict[str, Any], live: dict[str, Any], store: Any
+    ) -> dict[str, Any] | None:
+        return edits.adopt(item, recorded, live)
+
+    def take_back(
+        self, item: Item, path: str, where: str, recorded: dict[str, Any] | None, store: Any
+    ) -> TakeBack:
+        return edits.take_back(item, path, where, recorded, store)
+
+    def take_in(self, path: str, dest: str, source: str) -> TakeBack:
+        return edits.take_in(path, dest, source)
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         try:

@@ -255,3 +255,22 @@ def remove(path: str, *, force: bool, before_change: Callable[[str], None]) -> N
         return
     before_change(path)
     os.unlink(path)
+
+
+def copy_content(live: str, dest: str, *, mode: int, owner: tuple[int, int] | None) -> None:
+    """Write the content of the file `live` to `dest` atomically, with `mode`
+    (and `owner`, where this process may): `sys add` taking an edit back."""
+    try:
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with AtomicFile(dest, mode) as out, open(live, "rb") as src:
+            while chunk := src.read(CHUNK):
+                out.write(chunk)
+            if owner is not None:
+                st = os.fstat(out.fileno())
+                if (st.st_uid, st.st_gid) != owner:
+                    try:
+                        os.fchown(out.fileno(), *owner)
+                    except PermissionError:
+                        pass  # not root: the file is ours, as it was
+    except PermissionError as e:
+        raise ResourceError(f"cannot write {e.filename or dest}: permission denied") from e
