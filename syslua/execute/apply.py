@@ -39,7 +39,7 @@ from syslua.resources import get as get_type
 from syslua.resources import with_outputs
 from syslua.resources.base import Context, RecordContext, ResourceType
 from syslua.resources.placeholders import Resolver
-from syslua.resources.process import Runner
+from syslua.resources.process import Runner, tail
 from syslua.state.snapshots import Snapshot, Snapshots, new_id
 from syslua.state.store import Store
 
@@ -373,9 +373,11 @@ def _roll_back(
     outcome.restore_failed = True
     snapshots.clear_current()
     journal.close()
-    keep = paths.state / "failed-journals"
-    keep.mkdir(parents=True, exist_ok=True)
-    os.replace(journal.file, keep / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl")
+    from syslua.state.journal import set_aside
+
+    set_aside(
+        journal.file, paths.failed_journals, f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
+    )
 
 
 def _write_outputs(
@@ -432,8 +434,8 @@ def _record(
         result = by_id.get(item.id)
         if result is not None and result.output is not None:
             state["exit_code"] = result.output.exit_code
-            state["stdout"] = result.output.stdout[-2000:]
-            state["stderr"] = result.output.stderr[-2000:]
+            state["stdout"] = tail(result.output.stdout)  # the last OUTPUT_TAIL bytes
+            state["stderr"] = tail(result.output.stderr)
         if result is not None:
             state["status"] = result.status
         items[item.id] = state
@@ -523,11 +525,10 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
             )
         return what + "; the machine is as it was before it"
     snapshots.clear_current()
-    keep = paths.state / "failed-journals"
-    keep.mkdir(parents=True, exist_ok=True)
-    os.replace(
+    journal_mod.set_aside(
         paths.journal / journal_mod.JOURNAL,
-        keep / f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+        paths.failed_journals,
+        f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
     )
     return (
         "could not fully roll back an interrupted apply: "

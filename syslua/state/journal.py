@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError
-from syslua.fsutil import fsync_dir, sync_filesystems
+from syslua.fsutil import fsync_dir, make_dir, sync_filesystems
+from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
 from syslua.state.store import Store
 
 JOURNAL = "journal.jsonl"
@@ -83,9 +84,12 @@ class Journal:
             raise StateError(
                 f"a journal already exists at {directory}; an interrupted run must be recovered first"
             )
-        directory.mkdir(parents=True, exist_ok=True)
+        make_dir(directory, PRIVATE_DIR, parents_mode=PASSAGE)
         j = cls(directory, store)
-        j._fh = open(j.file, "a", encoding="utf-8")
+        # Owner only: the records hold paths, previous modes and undo commands.
+        fd = os.open(j.file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, PRIVATE_FILE)
+        os.fchmod(fd, PRIVATE_FILE)
+        j._fh = os.fdopen(fd, "a", encoding="utf-8")
         j._pending.append({"op": "begin", "pid": os.getpid(), "time": time.time(), **meta})
         j.flush()
         fsync_dir(directory)
@@ -185,6 +189,21 @@ def read(directory: Path) -> list[dict[str, Any]]:
     except FileNotFoundError:
         return []
     return out
+
+
+def set_aside(source: Path, failed_dir: Path, name: str) -> Path:
+    """Move a journal (a file, or whatever is at its path) into `failed_dir`,
+    owner-only, where the user can read what happened; returns where it went."""
+    make_dir(failed_dir, PRIVATE_DIR, parents_mode=PASSAGE)
+    target = failed_dir / name
+    n = 1
+    while os.path.lexists(target):
+        n += 1
+        target = failed_dir / f"{n}-{name}"
+    os.replace(source, target)
+    if not target.is_symlink():
+        os.chmod(target, PRIVATE_DIR if target.is_dir() else PRIVATE_FILE)
+    return target
 
 
 def remove(directory: Path) -> None:

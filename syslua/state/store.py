@@ -2,7 +2,8 @@
 
 Blobs live at `objects/<2 hex>/<62 hex>`, trees (unpacked packages, build
 outputs) at `trees/<name>`. An object is written to a temp file in the store's
-`tmp/` (`fsutil.AtomicFile`), hashed while written, made read-only, then
+`tmp/` (`fsutil.AtomicFile`), hashed while written, made read-only for its
+owner alone (0400: blobs hold originals, secrets and config sources), then
 renamed into place, so an object either exists whole or not at all; writing
 the same content twice keeps one copy. `sync()` makes everything written so far durable at once,
 which lets the journal batch many backups under one flush.
@@ -18,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslua.errors import StateError
-from syslua.fsutil import CHUNK, AtomicFile, fsync_dir
+from syslua.fsutil import CHUNK, AtomicFile, fsync_dir, make_dir
+from syslua.state.layout import BLOB, PASSAGE, PRIVATE_DIR
 
 SYNC_ONE_BY_ONE = 16
 
@@ -32,8 +34,10 @@ class Store:
         self._unsynced: list[Path] = []  # blobs written since the last sync
 
     def _ensure(self) -> None:
-        for d in (self.objects, self.trees, self.tmp):
-            d.mkdir(parents=True, exist_ok=True)
+        make_dir(self.root, PASSAGE, parents_mode=PASSAGE)
+        make_dir(self.objects, PRIVATE_DIR)
+        make_dir(self.trees, PASSAGE)  # package trees are reached through the profile
+        make_dir(self.tmp, PRIVATE_DIR)
 
     def path(self, digest: str) -> Path:
         return self.objects / digest[:2] / digest[2:]
@@ -48,13 +52,13 @@ class Store:
         is already there is kept and the new copy dropped.
         """
         self._ensure()
-        with AtomicFile(None, 0o444, durable=False, temp_dir=self.tmp) as f:
+        with AtomicFile(None, BLOB, durable=False, temp_dir=self.tmp) as f:
             digest = fill(f)
             target = self.path(digest)
             if target.exists():
                 f.discard()
             else:
-                target.parent.mkdir(exist_ok=True)
+                make_dir(target.parent, PRIVATE_DIR)
                 f.target = target
         if f.committed:
             self._unsynced.append(target)  # made durable by sync(), in one batch

@@ -1,4 +1,5 @@
 """Helpers shared by commands: finding the config, resolving it, and `state()`, which
+tightens the permissions of a state dir left readable by an older version,
 takes the state lock when writing and first rolls back an interrupted run."""
 
 from __future__ import annotations
@@ -65,12 +66,20 @@ def load_manifest(
 def state(
     paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False
 ) -> Iterator[StateLock | None]:
-    """Open the state dir: take the lock when writing, and first roll back an
-    interrupted apply (which needs the lock even for read-only commands)."""
-    from syslua.state import journal
+    """Open the state dir: tighten its permissions if an older version left
+    them open, take the lock when writing, and first roll back an interrupted
+    apply (which needs the lock even for read-only commands)."""
+    from syslua.state import journal, layout
 
+    tightened = layout.tighten(paths)
+    if tightened:
+        term.warn(
+            f"Tightened permissions of {', '.join(str(p) for p in tightened)}: "
+            "other users could read syslua's state"
+        )
     lock = StateLock(paths.lock)
     if exclusive:
+        layout.ensure(paths)
         lock.acquire(wait=wait)
         try:
             _recover(paths, term)
