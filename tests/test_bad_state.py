@@ -8,6 +8,12 @@ its exit code, and what it left on disk.
 
 from __future__ import annotations
 
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
 from conftest import HEADER, out, tree
 
 
@@ -43,3 +49,122 @@ def test_lock_path_that_is_a_directory_is_a_clear_error(sysenv) -> None:
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     assert (sysenv.home / "a.txt").read_text() == "v2\n"
+
+
+# -- a journal of random bytes, or a journal path that is a directory ----------
+def current(sysenv) -> str | None:  # type: ignore[no-untyped-def]
+    index = json.loads((sysenv.root / "state" / "snapshots" / "index.json").read_text())
+    return index["current"]
+
+
+def failed_journals(sysenv) -> list[Path]:  # type: ignore[no-untyped-def]
+    d = sysenv.root / "state" / "failed-journals"
+    return sorted(d.iterdir()) if d.is_dir() else []
+
+
+RANDOM = bytes(range(256)) * 3 + b"\x00\xff\xfe\n{not json}\n"
+
+
+def make_random_journal(sysenv) -> Path:  # type: ignore[no-untyped-def]
+    path = sysenv.root / "state" / "journal" / "journal.jsonl"
+    path.write_bytes(RANDOM)
+    path.chmod(0o600)
+    return path
+
+
+def make_journal_dir(sysenv) -> Path:  # type: ignore[no-untyped-def]
+    path = sysenv.root / "state" / "journal" / "journal.jsonl"
+    path.mkdir(mode=0o700)
+    (path / "inside").write_text("x")
+    (path / "inside").chmod(0o644)  # made private when set aside
+    return path
+
+
+def make_journal_file(sysenv) -> Path:  # type: ignore[no-untyped-def]
+    path = sysenv.root / "state" / "journal"
+    path.rmdir()
+    path.write_bytes(RANDOM)
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, problem",
+    [
+        (make_random_journal, "{path} is not a journal (its first record is not readable)"),
+        (make_journal_dir, "{path} is a directory"),
+        (make_journal_file, "{path} is not a directory"),
+    ],
+    ids=["random-bytes", "journal-is-a-directory", "journal-dir-is-a-file"],
+)
+@pytest.mark.parametrize("command", ["apply", "status"])
+def test_unreadable_journal_is_set_aside_and_the_command_goes_on(
+    sysenv, make, problem: str, command: str
+) -> None:
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    assert current(sysenv) is not None
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "v2\\n" }\n')
+    path = make(sysenv)
+    was = (
+        {k: (kind, mode & 0o700, data) for k, (kind, mode, data) in tree(path).items()}
+        if path.is_dir()
+        else path.read_bytes()
+    )
+    p = sysenv.run(command)
+    text = out(p)
+    assert p.returncode == 0, text
+    assert "Traceback" not in text
+    [kept] = failed_journals(sysenv)
+    assert kept.name.startswith("unreadable-")
+    warning = (
+        f"Warning: {problem.format(path=path)}; moved it to {kept}. The current snapshot "
+        "pointer was cleared: the next `sys apply` will converge everything."
+    )
+    assert warning in p.stderr, text
+    # kept as it was, for the user to look at, owner-only
+    assert (tree(kept) if kept.is_dir() else kept.read_bytes()) == was
+    assert stat.S_IMODE(kept.stat().st_mode) == (0o700 if kept.is_dir() else 0o600)
+    if command == "apply":
+        assert (sysenv.home / "a.txt").read_text() == "v2\n"
+        assert current(sysenv) is not None
+    else:
+        assert current(sysenv) is None
+        assert "No current snapshot" in p.stdout
+        p = sysenv.run("apply")  # converges from the live state
+        assert p.returncode == 0, out(p)
+        assert (sysenv.home / "a.txt").read_text() == "v2\n"
+    assert not os.path.lexists(path) or path.is_dir() and not any(path.iterdir())
+    # said once
+    p = sysenv.run("status")
+    assert p.returncode == 0 and "Warning" not in out(p), out(p)
+
+
+def test_empty_journal_is_no_problem(sysenv) -> None:
+    """A run killed before its first record wrote an empty journal: it changed nothing."""
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    s1 = current(sysenv)
+    (sysenv.root / "state" / "journal" / "journal.jsonl").write_bytes(b"")
+    p = sysenv.run("status")
+    assert p.returncode == 0, out(p)
+    assert current(sysenv) == s1
+    assert failed_journals(sysenv) == []
+    assert "No drift" in p.stdout
+
+
+def test_damaged_journal_records_do_not_crash_recovery(sysenv) -> None:
+    """A begin record, then records that are JSON but not what a journal holds."""
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    path = sysenv.root / "state" / "journal" / "journal.jsonl"
+    path.write_text(
+        '{"op":"begin","pid":1,"time":0,"kind":"apply"}\n'
+        '{"op":"path","item":"file#x"}\n'
+        '{"op":"path","path":"/nonexistent/x","prev":{"kind":"file"}}\n'
+    )
+    p = sysenv.run("apply")
+    text = out(p)
+    assert p.returncode == 0, text
+    assert "Traceback" not in text
+    assert "could not fully roll back an interrupted apply" in text
+    assert "the journal record is damaged" in text
+    [kept] = failed_journals(sysenv)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600

@@ -498,6 +498,9 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
 
     if not journal_mod.exists(paths.journal):
         return None
+    problem = journal_mod.unusable(paths.journal)
+    if problem is not None:
+        return _set_aside_unusable(paths, problem)
     records = journal_mod.read(paths.journal)
     snapshots = Snapshots(paths)
     committed = next((r for r in records if r.get("op") == "commit"), None)
@@ -534,4 +537,24 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
         "could not fully roll back an interrupted apply: "
         + "; ".join(report.failed)
         + ". The current snapshot pointer was cleared; the next `sys apply` will converge everything."
+    )
+
+
+def _set_aside_unusable(paths: Paths, problem: str) -> str:
+    """A journal that cannot be read cannot be rolled back: keep it for the
+    user to look at, and forget the current snapshot (what the run did is
+    unknown), so the next apply converges every item from the live state."""
+    from syslua.state import journal as journal_mod
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    if paths.journal.is_symlink() or not paths.journal.is_dir():
+        moved = journal_mod.set_aside(paths.journal, paths.failed_journals, f"unreadable-{stamp}")
+    else:
+        moved = journal_mod.set_aside(
+            paths.journal / journal_mod.JOURNAL, paths.failed_journals, f"unreadable-{stamp}.jsonl"
+        )
+    Snapshots(paths).clear_current()
+    return (
+        f"{problem}; moved it to {moved}. The current snapshot pointer was cleared: "
+        "the next `sys apply` will converge everything."
     )

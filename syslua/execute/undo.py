@@ -43,4 +43,7 @@ def undo_records(
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")
+        except (KeyError, TypeError, ValueError) as e:  # a record damaged on disk
+            what = rec.get("path") or rec.get("item") or op
+            report.failed.append(f"{what}: the journal record is damaged ({type(e).__name__}: {e})")
     return report

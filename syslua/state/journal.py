@@ -171,22 +171,67 @@ class Journal:
 
 
 def exists(directory: Path) -> bool:
-    return (directory / JOURNAL).exists()
+    """Is a journal left behind (or something where it, or its directory, should be)?"""
+    return os.path.lexists(directory / JOURNAL) or (
+        os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir())
+    )
+
+
+def unusable(directory: Path) -> str | None:
+    """Why what is at the journal's path cannot be a journal, or None when it can.
+
+    A journal starts with a `begin` record, written and fsynced before the
+    first change, so a file whose first line is not one (random bytes, some
+    other file) was never written by an apply. An empty file is a journal
+    whose run died before its first record: nothing was changed.
+    """
+    if os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir()):
+        return f"{directory} is not a directory"
+    path = directory / JOURNAL
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return f"{path} is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file"
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    if not first:
+        return None
+    if not first.endswith(b"\n"):
+        # The only line, torn: a run that died while writing its begin record
+        # changed nothing. Anything else without a newline is not a journal.
+        begun = first.startswith(b'{"op":"begin"')
+        return None if begun else f"{path} is not a journal (its first record is not readable)"
+    record = _record(first)
+    if record is None or record.get("op") != "begin":
+        return f"{path} is not a journal (its first record is not readable)"
+    return None
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line.decode("utf-8"))
+    except ValueError:  # not UTF-8, or not JSON
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def read(directory: Path) -> list[dict[str, Any]]:
     """All complete records of a journal left behind (a torn last line is ignored)."""
     out = []
     try:
-        with open(directory / JOURNAL, encoding="utf-8") as f:
+        with open(directory / JOURNAL, "rb") as f:
             for line in f:
-                if not line.endswith("\n"):
+                if not line.endswith(b"\n"):
                     break
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
+                record = _record(line)
+                if record is None:
                     break
-    except FileNotFoundError:
+                out.append(record)
+    except (FileNotFoundError, NotADirectoryError):
         return []
     return out
 
@@ -201,8 +246,14 @@ def set_aside(source: Path, failed_dir: Path, name: str) -> Path:
         n += 1
         target = failed_dir / f"{n}-{name}"
     os.replace(source, target)
-    if not target.is_symlink():
-        os.chmod(target, PRIVATE_DIR if target.is_dir() else PRIVATE_FILE)
+    if target.is_symlink():
+        return target
+    os.chmod(target, PRIVATE_DIR if target.is_dir() else PRIVATE_FILE)
+    for dirpath, dirs, files in os.walk(target):  # whatever was at a journal's path
+        for name in dirs + files:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chmod(p, stat.S_IMODE(os.lstat(p).st_mode) & ~0o077)
     return target
 
 
