@@ -168,3 +168,148 @@ def test_damaged_journal_records_do_not_crash_recovery(sysenv) -> None:
     assert "the journal record is damaged" in text
     [kept] = failed_journals(sysenv)
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+
+
+# -- a NUL byte in a path -------------------------------------------------------
+NUL = "contains a NUL byte (\\0), which no path, name, command or environment value can hold"
+
+
+@pytest.mark.parametrize(
+    "decl, message",
+    [
+        ('file { path = "~/a\\0b", content = "x\\n" }', f"file: `path` {NUL}"),
+        ('file { path = "~/a", source = "./src\\0/x" }', f"file: `source` {NUL}"),
+        ('exec { name = "x", command = "true", cwd = "/tmp\\0/x" }', f"exec: `cwd` {NUL}"),
+        ('exec { name = "x", command = "touch /tmp/a\\0b" }', f"exec: `command` {NUL}"),
+        (
+            'exec { name = "x", command = "true", environment = { A = "a\\0" } }',
+            f"exec: `environment` {NUL}",
+        ),
+        ('env { EDITOR = "vi\\0" }', f"env: `value` {NUL}"),
+        ('apply { name = "child\\0.lua" }', f"apply: `name` {NUL}"),
+    ],
+    ids=["file-path", "file-source", "exec-cwd", "exec-command", "exec-env", "env", "apply"],
+)
+def test_nul_byte_is_a_configuration_error_at_its_line(sysenv, decl: str, message: str) -> None:
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "v2\\n" }\n' + decl + "\n")
+    line = HEADER.count("\n") + 2
+    home, root = tree(sysenv.home), tree(sysenv.root)
+    for command in ("plan", "apply"):
+        p = sysenv.run(command)
+        text = out(p)
+        assert p.returncode == 2, text
+        assert "Traceback" not in text
+        assert f"Error: sys.lua:{line}: {message}" in text, text
+    assert tree(sysenv.home) == home
+    assert tree(sysenv.root) == root
+
+
+def test_nul_byte_in_file_content_is_data(sysenv) -> None:
+    """Content is the one place a NUL belongs: a binary file."""
+    apply_ok(sysenv, 'file { path = "~/bin.dat", content = "a\\0b" }\n')
+    assert (sysenv.home / "bin.dat").read_bytes() == b"a\0b"
+
+
+def test_nul_byte_in_a_yaml_manifest(sysenv) -> None:
+    sysenv.write(
+        "m.yaml",
+        """\
+ccm:
+  resources:
+    - file:
+        - "/tmp/a\\0b":
+            content: x
+            owner: root
+            group: root
+            mode: "0644"
+""",
+    )
+    p = sysenv.run("plan", "m.yaml")
+    assert p.returncode == 2, out(p)
+    assert f"Error: m.yaml:4: file: `path` {NUL}" in out(p)
+    assert "Traceback" not in out(p)
+
+
+# -- error({}) and error() ------------------------------------------------------
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        ("error({})", "error called with a table value"),
+        ("error()", "error called with nil"),
+        ("error(nil)", "error called with nil"),
+        ("error(true)", "error called with a boolean value"),
+        ("error(print)", "error called with a function value"),
+        ('error(setmetatable({}, { __tostring = function() return "custom" end }))', "custom"),
+    ],
+)
+def test_error_with_a_value_that_is_not_a_string_is_located(
+    sysenv, call: str, message: str
+) -> None:
+    sysenv.write("sys.lua", f"local x = 1\n\nlocal function f()\n  {call}\nend\nf()\n")
+    p = sysenv.run("plan")
+    text = out(p)
+    assert p.returncode == 2, text
+    assert "Traceback" not in text
+    assert f"Error: sys.lua:4: {message}\n  4 |   {call}" in text, text
+
+
+def test_error_with_a_table_inside_a_module_names_the_module(sysenv) -> None:
+    sysenv.write(
+        "helpers.lua", "local M = {}\nfunction M.boom()\n  error({ code = 1 })\nend\nreturn M\n"
+    )
+    sysenv.write("sys.lua", 'require("helpers").boom()\n')
+    p = sysenv.run("plan")
+    assert p.returncode == 2, out(p)
+    assert "Error: helpers.lua:3: error called with a table value" in out(p)
+
+
+# -- bytecode refused -----------------------------------------------------------
+REFUSED = "is a binary chunk (bytecode); binary chunks are not allowed while evaluating"
+DUMP = "string.dump(function() return 1 end)"
+
+
+def write_bytecode(sysenv, name: str) -> str:  # type: ignore[no-untyped-def]
+    """A real LuaJIT bytecode file, dumped by lupa's LuaJIT."""
+    import lupa.luajit21 as lupa
+
+    data = lupa.LuaRuntime(encoding=None).eval(f"{DUMP}")
+    path = sysenv.work / name
+    path.write_bytes(data)
+    return str(path)
+
+
+@pytest.mark.parametrize("how", ["require", "dofile", "root"])
+def test_bytecode_is_refused_naming_the_file_and_line(sysenv, how: str) -> None:
+    home, root = tree(sysenv.home), tree(sysenv.root)
+    if how == "require":
+        path = write_bytecode(sysenv, "compiled.lua")
+        sysenv.write("sys.lua", '-- a comment\nlocal m = require("compiled")\n')
+        expected = f'Error: sys.lua:2: {path} {REFUSED}\n  2 | local m = require("compiled")'
+        config = "sys.lua"
+    elif how == "dofile":
+        path = write_bytecode(sysenv, "compiled.bin")
+        sysenv.write("sys.lua", f'\n\ndofile("{path}")\n')
+        expected = f"Error: sys.lua:3: {path} {REFUSED}"
+        config = "sys.lua"
+    else:
+        path = write_bytecode(sysenv, "sys.lua")
+        expected = f"Error: {path} {REFUSED}"
+        config = "sys.lua"
+    p = sysenv.run("apply", config)
+    text = out(p)
+    assert p.returncode == 2, text
+    assert "Traceback" not in text
+    assert expected in text, text
+    assert tree(sysenv.home) == home and tree(sysenv.root) == root
+
+
+def test_load_of_bytecode_returns_the_refusal_with_its_line(sysenv) -> None:
+    """`load` keeps Lua's contract (nil and a message); the message is located."""
+    sysenv.write(
+        "sys.lua",
+        f"local f, err = load({DUMP})\nassert(f == nil)\nerror(err, 0)\n",
+    )
+    p = sysenv.run("plan")
+    assert p.returncode == 2, out(p)
+    assert f"sys.lua:1: the string given to load {REFUSED}" in out(p)
