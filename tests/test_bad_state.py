@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -313,3 +315,52 @@ def test_load_of_bytecode_returns_the_refusal_with_its_line(sysenv) -> None:
     p = sysenv.run("plan")
     assert p.returncode == 2, out(p)
     assert f"sys.lua:1: the string given to load {REFUSED}" in out(p)
+
+
+# -- deleted store ---------------------------------------------------------------
+def test_status_says_the_store_is_missing(sysenv) -> None:
+    """Inline content only: every file still matches, yet the store is gone."""
+    (sysenv.home / ".bashrc").write_text("# hand-made\n")  # taken over: its original is a blob
+    apply_ok(
+        sysenv,
+        'file { path = "~/a.txt", content = "v1\\n" }\nfile { path = "~/.bashrc", content = "# managed\\n" }\n',
+    )
+    shutil.rmtree(sysenv.root / "store")
+    home, root = tree(sysenv.home), tree(sysenv.root)
+    p = sysenv.run("status")
+    text = out(p)
+    assert p.returncode == 1, text
+    assert "Traceback" not in text
+    assert "No drift" not in text
+    assert f"The store is missing: {sysenv.root}/store does not exist." in p.stdout
+    assert "`sys rollback` and putting originals back need them" in p.stdout
+    assert "The managed paths match snapshot" in p.stdout
+    p = sysenv.run("status", "--json")
+    assert p.returncode == 1
+    store = json.loads(p.stdout)["store"]
+    assert store["exists"] is False and store["path"] == f"{sysenv.root}/store"
+    assert store["missing_objects"] == store["objects"] >= 3  # contents, original, sys.lua
+    assert tree(sysenv.home) == home and tree(sysenv.root) == root
+
+
+def test_status_names_missing_store_objects_and_items_it_cannot_check(sysenv) -> None:
+    src = sysenv.work / "src.txt"
+    src.write_text("from source\n")
+    apply_ok(sysenv, f'file {{ path = "~/b.txt", source = "{src}" }}\n')
+    for blob in (sysenv.root / "store" / "objects").rglob("*"):
+        if blob.is_file():
+            blob.unlink()
+    p = sysenv.run("status")
+    text = out(p)
+    assert p.returncode == 1, text
+    assert re.search(r"The store is incomplete: (\d+) of \1 object\(s\) and 0 of 0 tree\(s\)", text)
+    assert "  ! ~/b.txt: store object " in text
+    assert "it was deleted from the store by hand" in text
+    assert "Traceback" not in text
+
+
+def test_status_of_a_whole_store_has_no_store_entry(sysenv) -> None:
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    p = sysenv.run("status", "--json")
+    assert p.returncode == 0, out(p)
+    assert json.loads(p.stdout)["store"] is None
