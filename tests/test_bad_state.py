@@ -17,6 +17,10 @@ from pathlib import Path
 
 import pytest
 from conftest import HEADER, out, tree
+from httpserver import file_url, make_tar, make_zip, sha256, tool
+
+from syslua.state.store import Store
+from syslua.unpack import human_size
 
 
 def apply_ok(sysenv, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -364,3 +368,101 @@ def test_status_of_a_whole_store_has_no_store_entry(sysenv) -> None:
     p = sysenv.run("status", "--json")
     assert p.returncode == 0, out(p)
     assert json.loads(p.stdout)["store"] is None
+
+
+# -- decompression bomb -----------------------------------------------------------
+ZEROS = 8 << 20  # 8 MiB of zeros compress to a few KiB: far past 200 times
+
+
+def bomb(fmt: str) -> bytes:
+    if fmt == "zip":
+        return make_zip({"bin/tool": tool("t"), "share/zeros": bytes(ZEROS)})
+    return make_tar({"bin/tool": tool("t"), "share/zeros": bytes(ZEROS)}, fmt.split(".")[1])
+
+
+def package_config(sysenv, name: str, data: bytes) -> None:  # type: ignore[no-untyped-def]
+    path = sysenv.work / name
+    path.write_bytes(data)
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f"""
+file {{ path = "~/a.txt", content = "v2\\n" }}
+package {{ name = "tool", version = "1", bin = {{ "bin/tool" }},
+           source = lib.fetchUrl {{ url = "{file_url(path)}", sha256 = "{sha256(data)}" }} }}
+""",
+    )
+
+
+def assert_no_tree_nor_staging(sysenv) -> None:  # type: ignore[no-untyped-def]
+    for d in ("trees", "tmp"):
+        where = sysenv.root / "store" / d
+        assert not where.exists() or list(where.iterdir()) == [], list(where.iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["tar.gz", "tar.xz", "tar.bz2", "zip"])
+def test_decompression_bomb_is_refused_with_the_sizes(sysenv, fmt: str) -> None:
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    data = bomb(fmt)
+    assert len(data) * 200 < ZEROS
+    package_config(sysenv, f"tool.{fmt}", data)
+    home = tree(sysenv.home)
+    p = sysenv.run("apply")
+    text = out(p)
+    assert p.returncode == 1, text
+    assert "Traceback" not in text
+    limit = human_size(200 * len(data))
+    assert (
+        f"the archive ({human_size(len(data))}) unpacks to more than {limit}, "
+        "200 times its size: refused as a decompression bomb"
+    ) in text, text
+    assert "Apply failed" in text
+    assert tree(sysenv.home) == home
+    assert_no_tree_nor_staging(sysenv)
+
+
+def test_max_unpack_limits_what_an_archive_may_unpack_to(sysenv) -> None:
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    data = make_tar({"bin/tool": tool("t"), "share/noise": os.urandom(3 << 20)})  # ~3 MiB, ratio ~1
+    package_config(sysenv, "tool.tar.gz", data)
+    home = tree(sysenv.home)
+    p = sysenv.run("apply", "--max-unpack", "2M")
+    text = out(p)
+    assert p.returncode == 1, text
+    assert (
+        f"the archive ({human_size(len(data))}) unpacks to more than 2.0 MiB, "
+        "the --max-unpack limit: refused (a larger --max-unpack allows it)"
+    ) in text, text
+    assert tree(sysenv.home) == home
+    assert_no_tree_nor_staging(sysenv)
+    # the default (4 GiB) lets it through
+    p = sysenv.run("apply")
+    assert p.returncode == 0, out(p)
+    assert (sysenv.root / "state" / "profile" / "bin" / "tool").exists()
+
+
+def test_rollback_takes_max_unpack_too(sysenv) -> None:
+    data = make_tar({"bin/tool": tool("t"), "share/noise": os.urandom(2 << 20)})
+    package_config(sysenv, "tool.tar.gz", data)
+    p = sysenv.run("apply")
+    assert p.returncode == 0, out(p)
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v3\\n" }\n')
+    store = Store(sysenv.root / "store")
+    for name in store.all_trees():
+        store.remove_tree(name)  # rolling back must unpack it again
+    p = sysenv.run("rollback", "--max-unpack", "1M")
+    assert p.returncode == 1, out(p)
+    assert "the --max-unpack limit" in out(p)
+    assert_no_tree_nor_staging(sysenv)
+    p = sysenv.run("rollback")
+    assert p.returncode == 0, out(p)
+
+
+@pytest.mark.parametrize("value", ["lots", "1.5", "0", "-3"])
+def test_max_unpack_must_be_a_size(sysenv, value: str) -> None:
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    root = tree(sysenv.root)
+    p = sysenv.run("apply", "--max-unpack", value)
+    assert p.returncode == 2, out(p)
+    assert "Error: --max-unpack: " in out(p)
+    assert tree(sysenv.root) == root

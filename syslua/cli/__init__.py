@@ -71,6 +71,15 @@ WaitOpt = Annotated[
 DepthOpt = Annotated[
     int, typer.Option("--max-depth", min=1, help="Maximum nesting of apply children.")
 ]
+MaxUnpackOpt = Annotated[
+    str,
+    typer.Option(
+        "--max-unpack",
+        metavar="SIZE",
+        help="Largest size a package archive may unpack to (e.g. 4GiB, 500M, bytes); "
+        "an archive also may not unpack to more than 200 times its size.",
+    ),
+]
 
 
 def _common(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
@@ -131,6 +140,7 @@ def apply(
         str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")
     ] = None,
     wait: WaitOpt = False,
+    max_unpack: MaxUnpackOpt = "4GiB",
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -151,6 +161,7 @@ def apply(
             max_depth=max_depth,
             message=message,
             wait=wait,
+            max_unpack=max_unpack,
         )
     )
 
@@ -165,6 +176,7 @@ def rollback(
     json_: JsonOpt = False,
     jobs: JobsOpt = None,
     wait: WaitOpt = False,
+    max_unpack: MaxUnpackOpt = "4GiB",
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -173,7 +185,9 @@ def rollback(
     from syslua.cli.commands import rollback as cmd
 
     term = _common(json_, verbose, quiet, no_color)
-    raise typer.Exit(cmd.run(term, snapshot_id, noop=noop, jobs=jobs, wait=wait))
+    raise typer.Exit(
+        cmd.run(term, snapshot_id, noop=noop, jobs=jobs, wait=wait, max_unpack=max_unpack)
+    )
 
 
 @app.command()

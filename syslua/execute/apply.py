@@ -72,6 +72,7 @@ class ApplyOptions:
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
+    max_unpack: int | None = None  # bytes an archive may unpack to; None: the default
 
 
 @dataclass
@@ -132,6 +133,7 @@ def apply_manifest(
             progress=options.progress,
             resolver=resolver,
             previous=previous,
+            max_unpack=options.max_unpack,
         )
 
     baseline = snapshots.latest_readable() if current is None else None

@@ -94,6 +94,7 @@ class Context:
     progress: Any = None  # callable(label) -> callable(done, total) for downloads
     resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
     previous: Any = None  # the current snapshot's manifest, when there is one
+    max_unpack: int | None = None  # bytes an archive may unpack to (--max-unpack); None: 4 GiB
     outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
     failed: set[str] = field(default_factory=set)
     _uids: dict[str, int | None] = field(default_factory=dict)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from syslua.cli.commands.common import load_manifest, state
+from syslua.cli.commands.common import load_manifest, parse_size, state
 from syslua.cli.output import Terminal
 from syslua.cli.report import make_reporter, summary_table
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_manifest
@@ -30,8 +30,10 @@ def run(
     max_depth: int,
     message: str | None,
     wait: bool,
+    max_unpack: str = "4GiB",
 ) -> int:
     started = time.monotonic()
+    unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()
     manifest = load_manifest(
         term,
@@ -47,7 +49,11 @@ def run(
         if kind == "pre_message":
             term.line(text)
     options = ApplyOptions(
-        noop=noop, health_check_only=health_check_only, jobs=jobs, message=message
+        noop=noop,
+        health_check_only=health_check_only,
+        jobs=jobs,
+        message=message,
+        max_unpack=unpack_limit,
     )
     read_only = noop or health_check_only
     term.log("Building execution plan...")

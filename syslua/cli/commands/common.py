@@ -16,6 +16,23 @@ from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths, default_config
 from syslua.state.lock import StateLock
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str, option: str) -> int:
+    """`4GiB`, `4G`, `500M`, `100k`, `1.5G` or a number of bytes (units are powers of 1024)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*", text, re.IGNORECASE)
+    if m is None or (not m.group(2) and "." in m.group(1)):
+        raise UsageError(
+            f"{option}: {text!r} is not a size (use e.g. 4GiB, 500M or a number of bytes)"
+        )
+    size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if size < 1:
+        raise UsageError(f"{option}: the size must be at least 1 byte, got {text!r}")
+    return size
+
 
 def find_config(config: Path | None) -> Path:
     if config is not None:
