@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -466,3 +467,105 @@ def test_max_unpack_must_be_a_size(sysenv, value: str) -> None:
     assert p.returncode == 2, out(p)
     assert "Error: --max-unpack: " in out(p)
     assert tree(sysenv.root) == root
+
+
+# -- SYSLUA_ROOT full ---------------------------------------------------------------
+@pytest.fixture
+def small_root(sysenv):  # type: ignore[no-untyped-def]
+    """Mount a tmpfs of the given size on $SYSLUA_ROOT (root only; skipped elsewhere)."""
+    mounted = []
+
+    def mount(size: str) -> Path:
+        p = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711", "tmpfs", str(sysenv.root)],
+            capture_output=True,
+            text=True,
+        )
+        if p.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
+        mounted.append(sysenv.root)
+        return sysenv.root
+
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def free_bytes(path: Path) -> int:
+    st = os.statvfs(path)
+    return st.f_bavail * st.f_frsize
+
+
+def fill(root: Path, leave: int) -> Path:
+    """A filler file that leaves about `leave` bytes free on root's filesystem."""
+    filler = root / "filler"
+    filler.write_bytes(b"")
+    with open(filler, "ab") as f:
+        f.write(b"f" * max(free_bytes(root) - leave, 0))
+    return filler
+
+
+def test_root_full_while_keeping_the_originals(sysenv, small_root) -> None:
+    small_root("1m")
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    s1 = current(sysenv)
+    big = sysenv.home / "big.dat"
+    big.write_bytes(os.urandom(2 << 20))  # hand-made, larger than the whole root
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + 'file { path = "~/a.txt", content = "v2\\n" }\n'
+        + 'file { path = "~/big.dat", content = "managed\\n" }\n',
+    )
+    home, root = tree(sysenv.home), tree(sysenv.root)
+    p = sysenv.run("apply")
+    text = out(p)
+    assert p.returncode == 1, text
+    assert "Traceback" not in text
+    assert (
+        f"Error: No space left on device while keeping the originals under {sysenv.root}/store"
+        in text
+    ), text
+    assert "Nothing was changed." in text
+    assert tree(sysenv.home) == home
+    assert tree(sysenv.root) == root  # no journal, no temp file, no stray blob
+    assert current(sysenv) == s1
+    p = sysenv.run("status")
+    assert p.returncode == 0 and "No drift" in p.stdout, out(p)
+
+
+def test_root_full_while_writing_the_snapshot(sysenv, small_root) -> None:
+    small_root("2m")
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
+    s1 = current(sysenv)
+    big = "x" * (300 << 10)
+    # the content goes to the store (as the snapshot's blob) and again with
+    # sys.lua (a config input) and the snapshot's manifest: room for one copy only
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + 'file { path = "~/a.txt", content = "v2\\n" }\n'
+        + f'file {{ path = "~/data.txt", content = "{big}" }}\n'
+        + 'env { EDITOR = "vi" }\n',
+    )
+    filler = fill(sysenv.root, 450 << 10)
+    home, root = tree(sysenv.home), tree(sysenv.root)
+    p = sysenv.run("apply")
+    text = out(p)
+    assert p.returncode == 1, text
+    assert "Traceback" not in text
+    assert "Apply failed. System unchanged." in text
+    assert f"No space left on device while writing the snapshot under {sysenv.root}/state" in text
+    assert "Rolling back..." in text
+    # rolled back in the same run: no journal left for the next command
+    assert tree(sysenv.home) == home
+    assert tree(sysenv.root) == root
+    assert current(sysenv) == s1
+    assert not (sysenv.root / "state" / "journal" / "journal.jsonl").exists()
+    # with room again, the same config applies
+    filler.unlink()
+    p = sysenv.run("apply")
+    assert p.returncode == 0, out(p)
+    assert (sysenv.home / "data.txt").read_text() == big

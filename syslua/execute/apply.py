@@ -23,6 +23,7 @@ interrupted journal):
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from syslua.errors import StateError
 from syslua.execute.item import FAILED, ItemResult, run_item
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
@@ -86,6 +88,7 @@ class ApplyOutcome:
     restore_failed: bool = False
     snapshot_id: str | None = None
     env_line: str | None = None
+    error: str | None = None  # why a run without failed items failed (recording it)
 
     @property
     def failures(self) -> list[ItemResult]:
@@ -174,21 +177,33 @@ def apply_manifest(
 
     from syslua.state.journal import Journal
 
-    journal = Journal.begin(
-        paths.journal,
-        store,
-        {
-            "kind": options.kind,
-            "previous": current.id if current else None,
-            "digest": recorded.digest,
-        },
-    )
+    mark = store.mark()
+    try:
+        journal = Journal.begin(
+            paths.journal,
+            store,
+            {
+                "kind": options.kind,
+                "previous": current.id if current else None,
+                "digest": recorded.digest,
+            },
+        )
+    except OSError as e:
+        raise _keeping_failed(e, paths, paths.journal) from None
     try:
         known_before = previous if previous is not None else known
-        originals = _prepare(journal, plan, manifest, known_before, current or baseline, store)
-        for name, files in generated.items():
-            journal.prepare(name, [str(p) for p in files])
-        journal.flush()
+        where = paths.store  # where the originals go: their content first, then the records
+        try:
+            originals = _prepare(journal, plan, manifest, known_before, current or baseline, store)
+            for name, files in generated.items():
+                journal.prepare(name, [str(p) for p in files])
+            where = paths.journal
+            journal.flush()
+        except OSError as e:
+            # Nothing has changed yet: drop the journal and what was stored for it.
+            journal.abandon()
+            store.remove_since(mark)
+            raise _keeping_failed(e, paths, where) from None
         outcome = _run(
             manifest,
             plan,
@@ -204,30 +219,83 @@ def apply_manifest(
             context(False),
         )
         if outcome.ok:
-            outcome.env_line = _write_outputs(generators, manifest, paths, journal)
-            outcome.snapshot_id = _record(
-                recorded,
-                manifest,
-                plan,
-                outcome,
-                journal,
-                snapshots,
-                store,
-                current,
-                originals,
-                options,
-                config,
-                generated,
-                inputs,
-            )
-            journal.commit()
-            for rtype in generators:
-                rtype.after_commit(paths)
-            return outcome
+            stage = "the env scripts"
+            try:
+                outcome.env_line = _write_outputs(generators, manifest, paths, journal)
+                stage, mark = "the snapshot", store.mark()
+                outcome.snapshot_id = _record(
+                    recorded,
+                    manifest,
+                    plan,
+                    outcome,
+                    journal,
+                    snapshots,
+                    store,
+                    current,
+                    originals,
+                    options,
+                    config,
+                    generated,
+                    inputs,
+                )
+            except OSError as e:
+                if journal.committed:  # only making it current failed: recovery finishes that
+                    raise StateError(
+                        f"the apply completed, but making its snapshot current failed: {_why(e)}",
+                        hint="The next `sys` command finishes recording it.",
+                    ) from None
+                # Not recorded, so not done: undo it all in this same run.
+                outcome.ok = False
+                outcome.error = f"{_why(e)} while writing {stage} under {paths.state}"
+                _forget_snapshot(journal, snapshots, store, mark)
+            else:
+                journal.commit()
+                for rtype in generators:
+                    rtype.after_commit(paths)
+                return outcome
         _roll_back(outcome, journal, store, runner, snapshots, reporter, paths, list(generated))
         return outcome
     finally:
         journal.close()
+
+
+# Errors that mean the store cannot take more, not that a file to copy is gone.
+STORE_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+def _why(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
+def _keeping_failed(e: OSError, paths: Paths, where: Path) -> StateError:
+    """The error for an apply that could not record the originals (nothing changed)."""
+    mine = (str(paths.store), str(paths.state), str(paths.cache))
+    if e.filename and not str(e.filename).startswith(mine):
+        return StateError(
+            f"cannot read {e.filename} to keep it as an original: {_why(e)}",
+            hint="Nothing was changed.",
+        )
+    return StateError(
+        f"{_why(e)} while keeping the originals under {where}",
+        hint="Nothing was changed. Make room there (or fix it) and run again.",
+    )
+
+
+def _forget_snapshot(journal: Journal, snapshots: Snapshots, store: Store, mark: int) -> None:
+    """A snapshot that could not be recorded whole is not kept, nor the store
+    objects written for it since `mark` (which gives the rollback room back;
+    the undo records' objects were written before it)."""
+    for rec in journal.records_for(""):
+        if rec.get("op") != "snapshot":
+            continue
+        ident = rec["snapshot"]
+        try:
+            snapshots.path(ident).unlink(missing_ok=True)
+            if ident in snapshots.index()["order"]:
+                snapshots.delete(ident)
+        except OSError:
+            pass  # crash recovery deletes it, as the journal names it
+    store.remove_since(mark)
 
 
 def _item(manifest: Manifest, ident: str) -> Item:
@@ -445,8 +513,10 @@ def _record(
     for path in manifest.inputs:
         try:
             inputs[path] = store.put_file(path)
-        except OSError:
-            continue
+        except OSError as e:
+            if e.errno in STORE_FULL:
+                raise  # the store cannot be written: the snapshot cannot be recorded
+            continue  # a config file gone or unreadable since evaluation
     env = {f.name: store.put_file(f) for files in generated.values() for f in files if f.is_file()}
     counts = outcome.counts()
     message = options.message or _default_message(options.kind, counts, config)

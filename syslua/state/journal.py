@@ -76,6 +76,7 @@ class Journal:
         self._pending: list[dict[str, Any]] = []
         self._lock = threading.RLock()
         self._fh: Any = None
+        self.committed = False  # the commit record is durable: recovery finishes this apply
 
     # -- lifecycle -----------------------------------------------------------
     @classmethod
@@ -91,14 +92,28 @@ class Journal:
         os.fchmod(fd, PRIVATE_FILE)
         j._fh = os.fdopen(fd, "a", encoding="utf-8")
         j._pending.append({"op": "begin", "pid": os.getpid(), "time": time.time(), **meta})
-        j.flush()
-        fsync_dir(directory)
+        try:
+            j.flush()
+            fsync_dir(directory)
+        except OSError:
+            j.abandon()  # a full disk: no journal rather than half a begin record
+            raise
         return j
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+    def abandon(self) -> None:
+        """Drop a journal that recorded no change (preparing it failed): close
+        it and delete it."""
+        self._pending.clear()
+        try:
+            self.close()
+        except OSError:
+            self._fh = None  # the file is closed; what it failed to write is not needed
+        remove(self.dir)
 
     def commit(self) -> None:
         """The apply is recorded: the journal is no longer needed."""
@@ -137,6 +152,8 @@ class Journal:
             self._add(record.get("item", ""), record)
             if durable:
                 self.flush()
+                if record["op"] == "commit":
+                    self.committed = True
 
     def _add(self, item: str, record: dict[str, Any]) -> None:
         if record["op"] == "path":

@@ -32,6 +32,7 @@ class Store:
         self.trees = root / "trees"
         self.tmp = root / "tmp"
         self._unsynced: list[Path] = []  # blobs written since the last sync
+        self._created: list[Path] = []  # every blob this Store wrote (see `mark`)
 
     def _ensure(self) -> None:
         make_dir(self.root, PASSAGE, parents_mode=PASSAGE)
@@ -62,6 +63,7 @@ class Store:
                 f.target = target
         if f.committed:
             self._unsynced.append(target)  # made durable by sync(), in one batch
+            self._created.append(target)
         return digest
 
     def put_bytes(self, data: bytes) -> str:
@@ -98,6 +100,24 @@ class Store:
                 f"store object {digest[:12]} is corrupt (its content does not match its hash)"
             )
         return data
+
+    def mark(self) -> int:
+        """A point to `remove_since` (objects this Store wrote after it)."""
+        return len(self._created)
+
+    def remove_since(self, mark: int) -> None:
+        """Remove the objects written since `mark`: they are new (an object
+        already there is never written again), and the caller knows nothing
+        refers to them (an apply that stopped before changing anything, a
+        snapshot that could not be recorded)."""
+        gone, self._created = self._created[mark:], self._created[:mark]
+        for path in gone:
+            try:
+                path.unlink()
+                path.parent.rmdir()  # only when it held nothing else
+            except OSError:
+                pass
+        self._unsynced = [p for p in self._unsynced if p not in set(gone)]
 
     def sync(self) -> None:
         """Make every blob written since the last sync durable (one batch).

@@ -102,6 +102,7 @@ def report(
                 "rolled_back": outcome.rolled_back,
                 "restore_failed": outcome.restore_failed,
                 "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
+                "error": outcome.error,
             }
         )
         return 0 if outcome.ok else 1
@@ -148,6 +149,8 @@ def report(
         )
     else:
         term.line(f"{verb} failed. System unchanged.", "bold red", always=True)
+    if outcome.error:
+        term.line(f"  {outcome.error}", "red", always=True)
     manifest = outcome.plan.manifest if outcome.plan else None
     for r in outcome.failures:
         lines = r.message.splitlines()
