@@ -85,6 +85,7 @@ MaxUnpackOpt = Annotated[
 def _common(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
     from syslua.cli.output import Terminal
 
+    Terminal.new_command()
     return Terminal(
         json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None
     )

@@ -189,11 +189,8 @@ class ConflictError(ConfigError):
 def _conflict(
     type_: str, key: str, name: str, prio: int, entries: list[tuple[Any, Source]]
 ) -> ConflictError:
-    subject = (
-        f"env.{key}"
-        if type_ == "env"
-        else f"{type_}#{abbreviate(key) if type_ == 'file' else key}.{name}"
-    )
+    shown = schema.escaped(abbreviate(key) if type_ == "file" else key)
+    subject = f"env.{shown}" if type_ == "env" else f"{type_}#{shown}.{name}"
     lines = [f"Conflicting values for {subject} at priority {prio}:"]
     for value, source in sorted(entries, key=lambda e: e[1]):
         lines.append(f"  - {_short(value)} (declared at {source})")

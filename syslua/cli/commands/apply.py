@@ -47,7 +47,7 @@ def run(
     )
     for kind, text in manifest.messages:
         if kind == "pre_message":
-            term.line(text)
+            term.lines(text)
     options = ApplyOptions(
         noop=noop,
         health_check_only=health_check_only,
@@ -65,7 +65,7 @@ def run(
             reporter.close()
     for kind, text in manifest.messages:
         if kind == "post_message" and outcome.ok:
-            term.line(text)
+            term.lines(text)
     return report(term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only)
 
 
@@ -126,7 +126,7 @@ def report(
         return 0
     if hc or noop:
         for r in outcome.failures:
-            term.line(f"  {r.type} {r.label}: {r.message}", "red", always=True)
+            term.lines(f"  {r.type} {r.label}: {r.message}", "red", indent="    ", always=True)
         term.line(
             "Health checks failed." if hc else "Some items cannot be applied (see above).",
             "bold red",
@@ -153,7 +153,9 @@ def report(
         term.line(f"  {outcome.error}", "red", always=True)
     manifest = outcome.plan.manifest if outcome.plan else None
     for r in outcome.failures:
-        lines = r.message.splitlines()
+        # Only syslua's newlines (a \r is shown, not obeyed); none at all when a
+        # declared name holds one (Terminal.distrust).
+        lines = [r.message] if term.one_line else r.message.split("\n")
         where = manifest.source_of(r.id) if manifest is not None else ""
         term.line(
             f"  {r.type} {r.label} failed: {lines[0]}"

@@ -74,6 +74,7 @@ def load_manifest(
         health_check_only=health_check_only,
     )
     manifest = resolve(path, options, paths)
+    term.distrust(item.id for item in manifest)  # before a cycle error quotes them
     for warning in manifest.warnings:
         term.warn(warning)
     return manifest
