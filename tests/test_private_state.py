@@ -88,7 +88,11 @@ def check_exception(p: Path, st: os.stat_result) -> None:
     """Trees and profiles: readable by all, writable by nobody else, no secret inside."""
     if stat.S_ISLNK(st.st_mode):
         return
-    assert stat.S_IMODE(st.st_mode) & 0o022 == 0, f"{p} is writable by other users"
+    mode = stat.S_IMODE(st.st_mode)
+    assert mode & 0o022 == 0, f"{p} is writable by other users"
+    assert mode & 0o444 == 0o444, f"{p} is not readable by other users"
+    if stat.S_ISDIR(st.st_mode):
+        assert mode & 0o111 == 0o111, f"{p} cannot be traversed by other users"
     if stat.S_ISREG(st.st_mode):
         assert SECRET.encode() not in p.read_bytes(), p
 
@@ -195,9 +199,9 @@ def test_tightening_reaches_a_lone_loose_file(sysenv) -> None:
 
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
 def test_modes_do_not_depend_on_the_umask(sysenv, umask: int) -> None:
-    sysenv.write(
-        "sys.lua", HEADER + 'file { path = "~/.secret", content = "s\\n", mode = "0600" }\n'
-    )
+    """Private things stay private under umask 000; trees, the profile and
+    the env scripts stay readable under umask 077."""
+    secret_config(sysenv)
     ok(apply_with_umask(sysenv, umask))
     check_modes(sysenv.root)
     modes = {line.split(" ", 1)[1]: line.split(" ", 1)[0] for line in check_modes(sysenv.root)}

@@ -145,7 +145,9 @@ class Store:
         return self.trees / name
 
     def add_tree(self, staging: Path, name: str) -> Path:
-        """Move a finished directory into the store under `name`, read-only."""
+        """Move a finished directory into the store under `name`, read-only,
+        and readable by everyone (0555 directories and programs, 0444 other
+        files): other users run the tools, whatever umask built the tree."""
         self._ensure()
         target = self.tree_path(name)
         if target.exists():
@@ -156,7 +158,7 @@ class Store:
                 p = os.path.join(root, f)
                 if not os.path.islink(p):
                     mode = stat.S_IMODE(os.lstat(p).st_mode)
-                    os.chmod(p, mode & ~0o222)
+                    os.chmod(p, 0o555 if mode & 0o111 else 0o444)
         os.replace(staging, target)
         for root, dirs, _files in os.walk(target):
             for d in dirs:
