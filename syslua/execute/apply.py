@@ -222,7 +222,7 @@ def apply_manifest(
             stage = "the env scripts"
             try:
                 outcome.env_line = _write_outputs(generators, manifest, paths, journal)
-                stage, mark = "the snapshot", store.mark()
+                stage, recording = "the snapshot", store.mark()
                 outcome.snapshot_id = _record(
                     recorded,
                     manifest,
@@ -247,7 +247,7 @@ def apply_manifest(
                 # Not recorded, so not done: undo it all in this same run.
                 outcome.ok = False
                 outcome.error = f"{_why(e)} while writing {stage} under {paths.state}"
-                _forget_snapshot(journal, snapshots, store, mark)
+                _forget_snapshot(journal, snapshots, store, recording)
             else:
                 journal.commit()
                 for rtype in generators:
@@ -269,7 +269,7 @@ def _why(e: OSError) -> str:
 
 def _keeping_failed(e: OSError, paths: Paths, where: Path) -> StateError:
     """The error for an apply that could not record the originals (nothing changed)."""
-    mine = (str(paths.store), str(paths.state), str(paths.cache))
+    mine = tuple(f"{d}/" for d in (paths.store, paths.state, paths.cache))
     if e.filename and not str(e.filename).startswith(mine):
         return StateError(
             f"cannot read {e.filename} to keep it as an original: {_why(e)}",
@@ -420,7 +420,12 @@ def _roll_back(
     from syslua.execute.undo import UndoReport, undo_records
 
     reporter.rolling_back()
-    journal.flush()
+    try:
+        journal.flush()
+    except OSError:
+        # A full disk: the records of every change were durable before it
+        # was made; the undo below works from the same records in memory.
+        pass
     report = UndoReport()
     for result in reversed(outcome.results):
         if not result.mutated:
