@@ -546,6 +546,22 @@ end
 -- The sandbox
 ------------------------------------------------------------------------------
 
+-- Binary chunks (string.dump output) can break out of any Lua sandbox. A
+-- refusal names what was refused and the line of the user's code that asked.
+local real_load, real_loadstring = load, loadstring
+local REFUSED = "is a binary chunk (bytecode); binary chunks are not allowed while evaluating"
+local function is_binary(code)
+  return type(code) == "string" and sbyte(code, 1) == 27
+end
+local function refused(what)
+  local src, line = caller(3)
+  return where_of(src, line) .. ": " .. what .. " " .. REFUSED
+end
+local function text_only(code)
+  if is_binary(code) then return nil, refused("the string given to load") end
+  return true
+end
+
 -- `require` finds pkgs.* in the shipped catalogue, everything else beside
 -- the manifest, beside the root config, then in the shipped lua/ directory.
 local function module_searcher(name)
@@ -567,7 +583,8 @@ local function module_searcher(name)
         local code = f:read("*a")
         f:close()
         record_input(path)
-        local chunk, err = loadstring(code, chunkname(path))
+        if is_binary(code) then fail(path .. " " .. REFUSED) end
+        local chunk, err = real_loadstring(code, chunkname(path))
         if not chunk then error(err, 0) end
         return chunk
       end
@@ -599,17 +616,10 @@ local function recorded_loadfile(path)
   local full = expand(path)
   local code, err = read_file(full)
   if not code then return nil, err end
-  return loadstring(code, chunkname(full))
+  if is_binary(code) then return nil, full .. " " .. REFUSED end
+  return real_loadstring(code, chunkname(full))
 end
 
--- Binary chunks (string.dump output) can break out of any Lua sandbox.
-local real_load, real_loadstring = load, loadstring
-local function text_only(code)
-  if type(code) == "string" and sbyte(code, 1) == 27 then
-    return nil, "binary chunks are not allowed while evaluating"
-  end
-  return true
-end
 loadstring = function(code, name)
   local ok, err = text_only(code)
   if not ok then return nil, err end
@@ -690,13 +700,33 @@ _G.sys = sys
 
 local hooks = {}
 
+-- The text of an error value. A string (or number) carries its location;
+-- anything else (`error({})`, `error()`) is located here, at the line of the
+-- user's code that raised it (the handler runs on top of that frame).
+local function error_text(e)
+  local t = type(e)
+  if t == "string" or t == "number" then return tostring(e) end
+  local mt = getmetatable(e)
+  local what
+  if type(mt) == "table" and rawget(mt, "__tostring") then
+    what = tostring(e)
+  elseif e == nil then
+    what = "error called with nil"
+  else
+    what = "error called with a " .. t .. " value"
+  end
+  local src, line = caller(3)
+  return where_of(src, line) .. ": " .. what
+end
+
 -- Run a config chunk. Returns true, or false and a message + traceback.
 function hooks.run(code, path)
-  local chunk, err = loadstring(code, chunkname(path))
+  if is_binary(code) then return false, path .. " " .. REFUSED, "" end
+  local chunk, err = real_loadstring(code, chunkname(path))
   if not chunk then return false, err, "" end
   record_input(path)
   local ok, msg = xpcall(chunk, function(e)
-    return { msg = tostring(e), tb = traceback("", 2) }
+    return { msg = error_text(e), tb = traceback("", 2) }
   end)
   if ok then return true end
   return false, msg.msg, msg.tb

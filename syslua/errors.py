@@ -118,6 +118,13 @@ class StateError(SysluaError):
     exit_code = 1
 
 
+class StateConflictError(SysluaError):
+    """Something in the state dir is not what syslua keeps there (the lock path
+    is a directory...) and is not syslua's to remove: exit code 2."""
+
+    exit_code = 2
+
+
 class LockHeldError(SysluaError):
     """Another syslua process holds the state lock."""
 

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import ResourceError
-from syslua.fsutil import CHUNK, AtomicFile, sha256_file
+from syslua.fsutil import CHUNK, AtomicFile, make_dir, sha256_file
+from syslua.state.layout import PRIVATE_DIR, PRIVATE_FILE
 
 DEFAULT_TIMEOUT = float(os.environ.get("SYSLUA_FETCH_TIMEOUT", "30"))
 Progress = Callable[[int, int | None], None]  # (bytes so far, total or None)
@@ -58,10 +59,10 @@ def download(
         if sha256_file(target) == expected:
             return target
         target.unlink()  # a damaged cache entry is fetched again
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(target.parent, PRIVATE_DIR)
     url = url_of(source)
     # Not fsynced: a cache entry is checked against its hash whenever it is used.
-    with AtomicFile(target, 0o600, durable=False) as out:
+    with AtomicFile(target, PRIVATE_FILE, durable=False) as out:
         actual = _copy_url(url, out, timeout, progress)
         if actual != expected:
             raise FetchError(

@@ -82,6 +82,37 @@ def _syncfs() -> Callable[[int], int] | None:
 _SYNCFS: Any = False  # not looked up yet
 
 
+def make_dir(
+    path: str | os.PathLike[str], mode: int = 0o700, *, parents_mode: int | None = None
+) -> Path:
+    """Create `path` (and its missing parents) with exactly `mode`, whatever the umask.
+
+    Missing parents get `parents_mode` (default: `mode`). A directory that
+    already exists keeps its mode: tightening an existing state dir is
+    `state/layout.py`'s job, which says so to the user.
+    """
+    target = Path(path)
+    if target.is_dir():
+        return target
+    missing = []
+    p = target
+    while not p.is_dir():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for i, d in enumerate(reversed(missing)):
+        want = mode if i == len(missing) - 1 else (mode if parents_mode is None else parents_mode)
+        try:
+            os.mkdir(d, want)
+        except FileExistsError:
+            if not d.is_dir():
+                raise
+            continue  # made by another process meanwhile: its mode is its creator's
+        os.chmod(d, want)  # mkdir's mode is filtered by the umask
+    return target
+
+
 def _temp_path(directory: Path, name: str) -> Path:
     """A fresh name for a temp file (unique per process and call, so threads never share one)."""
     return directory / f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"

@@ -74,12 +74,24 @@ class Paths:
         return self.state / "journal"
 
     @property
+    def failed_journals(self) -> Path:
+        return self.state / "failed-journals"
+
+    @property
     def lock(self) -> Path:
         return self.state / "lock"
 
     @property
     def profile(self) -> Path:
         return self.state / "profile"
+
+    @property
+    def profiles(self) -> Path:
+        return self.state / "profiles"
+
+    @property
+    def binds(self) -> Path:
+        return self.state / "binds"
 
     @property
     def env_sh(self) -> Path:

@@ -9,6 +9,11 @@ decompression pass). Either way the target is a fresh staging directory that
 `unpack` empties again on rejection (and the caller deletes on any error), so
 a rejected archive leaves nothing behind, and nothing is ever written outside
 that directory: each member's real destination is checked before writing.
+
+An archive may not unpack to more than 200 times its own size, nor to more
+than `max_unpack` bytes (`--max-unpack`, default 4 GiB): a decompression
+bomb is refused, with the sizes, as soon as its members pass the limit (a
+zip's declared sizes are checked before anything is decompressed).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import tarfile
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from syslua.errors import ResourceError
 
@@ -60,8 +65,47 @@ UNSUPPORTED = (
 FORMATS = ("tar.gz", "tar.xz", "tar.bz2", "zip", "binary")
 
 
+MAX_RATIO = 200  # unpacked size / archive size
+DEFAULT_MAX_UNPACK = 4 << 30  # 4 GiB
+
+
 class UnpackError(ResourceError):
     pass
+
+
+def human_size(n: int) -> str:
+    """`512 bytes`, `10.0 KiB`, `4.0 GiB`."""
+    if n < 1024:
+        return f"{n} bytes"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            break
+    return f"{value:.1f} {unit}"
+
+
+class _Budget:
+    """How much an archive may unpack to; `take` refuses as soon as it is passed."""
+
+    def __init__(self, archive_size: int, max_unpack: int) -> None:
+        self.archive_size = archive_size
+        by_ratio = MAX_RATIO * archive_size
+        self.limit = min(by_ratio, max_unpack)
+        self.by_ratio = by_ratio <= max_unpack
+        self.used = 0
+
+    def take(self, n: int) -> None:
+        self.used += n
+        if self.used > self.limit:
+            if self.by_ratio:
+                why = f"{MAX_RATIO} times its size: refused as a decompression bomb"
+            else:
+                why = "the --max-unpack limit: refused (a larger --max-unpack allows it)"
+            raise UnpackError(
+                f"the archive ({human_size(self.archive_size)}) unpacks to more than "
+                f"{human_size(self.limit)}, {why}"
+            )
 
 
 def detect_format(name: str, declared: str | None = None) -> str:
@@ -126,11 +170,18 @@ def _safe_link(dest: Path, where: Path, target: str, name: str) -> None:
 
 
 def unpack(
-    archive: Path, dest: Path, fmt: str, *, strip: int = 0, binary_name: str = "program"
+    archive: Path,
+    dest: Path,
+    fmt: str,
+    *,
+    strip: int = 0,
+    binary_name: str = "program",
+    max_unpack: int = DEFAULT_MAX_UNPACK,
 ) -> None:
     """Unpack into `dest` (an empty staging directory); on rejection `dest` is emptied again."""
     try:
-        _unpack(archive, dest, fmt, strip, binary_name)
+        budget = _Budget(archive.stat().st_size, max_unpack)
+        _unpack(archive, dest, fmt, strip, binary_name, budget)
     except UnpackError:
         for entry in dest.iterdir():
             if entry.is_dir() and not entry.is_symlink():
@@ -140,17 +191,20 @@ def unpack(
         raise
 
 
-def _unpack(archive: Path, dest: Path, fmt: str, strip: int, binary_name: str) -> None:
+def _unpack(
+    archive: Path, dest: Path, fmt: str, strip: int, binary_name: str, budget: _Budget
+) -> None:
     try:
         if fmt == "binary":
+            budget.take(budget.archive_size)
             (dest / "bin").mkdir(parents=True, exist_ok=True)
             target = dest / "bin" / binary_name
             shutil.copyfile(archive, target)
             os.chmod(target, 0o755)
         elif fmt == "zip":
-            _unzip(archive, dest, strip)
+            _unzip(archive, dest, strip, budget)
         else:
-            _untar(archive, dest, strip, fmt)
+            _untar(archive, dest, strip, fmt, budget)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, lzma.LZMAError) as e:
         raise UnpackError(f"the archive is truncated or corrupt: {e}") from None
     except (OSError, ValueError) as e:
@@ -159,7 +213,15 @@ def _unpack(archive: Path, dest: Path, fmt: str, strip: int, binary_name: str) -
         raise UnpackError(f"cannot unpack the archive: {e}") from None
 
 
-def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
+def _copy(src: IO[bytes], out: Path, budget: _Budget) -> None:
+    """Write a member, counting what it really unpacks to."""
+    with open(out, "wb") as f:
+        while chunk := src.read(1 << 20):
+            budget.take(len(chunk))
+            f.write(chunk)
+
+
+def _untar(archive: Path, dest: Path, strip: int, fmt: str, budget: _Budget) -> None:
     """One streaming pass: each member is checked, then written inside `dest`.
 
     Writing as we go is safe because `dest` is a fresh staging directory that
@@ -172,6 +234,10 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
     )
     with tarfile.open(archive, mode, bufsize=1 << 20) as tar:
         for m in tar:
+            # Counted before anything is written (the stream reads exactly
+            # m.size bytes), skipped members too: they are decompressed all the same.
+            if m.isreg():
+                budget.take(m.size)
             rel = _clean(m.name, strip)
             if rel is None:
                 continue
@@ -198,6 +264,7 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
                     raise UnpackError(
                         f"archive member {m.name!r} is a hard link to something that is not a file in the archive"
                     )
+                budget.take(source.stat().st_size)
                 shutil.copyfile(source, out)
                 os.chmod(out, (m.mode or 0o644) & 0o755)
             else:
@@ -209,8 +276,13 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str) -> None:
                 os.chmod(out, (m.mode or 0o644) & 0o755 | 0o400)
 
 
-def _unzip(archive: Path, dest: Path, strip: int) -> None:
+def _unzip(archive: Path, dest: Path, strip: int, budget: _Budget) -> None:
     with zipfile.ZipFile(archive) as zf:
+        # Declared sizes first: zipfile never decompresses a member past its
+        # declared size, so this bounds the work of the CRC check below too.
+        declared = _Budget(budget.archive_size, budget.limit)
+        for info in zf.infolist():
+            declared.take(info.file_size)
         bad = zf.testzip()
         if bad is not None:
             raise UnpackError(f"the archive is corrupt: member {bad!r} fails its CRC check")
@@ -238,8 +310,8 @@ def _unzip(archive: Path, dest: Path, strip: int) -> None:
                 _safe_link(dest, out, target, info.filename)
                 os.symlink(target, out)
                 continue
-            with zf.open(info) as src, open(out, "wb") as f:
-                shutil.copyfileobj(src, f)
+            with zf.open(info) as src:
+                _copy(src, out, budget)
             os.chmod(out, (stat.S_IMODE(mode) or 0o644) & 0o755 | 0o400)
 
 

@@ -11,6 +11,7 @@ defaulting to name, cwd, environment, path), post-execution validation
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -18,7 +19,14 @@ import uuid
 from types import SimpleNamespace
 
 import pytest
-from conftest import HEADER, SysEnv, items, new_env, out, q, tree
+from conftest import HEADER, SysEnv, history, items, new_env, out, q, tree
+
+from syslua.resources.process import OUTPUT_TAIL, tail
+
+
+def current_id(sysenv: SysEnv) -> str:
+    return next(h["id"] for h in history(sysenv) if h["current"])
+
 
 # -- the decision table, over four runs ----------------------------------------
 # row -> (extra properties, runs after: noop, apply 1, apply 2 (nothing changed), apply 3 (trigger changed))
@@ -307,20 +315,34 @@ def test_exit_zero_outside_returns_fails(sysenv):
 
 
 def test_stdout_and_stderr_tails_are_kept(sysenv):
+    """The last 64 KiB of each stream are kept, in the report and in the snapshot."""
+    # 20000 lines of 8 bytes (`out00001`...) and a 200 KiB line without newline on stderr
     sysenv.write(
         "sys.lua",
         """\
-exec { name = "chatty", provider = "shell", command = "for i in $(seq 1 200); do echo out$i; echo err$i >&2; done" }
+exec { name = "chatty", provider = "shell",
+       command = "i=10000; while [ $i -lt 30000 ]; do echo out$i; i=$((i+1)); done; head -c 204800 /dev/zero | tr '\\\\0' e >&2" }
 """,
     )
     p = sysenv.run("apply", "--json")
     assert p.returncode == 0, out(p)
     ev = items(p)["exec#chatty"]
-    assert ev["stdout_tail"].splitlines()[-1] == "out200"
-    assert ev["stderr_tail"].splitlines()[-1] == "err200"
-    # only a tail is kept
-    assert "out1\n" not in ev["stdout_tail"].splitlines(keepends=True)
-    assert len(ev["stdout_tail"].splitlines()) < 200
+    assert ev["stdout_tail"].splitlines()[-1] == "out29999"
+    assert len(ev["stdout_tail"].encode()) == OUTPUT_TAIL
+    assert "out10000\n" not in ev["stdout_tail"]  # only a tail is kept
+    assert ev["stderr_tail"] == "e" * OUTPUT_TAIL
+    snap = json.loads(
+        (sysenv.root / "state" / "snapshots" / f"{current_id(sysenv)}.json").read_text()
+    )
+    kept = snap["items"]["exec#chatty"]
+    assert kept["stdout"] == ev["stdout_tail"]
+    assert kept["stderr"] == "e" * OUTPUT_TAIL
+
+
+def test_output_tail_cuts_on_a_whole_character():
+    assert tail("é" * 10, 5) == "éé"  # 2-byte characters: the half at the front is dropped
+    assert tail(b"abc", 5) == "abc"
+    assert OUTPUT_TAIL == 64 * 1024
 
 
 # -- timeout ------------------------------------------------------------------------

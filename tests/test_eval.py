@@ -636,10 +636,11 @@ def test_lua_error_location_survives_a_long_config_path(sysenv):
     assert info.value.render() == "sys.lua:2: boom\n  2 | error('boom')"
 
 
-def test_error_with_table_value_has_no_location(sysenv):
+def test_error_with_table_value_is_located(sysenv):
+    """Issue 9: `error({})` names its line, not a table's address."""
     err = failure(sysenv, "error({ code = 1 })\n")
-    assert err.source is None
-    assert err.render().startswith("table: ")
+    assert err.source is not None and err.source.line == 1
+    assert err.render() == "sys.lua:1: error called with a table value\n  1 | error({ code = 1 })"
 
 
 # ---------------------------------------------------------------------------

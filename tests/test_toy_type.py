@@ -13,6 +13,7 @@ stamp through the path hooks (`managed_path`, `touched_paths`).
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ def _count(directory: str) -> int:
 
 class StampType(ResourceType):
     name = "stamp"
+    lock = threading.Lock()
 
     def _path(self, item: Item) -> str:
         return os.path.join(item.get("dir"), f"{item.key}.stamp")
@@ -81,10 +83,11 @@ class StampType(ResourceType):
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
         if item.get("fail"):
             raise ResourceError(f"{item.key} was told to fail")
-        counter = _count(item.get("dir"))
-        if ctx.note is not None:
-            ctx.note({"op": "count", "dir": item.get("dir"), "prev": counter})
-        Path(item.get("dir"), "applies").write_text(str(counter + 1))
+        with self.lock:  # stamps run in parallel and share the counter
+            counter = _count(item.get("dir"))
+            if ctx.note is not None:
+                ctx.note({"op": "count", "dir": item.get("dir"), "prev": counter})
+            Path(item.get("dir"), "applies").write_text(str(counter + 1))
         ctx.before_change(self._path(item))
         Path(self._path(item)).write_text(item.get("text"))
 

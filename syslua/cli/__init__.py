@@ -71,11 +71,21 @@ WaitOpt = Annotated[
 DepthOpt = Annotated[
     int, typer.Option("--max-depth", min=1, help="Maximum nesting of apply children.")
 ]
+MaxUnpackOpt = Annotated[
+    str,
+    typer.Option(
+        "--max-unpack",
+        metavar="SIZE",
+        help="Largest size a package archive may unpack to (e.g. 4GiB, 500M, bytes); "
+        "an archive also may not unpack to more than 200 times its size.",
+    ),
+]
 
 
 def _common(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
     from syslua.cli.output import Terminal
 
+    Terminal.new_command()
     return Terminal(
         json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None
     )
@@ -139,6 +149,7 @@ def apply(
             "in a snapshot that `sys rollback` returns to.",
         ),
     ] = False,
+    max_unpack: MaxUnpackOpt = "4GiB",
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -160,6 +171,7 @@ def apply(
             message=message,
             wait=wait,
             force=force,
+            max_unpack=max_unpack,
         )
     )
 
@@ -174,6 +186,7 @@ def rollback(
     json_: JsonOpt = False,
     jobs: JobsOpt = None,
     wait: WaitOpt = False,
+    max_unpack: MaxUnpackOpt = "4GiB",
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -182,7 +195,9 @@ def rollback(
     from syslua.cli.commands import rollback as cmd
 
     term = _common(json_, verbose, quiet, no_color)
-    raise typer.Exit(cmd.run(term, snapshot_id, noop=noop, jobs=jobs, wait=wait))
+    raise typer.Exit(
+        cmd.run(term, snapshot_id, noop=noop, jobs=jobs, wait=wait, max_unpack=max_unpack)
+    )
 
 
 @app.command()

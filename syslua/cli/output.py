@@ -5,19 +5,58 @@ writes plain lines that never wrap or truncate, so paths and `file:line`
 locations stay whole. With `--json`, stdout carries only JSON and every log
 line goes to stderr. Rich is imported only when it is used, which keeps
 `sys --help` and plain runs fast.
+
+Control characters in human output are escaped here (`printable`), so that
+nothing a config says (a path, a name, a message, a command's output) can
+start a line of its own, rewrite one (`\r`) or drive the terminal (`\x1b`):
+a `line` is one line, whatever it holds; text of several lines (`lines`,
+`warn`, `error`, `log`) keeps the newlines syslua put between them, unless a
+declared name or path holds a control character itself (`distrust`): a
+message quoting it could then start a line of its own, so from then on every
+message is shown on one line. JSON output is exact.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
-from typing import Any, TextIO
+from collections.abc import Iterable
+from typing import Any, ClassVar, TextIO
 
 from syslua.plan.planner import Entry, Plan
 from syslua.resources import get as get_type
 
 COLORS = {"+": "green", "~": "yellow", "-": "red", "=": "dim", "!": "bold red"}
+
+# C0 controls but tab, DEL and C1 (0x9b is a one-byte CSI to some terminals),
+# bidirectional overrides (they reorder what is shown), and lone surrogates
+# (bytes of a path that are not UTF-8, which a UTF-8 stream cannot write).
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL_BUT_NEWLINE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group(0)
+    if c in _NAMED:
+        return _NAMED[c]
+    n = ord(c)
+    if 0xDC80 <= n <= 0xDCFF:
+        return f"\\x{n - 0xDC00:02x}"  # a byte that was not UTF-8 (surrogateescape)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+def printable(text: str, *, newlines: bool = False) -> str:
+    """`text` with its control characters shown as escapes (`\n`, `\r`, `\x1b`...);
+    with `newlines`, newlines are kept (they separate lines syslua wrote)."""
+    pattern = _CONTROL_BUT_NEWLINE if newlines else _CONTROL
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_escape, text)
 
 
 class Terminal:
@@ -72,23 +111,57 @@ class Terminal:
         return self.is_tty
 
     # -- plain messages ----------------------------------------------------
+    # Set by `distrust` for the rest of the command, for every Terminal (the
+    # one `main` makes to print an error too); `new_command` clears it.
+    _distrusted: ClassVar[bool] = False
+
+    @classmethod
+    def new_command(cls) -> None:
+        cls._distrusted = False
+
+    @property
+    def one_line(self) -> bool:
+        """Are newlines in messages escaped too (see `distrust`)?"""
+        return Terminal._distrusted
+
+    def distrust(self, ids: Iterable[str]) -> None:
+        """Show every message on one line from now on if one of these item ids
+        (a declared name or path, or one being removed) has a control character."""
+        if not Terminal._distrusted:
+            Terminal._distrusted = any(_CONTROL.search(i) is not None for i in ids)
+
+    def printable(self, text: str) -> str:
+        """Text of several lines, escaped for this terminal (see `distrust`)."""
+        return printable(text, newlines=not self.one_line)
+
     def log(self, text: str) -> None:
         """Progress chatter: stderr, hidden with -q."""
         if self.verbosity >= 0:
-            self.err.write(text + "\n")
+            self.err.write(self.printable(text) + "\n")
             self.err.flush()
 
     def warn(self, text: str) -> None:
-        self._styled(self.err, f"Warning: {text}", "yellow")
+        self._styled(self.err, self.printable(f"Warning: {text}"), "yellow")
 
     def error(self, text: str) -> None:
-        self._styled(self.err, f"Error: {text}", "bold red")
+        self._styled(self.err, self.printable(f"Error: {text}"), "bold red")
 
     def line(self, text: str = "", style: str | None = None, *, always: bool = False) -> None:
-        """Main output on stdout; hidden by --json, and by -q unless `always` (errors)."""
+        """One line of main output on stdout (a newline in `text` is shown as `\\n`);
+        hidden by --json, and by -q unless `always` (errors)."""
         if self.json_mode or (self.verbosity < 0 and not always):
             return
-        self._styled(self.out, text, style)
+        self._styled(self.out, printable(text), style)
+
+    def lines(
+        self, text: str, style: str | None = None, *, indent: str = "", always: bool = False
+    ) -> None:
+        """Text of several lines (a message and its details): one `line` each,
+        the ones after the first indented by `indent`."""
+        first, *rest = [text] if self.one_line else text.split("\n")
+        self.line(first, style, always=always)
+        for more in rest:
+            self.line(indent + more, style, always=always)
 
     def _styled(self, stream: TextIO, text: str, style: str | None) -> None:
         if style and self.color:
@@ -110,6 +183,7 @@ class Terminal:
 
     # -- plans -------------------------------------------------------------
     def plan(self, plan: Plan, *, show_diff: bool = False) -> None:
+        self.distrust(e.id for e in plan.all_entries)
         self.line(
             "Changes:"
             if plan.has_changes or plan.failures

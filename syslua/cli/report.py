@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from syslua.cli.output import Terminal
+from syslua.cli.output import Terminal, printable
 from syslua.execute.item import CHANGED, FAILED, NOOP, SKIPPED, UNCHANGED, ItemResult
 from syslua.plan.planner import Plan
 
@@ -21,6 +21,13 @@ STYLES = {CHANGED: "green", UNCHANGED: "dim", FAILED: "bold red", SKIPPED: "yell
 
 def _subject(result: ItemResult) -> str:
     return f"{result.type} {result.label}"
+
+
+def _markup(text: str) -> str:
+    """`text` shown as it is inside rich markup: escaped controls, no markup of its own."""
+    from rich.markup import escape
+
+    return escape(printable(text))
 
 
 class PlainReporter:
@@ -33,6 +40,7 @@ class PlainReporter:
         self.lock = threading.Lock()
 
     def planned(self, plan: Plan) -> None:
+        self.term.distrust(e.id for e in plan.all_entries)
         self.total = sum(len(w) for w in plan.waves) + len(plan.removals)
         c = plan.counts()
         runs = f"{c['run']} to run, " if c["run"] else ""
@@ -55,7 +63,8 @@ class PlainReporter:
             if result.status == UNCHANGED and self.term.verbosity < 1 and not result.warnings:
                 return
             mark = MARKS.get(result.status, "?")
-            first, *rest = result.message.splitlines() or [""]
+            message = result.message.rstrip("\n")
+            first, *rest = [message] if self.term.one_line else message.split("\n")
             line = f"  [{self.count}/{self.total}] {mark} {_subject(result)}: {first} ({result.duration:.2f}s)"
             failed = result.status == FAILED
             self.term.line(line, STYLES.get(result.status), always=failed)
@@ -77,7 +86,7 @@ class PlainReporter:
         self.term.line("Rolling back...", "yellow")
 
     def note(self, text: str) -> None:
-        self.term.line(text)
+        self.term.lines(text)
 
     def close(self) -> None:
         return None
@@ -114,7 +123,7 @@ class RichReporter(PlainReporter):
 
     def started(self, ident: str, label: str) -> None:
         with self.lock:
-            self.running[ident] = self.progress.add_task(f"  … {label}", total=None)
+            self.running[ident] = self.progress.add_task(f"  … {_markup(label)}", total=None)
 
     def finished(self, result: ItemResult) -> None:
         with self.lock:
@@ -132,21 +141,22 @@ class RichReporter(PlainReporter):
 
             mark = MARKS.get(result.status, "?")
             style = STYLES.get(result.status, "")
+            subject, message = printable(_subject(result)), self.term.printable(result.message)
             self.progress.console.print(
-                f"  [{style}]{mark}[/] {escape(_subject(result))}: {escape(result.message)} "
+                f"  [{style}]{mark}[/] {escape(subject)}: {escape(message)} "
                 f"[dim]({result.duration:.2f}s)[/]"
             )
             for w in result.warnings:
-                self.progress.console.print(f"      [yellow]Warning:[/] {escape(w)}")
+                self.progress.console.print(f"      [yellow]Warning:[/] {escape(printable(w))}")
 
     def _print(self, text: str) -> None:
         from rich.markup import escape
 
-        self.progress.console.print(escape(text))
+        self.progress.console.print(escape(printable(text)))
 
     def download(self, label: str):  # type: ignore[no-untyped-def]
         """A progress bar for one download (the package type calls it with bytes so far)."""
-        task = self.progress.add_task(f"  ↓ {label}", total=None)
+        task = self.progress.add_task(f"  ↓ {_markup(label)}", total=None)
 
         def update(done: int, total: int | None) -> None:
             self.progress.update(task, completed=done, total=total)

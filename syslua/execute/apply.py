@@ -26,6 +26,7 @@ interrupted journal):
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from syslua.errors import StateError
 from syslua.execute.item import FAILED, ItemResult, run_item
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
@@ -42,7 +44,7 @@ from syslua.resources import get as get_type
 from syslua.resources import with_outputs
 from syslua.resources.base import Context, RecordContext, ResourceType
 from syslua.resources.placeholders import Resolver
-from syslua.resources.process import Runner
+from syslua.resources.process import Runner, tail
 from syslua.state.originals import Originals, clear_unrestored, note_unrestored
 from syslua.state.snapshots import Snapshot, Snapshots, new_id
 from syslua.state.store import Store
@@ -79,6 +81,7 @@ class ApplyOptions:
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
+    max_unpack: int | None = None  # bytes an archive may unpack to; None: the default
 
 
 @dataclass
@@ -95,6 +98,7 @@ class ApplyOutcome:
     refused: list[Entry] = field(default_factory=list)  # edits it would have overwritten
     kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
     kept: list[str] = field(default_factory=list)  # labels of those edits
+    error: str | None = None  # why a run without failed items failed (recording it)
 
     @property
     def failures(self) -> list[ItemResult]:
@@ -147,6 +151,7 @@ def apply_manifest(
             # A corrupt current snapshot's stand-in did not leave the machine as
             # it is: what differs from it is not an edit.
             last_applied=current.items if current and not warning else None,
+            max_unpack=options.max_unpack,
         )
 
     baseline = snapshots.latest_readable() if current is None else None
@@ -190,29 +195,45 @@ def apply_manifest(
 
     from syslua.state.journal import Journal
 
-    journal = Journal.begin(
-        paths.journal,
-        store,
-        {
-            "kind": options.kind,
-            "previous": current.id if current else None,
-            "digest": recorded.digest,
-        },
-    )
+    mark = store.mark()
+    try:
+        journal = Journal.begin(
+            paths.journal,
+            store,
+            {
+                "kind": options.kind,
+                "previous": current.id if current else None,
+                "digest": recorded.digest,
+            },
+        )
+    except OSError as e:
+        raise _keeping_failed(e, paths, paths.journal) from None
     try:
         known_before = previous if previous is not None else known
         registry = _originals(paths, current or baseline)
-        originals = _prepare(journal, plan, manifest, known_before, registry, store)
-        for name, files in generated.items():
-            journal.prepare(name, [str(p) for p in files])
-        journal.flush()
-        # The originals of paths taken over for the first time reach the
-        # record of originals (their blobs are durable now) before anything
-        # changes; the journal names them, so a clean rollback forgets them.
-        added = registry.add(originals)
-        if added:
-            journal.note({"op": "originals", "added": added})
-            registry.save()
+        added: list[str] = []
+        where = paths.store  # where the originals go: their content first, then the records
+        try:
+            originals = _prepare(journal, plan, manifest, known_before, registry, store)
+            for name, files in generated.items():
+                journal.prepare(name, [str(p) for p in files])
+            where = paths.journal
+            journal.flush()
+            # The originals of paths taken over for the first time reach the
+            # record of originals (their blobs are durable now) before anything
+            # changes; the journal names them, so a clean rollback forgets them.
+            added = registry.add(originals)
+            if added:
+                journal.note({"op": "originals", "added": added})
+                where = paths.state
+                registry.save()
+        except OSError as e:
+            # Nothing has changed yet: drop the journal and what was stored for it.
+            journal.abandon()
+            store.remove_since(mark)
+            if added:
+                registry.drop(added)
+            raise _keeping_failed(e, paths, where) from None
         outcome = _run(
             manifest,
             plan,
@@ -228,27 +249,41 @@ def apply_manifest(
             context(False),
         )
         if outcome.ok:
-            outcome.env_line = _write_outputs(generators, manifest, paths, journal)
-            outcome.snapshot_id = _record(
-                recorded,
-                manifest,
-                plan,
-                outcome,
-                journal,
-                snapshots,
-                store,
-                current,
-                originals,
-                options,
-                config,
-                generated,
-                inputs,
-            )
-            journal.commit()
-            _committed(paths, registry, plan)
-            for rtype in generators:
-                rtype.after_commit(paths)
-            return outcome
+            stage = "the env scripts"
+            try:
+                outcome.env_line = _write_outputs(generators, manifest, paths, journal)
+                stage, recording = "the snapshot", store.mark()
+                outcome.snapshot_id = _record(
+                    recorded,
+                    manifest,
+                    plan,
+                    outcome,
+                    journal,
+                    snapshots,
+                    store,
+                    current,
+                    originals,
+                    options,
+                    config,
+                    generated,
+                    inputs,
+                )
+            except OSError as e:
+                if journal.committed:  # only making it current failed: recovery finishes that
+                    raise StateError(
+                        f"the apply completed, but making its snapshot current failed: {_why(e)}",
+                        hint="The next `sys` command finishes recording it.",
+                    ) from None
+                # Not recorded, so not done: undo it all in this same run.
+                outcome.ok = False
+                outcome.error = f"{_why(e)} while writing {stage} under {paths.state}"
+                _forget_snapshot(journal, snapshots, store, recording)
+            else:
+                journal.commit()
+                _committed(paths, registry, plan)
+                for rtype in generators:
+                    rtype.after_commit(paths)
+                return outcome
         _roll_back(outcome, journal, store, runner, snapshots, reporter, paths, list(generated))
         if outcome.undo is not None and outcome.undo.ok and added:
             registry.drop(added)  # the paths are as they were: syslua never managed them
@@ -256,6 +291,45 @@ def apply_manifest(
         return outcome
     finally:
         journal.close()
+
+
+# Errors that mean the store cannot take more, not that a file to copy is gone.
+STORE_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
+def _why(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
+def _keeping_failed(e: OSError, paths: Paths, where: Path) -> StateError:
+    """The error for an apply that could not record the originals (nothing changed)."""
+    mine = tuple(f"{d}/" for d in (paths.store, paths.state, paths.cache))
+    if e.filename and not str(e.filename).startswith(mine):
+        return StateError(
+            f"cannot read {e.filename} to keep it as an original: {_why(e)}",
+            hint="Nothing was changed.",
+        )
+    return StateError(
+        f"{_why(e)} while keeping the originals under {where}",
+        hint="Nothing was changed. Make room there (or fix it) and run again.",
+    )
+
+
+def _forget_snapshot(journal: Journal, snapshots: Snapshots, store: Store, mark: int) -> None:
+    """A snapshot that could not be recorded whole is not kept, nor the store
+    objects written for it since `mark` (which gives the rollback room back;
+    the undo records' objects were written before it)."""
+    for rec in journal.records_for(""):
+        if rec.get("op") != "snapshot":
+            continue
+        ident = rec["snapshot"]
+        try:
+            snapshots.path(ident).unlink(missing_ok=True)
+            if ident in snapshots.index()["order"]:
+                snapshots.delete(ident)
+        except OSError:
+            pass  # crash recovery deletes it, as the journal names it
+    store.remove_since(mark)
 
 
 def _item(manifest: Manifest, ident: str) -> Item:
@@ -399,7 +473,12 @@ def _roll_back(
     from syslua.execute.undo import UndoReport, undo_records
 
     reporter.rolling_back()
-    journal.flush()
+    try:
+        journal.flush()
+    except OSError:
+        # A full disk: the records of every change were durable before it
+        # was made; the undo below works from the same records in memory.
+        pass
     report = UndoReport()
     for result in reversed(outcome.results):
         if not result.mutated:
@@ -423,9 +502,11 @@ def _roll_back(
     note_unrestored(paths.state, report.unrestored)
     snapshots.clear_current()
     journal.close()
-    keep = paths.state / "failed-journals"
-    keep.mkdir(parents=True, exist_ok=True)
-    os.replace(journal.file, keep / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl")
+    from syslua.state.journal import set_aside
+
+    set_aside(
+        journal.file, paths.failed_journals, f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
+    )
 
 
 def _write_outputs(
@@ -487,8 +568,8 @@ def _record(
         result = by_id.get(item.id)
         if result is not None and result.output is not None:
             state["exit_code"] = result.output.exit_code
-            state["stdout"] = result.output.stdout[-2000:]
-            state["stderr"] = result.output.stderr[-2000:]
+            state["stdout"] = tail(result.output.stdout)  # the last OUTPUT_TAIL bytes
+            state["stderr"] = tail(result.output.stderr)
         if result is not None:
             state["status"] = result.status
         items[item.id] = state
@@ -496,8 +577,10 @@ def _record(
     for path in manifest.inputs:
         try:
             inputs[path] = store.put_file(path)
-        except OSError:
-            continue
+        except OSError as e:
+            if e.errno in STORE_FULL:
+                raise  # the store cannot be written: the snapshot cannot be recorded
+            continue  # a config file gone or unreadable since evaluation
     env = {f.name: store.put_file(f) for files in generated.values() for f in files if f.is_file()}
     counts = outcome.counts()
     message = options.message or _default_message(options.kind, counts, config)
@@ -613,6 +696,9 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
 
     if not journal_mod.exists(paths.journal):
         return None
+    problem = journal_mod.unusable(paths.journal)
+    if problem is not None:
+        return _set_aside_unusable(paths, problem)
     records = journal_mod.read(paths.journal)
     snapshots = Snapshots(paths)
     committed = next((r for r in records if r.get("op") == "commit"), None)
@@ -650,14 +736,33 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
         return what + "; the machine is as it was before it"
     note_unrestored(paths.state, report.unrestored)
     snapshots.clear_current()
-    keep = paths.state / "failed-journals"
-    keep.mkdir(parents=True, exist_ok=True)
-    os.replace(
+    journal_mod.set_aside(
         paths.journal / journal_mod.JOURNAL,
-        keep / f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+        paths.failed_journals,
+        f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
     )
     return (
         "could not fully roll back an interrupted apply: "
         + "; ".join(report.failed)
         + ". The current snapshot pointer was cleared; the next `sys apply` will converge everything."
+    )
+
+
+def _set_aside_unusable(paths: Paths, problem: str) -> str:
+    """A journal that cannot be read cannot be rolled back: keep it for the
+    user to look at, and forget the current snapshot (what the run did is
+    unknown), so the next apply converges every item from the live state."""
+    from syslua.state import journal as journal_mod
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    if paths.journal.is_symlink() or not paths.journal.is_dir():
+        moved = journal_mod.set_aside(paths.journal, paths.failed_journals, f"unreadable-{stamp}")
+    else:
+        moved = journal_mod.set_aside(
+            paths.journal / journal_mod.JOURNAL, paths.failed_journals, f"unreadable-{stamp}.jsonl"
+        )
+    Snapshots(paths).clear_current()
+    return (
+        f"{problem}; moved it to {moved}. The current snapshot pointer was cleared: "
+        "the next `sys apply` will converge everything."
     )

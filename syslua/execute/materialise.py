@@ -8,16 +8,27 @@ source files changed or vanished.
 
 from __future__ import annotations
 
-from syslua.manifest.model import Manifest
+from syslua.errors import StateError
+from syslua.manifest.model import Item, Manifest
 from syslua.resources import get as get_type
 from syslua.state.snapshots import Snapshot
 from syslua.state.store import Store
 
 
-def materialise(snap: Snapshot, store: Store) -> Manifest:
+def materialise(snap: Snapshot, store: Store, problems: dict[str, str] | None = None) -> Manifest:
+    """The snapshot's manifest, running from the store. When `problems` is
+    given, an item whose stored copy is missing is kept as declared and its
+    problem recorded there (by id) instead of raising."""
     manifest = snap.load_manifest()
-    items = tuple(
-        get_type(item.type).materialise(item, snap.items.get(item.id, {}), store, snap.id)
-        for item in manifest
-    )
+    items = tuple(_one(item, snap, store, problems) for item in manifest)
     return Manifest(items=items, config=snap.config)
+
+
+def _one(item: Item, snap: Snapshot, store: Store, problems: dict[str, str] | None) -> Item:
+    try:
+        return get_type(item.type).materialise(item, snap.items.get(item.id, {}), store, snap.id)
+    except StateError as e:
+        if problems is None:
+            raise
+        problems[item.id] = e.message
+        return item

@@ -45,4 +45,7 @@ def undo_records(
             report.failed.append(f"{what}: {e}")
             if op == "path":
                 report.unrestored.append({"path": rec["path"], "prev": rec["prev"], "why": str(e)})
+        except (KeyError, TypeError, ValueError) as e:  # a record damaged on disk
+            what = rec.get("path") or rec.get("item") or op
+            report.failed.append(f"{what}: the journal record is damaged ({type(e).__name__}: {e})")
     return report

@@ -76,11 +76,31 @@ def _label(type_: str, key: str) -> str:
     return f"env.{key}" if type_ == "env" else f"{type_} {abbreviate(key)}"
 
 
+# Properties whose value is data, not a path, name, command or environment
+# value: the only ones that may hold a NUL byte (a binary file's content).
+BINARY = frozenset({("file", "content")})
+NUL_MESSAGE = (
+    "contains a NUL byte (\\0), which no path, name, command or environment value can hold"
+)
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\0" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
 def _check_value(prop: Prop, type_: str, name: str, value: Any, ctx: Context) -> Any:
     if not isinstance(value, str) and _nested_priority(value):
         raise Invalid(
             f"`{name}`: lib.mkForce/mkBefore/mkDefault/mkAfter/mkOrder must wrap a whole property value"
         )
+    if (type_, name) not in BINARY and _has_nul(value):
+        raise Invalid(f"`{name}` {NUL_MESSAGE}")
     try:
         return prop.check(value, ctx)
     except Invalid as e:
@@ -123,6 +143,8 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
             # The common case first: a plain string value, no priority wrapper.
             if type(value) is str:
                 prio, inner = whole, value
+                if "\0" in inner and (type_, canonical) not in BINARY:
+                    raise Invalid(f"`{canonical}` {NUL_MESSAGE}")
                 try:
                     normal = prop.check(inner, ctx)
                 except Invalid as e:
@@ -167,11 +189,8 @@ class ConflictError(ConfigError):
 def _conflict(
     type_: str, key: str, name: str, prio: int, entries: list[tuple[Any, Source]]
 ) -> ConflictError:
-    subject = (
-        f"env.{key}"
-        if type_ == "env"
-        else f"{type_}#{abbreviate(key) if type_ == 'file' else key}.{name}"
-    )
+    shown = schema.escaped(abbreviate(key) if type_ == "file" else key)
+    subject = f"env.{shown}" if type_ == "env" else f"{type_}#{shown}.{name}"
     lines = [f"Conflicting values for {subject} at priority {prio}:"]
     for value, source in sorted(entries, key=lambda e: e[1]):
         lines.append(f"  - {_short(value)} (declared at {source})")

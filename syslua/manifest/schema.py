@@ -797,8 +797,19 @@ def _kind(v: Any) -> str:
     return type(v).__name__
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def escaped(text: str) -> str:
+    """`text` with control characters shown as escapes (`\\n`, `\\x1b`), for
+    messages that quote a value: it cannot start a line of its own."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
 def _show(v: Any) -> str:
-    return f'"{v}"' if isinstance(v, str) else str(v)
+    return f'"{escaped(v)}"' if isinstance(v, str) else str(v)
 
 
 def _scalar_text(v: Any) -> str:

@@ -98,6 +98,7 @@ class Context:
     # item id -> what the current snapshot recorded for it (`snapshot_state`),
     # when there is one: edits made since the last apply are found from it.
     last_applied: Any = None
+    max_unpack: int | None = None  # bytes an archive may unpack to (--max-unpack); None: 4 GiB
     outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
     failed: set[str] = field(default_factory=set)
     # What a type saw of an item while planning, for checks when it runs

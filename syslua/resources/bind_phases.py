@@ -13,11 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from syslua.fsutil import atomic_write
+from syslua.fsutil import atomic_write, make_dir
 from syslua.manifest.model import Item, thaw
 from syslua.resources.actions import run_actions
 from syslua.resources.base import Context
 from syslua.resources.process import Runner
+from syslua.state.layout import PRIVATE_DIR, PRIVATE_FILE
 
 
 def state_file(state_dir: Path, digest: str) -> Path:
@@ -37,7 +38,10 @@ def self_placeholders(outputs: dict[str, Any]) -> dict[str, str]:
 
 
 def _save(path: Path, bind_id: str | None, outputs: dict[str, Any]) -> None:
-    atomic_write(path, json.dumps({"id": bind_id, "outputs": outputs}, indent=1).encode())
+    make_dir(path.parent, PRIVATE_DIR)  # outputs may be secrets: owner only
+    atomic_write(
+        path, json.dumps({"id": bind_id, "outputs": outputs}, indent=1).encode(), PRIVATE_FILE
+    )
 
 
 def create(item: Item, ctx: Context) -> None:

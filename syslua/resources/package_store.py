@@ -42,7 +42,12 @@ def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -
             content.mkdir()
             fmt = unpack.detect_format(fetch.file_name(source), item.get("format"))
             unpack.unpack(
-                archive, content, fmt, strip=item.get("strip_components", 0), binary_name=item.key
+                archive,
+                content,
+                fmt,
+                strip=item.get("strip_components", 0),
+                binary_name=item.key,
+                max_unpack=unpack.DEFAULT_MAX_UNPACK if ctx.max_unpack is None else ctx.max_unpack,
             )
         missing = [b for b in bins if not (content / b).is_file()]
         if missing:

@@ -5,8 +5,10 @@ undo commands, bind/build actions, the shadow tools behind `user`, and git.
 runs it directly (no shell); `shell` runs it with `/bin/sh -c`. `run_argv`
 takes an argument list that its caller built (`useradd ...`, `git ...`). Every process gets its own
 process group, so a timeout kills the command and everything it started.
-Only the tails of stdout and stderr are kept, so a chatty command cannot
-exhaust memory; lines can be streamed to a callback as they arrive.
+Only the tails of stdout and stderr are kept (the last `OUTPUT_TAIL` bytes
+of each), so a chatty command cannot exhaust memory, nor fill the reports
+and snapshots that keep them; lines can be streamed to a callback as they
+arrive.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import os
 import shlex
 import shutil
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,7 +26,7 @@ from syslua.resources.base import ResourceError
 if TYPE_CHECKING:
     import subprocess
 
-TAIL_LINES = 40
+OUTPUT_TAIL = 64 * 1024  # bytes of each stream kept, in results, reports and snapshots
 KILL_GRACE = 2.0
 
 
@@ -151,10 +152,7 @@ class Runner:
             raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
         except OSError as e:
             raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
-        tails: dict[str, deque[str]] = {
-            "stdout": deque(maxlen=TAIL_LINES),
-            "stderr": deque(maxlen=TAIL_LINES),
-        }
+        tails = {"stdout": _Tail(), "stderr": _Tail()}
         readers = [
             threading.Thread(
                 target=_pump, args=(getattr(proc, name), name, tails[name], on_line), daemon=True
@@ -176,20 +174,47 @@ class Runner:
             t.join(timeout=KILL_GRACE)
         return ProcessResult(
             exit_code=proc.returncode if proc.returncode is not None else -1,
-            stdout="".join(tails["stdout"]),
-            stderr="".join(tails["stderr"]),
+            stdout=tails["stdout"].text(),
+            stderr=tails["stderr"].text(),
             duration=time.monotonic() - start,
             timed_out=timed_out,
         )
 
 
-def _pump(stream, name: str, tail: deque, on_line) -> None:  # type: ignore[no-untyped-def]
+class _Tail:
+    """The last `OUTPUT_TAIL` bytes of a stream."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+
+    def add(self, data: bytes) -> None:
+        self.buf += data
+        if len(self.buf) > 2 * OUTPUT_TAIL:  # trimmed now and then, not on every line
+            del self.buf[:-OUTPUT_TAIL]
+
+    def text(self) -> str:
+        return tail(self.buf)
+
+
+def tail(data: bytes | bytearray | str, limit: int = OUTPUT_TAIL) -> str:
+    """The last `limit` bytes of `data` as text, starting on a whole UTF-8 character."""
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
+    if len(raw) <= limit:
+        return raw.decode("utf-8", "replace")
+    cut = raw[-limit:]
+    start = 0
+    while start < 3 and start < len(cut) and 0x80 <= cut[start] < 0xC0:
+        start += 1  # a character cut in half at the front
+    return cut[start:].decode("utf-8", "replace")
+
+
+def _pump(stream, name: str, kept: _Tail, on_line) -> None:  # type: ignore[no-untyped-def]
     try:
-        for raw in iter(stream.readline, b""):
-            line = raw.decode("utf-8", "replace")
-            tail.append(line)
+        # A line longer than the tail comes in pieces: memory stays bounded.
+        for raw in iter(lambda: stream.readline(OUTPUT_TAIL), b""):
+            kept.add(raw)
             if on_line is not None:
-                on_line(name, line.rstrip("\n"))
+                on_line(name, raw.decode("utf-8", "replace").rstrip("\n"))
     finally:
         stream.close()
 

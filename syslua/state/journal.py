@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError
-from syslua.fsutil import fsync_dir, sync_filesystems
+from syslua.fsutil import fsync_dir, make_dir, sync_filesystems
+from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
 from syslua.state.store import Store
 
 JOURNAL = "journal.jsonl"
@@ -75,6 +76,7 @@ class Journal:
         self._pending: list[dict[str, Any]] = []
         self._lock = threading.RLock()
         self._fh: Any = None
+        self.committed = False  # the commit record is durable: recovery finishes this apply
 
     # -- lifecycle -----------------------------------------------------------
     @classmethod
@@ -83,18 +85,35 @@ class Journal:
             raise StateError(
                 f"a journal already exists at {directory}; an interrupted run must be recovered first"
             )
-        directory.mkdir(parents=True, exist_ok=True)
+        make_dir(directory, PRIVATE_DIR, parents_mode=PASSAGE)
         j = cls(directory, store)
-        j._fh = open(j.file, "a", encoding="utf-8")
+        # Owner only: the records hold paths, previous modes and undo commands.
+        fd = os.open(j.file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, PRIVATE_FILE)
+        os.fchmod(fd, PRIVATE_FILE)
+        j._fh = os.fdopen(fd, "a", encoding="utf-8")
         j._pending.append({"op": "begin", "pid": os.getpid(), "time": time.time(), **meta})
-        j.flush()
-        fsync_dir(directory)
+        try:
+            j.flush()
+            fsync_dir(directory)
+        except OSError:
+            j.abandon()  # a full disk: no journal rather than half a begin record
+            raise
         return j
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+    def abandon(self) -> None:
+        """Drop a journal that recorded no change (preparing it failed): close
+        it and delete it."""
+        self._pending.clear()
+        try:
+            self.close()
+        except OSError:
+            self._fh = None  # the file is closed; what it failed to write is not needed
+        remove(self.dir)
 
     def commit(self) -> None:
         """The apply is recorded: the journal is no longer needed."""
@@ -133,6 +152,8 @@ class Journal:
             self._add(record.get("item", ""), record)
             if durable:
                 self.flush()
+                if record["op"] == "commit":
+                    self.committed = True
 
     def _add(self, item: str, record: dict[str, Any]) -> None:
         if record["op"] == "path":
@@ -167,24 +188,90 @@ class Journal:
 
 
 def exists(directory: Path) -> bool:
-    return (directory / JOURNAL).exists()
+    """Is a journal left behind (or something where it, or its directory, should be)?"""
+    return os.path.lexists(directory / JOURNAL) or (
+        os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir())
+    )
+
+
+def unusable(directory: Path) -> str | None:
+    """Why what is at the journal's path cannot be a journal, or None when it can.
+
+    A journal starts with a `begin` record, written and fsynced before the
+    first change, so a file whose first line is not one (random bytes, some
+    other file) was never written by an apply. An empty file is a journal
+    whose run died before its first record: nothing was changed.
+    """
+    if os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir()):
+        return f"{directory} is not a directory"
+    path = directory / JOURNAL
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return f"{path} is a directory"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file"
+    with open(path, "rb") as f:
+        first = f.readline(1 << 20)
+    if not first:
+        return None
+    if not first.endswith(b"\n"):
+        # The only line, torn: a run that died while writing its begin record
+        # changed nothing. Anything else without a newline is not a journal.
+        begun = first.startswith(b'{"op":"begin"')
+        return None if begun else f"{path} is not a journal (its first record is not readable)"
+    record = _record(first)
+    if record is None or record.get("op") != "begin":
+        return f"{path} is not a journal (its first record is not readable)"
+    return None
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line.decode("utf-8"))
+    except ValueError:  # not UTF-8, or not JSON
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def read(directory: Path) -> list[dict[str, Any]]:
     """All complete records of a journal left behind (a torn last line is ignored)."""
     out = []
     try:
-        with open(directory / JOURNAL, encoding="utf-8") as f:
+        with open(directory / JOURNAL, "rb") as f:
             for line in f:
-                if not line.endswith("\n"):
+                if not line.endswith(b"\n"):
                     break
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
+                record = _record(line)
+                if record is None:
                     break
-    except FileNotFoundError:
+                out.append(record)
+    except (FileNotFoundError, NotADirectoryError):
         return []
     return out
+
+
+def set_aside(source: Path, failed_dir: Path, name: str) -> Path:
+    """Move a journal (a file, or whatever is at its path) into `failed_dir`,
+    owner-only, where the user can read what happened; returns where it went."""
+    make_dir(failed_dir, PRIVATE_DIR, parents_mode=PASSAGE)
+    target = failed_dir / name
+    n = 1
+    while os.path.lexists(target):
+        n += 1
+        target = failed_dir / f"{n}-{name}"
+    os.replace(source, target)
+    if target.is_symlink():
+        return target
+    os.chmod(target, PRIVATE_DIR if target.is_dir() else PRIVATE_FILE)
+    for dirpath, dirs, files in os.walk(target):  # whatever was at a journal's path
+        for name in dirs + files:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chmod(p, stat.S_IMODE(os.lstat(p).st_mode) & ~0o077)
+    return target
 
 
 def remove(directory: Path) -> None:

@@ -8,12 +8,16 @@ command into the file, so a second process can name it: it fails at once
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import sys
 from pathlib import Path
 
-from syslua.errors import LockHeldError
+from syslua.errors import LockHeldError, StateConflictError
+from syslua.fsutil import make_dir
+from syslua.state.layout import PASSAGE, PRIVATE_FILE
 
 
 class StateLock:
@@ -29,8 +33,8 @@ class StateLock:
         return text or "unknown"
 
     def acquire(self, *, wait: bool = False, command: str | None = None) -> StateLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        make_dir(self.path.parent, PASSAGE, parents_mode=PASSAGE)
+        fd = self._open()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
@@ -44,6 +48,34 @@ class StateLock:
         os.pwrite(fd, f"pid {os.getpid()} ({cmd})\n".encode(), 0)
         self._fd = fd
         return self
+
+    def _open(self) -> int:
+        """The lock file, owner-only (it names the commands run), never through a symlink."""
+        try:
+            fd = os.open(
+                self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE
+            )
+        except OSError as e:
+            if e.errno == errno.EISDIR:
+                what = "is a directory"
+            elif e.errno == errno.ELOOP:
+                what = "is a symlink"
+            else:
+                what = f"cannot be opened ({e.strerror})"
+            raise StateConflictError(
+                f"the state lock {self.path} {what}; syslua keeps a plain file there",
+                hint=f"Move {self.path} out of the way (syslua does not remove it for you) and run again.",
+            ) from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise StateConflictError(
+                f"the state lock {self.path} is not a regular file; syslua keeps a plain file there",
+                hint=f"Move {self.path} out of the way (syslua does not remove it for you) and run again.",
+            )
+        if stat.S_IMODE(st.st_mode) != PRIVATE_FILE:
+            os.fchmod(fd, PRIVATE_FILE)  # written by an older version, or another umask
+        return fd
 
     def is_held_by_other(self) -> bool:
         """True when a live process other than us holds the lock."""

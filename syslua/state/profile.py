@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from syslua.fsutil import atomic_symlink
+from syslua.fsutil import atomic_symlink, make_dir
 from syslua.paths import Paths
+from syslua.state.layout import PASSAGE, PUBLIC_DIR
 
 lock = threading.RLock()  # held while a profile is rebuilt and swapped
 
@@ -37,8 +38,10 @@ def links_of(tree: Path, bins: Iterable[str]) -> dict[str, Path]:
 
 def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
     """A new profile directory for `packages` (tree, bin entries), not yet in use."""
-    root = paths.state / "profiles" / f"p-{os.urandom(6).hex()}"
-    (root / "bin").mkdir(parents=True)
+    make_dir(paths.profiles, PASSAGE, parents_mode=PASSAGE)
+    root = paths.profiles / f"p-{os.urandom(6).hex()}"
+    # Readable by everyone, like the trees it links to: other users' shells use it.
+    make_dir(root / "bin", PUBLIC_DIR)
     for tree, bins in sorted(packages, key=lambda p: str(p[0])):
         for name, target in links_of(tree, bins).items():
             link = root / "bin" / name
@@ -55,7 +58,7 @@ def _link_files(src: Path, dst: Path) -> None:
     for dirpath, _dirs, files in os.walk(src):
         rel = os.path.relpath(dirpath, src)
         out = dst / rel if rel != "." else dst
-        out.mkdir(parents=True, exist_ok=True)
+        make_dir(out, PUBLIC_DIR)
         for f in files:
             link = out / f
             if not os.path.lexists(link):  # the first package providing a file keeps it
@@ -88,7 +91,7 @@ def restore(record: dict[str, Any], store: Any = None) -> None:
 def prune(paths: Paths) -> None:
     """Remove profile directories other than the current one (after a commit)."""
     keep = current_target(paths)
-    root = paths.state / "profiles"
+    root = paths.profiles
     if not root.is_dir():
         return
     keep_name = os.path.basename(keep) if keep else None

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError, UsageError
-from syslua.fsutil import atomic_write
+from syslua.fsutil import atomic_write, make_dir
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
+from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
 
 INDEX = "index.json"
 TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index keeps them
@@ -118,9 +119,7 @@ class Snapshots:
             return {}
 
     def _write_tags(self, tags: dict[str, list[str]]) -> None:
-        atomic_write(
-            self.dir / TAGS, json.dumps({k: v for k, v in tags.items() if v}, indent=1).encode()
-        )
+        self._write(self.dir / TAGS, json.dumps({k: v for k, v in tags.items() if v}, indent=1))
 
     def _rebuild(self) -> dict[str, Any]:
         snaps = []
@@ -140,7 +139,12 @@ class Snapshots:
 
     def _write_index(self, index: dict[str, Any]) -> None:
         index = {k: v for k, v in index.items() if k != "tags"}
-        atomic_write(self.index_file, json.dumps(index, indent=1).encode())
+        self._write(self.index_file, json.dumps(index, indent=1))
+
+    def _write(self, path: Path, text: str) -> None:
+        """Snapshots hold secrets (declared content, exec environments): owner only."""
+        make_dir(self.dir, PRIVATE_DIR, parents_mode=PASSAGE)
+        atomic_write(path, text.encode(), PRIVATE_FILE)
 
     def index(self) -> dict[str, Any]:
         return self._read_index()
@@ -227,8 +231,7 @@ class Snapshots:
         return None
 
     def save(self, snap: Snapshot, *, make_current: bool = True) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")).encode())
+        self._write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")))
         index = self._read_index()
         if snap.id not in index["order"]:
             index["order"].append(snap.id)

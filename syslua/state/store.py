@@ -2,7 +2,8 @@
 
 Blobs live at `objects/<2 hex>/<62 hex>`, trees (unpacked packages, build
 outputs) at `trees/<name>`. An object is written to a temp file in the store's
-`tmp/` (`fsutil.AtomicFile`), hashed while written, made read-only, then
+`tmp/` (`fsutil.AtomicFile`), hashed while written, made read-only for its
+owner alone (0400: blobs hold originals, secrets and config sources), then
 renamed into place, so an object either exists whole or not at all; writing
 the same content twice keeps one copy. `sync()` makes everything written so far durable at once,
 which lets the journal batch many backups under one flush.
@@ -18,7 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslua.errors import StateError
-from syslua.fsutil import CHUNK, AtomicFile, fsync_dir
+from syslua.fsutil import CHUNK, AtomicFile, fsync_dir, make_dir
+from syslua.state.layout import BLOB, PASSAGE, PRIVATE_DIR
 
 SYNC_ONE_BY_ONE = 16
 
@@ -30,10 +32,13 @@ class Store:
         self.trees = root / "trees"
         self.tmp = root / "tmp"
         self._unsynced: list[Path] = []  # blobs written since the last sync
+        self._created: list[Path] = []  # every blob this Store wrote (see `mark`)
 
     def _ensure(self) -> None:
-        for d in (self.objects, self.trees, self.tmp):
-            d.mkdir(parents=True, exist_ok=True)
+        make_dir(self.root, PASSAGE, parents_mode=PASSAGE)
+        make_dir(self.objects, PRIVATE_DIR)
+        make_dir(self.trees, PASSAGE)  # package trees are reached through the profile
+        make_dir(self.tmp, PRIVATE_DIR)
 
     def path(self, digest: str) -> Path:
         return self.objects / digest[:2] / digest[2:]
@@ -48,16 +53,17 @@ class Store:
         is already there is kept and the new copy dropped.
         """
         self._ensure()
-        with AtomicFile(None, 0o444, durable=False, temp_dir=self.tmp) as f:
+        with AtomicFile(None, BLOB, durable=False, temp_dir=self.tmp) as f:
             digest = fill(f)
             target = self.path(digest)
             if target.exists():
                 f.discard()
             else:
-                target.parent.mkdir(exist_ok=True)
+                make_dir(target.parent, PRIVATE_DIR)
                 f.target = target
         if f.committed:
             self._unsynced.append(target)  # made durable by sync(), in one batch
+            self._created.append(target)
         return digest
 
     def put_bytes(self, data: bytes) -> str:
@@ -95,6 +101,24 @@ class Store:
             )
         return data
 
+    def mark(self) -> int:
+        """A point to `remove_since` (objects this Store wrote after it)."""
+        return len(self._created)
+
+    def remove_since(self, mark: int) -> None:
+        """Remove the objects written since `mark`: they are new (an object
+        already there is never written again), and the caller knows nothing
+        refers to them (an apply that stopped before changing anything, a
+        snapshot that could not be recorded)."""
+        gone, self._created = self._created[mark:], self._created[:mark]
+        for path in gone:
+            try:
+                path.unlink()
+                path.parent.rmdir()  # only when it held nothing else
+            except OSError:
+                pass
+        self._unsynced = [p for p in self._unsynced if p not in set(gone)]
+
     def sync(self) -> None:
         """Make every blob written since the last sync durable (one batch).
 
@@ -121,7 +145,9 @@ class Store:
         return self.trees / name
 
     def add_tree(self, staging: Path, name: str) -> Path:
-        """Move a finished directory into the store under `name`, read-only."""
+        """Move a finished directory into the store under `name`, read-only,
+        and readable by everyone (0555 directories and programs, 0444 other
+        files): other users run the tools, whatever umask built the tree."""
         self._ensure()
         target = self.tree_path(name)
         if target.exists():
@@ -132,7 +158,7 @@ class Store:
                 p = os.path.join(root, f)
                 if not os.path.islink(p):
                     mode = stat.S_IMODE(os.lstat(p).st_mode)
-                    os.chmod(p, mode & ~0o222)
+                    os.chmod(p, 0o555 if mode & 0o111 else 0o444)
         os.replace(staging, target)
         for root, dirs, _files in os.walk(target):
             for d in dirs:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from syslua.cli.commands.common import load_manifest, state
+from syslua.cli.commands.common import load_manifest, parse_size, state
 from syslua.cli.output import Terminal, count_paths
 from syslua.cli.report import make_reporter, summary_table
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_manifest
@@ -32,8 +32,10 @@ def run(
     message: str | None,
     wait: bool,
     force: bool = False,
+    max_unpack: str = "4GiB",
 ) -> int:
     started = time.monotonic()
+    unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()
     manifest = load_manifest(
         term,
@@ -47,13 +49,14 @@ def run(
     )
     for kind, text in manifest.messages:
         if kind == "pre_message":
-            term.line(text)
+            term.lines(text)
     options = ApplyOptions(
         noop=noop,
         health_check_only=health_check_only,
         jobs=jobs,
         message=message,
         keep_edits=force,
+        max_unpack=unpack_limit,
     )
     read_only = noop or health_check_only
     term.log("Building execution plan...")
@@ -65,7 +68,7 @@ def run(
             reporter.close()
     for kind, text in manifest.messages:
         if kind == "post_message" and outcome.ok:
-            term.line(text)
+            term.lines(text)
     return report(term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only)
 
 
@@ -105,6 +108,7 @@ def report(
                 "restore_failed": outcome.restore_failed,
                 "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
                 "kept_edits": outcome.kept_edits,
+                "error": outcome.error,
             }
         )
         return 0 if outcome.ok else 1
@@ -134,7 +138,7 @@ def report(
         return 0
     if hc or noop:
         for r in outcome.failures:
-            term.line(f"  {r.type} {r.label}: {r.message}", "red", always=True)
+            term.lines(f"  {r.type} {r.label}: {r.message}", "red", indent="    ", always=True)
         term.line(
             "Health checks failed." if hc else "Some items cannot be applied (see above).",
             "bold red",
@@ -157,9 +161,13 @@ def report(
         )
     else:
         term.line(f"{verb} failed. System unchanged.", "bold red", always=True)
+    if outcome.error:
+        term.line(f"  {outcome.error}", "red", always=True)
     manifest = outcome.plan.manifest if outcome.plan else None
     for r in outcome.failures:
-        lines = r.message.splitlines()
+        # Only syslua's newlines (a \r is shown, not obeyed); none at all when a
+        # declared name holds one (Terminal.distrust).
+        lines = [r.message] if term.one_line else r.message.split("\n")
         where = manifest.source_of(r.id) if manifest is not None else ""
         term.line(
             f"  {r.type} {r.label} failed: {lines[0]}"

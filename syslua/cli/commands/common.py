@@ -1,4 +1,5 @@
 """Helpers shared by commands: finding the config, resolving it, and `state()`, which
+tightens the permissions of a state dir left readable by an older version,
 takes the state lock when writing and first rolls back an interrupted run."""
 
 from __future__ import annotations
@@ -14,6 +15,23 @@ from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths, default_config
 from syslua.state.lock import StateLock
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str, option: str) -> int:
+    """`4GiB`, `4G`, `500M`, `100k`, `1.5G` or a number of bytes (units are powers of 1024)."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*", text, re.IGNORECASE)
+    if m is None or (not m.group(2) and "." in m.group(1)):
+        raise UsageError(
+            f"{option}: {text!r} is not a size (use e.g. 4GiB, 500M or a number of bytes)"
+        )
+    size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if size < 1:
+        raise UsageError(f"{option}: the size must be at least 1 byte, got {text!r}")
+    return size
 
 
 def find_config(config: Path | None) -> Path:
@@ -56,6 +74,7 @@ def load_manifest(
         health_check_only=health_check_only,
     )
     manifest = resolve(path, options, paths)
+    term.distrust(item.id for item in manifest)  # before a cycle error quotes them
     for warning in manifest.warnings:
         term.warn(warning)
     return manifest
@@ -65,12 +84,20 @@ def load_manifest(
 def state(
     paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False
 ) -> Iterator[StateLock | None]:
-    """Open the state dir: take the lock when writing, and first roll back an
-    interrupted apply (which needs the lock even for read-only commands)."""
-    from syslua.state import journal
+    """Open the state dir: tighten its permissions if an older version left
+    them open, take the lock when writing, and first roll back an interrupted
+    apply (which needs the lock even for read-only commands)."""
+    from syslua.state import journal, layout
 
+    tightened = layout.tighten(paths)
+    if tightened:
+        term.warn(
+            f"Tightened permissions of {', '.join(str(p) for p in tightened)}: "
+            "other users could read syslua's state"
+        )
     lock = StateLock(paths.lock)
     if exclusive:
+        layout.ensure(paths)
         lock.acquire(wait=wait)
         try:
             _recover(paths, term)

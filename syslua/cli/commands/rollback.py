@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from syslua.cli.commands.apply import report, reporter_for
-from syslua.cli.commands.common import state
+from syslua.cli.commands.common import parse_size, state
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest
@@ -16,9 +16,16 @@ from syslua.state.store import Store
 
 
 def run(
-    term: Terminal, snapshot_id: str | None, *, noop: bool, jobs: int | None, wait: bool
+    term: Terminal,
+    snapshot_id: str | None,
+    *,
+    noop: bool,
+    jobs: int | None,
+    wait: bool,
+    max_unpack: str = "4GiB",
 ) -> int:
     started = time.monotonic()
+    unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()
     with state(paths, term, exclusive=not noop, wait=wait):
         snapshots = Snapshots(paths)
@@ -34,6 +41,7 @@ def run(
             kind="rollback",
             message=f"rollback to {target_id}",
             keep_edits=True,
+            max_unpack=unpack_limit,
         )
         reporter = reporter_for(term, options)
         try:

@@ -1,4 +1,5 @@
-"""`sys status`: what drifted from the current snapshot (edited, deleted, mode changed)."""
+"""`sys status`: what drifted from the current snapshot (edited, deleted, mode changed),
+and whether the store still holds what the snapshot refers to."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
     if snap is None:
         return None, []
     store = Store(paths.store)
-    manifest = materialise(snap, store)
+    unreadable: dict[str, str] = {}  # items whose stored copy is gone: not checkable
+    manifest = materialise(snap, store, unreadable)
     resolver = Resolver(manifest, store, paths.state)
     ctx = Context(
         runner=Runner(), noop=True, manifest=manifest, store=store, paths=paths, resolver=resolver
@@ -35,7 +37,7 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
     out = []
     for item in manifest:
         rtype = get_type(item.type)
-        found = rtype.drift(item, ctx)
+        found = ("error", unreadable[item.id]) if item.id in unreadable else rtype.drift(item, ctx)
         if found is not None:
             kind, detail = found
             # Managed paths are shown as paths, anything else by its id.
@@ -44,6 +46,30 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
                 {"id": item.id, "path": item.key, "kind": kind, "detail": detail, "label": label}
             )
     return snap.id, out
+
+
+def store_check(paths: Paths) -> dict[str, Any] | None:
+    """What the current snapshot needs from the store and is not there: the
+    store dir itself, or some of its objects (file contents, originals,
+    config sources) and trees. None when all is there (or nothing is current)."""
+    snap, _ = Snapshots(paths).usable_current()
+    if snap is None:
+        return None
+    store = Store(paths.store)
+    blobs, trees = snap.blobs(), snap.trees()
+    exists = paths.store.is_dir()
+    gone_blobs = [b for b in blobs if not store.has(b)]
+    gone_trees = [t for t in trees if not store.tree_path(t).is_dir()]
+    if exists and not gone_blobs and not gone_trees:
+        return None
+    return {
+        "path": str(paths.store),
+        "exists": exists,
+        "objects": len(blobs),
+        "missing_objects": len(gone_blobs),
+        "trees": len(trees),
+        "missing_trees": len(gone_trees),
+    }
 
 
 MARK = {"deleted": "D", "edited": "M", "mode": "~", "changed": "~", "recreated": "+", "error": "!"}
@@ -55,19 +81,20 @@ def run(term: Terminal) -> int:
     with state(paths, term, exclusive=False):
         snap_id, items = drift(paths, notes)
         unrestored = load_unrestored(paths.state)
+        store = store_check(paths)
     for note in notes:
         term.warn(note)
-    store = Store(paths.store)
-    kept = [_unrestored(r, store) for r in unrestored]
+    kept = [_unrestored(r, Store(paths.store)) for r in unrestored]
     if term.json_mode:
         term.json(
             {
                 "snapshot": snap_id,
                 "drift": [{k: v for k, v in d.items() if k != "label"} for d in items],
                 "unrestored": kept,
+                "store": store,
             }
         )
-        return 0
+        return 1 if store else 0
     if kept:
         term.line("A failed rollback could not put these paths back:")
         for k in kept:
@@ -77,14 +104,44 @@ def run(term: Terminal) -> int:
     if snap_id is None:
         term.line("No current snapshot: nothing to compare with (run `sys apply`).")
         return 0
+    if store is not None:
+        _store_lines(term, snap_id, store)
     if not items:
-        term.line(f"No drift: the machine matches snapshot {snap_id}.")
-        return 0
+        if store is None:
+            term.line(f"No drift: the machine matches snapshot {snap_id}.")
+        else:
+            term.line(
+                f"The managed paths match snapshot {snap_id}; its store is not whole (above)."
+            )
+        return 1 if store else 0
     term.line(f"Drift from snapshot {snap_id}:")
     for d in items:
         term.line(f"  {MARK[d['kind']]} {d['label']}: {d['detail']}")
     term.line("Run `sys apply` to converge again, or `sys rollback` to return to a snapshot.")
-    return 0
+    return 1 if store else 0
+
+
+def _store_lines(term: Terminal, snap_id: str, store: dict[str, Any]) -> None:
+    what = (
+        "(file contents, originals of files syslua took over, config sources, package trees); "
+        "`sys rollback` and putting originals back need them."
+    )
+    if not store["exists"]:
+        term.line(f"The store is missing: {store['path']} does not exist.", "bold red", always=True)
+        term.line(
+            f"  Snapshot {snap_id} refers to {store['objects']} object(s) and {store['trees']} "
+            f"tree(s) that were kept there {what}",
+            always=True,
+        )
+        return
+    term.line(
+        f"The store is incomplete: {store['missing_objects']} of {store['objects']} object(s) "
+        f"and {store['missing_trees']} of {store['trees']} tree(s) that snapshot {snap_id} "
+        f"refers to are missing from {store['path']}.",
+        "bold red",
+        always=True,
+    )
+    term.line(f"  They were kept there {what}", always=True)
 
 
 def _unrestored(record: dict[str, Any], store: Store) -> dict[str, str]:

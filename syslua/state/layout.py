@@ -1,0 +1,155 @@
+"""Who may read what syslua keeps: the modes of the store, state and cache (SPEC section 7).
+
+Nothing syslua writes outside the managed paths can be read by another user,
+except what installed tools and shells need: package and build trees
+(`store/trees/<name>`), the profile (`state/profiles/<id>`, which
+`state/profile` points to) and the live env scripts (`state/env.sh`,
+`state/env.fish`). Hence:
+
+| what                                                              | mode |
+|-------------------------------------------------------------------|------|
+| `store/`, `store/trees/`, `state/`, `state/profiles/`             | 0711 (on the way to the exceptions: traversable, not listable) |
+| every other directory                                             | 0700 |
+| store blobs (`store/objects/<2 hex>/<62 hex>`)                    | 0400 |
+| snapshots, index, tags, journals, failed journals, bind outputs, the lock, downloads | 0600 |
+| trees (the exception)                                             | dirs 0555, files 0444 or 0555 |
+| profiles (the exception)                                          | 0755 |
+| `env.sh`, `env.fish` (the exception)                              | 0644 |
+
+Every writer creates its files and directories with these modes explicitly
+(`fsutil.make_dir`, `AtomicFile(mode=...)`, `os.open(..., mode)` then a
+chmod), so the umask never loosens them. `tighten` brings a store, state or
+cache dir left readable by an older version (0755 directories, 0644 files,
+0444 blobs) to the rule, once: it looks at the directories of the layout on
+every command (a few `stat`s), and walks everything only when one of them is
+too open.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from syslua.fsutil import make_dir
+from syslua.paths import Paths
+
+PASSAGE = 0o711  # a directory on the way to what other users must reach
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600  # snapshots, journals, the lock, bind outputs, downloads
+BLOB = 0o400  # store objects: read-only, owner only
+PUBLIC_DIR = 0o755  # a profile
+PUBLIC_FILE = 0o644  # the live env scripts
+
+OTHERS = 0o077  # group and other bits
+OTHERS_X = 0o011  # what a passage may keep of them
+
+
+def passages(paths: Paths) -> set[Path]:
+    return {paths.store, paths.store / "trees", paths.state, paths.profiles}
+
+
+def _public_parents(paths: Paths) -> set[Path]:
+    """Directories whose entries are the exceptions (left as they are)."""
+    return {paths.store / "trees", paths.profiles}
+
+
+def _public_files(paths: Paths) -> set[Path]:
+    return {paths.env_sh, paths.env_fish, paths.profile}
+
+
+def ensure(paths: Paths) -> None:
+    """Create the store and state dirs (with their modes) before a command writes."""
+    make_dir(paths.store, PASSAGE, parents_mode=PASSAGE)
+    make_dir(paths.state, PASSAGE, parents_mode=PASSAGE)
+
+
+def _watched(paths: Paths) -> list[Path]:
+    """What is checked on every command: the directories of the layout, and the lock."""
+    return [
+        paths.store,
+        paths.store / "objects",
+        paths.store / "trees",
+        paths.store / "tmp",
+        paths.state,
+        paths.snapshots,
+        paths.journal,
+        paths.failed_journals,
+        paths.binds,
+        paths.profiles,
+        paths.lock,
+        paths.cache,
+        paths.cache / "downloads",
+    ]
+
+
+def _loose(path: Path, mode: int, is_dir: bool, pass_: set[Path]) -> int | None:
+    """The tightened mode of `path`, or None when it is already as tight as the rule."""
+    allowed = OTHERS_X if is_dir and path in pass_ else 0
+    extra = mode & OTHERS & ~allowed
+    return mode & ~extra if extra else None
+
+
+def too_open(paths: Paths) -> bool:
+    """Is any directory of the layout (or the lock) readable by other users?"""
+    pass_ = passages(paths)
+    for p in _watched(paths):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            continue
+        if _loose(p, stat.S_IMODE(st.st_mode), stat.S_ISDIR(st.st_mode), pass_) is not None:
+            return True
+    return False
+
+
+def tighten(paths: Paths) -> list[Path]:
+    """Bring everything under the store, state and cache dirs to the rule.
+
+    Returns the top directories in which something was too open (empty when
+    nothing was, which `too_open` finds without walking).
+    """
+    if not too_open(paths):
+        return []
+    return [root for root in (paths.store, paths.state, paths.cache) if _tighten_tree(root, paths)]
+
+
+def _tighten_tree(root: Path, paths: Paths) -> bool:
+    if not root.is_dir() or root.is_symlink():
+        return False
+    pass_ = passages(paths)
+    public_parents = _public_parents(paths)
+    public_files = _public_files(paths)
+    changed = False
+
+    def fix(path: Path, is_dir: bool) -> None:
+        nonlocal changed
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return
+        if stat.S_ISLNK(st.st_mode):
+            return
+        new = _loose(path, stat.S_IMODE(st.st_mode), is_dir, pass_)
+        if new is not None:
+            try:
+                os.chmod(path, new)
+            except OSError:
+                return  # not ours, or a read-only filesystem: nothing we can do here
+            changed = True
+
+    fix(root, True)
+    for dirpath, dirs, files in os.walk(root):
+        here = Path(dirpath)
+        if here in public_parents:
+            dirs[:] = []  # trees and profiles are the exception: readable by all
+            continue
+        for d in dirs:
+            fix(here / d, True)
+        for f in files:
+            p = here / f
+            if p not in public_files:
+                fix(p, False)
+    return changed
