@@ -3,17 +3,23 @@
 Steps, in order (the caller holds the state lock and has recovered any
 interrupted journal):
 1. Plan against the current snapshot and the live machine; with no change
-   and the same manifest, stop here (no new snapshot).
+   and the same manifest, stop here (no new snapshot). A config that
+   declares nothing while items are managed is refused unless
+   `allow_empty`.
 2. Begin the journal and record, in one durable batch, the previous state
    of every path the plan will touch (and of files syslua takes over).
+   From here on Ctrl-C or SIGTERM (`options.stop`) no longer ends the
+   command at once: it kills running commands and stops the run in order.
 3. Remove items no longer declared, in reverse dependency order.
-4. Run the DAG on the ready-queue scheduler; the first failure stops new
-   items from starting.
+4. Run the DAG on the ready-queue scheduler; the first failure, or a stop
+   request, stops new items from starting.
 5. Write the generated outputs of the new manifest (the env scripts).
-6. On failure: undo every item that may have changed the machine, in
-   reverse completion order (so removed items come back in dependency
-   order); the previous snapshot stays current. If undoing fails, the
+6. On failure or interruption: undo every item that may have changed the
+   machine, in reverse completion order (so removed items come back in
+   dependency order), and remove temp files syslua left beside the paths
+   it touched; the previous snapshot stays current. If undoing fails, the
    current pointer is cleared so the next apply converges everything.
+   Commands that completed and cannot be undone are listed in the outcome.
 7. On success: record the snapshot, sync every filesystem the apply wrote
    to (group commit: files are written without an fsync each), mark the
    journal committed, make the
@@ -30,7 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from syslua.errors import UsageError
 from syslua.execute.item import FAILED, ItemResult, run_item
+from syslua.execute.stop import Stop
+from syslua.fsutil import remove_temp_leftovers
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
@@ -56,7 +65,7 @@ class Reporter(Protocol):
     def planned(self, plan: Plan) -> None: ...
     def started(self, ident: str, label: str) -> None: ...
     def finished(self, result: ItemResult) -> None: ...
-    def rolling_back(self) -> None: ...
+    def rolling_back(self, interrupted: bool = False) -> None: ...
     def note(self, text: str) -> None: ...
     def output(self, ident: str, stream: str, line: str) -> None: ...
     def close(self) -> None: ...
@@ -72,6 +81,8 @@ class ApplyOptions:
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
+    allow_empty: bool = True  # False: refuse to remove every managed item (`sys apply`)
+    stop: Stop = field(default_factory=Stop)  # Ctrl-C / SIGTERM, set by the CLI's handler
 
 
 @dataclass
@@ -85,6 +96,9 @@ class ApplyOutcome:
     restore_failed: bool = False
     snapshot_id: str | None = None
     env_line: str | None = None
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM, then rolled back
+    # Items that completed and whose effects the rollback could not undo.
+    not_undone: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[ItemResult]:
@@ -117,6 +131,8 @@ def apply_manifest(
             reporter.note(f"Warning: {note}")
     previous = current.load_manifest() if current else None
     runner = Runner()
+    stop = options.stop
+    stop.on_request(runner.cancel)  # Ctrl-C kills its running commands (one runner per command)
 
     resolver = Resolver(manifest, store, paths.state)
 
@@ -137,6 +153,18 @@ def apply_manifest(
     baseline = snapshots.latest_readable() if current is None else None
     known = baseline.load_manifest() if baseline is not None else None
     plan = make_plan(manifest, context(True), previous, known=known)
+    if (
+        not options.allow_empty
+        and not (options.noop or options.health_check_only)
+        and len(manifest) == 0
+        and previous is not None
+        and len(previous) > 0
+    ):
+        n = len(previous)
+        raise UsageError(
+            f"Refusing to remove all {n} managed item{'s' if n != 1 else ''}: "
+            "the config declares nothing. Pass --allow-empty if that is what you want."
+        )
     reporter.planned(plan)
     dag = plan.dag or Dag.from_manifest(manifest)
 
@@ -154,6 +182,7 @@ def apply_manifest(
             stop_on_failure=False,
             on_start=lambda i: reporter.started(i, plan.labels.get(i, i)),
             on_finish=reporter.finished,
+            should_stop=lambda: stop.requested,
         )
         return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
 
@@ -172,6 +201,7 @@ def apply_manifest(
 
     from syslua.state.journal import Journal
 
+    stop.changing()  # before the journal exists: a signal no longer raises
     journal = Journal.begin(
         paths.journal,
         store,
@@ -201,6 +231,9 @@ def apply_manifest(
             originals,
             context(False),
         )
+        if stop.requested:
+            # The last moment to stop: past it, the apply records and commits.
+            outcome.ok, outcome.interrupted = False, True
         if outcome.ok:
             outcome.env_line = _write_outputs(generators, manifest, paths, journal)
             outcome.snapshot_id = _record(
@@ -222,7 +255,11 @@ def apply_manifest(
             for rtype in generators:
                 rtype.after_commit(paths)
             return outcome
-        _roll_back(outcome, journal, store, runner, snapshots, reporter, paths, list(generated))
+        with stop.rolling_back():
+            # The apply's runner may be cancelled; undo commands need their own.
+            _roll_back(
+                outcome, journal, store, Runner(), snapshots, reporter, paths, list(generated)
+            )
         return outcome
     finally:
         journal.close()
@@ -310,6 +347,9 @@ def _run(
         item = previous.get(entry.id) if previous else None
         if item is None:
             continue
+        if options.stop.requested:
+            outcome.ok = False
+            return outcome
         reporter.started(entry.id, entry.label)
         result = remove_item(
             item,
@@ -331,6 +371,7 @@ def _run(
         stop_on_failure=True,
         on_start=lambda i: reporter.started(i, plan.labels.get(i, i)),
         on_finish=reporter.finished,
+        should_stop=lambda: options.stop.requested,
     )
     outcome.results.extend(results)
     outcome.ok = all(r.status != FAILED for r in results)
@@ -349,8 +390,11 @@ def _roll_back(
 ) -> None:
     from syslua.execute.undo import UndoReport, undo_records
 
-    reporter.rolling_back()
+    reporter.rolling_back(interrupted=outcome.interrupted)
     journal.flush()
+    # Temp files first (one could keep a directory syslua made from being
+    # removed), and again after undoing, which writes files too.
+    remove_temp_leftovers(journal.recorded)
     report = UndoReport()
     for result in reversed(outcome.results):
         if not result.mutated:
@@ -360,9 +404,14 @@ def _roll_back(
             reporter.note(
                 f"  - Restored {abbreviate(what)}" if what.startswith("/") else f"  - Undid {what}"
             )
+        if part.not_undone and result.status != FAILED:
+            # It completed (a failed one is reported as the failure) and
+            # its effects stay: the report must not say "System unchanged".
+            outcome.not_undone.append(result.id)
         report.merge(part)
     for name in generators:
         report.merge(undo_records(journal.records_for(name), store, runner, paths.state))
+    remove_temp_leftovers(journal.recorded)
     outcome.rolled_back = True
     outcome.undo = report
     if report.ok:
@@ -506,7 +555,13 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
         return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
     begin = records[0] if records and records[0].get("op") == "begin" else {}
     store = Store(paths.store)
+    # A process killed while writing left its temp file beside the target:
+    # removed before undoing (it could keep a directory syslua made from
+    # being removed) and after (undoing writes files too).
+    touched = [r["path"] for r in records if r.get("op") == "path" and "path" in r]
+    remove_temp_leftovers(touched)
     report = undo_records(records, store, Runner(), paths.state)
+    remove_temp_leftovers(touched)
     for rec in records:
         if rec.get("op") == "snapshot" and rec["snapshot"] in snapshots.index()["order"]:
             snapshots.delete(rec["snapshot"])  # recorded, never committed

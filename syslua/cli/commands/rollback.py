@@ -1,13 +1,18 @@
-"""`sys rollback [ID]`: converge to an earlier snapshot, atomically, and record it."""
+"""`sys rollback [ID]`: converge to an earlier snapshot, atomically, and record it.
+
+Ctrl-C or SIGTERM stops it as it stops `sys apply`: what it changed is
+undone, and it ends with `Rollback interrupted. System unchanged.`, exit 130.
+"""
 
 from __future__ import annotations
 
 import time
 
-from syslua.cli.commands.apply import report, reporter_for
+from syslua.cli import signals
+from syslua.cli.commands.apply import interrupted_early, late, report, reporter_for
 from syslua.cli.commands.common import state
 from syslua.cli.output import Terminal
-from syslua.errors import UsageError
+from syslua.errors import Interrupted, UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest
 from syslua.execute.materialise import materialise
 from syslua.paths import Paths
@@ -20,28 +25,36 @@ def run(
 ) -> int:
     started = time.monotonic()
     paths = Paths.from_env()
-    with state(paths, term, exclusive=not noop, wait=wait):
-        snapshots = Snapshots(paths)
-        target_id = _target(snapshots, snapshot_id)
-        target = snapshots.load(target_id)
-        manifest = materialise(target, Store(paths.store))
-        term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
-        options = ApplyOptions(
-            noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}"
-        )
-        reporter = reporter_for(term, options)
-        try:
-            outcome = apply_manifest(
-                manifest,
-                paths,
-                options,
-                reporter,
-                config=target.config,
-                record_manifest=target.load_manifest(),
-                inputs=target.inputs,
+    try:
+        with state(paths, term, exclusive=not noop, wait=wait):
+            snapshots = Snapshots(paths)
+            target_id = _target(snapshots, snapshot_id)
+            target = snapshots.load(target_id)
+            manifest = materialise(target, Store(paths.store))
+            term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
+            options = ApplyOptions(
+                noop=noop,
+                jobs=jobs,
+                kind="rollback",
+                message=f"rollback to {target_id}",
+                stop=signals.current(),
             )
-        finally:
-            reporter.close()
+            reporter = reporter_for(term, options)
+            try:
+                outcome = apply_manifest(
+                    manifest,
+                    paths,
+                    options,
+                    reporter,
+                    config=target.config,
+                    record_manifest=target.load_manifest(),
+                    inputs=target.inputs,
+                )
+            finally:
+                reporter.close()
+    except Interrupted:
+        return interrupted_early(term, "Rollback")
+    late(term, outcome, options)
     return report(term, outcome, time.monotonic() - started, noop=noop, verb="Rollback")
 
 
