@@ -123,6 +123,23 @@ def slow(marker: Path, name: str = "slow", deps: str = "", undo: str = "true") -
     )
 
 
+def held_undo(started: Path, release: Path, then: str = "true") -> str:
+    """An undo command that says it started, then runs until `release` exists
+    (at most 30 s), then runs `then`: a rollback the test can hold open."""
+    return (
+        f"touch {started}; for i in $(seq 1500); do [ -e {release} ] && break; sleep 0.02; done; "
+        + then
+    )
+
+
+def wait_for_text(run: Running, text: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in run.output():
+        if run.proc.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"{text!r} did not appear:\n" + run.output())
+        time.sleep(0.02)
+
+
 def gone(pid: int, timeout: float = 10) -> bool:
     """Whether process `pid` has ended (it is a child of the sys process, which reaps it)."""
     deadline = time.monotonic() + timeout
@@ -219,9 +236,11 @@ local n = exec {{ name = "notify", command = "touch {sysenv.work}/notified", dep
 def test_second_ctrl_c_during_the_rollback_does_not_stop_it(sysenv, background) -> None:
     s1 = apply_ok(sysenv, V1)
     before = tree(sysenv.home)
-    marker, undoing, undone = (sysenv.work / n for n in ("slow.pid", "undoing", "undone"))
-    # The undo command takes three seconds: the second Ctrl-C arrives while it runs.
-    undo = f"touch {undoing}; sleep 3; touch {undone}"
+    marker, undoing, release, undone = (
+        sysenv.work / n for n in ("slow.pid", "undoing", "release", "undone")
+    )
+    # The undo command runs until released: the second Ctrl-C arrives while it runs.
+    undo = held_undo(undoing, release, f"touch {undone}")
     sysenv.write(
         "sys.lua",
         HEADER
@@ -237,10 +256,12 @@ local m = exec {{ name = "mark", provider = "shell", command = "true", undo = {j
     run.send(signal.SIGINT)
     run.wait_for(undoing)
     run.send(signal.SIGINT)
+    wait_for_text(run, STILL)
     run.send(signal.SIGTERM)
+    release.write_text("")
     code, text = run.finish()
     assert code == 130, text
-    assert STILL in text, text
+    assert text.count(STILL) == 2, text
     assert undone.exists(), "the undo command was stopped"
     assert last_lines(text) == [INTERRUPTED], text
     assert tree(sysenv.home) == before
@@ -302,8 +323,8 @@ def test_sigint_during_crash_recovery_finishes_it_then_stops(sysenv, background)
     """Recovery is a rollback too: Ctrl-C lets it finish, then the command ends (130)."""
     s1 = apply_ok(sysenv, V1)
     before = tree(sysenv.home)
-    marker, undoing = sysenv.work / "slow.pid", sysenv.work / "undoing"
-    undo = f"touch {undoing}; sleep 3"
+    marker, undoing, release = (sysenv.work / n for n in ("slow.pid", "undoing", "release"))
+    undo = held_undo(undoing, release)
     sysenv.write(
         "v2.lua",
         HEADER
@@ -323,6 +344,8 @@ local a = file { path = "~/a.txt", content = "a v2\\n" }
     run = background("apply")  # sys.lua is still V1: after recovery, nothing to do
     run.wait_for(undoing)
     run.send(signal.SIGINT)
+    wait_for_text(run, STILL)
+    release.write_text("")
     code, text = run.finish()
     assert code == 130, text
     assert STILL in text, text
