@@ -13,7 +13,7 @@
 local cfg = ...
 
 local io_open, stderr = io.open, io.stderr
-local getinfo, traceback = debug.getinfo, debug.traceback
+local getinfo, traceback, sethook = debug.getinfo, debug.traceback, debug.sethook
 local concat, sformat, sgsub, ssub, sbyte, sfind = table.concat, string.format, string.gsub, string.sub, string.byte, string.find
 local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, floor =
       type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, math.floor
@@ -561,6 +561,7 @@ local function text_only(code)
   if is_binary(code) then return nil, refused("the string given to load") end
   return true
 end
+local load_user  -- the sandbox's loadstring (below): text only, never compiled by the JIT
 
 -- `require` finds pkgs.* in the shipped catalogue, everything else beside
 -- the manifest, beside the root config, then in the shipped lua/ directory.
@@ -584,7 +585,7 @@ local function module_searcher(name)
         f:close()
         record_input(path)
         if is_binary(code) then fail(path .. " " .. REFUSED) end
-        local chunk, err = real_loadstring(code, chunkname(path))
+        local chunk, err = load_user(code, chunkname(path))
         if not chunk then error(err, 0) end
         return chunk
       end
@@ -617,14 +618,22 @@ local function recorded_loadfile(path)
   local code, err = read_file(full)
   if not code then return nil, err end
   if is_binary(code) then return nil, full .. " " .. REFUSED end
-  return real_loadstring(code, chunkname(full))
+  return load_user(code, chunkname(full))
 end
 
+local jit_off = jit.off
+-- Every chunk a config loads runs interpreted, so the watchdog's hook sees
+-- it (see "Stopping a config" below).
+local function interpreted(chunk, err)
+  if chunk then jit_off(chunk, true) end
+  return chunk, err
+end
 loadstring = function(code, name)
   local ok, err = text_only(code)
   if not ok then return nil, err end
-  return real_loadstring(code, name)
+  return interpreted(real_loadstring(code, name))
 end
+load_user = loadstring
 load = function(chunk, name, ...)
   if type(chunk) == "function" then
     local parts = {}
@@ -637,7 +646,7 @@ load = function(chunk, name, ...)
   end
   local ok, err = text_only(chunk)
   if not ok then return nil, err end
-  return real_loadstring(chunk, name)
+  return interpreted(real_loadstring(chunk, name))
 end
 
 if not cfg.impure then
@@ -672,6 +681,74 @@ dofile = function(path)
 end
 debug = { getinfo = getinfo, traceback = traceback }
 package.loaded.debug = debug
+
+------------------------------------------------------------------------------
+-- Stopping a config that runs too long, or on Ctrl-C
+------------------------------------------------------------------------------
+
+-- A count hook asks Python every WATCH_STEP VM instructions whether to stop
+-- (the evaluation's time limit). Calling Python also lets Python run its
+-- signal handlers, so Ctrl-C stops even `while true do end`: the exception
+-- the handler raises is handed back to Python, which raises it again.
+-- Compiled code never calls hooks, so code from a config or a module is
+-- never compiled: every chunk loaded here has the JIT off for itself and
+-- the functions it defines (the prelude's own code still is compiled; a
+-- trace that reaches user code stops there). A config cannot turn it back
+-- on: `jit` keeps only its read-only facts.
+local WATCH_STEP = 10000
+local real_pcall, real_xpcall, real_resume = pcall, xpcall, coroutine.resume
+local STOPPED = setmetatable({}, { __tostring = function() return "evaluation stopped" end })
+local stopped_at = nil   -- "path:line" of the user's code when it was stopped
+local stop_error = nil   -- what the Python check raised (a signal handler's exception)
+
+local has_util, jit_util = real_pcall(require, "jit.util")
+if not has_util then jit_util = nil end
+jit = { os = jit.os, arch = jit.arch, version = jit.version, version_num = jit.version_num }
+for name in pairs(package.loaded) do
+  if ssub(name, 1, 4) == "jit." then package.loaded[name] = nil end
+end
+for name in pairs(package.preload) do
+  if ssub(name, 1, 4) == "jit." then package.preload[name] = nil end
+end
+package.loaded.jit = jit
+
+-- The innermost frame of the user's code (prelude frames are skipped).
+local function user_frame()
+  for level = 2, 10000 do
+    local info = getinfo(level, "Sl")
+    if not info then return nil end
+    local path = info.source ~= PRELUDE_SOURCE and source_path(info.source)
+    if path and info.currentline and info.currentline > 0 then
+      return path .. ":" .. info.currentline
+    end
+  end
+end
+
+local function watchdog()
+  if stopped_at == nil then
+    local ok, stop = real_pcall(cfg.check)
+    if ok and not stop then return end
+    if not ok then stop_error = stop end
+    stopped_at = user_frame() or "?"
+  end
+  error(STOPPED, 0)
+end
+
+-- Once stopped, a config's pcall, xpcall or coroutine cannot catch the stop.
+local function unless_stopped(...)
+  if stopped_at ~= nil then error(STOPPED, 0) end
+  return ...
+end
+pcall = function(...) return unless_stopped(real_pcall(...)) end
+-- A stop is raised from inside the hook, where hooks are off: the config's
+-- message handler must not run then (an endless one could not be stopped).
+xpcall = function(f, handler, ...)
+  return unless_stopped(real_xpcall(f, function(e)
+    if stopped_at ~= nil then return e end
+    return handler(e)
+  end, ...))
+end
+coroutine.resume = function(...) return unless_stopped(real_resume(...)) end
 print = function(...)
   local parts = {}
   for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
@@ -719,17 +796,59 @@ local function error_text(e)
   return where_of(src, line) .. ": " .. what
 end
 
--- Run a config chunk. Returns true, or false and a message + traceback.
+-- The line of the main chunk's `return` with values: the last one in the
+-- chunk's own bytecode (LuaJIT 2.1 opcodes RETM, RET, RET1, CALLMT, CALLT),
+-- or nil when that cannot be read.
+local RETURNS = { [67] = true, [68] = true, [73] = true, [74] = true, [76] = true }
+local function return_line(chunk)
+  local util = jit_util
+  if not util or jit.version_num < 20100 then return nil end
+  local line
+  local n = util.funcinfo(chunk).bytecodes or 0
+  for pc = 1, n do
+    local ins = util.funcbc(chunk, pc)
+    if ins and RETURNS[ins % 256] then line = util.funcinfo(chunk, pc).currentline end
+  end
+  return line
+end
+
+-- A config declares; its main chunk returns nothing. The original syslua's
+-- entry form (a table with `inputs` and `setup`) is named as such.
+local function returned_error(chunk, path, value)
+  local line = return_line(chunk)
+  local what
+  if type(value) == "table" and (rawget(value, "setup") ~= nil or rawget(value, "inputs") ~= nil) then
+    what = "a config's main chunk returned a table; the original sys.lua entry form "
+      .. "({ inputs = ..., setup = ... }) is not supported yet"
+  else
+    what = "a config's main chunk returned a " .. type(value) .. " value; a config declares, it returns nothing"
+  end
+  return (line and (path .. ":" .. line .. ": ") or "") .. what
+end
+
+local function pack(...) return { n = select("#", ...), ... } end
+
+-- Run a config chunk under the watchdog. Returns true; or false, a message
+-- and a traceback; or "stopped", where it stopped ("path:line") and what the
+-- Python check raised, if it raised.
 function hooks.run(code, path)
   if is_binary(code) then return false, path .. " " .. REFUSED, "" end
-  local chunk, err = real_loadstring(code, chunkname(path))
+  local chunk, err = load_user(code, chunkname(path))
   if not chunk then return false, err, "" end
   record_input(path)
-  local ok, msg = xpcall(chunk, function(e)
+  sethook(watchdog, "", WATCH_STEP)
+  local results = pack(real_xpcall(chunk, function(e)
+    if e == STOPPED then return STOPPED end
     return { msg = error_text(e), tb = traceback("", 2) }
-  end)
-  if ok then return true end
-  return false, msg.msg, msg.tb
+  end))
+  sethook()
+  if stopped_at ~= nil then return "stopped", stopped_at, stop_error end
+  local ok, msg = results[1], results[2]
+  if not ok then return false, msg.msg, msg.tb end
+  for i = 2, results.n do
+    if results[i] ~= nil then return false, returned_error(chunk, path, results[i]), "" end
+  end
+  return true
 end
 
 -- Everything declared, as one JSON document.

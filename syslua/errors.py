@@ -129,3 +129,18 @@ class LockHeldError(SysluaError):
     """Another syslua process holds the state lock."""
 
     exit_code = 3
+
+
+class Interrupted(BaseException):
+    """Ctrl-C (SIGINT) or SIGTERM stopped the command: exit code 130.
+
+    A BaseException, as KeyboardInterrupt is, so that no `except Exception`
+    on the way up takes it for an ordinary failure. Raised only while nothing
+    has been changed yet (see `syslua.execute.stop`); the message is what
+    the CLI prints."""
+
+    exit_code = 130
+
+    def __init__(self, message: str = "Interrupted.") -> None:
+        super().__init__(message)
+        self.message = message

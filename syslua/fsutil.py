@@ -5,13 +5,15 @@ file, written (and fsynced when it must be durable), given its mode, then
 renamed over the target, so a reader sees the old file or the new one, never
 half of one, and a symlink at the target is replaced, never written through.
 `atomic_write` is its shortcut for bytes known up front; `atomic_symlink`
-swaps a symlink the same way.
+swaps a symlink the same way. A process killed mid-write leaves its temp
+file behind; `remove_temp_leftovers` takes such files away.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
@@ -116,6 +118,68 @@ def make_dir(
 def _temp_path(directory: Path, name: str) -> Path:
     """A fresh name for a temp file (unique per process and call, so threads never share one)."""
     return directory / f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
+
+
+# `_temp_path`'s names, and `.<name>.syslua-restore-<pid>` of older versions.
+_TEMP_SUFFIX = re.compile(r"\.syslua-(?:(?P<pid>\d+)-[0-9a-f]{8}|restore-(?P<old>\d+))")
+
+
+def remove_temp_leftovers(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Remove the temp files a killed or failed writer left beside `paths`.
+
+    Only names that `AtomicFile` and `atomic_symlink` give a temp file of one
+    of these paths are considered (`.<name>.syslua-<pid>-<8 hex>`, and
+    `.<name>.syslua-restore-<pid>` of older versions), and only when the
+    process that made it is this one or no longer runs: another live
+    process may be writing it now. Returns the paths removed.
+    """
+    removed = []
+    by_dir: dict[str, set[str]] = {}
+    for path in paths:
+        directory, name = os.path.split(os.fspath(path))
+        if name:
+            by_dir.setdefault(directory or ".", set()).add(name)
+    for directory, names in by_dir.items():
+        try:
+            entries = os.listdir(directory)
+        except OSError:
+            continue  # gone, or not a directory: nothing can be left in it
+        for entry in entries:
+            owner = _temp_owner(entry, names)
+            if owner is None or (owner != os.getpid() and _alive(owner)):
+                continue
+            leftover = os.path.join(directory, entry)
+            try:
+                os.unlink(leftover)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                continue  # a directory, or not ours to remove: left alone
+            removed.append(leftover)
+    return removed
+
+
+def _temp_owner(entry: str, names: set[str]) -> int | None:
+    """The pid in `entry` when it is the temp file name of one of `names`."""
+    if not entry.startswith("."):
+        return None
+    marker = entry.rfind(".syslua-")
+    if marker <= 1 or entry[1:marker] not in names:
+        return None
+    m = _TEMP_SUFFIX.fullmatch(entry, marker)
+    if m is None:
+        return None
+    return int(m.group("pid") or m.group("old"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 class AtomicFile:

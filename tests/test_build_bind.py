@@ -312,7 +312,7 @@ def test_bind_create_records_outputs_and_destroy_gets_them(sysenv):
 
     # removal: destroy receives the recorded (random) path
     config(sysenv, "-- nothing\n")
-    ok(sysenv.run("apply"))
+    ok(sysenv.run("apply", "--allow-empty"))
     assert markers(sysenv, "m1") == []
     assert lines(sysenv.home / "destroy.log") == [str(marker)]
     assert bind_states(sysenv) == {}
@@ -407,7 +407,7 @@ def test_removed_bind_is_restored_when_the_apply_fails(sysenv):
     assert current_snapshot(sysenv) == snap
     # the restored bind is in order: removing it for real destroys the new one
     config(sysenv, "-- nothing\n")
-    ok(sysenv.run("apply"))
+    ok(sysenv.run("apply", "--allow-empty"))
     assert markers(sysenv, "m6") == []
     assert lines(sysenv.home / "destroy.log") == [str(marker), str(restored)]
 

@@ -262,7 +262,7 @@ def test_tree_in_store_is_never_fetched_even_without_cache(sysenv, server):
     assert server.count() == 1
     # unlink the package, drop the download cache, then declare it again
     sysenv.write("sys.lua", "-- nothing\n")
-    ok(sysenv.run("apply"))
+    ok(sysenv.run("apply", "--allow-empty"))
     assert not (profile_bin(sysenv) / "mytool").exists()
     shutil.rmtree(sysenv.root / "cache")
     sysenv.write("sys.lua", cfg)

@@ -214,7 +214,7 @@ def test_removed_declaration_deletes_and_rollback_recreates(sysenv, accounts):
     ok(sysenv.run("apply"))
     first = json.loads(sysenv.run("history", "--json").stdout)[0]["id"]
     sysenv.write("sys.lua", "-- nothing\n")
-    ok(sysenv.run("apply"))
+    ok(sysenv.run("apply", "--allow-empty"))
     assert passwd_entry(accounts) is None
     ok(sysenv.run("rollback", first))
     entry = passwd_entry(accounts)

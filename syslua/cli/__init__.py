@@ -4,8 +4,9 @@ This module only declares commands and their options; each command body
 imports its implementation lazily, so `sys --help` stays fast. Failures are
 data until they reach `main`, which maps `SysluaError`s to their message and
 exit code (0 ok, 1 apply failed, 2 usage/configuration, 3 lock held,
-4 `plan --exit-code` with pending changes); anything else is a bug, printed
-as `Internal error: ...` with its traceback, exit 70.
+4 `plan --exit-code` with pending changes, 130 interrupted); anything else
+is a bug, printed as `Internal error: ...` with its traceback, exit 70.
+`main` also installs the SIGINT/SIGTERM handler (`cli/signals.py`).
 """
 
 from __future__ import annotations
@@ -80,6 +81,15 @@ MaxUnpackOpt = Annotated[
         "an archive also may not unpack to more than 200 times its size.",
     ),
 ]
+EvalTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--eval-timeout",
+        min=0,
+        help="Stop evaluating the config after this many seconds (0: no limit).",
+    ),
+]
+DEFAULT_EVAL_TIMEOUT = 60.0  # syslua.eval.lua.DEFAULT_EVAL_TIMEOUT, without importing it here
 
 
 def _common(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
@@ -104,6 +114,7 @@ def plan(
     fact: FactOpt = None,
     impure: ImpureOpt = False,
     max_depth: DepthOpt = 10,
+    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -121,6 +132,7 @@ def plan(
             facts=fact or [],
             impure=impure,
             max_depth=max_depth,
+            eval_timeout=eval_timeout,
         )
     )
 
@@ -150,6 +162,14 @@ def apply(
         ),
     ] = False,
     max_unpack: MaxUnpackOpt = "4GiB",
+    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
+    allow_empty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-empty",
+            help="Apply a config that declares nothing, removing every managed item.",
+        ),
+    ] = False,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -172,6 +192,8 @@ def apply(
             wait=wait,
             force=force,
             max_unpack=max_unpack,
+            eval_timeout=eval_timeout,
+            allow_empty=allow_empty,
         )
     )
 
@@ -406,10 +428,15 @@ def main() -> None:
     # A run allocates many small, short-lived, acyclic objects (declarations,
     # items): collecting cycles less often saves a tenth of a large evaluation.
     gc.set_threshold(*GC_THRESHOLD)
-    from syslua.errors import SysluaError
+    from syslua.cli import signals
+    from syslua.errors import Interrupted, SysluaError
 
     try:
-        app()
+        with signals.handling():
+            app()
+    except Interrupted as e:  # Ctrl-C or SIGTERM before anything changed
+        sys.stderr.write(e.message + "\n")
+        sys.exit(e.exit_code)
     except SysluaError as e:
         from syslua.cli.output import Terminal
 

@@ -16,6 +16,7 @@ from syslua.execute.item import CHANGED, FAILED, NOOP, SKIPPED, UNCHANGED, ItemR
 from syslua.plan.planner import Plan
 
 MARKS = {CHANGED: "✓", UNCHANGED: "✓", FAILED: "✗", SKIPPED: "~", NOOP: "~"}
+ROLLING_BACK = {False: "Rolling back...", True: "Interrupted. Rolling back..."}
 STYLES = {CHANGED: "green", UNCHANGED: "dim", FAILED: "bold red", SKIPPED: "yellow", NOOP: "yellow"}
 
 
@@ -81,9 +82,9 @@ class PlainReporter:
     def _print(self, text: str) -> None:
         self.term.line(text)
 
-    def rolling_back(self) -> None:
+    def rolling_back(self, interrupted: bool = False) -> None:
         self.term.line()
-        self.term.line("Rolling back...", "yellow")
+        self.term.line(ROLLING_BACK[interrupted], "yellow", always=interrupted)
 
     def note(self, text: str) -> None:
         self.term.lines(text)
@@ -165,9 +166,9 @@ class RichReporter(PlainReporter):
 
         return update
 
-    def rolling_back(self) -> None:
+    def rolling_back(self, interrupted: bool = False) -> None:
         self.close()
-        super().rolling_back()
+        super().rolling_back(interrupted)
 
     def close(self) -> None:
         self.progress.stop()
@@ -194,8 +195,8 @@ class JsonReporter:
     def output(self, ident: str, stream: str, line: str) -> None:
         return None  # --json: command output is in each item's event
 
-    def rolling_back(self) -> None:
-        self.term.log("Rolling back...")
+    def rolling_back(self, interrupted: bool = False) -> None:
+        self.term.log(ROLLING_BACK[interrupted])
 
     def note(self, text: str) -> None:
         self.notes.append(text.strip())

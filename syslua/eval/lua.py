@@ -5,6 +5,12 @@ so globals, `sys.data` and `sys.dir` of one never leak into another. The
 sandbox is built by `lua/prelude.lua`; this module only loads it, runs the
 config, and turns the JSON the prelude exports into `RawDeclaration`s, or a
 Lua error into a `ConfigError` located at the user's line.
+
+Evaluation can be stopped: the prelude's watchdog asks `TimeLimit.check`
+every few thousand VM instructions whether the time limit has passed, and
+stops the config with the line it was running. Calling into Python there
+also lets Python run its signal handlers, so Ctrl-C stops even an endless
+loop; the exception a handler raised is raised again here.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,6 +45,35 @@ class LuaResult:
     declarations: list[RawDeclaration]
     inputs: list[str]
     placeholders: bool = False  # some value contains `$${`
+
+
+DEFAULT_EVAL_TIMEOUT = 60.0  # seconds, for the whole evaluation (`--eval-timeout`)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimit:
+    """How long a whole evaluation (root config and every child) may take."""
+
+    seconds: float
+    start: float = field(default_factory=time.monotonic)
+
+    def check(self) -> bool:
+        """Called by the prelude's watchdog: has the limit passed?"""
+        return time.monotonic() - self.start > self.seconds
+
+    def exceeded(self, where: str) -> ConfigError:
+        """The error for a config stopped at `where` ("path:line")."""
+        file, _, line = where.rpartition(":")
+        source = Source(file, int(line)) if file and line.isdigit() else None
+        message = f"evaluation did not finish within {self.seconds:g} s ({source or where})"
+        text = source.source_line() if source is not None else None
+        if source is not None and text is not None and text.strip():
+            message += f"\n  {source.line} | {text}"
+        return ConfigError(
+            message,
+            hint="Is there an endless loop? If the config really needs longer, "
+            "raise the limit with --eval-timeout SECONDS.",
+        )
 
 
 @cache
@@ -104,8 +140,13 @@ def run_config(
     data: dict[str, Any],
     root_dir: str,
     impure: bool = False,
+    limit: TimeLimit | None = None,
 ) -> LuaResult:
-    """Evaluate `path` and return what it declared and which files it read."""
+    """Evaluate `path` and return what it declared and which files it read.
+
+    Past `limit`, the config is stopped with a `ConfigError` naming the line
+    it was running; an exception raised by a signal handler while it ran
+    (Ctrl-C) is raised again."""
     import lupa.luajit21 as lupa
 
     try:
@@ -135,12 +176,20 @@ def run_config(
                 "pkgs_parent": str(Path(pkgs_dir).parent)
                 if Path(pkgs_dir).name == "pkgs"
                 else pkgs_dir,
+                "check": limit.check if limit is not None else _never,
             }
         ),
         recursive=True,
     )
     prelude = runtime.execute(_prelude(), cfg)
     result = prelude[b"run"](code, str(path).encode("utf-8", "surrogateescape"))
+    if isinstance(result, tuple) and result[0] == b"stopped":
+        where, raised = (list(result[1:]) + [None, None])[:2]
+        if isinstance(raised, BaseException):
+            raise raised
+        if limit is not None and limit.check():
+            raise limit.exceeded(_s(where))
+        raise ConfigError(f"evaluation stopped at {_s(where)}: {_s(raised)}")
     if result is not True:
         _, message, traceback = result
         chunks = json.loads(prelude[b"chunks"]().decode("utf-8", "surrogateescape"))
@@ -152,6 +201,10 @@ def run_config(
         RawDeclaration(d["t"], d["p"], Source(d["s"], d["l"]), d["q"], d["w"]) for d in doc["decls"]
     ]
     return LuaResult(decls, doc["inputs"], placeholders)
+
+
+def _never() -> bool:
+    return False
 
 
 _CHUNK = re.compile(r"#\d+(?=:\d+:)")

@@ -5,17 +5,23 @@ interrupted journal):
 1. Plan against the current snapshot and the live machine; with no change
    and the same manifest, stop here (no new snapshot). A plan that would
    overwrite files edited by hand since the last apply stops here too,
-   unless told to keep the edits (`--force`, rollback, destroy).
+   unless told to keep the edits (`--force`, rollback, destroy). A config
+   that declares nothing while items are managed is refused unless
+   `allow_empty`.
 2. Begin the journal and record, in one durable batch, the previous state
    of every path the plan will touch (and of files syslua takes over).
+   From here on Ctrl-C or SIGTERM (`options.stop`) no longer ends the
+   command at once: it kills running commands and stops the run in order.
 3. Remove items no longer declared, in reverse dependency order.
-4. Run the DAG on the ready-queue scheduler; the first failure stops new
-   items from starting.
+4. Run the DAG on the ready-queue scheduler; the first failure, or a stop
+   request, stops new items from starting.
 5. Write the generated outputs of the new manifest (the env scripts).
-6. On failure: undo every item that may have changed the machine, in
-   reverse completion order (so removed items come back in dependency
-   order); the previous snapshot stays current. If undoing fails, the
+6. On failure or interruption: undo every item that may have changed the
+   machine, in reverse completion order (so removed items come back in
+   dependency order), and remove temp files syslua left beside the paths
+   it touched; the previous snapshot stays current. If undoing fails, the
    current pointer is cleared so the next apply converges everything.
+   Commands that completed and cannot be undone are listed in the outcome.
 7. On success: record the edits it overwrote, if any, as a snapshot of
    their own (the current one with the edits adopted), so that rollback
    returns to them; then record the snapshot, sync every filesystem the
@@ -34,8 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from syslua.errors import StateError
+from syslua.errors import StateError, UsageError
 from syslua.execute.item import FAILED, ItemResult, run_item
+from syslua.execute.stop import Stop
+from syslua.fsutil import remove_temp_leftovers
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
@@ -62,7 +70,7 @@ class Reporter(Protocol):
     def planned(self, plan: Plan) -> None: ...
     def started(self, ident: str, label: str) -> None: ...
     def finished(self, result: ItemResult) -> None: ...
-    def rolling_back(self) -> None: ...
+    def rolling_back(self, interrupted: bool = False) -> None: ...
     def note(self, text: str) -> None: ...
     def output(self, ident: str, stream: str, line: str) -> None: ...
     def close(self) -> None: ...
@@ -82,6 +90,8 @@ class ApplyOptions:
     on_output: Callable[[str, str, str], None] | None = None
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
     max_unpack: int | None = None  # bytes an archive may unpack to; None: the default
+    allow_empty: bool = True  # False: refuse to remove every managed item (`sys apply`)
+    stop: Stop = field(default_factory=Stop)  # Ctrl-C / SIGTERM, set by the CLI's handler
 
 
 @dataclass
@@ -99,6 +109,9 @@ class ApplyOutcome:
     kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
     kept: list[str] = field(default_factory=list)  # labels of those edits
     error: str | None = None  # why a run without failed items failed (recording it)
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM, then rolled back
+    # Items that completed and whose effects the rollback could not undo.
+    not_undone: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[ItemResult]:
@@ -131,6 +144,8 @@ def apply_manifest(
             reporter.note(f"Warning: {note}")
     previous = current.load_manifest() if current else None
     runner = Runner()
+    stop = options.stop
+    stop.on_request(runner.cancel)  # Ctrl-C kills its running commands (one runner per command)
 
     resolver = Resolver(manifest, store, paths.state)
     planned: dict[str, Any] = {}  # what types saw while planning, for their checks when items run
@@ -157,6 +172,18 @@ def apply_manifest(
     baseline = snapshots.latest_readable() if current is None else None
     known = baseline.load_manifest() if baseline is not None else None
     plan = make_plan(manifest, context(True), previous, known=known)
+    if (
+        not options.allow_empty
+        and not (options.noop or options.health_check_only)
+        and len(manifest) == 0
+        and previous is not None
+        and len(previous) > 0
+    ):
+        n = len(previous)
+        raise UsageError(
+            f"Refusing to remove all {n} managed item{'s' if n != 1 else ''}: "
+            "the config declares nothing. Pass --allow-empty if that is what you want."
+        )
     read_only = options.health_check_only or options.noop
     if plan.edited and not options.keep_edits and not read_only:
         return ApplyOutcome(plan, ok=False, refused=plan.edited)
@@ -177,6 +204,7 @@ def apply_manifest(
             stop_on_failure=False,
             on_start=lambda i: reporter.started(i, plan.labels.get(i, i)),
             on_finish=reporter.finished,
+            should_stop=lambda: stop.requested,
         )
         return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
 
@@ -196,6 +224,7 @@ def apply_manifest(
     from syslua.state.journal import Journal
 
     mark = store.mark()
+    stop.changing()  # before the journal exists: a signal no longer raises
     try:
         journal = Journal.begin(
             paths.journal,
@@ -248,6 +277,9 @@ def apply_manifest(
             registry.entries,
             context(False),
         )
+        if stop.requested:
+            # The last moment to stop: past it, the apply records and commits.
+            outcome.ok, outcome.interrupted = False, True
         if outcome.ok:
             stage = "the env scripts"
             try:
@@ -284,7 +316,11 @@ def apply_manifest(
                 for rtype in generators:
                     rtype.after_commit(paths)
                 return outcome
-        _roll_back(outcome, journal, store, runner, snapshots, reporter, paths, list(generated))
+        with stop.rolling_back():
+            # The apply's runner may be cancelled; undo commands need their own.
+            _roll_back(
+                outcome, journal, store, Runner(), snapshots, reporter, paths, list(generated)
+            )
         if outcome.undo is not None and outcome.undo.ok and added:
             registry.drop(added)  # the paths are as they were: syslua never managed them
             registry.save()
@@ -433,6 +469,9 @@ def _run(
         item = previous.get(entry.id) if previous else None
         if item is None:
             continue
+        if options.stop.requested:
+            outcome.ok = False
+            return outcome
         reporter.started(entry.id, entry.label)
         result = remove_item(
             item,
@@ -454,6 +493,7 @@ def _run(
         stop_on_failure=True,
         on_start=lambda i: reporter.started(i, plan.labels.get(i, i)),
         on_finish=reporter.finished,
+        should_stop=lambda: options.stop.requested,
     )
     outcome.results.extend(results)
     outcome.ok = all(r.status != FAILED for r in results)
@@ -472,13 +512,16 @@ def _roll_back(
 ) -> None:
     from syslua.execute.undo import UndoReport, undo_records
 
-    reporter.rolling_back()
+    reporter.rolling_back(interrupted=outcome.interrupted)
     try:
         journal.flush()
     except OSError:
         # A full disk: the records of every change were durable before it
         # was made; the undo below works from the same records in memory.
         pass
+    # Temp files first (one could keep a directory syslua made from being
+    # removed), and again after undoing, which writes files too.
+    remove_temp_leftovers(journal.recorded)
     report = UndoReport()
     for result in reversed(outcome.results):
         if not result.mutated:
@@ -488,9 +531,14 @@ def _roll_back(
             reporter.note(
                 f"  - Restored {abbreviate(what)}" if what.startswith("/") else f"  - Undid {what}"
             )
+        if part.not_undone and result.status != FAILED:
+            # It completed (a failed one is reported as the failure) and
+            # its effects stay: the report must not say "System unchanged".
+            outcome.not_undone.append(result.id)
         report.merge(part)
     for name in generators:
         report.merge(undo_records(journal.records_for(name), store, runner, paths.state))
+    remove_temp_leftovers(journal.recorded)
     outcome.rolled_back = True
     outcome.undo = report
     if report.ok:
@@ -714,7 +762,13 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
         return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
     begin = records[0] if records and records[0].get("op") == "begin" else {}
     store = Store(paths.store)
+    # A process killed while writing left its temp file beside the target:
+    # removed before undoing (it could keep a directory syslua made from
+    # being removed) and after (undoing writes files too).
+    touched = [r["path"] for r in records if r.get("op") == "path" and "path" in r]
+    remove_temp_leftovers(touched)
     report = undo_records(records, store, Runner(), paths.state)
+    remove_temp_leftovers(touched)
     for rec in records:
         if rec.get("op") == "snapshot" and rec["snapshot"] in snapshots.index()["order"]:
             snapshots.delete(rec["snapshot"])  # recorded, never committed

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from syslua.resources.process import CannotStart, Runner
+from syslua.resources.process import Cancelled, CannotStart, Runner
 
 STATES = {0: "OK", 1: "WARNING", 2: "CRITICAL", 3: "UNKNOWN"}
 
@@ -58,8 +58,10 @@ def run_check(check: Any, runner: Runner, *, provider: str = "shell") -> CheckRe
                     output = f"exit code {result.exit_code}" + (f": {output}" if output else "")
         except CannotStart as e:
             state, output = "UNKNOWN", str(e)
+        except Cancelled as e:  # the apply was interrupted: no more tries
+            return CheckResult(name, "UNKNOWN", str(e), attempt)
         if state == "OK":
             return CheckResult(name, state, output, attempt)
-        if attempt < tries:
+        if attempt < tries and not runner.cancelled:
             time.sleep(sleep)
     return CheckResult(name, state, output, tries)

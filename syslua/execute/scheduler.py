@@ -7,7 +7,8 @@ skipped with the reason; with `stop_on_failure` (atomic apply) no new item
 starts at all, items already running finish, and everything not started is
 reported as not started. Aggregating items (an `apply`, which only reports on
 its children) still run when their own children failed, to report the count.
-Resource code stays plain sequential code.
+When `should_stop` says so (Ctrl-C), no new item starts either, as after a
+failure. Resource code stays plain sequential code.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def execute(
     stop_on_failure: bool = True,
     on_start: Callable[[str], None] | None = None,
     on_finish: Callable[[ItemResult], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> list[ItemResult]:
     """Run every node of `dag`; returns results in completion order.
 
@@ -49,6 +51,7 @@ def execute(
     done: list[ItemResult] = []
     bad: dict[str, str] = {}  # item -> the failed item that stopped it
     stopped = False
+    why_stopped = "another item failed"
     running: dict[Future[ItemResult], str] = {}
 
     def finish(ident: str, result: ItemResult) -> None:
@@ -68,6 +71,8 @@ def execute(
             # Hand ready items to free workers; items that will not run
             # (skipped) need no worker and are settled on the spot.
             while ready and len(running) < workers:
+                if not stopped and should_stop is not None and should_stop():
+                    stopped, why_stopped = True, "interrupted"
                 ident = ready.popleft()
                 item = manifest.get(ident)
                 assert item is not None
@@ -81,7 +86,7 @@ def execute(
                     finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
                 elif stopped and not aggregate:
                     bad[ident] = ident
-                    finish(ident, skipped(item, "not started: another item failed"))
+                    finish(ident, skipped(item, f"not started: {why_stopped}"))
                 else:
                     if on_start is not None:
                         on_start(ident)

@@ -3,7 +3,8 @@
 Steps:
 1. Gather facts (machine, user facts file, `--fact`).
 2. Evaluate the root config (`.lua` in LuaJIT, `.yaml` as a CCM manifest)
-   and validate each declaration where it was made.
+   and validate each declaration where it was made. The Lua files of one
+   resolve share one time limit (`Options.eval_timeout`).
 3. For each `apply` declared there, check `allow_apply`, the depth limit
    (real nesting) and cycles (a manifest already on the current chain), then
    evaluate the child with the apply's `data` as `sys.data`, in a context
@@ -21,7 +22,7 @@ from typing import Any
 
 from syslua.errors import ConfigError, UsageError, set_display_root
 from syslua.eval import facts as factlib
-from syslua.eval.lua import RawDeclaration, run_config
+from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
 from syslua.manifest import merge as merging
 from syslua.manifest import primitives
 from syslua.manifest.merge import Decl, Origin
@@ -39,6 +40,7 @@ class Options:
     max_depth: int = DEFAULT_MAX_DEPTH
     noop: bool = False  # `sys apply --noop`: children cannot weaken it
     health_check_only: bool = False
+    eval_timeout: float | None = DEFAULT_EVAL_TIMEOUT  # seconds for all Lua files; None: no limit
 
 
 @dataclass
@@ -53,6 +55,7 @@ class _Run:
     messages: list[tuple[str, str]] = field(default_factory=list)
     seq: int = 0
     placeholders: bool = False
+    limit: TimeLimit | None = None
 
 
 def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
@@ -65,6 +68,8 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     facts = factlib.gather(paths.config, options.cli_facts)
     machine = factlib.machine_facts()
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
+    if options.eval_timeout is not None:
+        run.limit = TimeLimit(options.eval_timeout)
     root = Origin(noop=options.noop, health_check_only=options.health_check_only)
     _load(run, config, root, data={}, chain=(str(config),), allow_apply=True)
     manifest = merging.merge(
@@ -96,6 +101,7 @@ def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaratio
             data=data,
             root_dir=run.root_dir,
             impure=run.options.impure,
+            limit=run.limit,
         )
         raws = result.declarations
         run.inputs.extend(result.inputs)

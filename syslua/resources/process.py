@@ -9,6 +9,10 @@ Only the tails of stdout and stderr are kept (the last `OUTPUT_TAIL` bytes
 of each), so a chatty command cannot exhaust memory, nor fill the reports
 and snapshots that keep them; lines can be streamed to a callback as they
 arrive.
+
+`cancel()` (Ctrl-C during an apply) kills the process group of every
+command running and makes every later `run` fail with `Cancelled`, so an
+interrupted apply stops at once; the rollback then uses a new Runner.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,6 +37,13 @@ KILL_GRACE = 2.0
 
 class CannotStart(ResourceError):
     """The command could not be started at all (not found, not executable, bad cwd)."""
+
+
+class Cancelled(ResourceError):
+    """The run was interrupted: the command was killed, or not started."""
+
+    def __init__(self) -> None:
+        super().__init__("interrupted")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +91,30 @@ def program_name(command: str, provider: str) -> str | None:
 
 class Runner:
     """Runs commands; the only subprocess runner in syslua."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self._groups: set[int] = set()  # process groups of the commands running now
+
+    def cancel(self) -> None:
+        """Stop: SIGTERM every running command's process group (SIGKILL what is
+        left after KILL_GRACE) and start no new command. Safe to call from a
+        signal handler: it takes no lock and does not wait."""
+        import threading
+
+        self.cancelled = True
+        groups = list(self._groups)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGTERM)
+        if groups:
+            timer = threading.Timer(KILL_GRACE, self._kill_left, args=(groups,))
+            timer.daemon = True
+            timer.start()
+
+    def _kill_left(self, groups: list[int]) -> None:
+        for pgid in groups:
+            if pgid in self._groups:
+                _signal_group(pgid, signal.SIGKILL)
 
     def run(
         self,
@@ -135,6 +171,8 @@ class Runner:
             argv[0] = found
         if cwd is not None and not os.path.isdir(cwd):
             raise CannotStart(f"working directory does not exist: {cwd}")
+        if self.cancelled:
+            raise Cancelled()
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -152,6 +190,11 @@ class Runner:
             raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
         except OSError as e:
             raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
+        # Registered before `cancelled` is read again, while `cancel` sets the
+        # flag before reading the set: one of the two sees the other.
+        self._groups.add(proc.pid)
+        if self.cancelled:
+            _signal_group(proc.pid, signal.SIGTERM)
         tails = {"stdout": _Tail(), "stderr": _Tail()}
         readers = [
             threading.Thread(
@@ -170,8 +213,12 @@ class Runner:
         except BaseException:
             _kill_group(proc)
             raise
+        finally:
+            self._groups.discard(proc.pid)
         for t in readers:
             t.join(timeout=KILL_GRACE)
+        if self.cancelled and proc.returncode is not None and proc.returncode < 0:
+            raise Cancelled()  # killed by `cancel`, not finished
         return ProcessResult(
             exit_code=proc.returncode if proc.returncode is not None else -1,
             stdout=tails["stdout"].text(),
@@ -219,9 +266,15 @@ def _pump(stream, name: str, kept: _Tail, on_line) -> None:  # type: ignore[no-u
         stream.close()
 
 
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
+
+
 def _kill_group(proc: subprocess.Popen) -> None:  # type: ignore[type-arg]
     """SIGTERM the process group, then SIGKILL what is left after a grace period."""
-    import signal
     import subprocess
 
     try:

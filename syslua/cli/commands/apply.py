@@ -4,7 +4,13 @@ Evaluation errors exit 2 before any state is touched; then the state lock is
 taken (exit 3 when held), an interrupted apply is rolled back, and the apply
 runs. Exit 0 when every item converged, 1 when the apply failed (and was
 rolled back), 2 when it refused to overwrite files edited by hand since the
-last apply (without `--force`; nothing was changed).
+last apply (without `--force`; nothing was changed) or when it would remove
+every managed item and `--allow-empty` was not given, 130 when Ctrl-C or
+SIGTERM stopped it (rolled back too).
+
+`report` ends with the verdict: "System unchanged." only when that is true;
+otherwise it names what the rollback left (commands that cannot be undone,
+paths left in place).
 """
 
 from __future__ import annotations
@@ -12,11 +18,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from syslua.cli import signals
 from syslua.cli.commands.common import load_manifest, parse_size, state
 from syslua.cli.output import Terminal, count_paths
 from syslua.cli.report import make_reporter, summary_table
+from syslua.errors import Interrupted
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_manifest
 from syslua.paths import Paths
+
+INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 
 
 def run(
@@ -33,39 +43,48 @@ def run(
     wait: bool,
     force: bool = False,
     max_unpack: str = "4GiB",
+    eval_timeout: float | None = None,
+    allow_empty: bool = False,
 ) -> int:
     started = time.monotonic()
     unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()
-    manifest = load_manifest(
-        term,
-        config,
-        facts=facts,
-        impure=impure,
-        max_depth=max_depth,
-        paths=paths,
-        noop=noop,
-        health_check_only=health_check_only,
-    )
-    for kind, text in manifest.messages:
-        if kind == "pre_message":
-            term.lines(text)
-    options = ApplyOptions(
-        noop=noop,
-        health_check_only=health_check_only,
-        jobs=jobs,
-        message=message,
-        keep_edits=force,
-        max_unpack=unpack_limit,
-    )
-    read_only = noop or health_check_only
-    term.log("Building execution plan...")
-    reporter = reporter_for(term, options)
-    with state(paths, term, exclusive=not read_only, wait=wait):
-        try:
-            outcome = apply_manifest(manifest, paths, options, reporter, config=manifest.config)
-        finally:
-            reporter.close()
+    try:
+        manifest = load_manifest(
+            term,
+            config,
+            facts=facts,
+            impure=impure,
+            max_depth=max_depth,
+            paths=paths,
+            noop=noop,
+            health_check_only=health_check_only,
+            eval_timeout=eval_timeout,
+        )
+        for kind, text in manifest.messages:
+            if kind == "pre_message":
+                term.lines(text)
+        options = ApplyOptions(
+            noop=noop,
+            health_check_only=health_check_only,
+            jobs=jobs,
+            message=message,
+            allow_empty=allow_empty,
+            keep_edits=force,
+            max_unpack=unpack_limit,
+            stop=signals.current(),
+        )
+        read_only = noop or health_check_only
+        term.log("Building execution plan...")
+        reporter = reporter_for(term, options)
+        with state(paths, term, exclusive=not read_only, wait=wait):
+            try:
+                outcome = apply_manifest(manifest, paths, options, reporter, config=manifest.config)
+            finally:
+                reporter.close()
+    except Interrupted:
+        return interrupted_early(term)
+    late(term, outcome, options)
     for kind, text in manifest.messages:
         if kind == "post_message" and outcome.ok:
             term.lines(text)
@@ -83,6 +102,27 @@ def reporter_for(term: Terminal, options: ApplyOptions) -> Reporter:
     return reporter
 
 
+def late(term: Terminal, outcome: ApplyOutcome, options: ApplyOptions) -> None:
+    """Ctrl-C after every item had finished: the run was recorded, not undone."""
+    if outcome.ok and options.stop.requested and not (options.noop or options.health_check_only):
+        term.line(
+            "Interrupted after every item had finished: the result was recorded, not undone.",
+            "yellow",
+            always=True,
+        )
+
+
+def interrupted_early(term: Terminal, verb: str = "Apply") -> int:
+    """Ctrl-C or SIGTERM before anything changed (evaluating, waiting for the
+    lock, planning): the command ends at once, and says so."""
+    if term.json_mode:
+        term.json_event(
+            {"event": "summary", "result": "interrupted", "rolled_back": False, "not_undone": []}
+        )
+    term.line(f"{verb} interrupted. System unchanged.", "bold red", always=True)
+    return INTERRUPTED
+
+
 def report(
     term: Terminal,
     outcome: ApplyOutcome,
@@ -95,11 +135,14 @@ def report(
     if outcome.refused:
         return refuse(term, outcome, duration)
     counts = outcome.counts()
+    failed_code = INTERRUPTED if outcome.interrupted else 1
     if term.json_mode:
         term.json_event(
             {
                 "event": "summary",
-                "result": "ok" if outcome.ok else "failed",
+                "result": "ok"
+                if outcome.ok
+                else ("interrupted" if outcome.interrupted else "failed"),
                 "counts": counts,
                 "duration": round(duration, 3),
                 "snapshot": outcome.snapshot_id,
@@ -109,9 +152,10 @@ def report(
                 "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
                 "kept_edits": outcome.kept_edits,
                 "error": outcome.error,
+                "not_undone": list(outcome.not_undone),
             }
         )
-        return 0 if outcome.ok else 1
+        return 0 if outcome.ok else failed_code
     if outcome.no_changes:
         term.line("No changes. The machine matches the configuration.")
         return 0
@@ -145,40 +189,67 @@ def report(
             always=True,
         )
         return 1
-    undo = outcome.undo
-    if undo is not None:
-        for note in undo.not_undone:
-            term.line(f"  - {note}", "yellow")
-        for note in undo.left:
-            term.line(f"  - {note}", "yellow")
-    if outcome.restore_failed and undo is not None:
-        term.line(f"{verb} failed, and rolling back failed too:", "bold red", always=True)
-        for f in undo.failed:
-            term.line(f"  - {f}", "red", always=True)
-        term.line(
-            "The current snapshot pointer was cleared; the next `sys apply` will converge everything.",
-            always=True,
-        )
-    else:
-        term.line(f"{verb} failed. System unchanged.", "bold red", always=True)
     if outcome.error:
         term.line(f"  {outcome.error}", "red", always=True)
-    manifest = outcome.plan.manifest if outcome.plan else None
     for r in outcome.failures:
         # Only syslua's newlines (a \r is shown, not obeyed); none at all when a
         # declared name holds one (Terminal.distrust).
         lines = [r.message] if term.one_line else r.message.split("\n")
-        where = manifest.source_of(r.id) if manifest is not None else ""
         term.line(
-            f"  {r.type} {r.label} failed: {lines[0]}"
-            + (f" (declared at {where})" if where else ""),
+            f"  {r.type} {r.label} failed: {lines[0]}{_declared(outcome, r.id)}",
             "red",
             always=True,
         )
         for ln in lines[1:]:
             term.line(f"  {ln}", always=True)
-    term.line("Run 'sys plan' to review the execution plan.", always=True)
-    return 1
+    if not outcome.interrupted:
+        term.line("Run 'sys plan' to review the execution plan.", always=True)
+    # The verdict comes last, and says "System unchanged." only when it is.
+    what = f"{verb} interrupted" if outcome.interrupted else f"{verb} failed"
+    undo = outcome.undo
+    if outcome.restore_failed and undo is not None:
+        term.line(f"{what}, and rolling back failed too:", "bold red", always=True)
+        for f in undo.failed:
+            term.line(f"  - {f}", "red", always=True)
+        for note in undo.left:
+            term.line(f"  - {note}", "yellow", always=True)
+        _not_undone(term, outcome)
+        term.line(
+            "The current snapshot pointer was cleared; the next `sys apply` will converge everything.",
+            always=True,
+        )
+        return failed_code
+    left = undo.left if undo is not None else []
+    kept = []
+    if outcome.not_undone:
+        kept.append(f"{len(outcome.not_undone)} command(s) that cannot be undone")
+    if left:
+        kept.append(f"{len(left)} path(s) left in place")
+    if not kept:
+        term.line(f"{what}. System unchanged.", "bold red", always=True)
+        return failed_code
+    term.line(
+        f"{what}. Rolled back everything except {' and '.join(kept)}:", "bold red", always=True
+    )
+    _not_undone(term, outcome)
+    for note in left:
+        term.line(f"  - {note}", "yellow", always=True)
+    return failed_code
+
+
+def _not_undone(term: Terminal, outcome: ApplyOutcome) -> None:
+    """Each completed item whose effects the rollback could not undo."""
+    by_id = {r.id: r for r in outcome.results}
+    for ident in outcome.not_undone:
+        r = by_id.get(ident)
+        name = f"{r.type} {r.label}" if r is not None else ident
+        term.line(f"  - {name}{_declared(outcome, ident)}", "yellow", always=True)
+
+
+def _declared(outcome: ApplyOutcome, ident: str) -> str:
+    manifest = outcome.plan.manifest if outcome.plan else None
+    where = manifest.source_of(ident) if manifest is not None else ""
+    return f" (declared at {where})" if where else ""
 
 
 REFUSED = 2

@@ -1,6 +1,7 @@
 """Helpers shared by commands: finding the config, resolving it, and `state()`, which
 tightens the permissions of a state dir left readable by an older version,
-takes the state lock when writing and first rolls back an interrupted run."""
+takes the state lock when writing and first rolls back an interrupted run (a
+rollback that Ctrl-C does not stop; the command ends after it, exit 130)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from syslua.cli import signals
 from syslua.cli.output import Terminal
-from syslua.errors import LockHeldError, UsageError
+from syslua.errors import Interrupted, LockHeldError, UsageError
 from syslua.eval.facts import parse_fact_args
 from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
@@ -63,7 +65,10 @@ def load_manifest(
     paths: Paths,
     noop: bool = False,
     health_check_only: bool = False,
+    eval_timeout: float | None = None,
 ) -> Manifest:
+    """Evaluate and merge the config. `eval_timeout`: seconds for the whole
+    evaluation (None: the default, 0: no limit)."""
     path = find_config(config)
     term.log(f"Evaluating {path.name}...")
     options = Options(
@@ -73,6 +78,8 @@ def load_manifest(
         noop=noop,
         health_check_only=health_check_only,
     )
+    if eval_timeout is not None:
+        options.eval_timeout = eval_timeout or None
     manifest = resolve(path, options, paths)
     term.distrust(item.id for item in manifest)  # before a cycle error quotes them
     for warning in manifest.warnings:
@@ -126,6 +133,10 @@ def _recover(paths: Paths, term: Terminal) -> None:
     from syslua.cli.report import PlainReporter
     from syslua.execute.apply import recover
 
-    note = recover(paths, PlainReporter(term))
+    stop = signals.current()
+    with stop.rolling_back():
+        note = recover(paths, PlainReporter(term))
     if note:
         term.warn(note)
+    if stop.requested:
+        raise Interrupted()  # after recovering, nothing else

@@ -26,10 +26,17 @@ def run(
     facts: list[str],
     impure: bool,
     max_depth: int,
+    eval_timeout: float | None = None,
 ) -> int:
     paths = Paths.from_env()
     manifest = load_manifest(
-        term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths
+        term,
+        config,
+        facts=facts,
+        impure=impure,
+        max_depth=max_depth,
+        paths=paths,
+        eval_timeout=eval_timeout,
     )
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)

@@ -1,13 +1,18 @@
-"""`sys rollback [ID]`: converge to an earlier snapshot, atomically, and record it."""
+"""`sys rollback [ID]`: converge to an earlier snapshot, atomically, and record it.
+
+Ctrl-C or SIGTERM stops it as it stops `sys apply`: what it changed is
+undone, and it ends with `Rollback interrupted. System unchanged.`, exit 130.
+"""
 
 from __future__ import annotations
 
 import time
 
-from syslua.cli.commands.apply import report, reporter_for
+from syslua.cli import signals
+from syslua.cli.commands.apply import interrupted_early, late, report, reporter_for
 from syslua.cli.commands.common import parse_size, state
 from syslua.cli.output import Terminal
-from syslua.errors import UsageError
+from syslua.errors import Interrupted, UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest
 from syslua.execute.materialise import materialise
 from syslua.paths import Paths
@@ -27,35 +32,40 @@ def run(
     started = time.monotonic()
     unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()
-    with state(paths, term, exclusive=not noop, wait=wait):
-        snapshots = Snapshots(paths)
-        target_id = _target(snapshots, snapshot_id)
-        target = snapshots.load(target_id)
-        manifest = materialise(target, Store(paths.store))
-        term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
-        # Edits made by hand since the last apply are kept in a snapshot first
-        # (the one a second `sys rollback` returns to), not refused.
-        options = ApplyOptions(
-            noop=noop,
-            jobs=jobs,
-            kind="rollback",
-            message=f"rollback to {target_id}",
-            keep_edits=True,
-            max_unpack=unpack_limit,
-        )
-        reporter = reporter_for(term, options)
-        try:
-            outcome = apply_manifest(
-                manifest,
-                paths,
-                options,
-                reporter,
-                config=target.config,
-                record_manifest=target.load_manifest(),
-                inputs=target.inputs,
+    try:
+        with state(paths, term, exclusive=not noop, wait=wait):
+            snapshots = Snapshots(paths)
+            target_id = _target(snapshots, snapshot_id)
+            target = snapshots.load(target_id)
+            manifest = materialise(target, Store(paths.store))
+            term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
+            # Edits made by hand since the last apply are kept in a snapshot first
+            # (the one a second `sys rollback` returns to), not refused.
+            options = ApplyOptions(
+                noop=noop,
+                jobs=jobs,
+                kind="rollback",
+                message=f"rollback to {target_id}",
+                keep_edits=True,
+                max_unpack=unpack_limit,
+                stop=signals.current(),
             )
-        finally:
-            reporter.close()
+            reporter = reporter_for(term, options)
+            try:
+                outcome = apply_manifest(
+                    manifest,
+                    paths,
+                    options,
+                    reporter,
+                    config=target.config,
+                    record_manifest=target.load_manifest(),
+                    inputs=target.inputs,
+                )
+            finally:
+                reporter.close()
+    except Interrupted:
+        return interrupted_early(term, "Rollback")
+    late(term, outcome, options)
     return report(term, outcome, time.monotonic() - started, noop=noop, verb="Rollback")
 
 

@@ -1,0 +1,73 @@
+"""SIGINT (Ctrl-C) and SIGTERM while a command runs.
+
+`handling()` installs one handler for both signals around the whole command
+(in `main`) and restores the previous handlers afterwards. The handler asks
+the command's `Stop` (`syslua.execute.stop`) what a signal may do now:
+raise `errors.Interrupted` while nothing has changed yet (exit 130), only
+set the flag while an apply changes the machine (it then stops and rolls
+back), or, during a rollback, say that the rollback is finishing. Commands
+reach the `Stop` with `current()`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from syslua.errors import Interrupted
+from syslua.execute.stop import ABORT, FINISH, STILL_ROLLING_BACK, Stop
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_current: Stop | None = None
+
+
+def current() -> Stop:
+    """The running command's Stop (a fresh one when no handler is installed)."""
+    global _current
+    if _current is None:
+        _current = Stop()
+    return _current
+
+
+@contextmanager
+def handling() -> Iterator[Stop]:
+    global _current
+    stop = _current = Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signals are delivered to the main thread only
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        action = stop.request(signum)
+        if action == ABORT:
+            raise Interrupted()
+        if action == FINISH:
+            _say(STILL_ROLLING_BACK)
+
+    previous = {s: signal.getsignal(s) for s in SIGNALS}
+    for s in SIGNALS:
+        signal.signal(s, handler)
+    try:
+        yield stop
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        _current = None
+
+
+def _say(text: str) -> None:
+    """Write a line at once, past any buffer: the handler may have interrupted
+    a write to the same stream, which a buffered write would refuse."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = 2
+    try:
+        os.write(fd, (text + "\n").encode())
+    except OSError:
+        pass

@@ -1,0 +1,84 @@
+"""Ctrl-C and SIGTERM during a run: what a request to stop may do, and when.
+
+The CLI's signal handler calls `Stop.request` and does what it answers. What
+a signal may do depends on what the run is doing, which the apply says here:
+
+1. Nothing changed yet (evaluation, waiting for the lock, planning): the
+   handler raises `errors.Interrupted` at once; there is nothing to undo.
+2. Changing the machine (`changing()`, from just before the journal is
+   begun): a signal only sets the flag. The scheduler starts no new item,
+   the callbacks registered with `on_request` run at once (a Runner kills
+   the process groups of running commands), and the apply then undoes
+   everything it did.
+3. Rolling back (`rolling_back()`, also during crash recovery): a signal
+   changes nothing; the handler tells the user the rollback is finishing.
+
+Everything here runs in the main thread (Python runs signal handlers
+there), and the flag is a plain attribute, so worker threads can read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+ABORT = "abort"  # raise Interrupted now
+DEFER = "defer"  # set the flag; the apply stops and rolls back
+FINISH = "finish"  # rolling back: say it is finishing
+
+STILL_ROLLING_BACK = "Still rolling back; it will finish shortly."
+
+
+class Stop:
+    """Whether Ctrl-C or SIGTERM asked this run to stop."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None  # the first signal received
+        self.count = 0
+        self.mode = ABORT
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    def request(self, signum: int) -> str:
+        """A signal arrived: record it, run the callbacks, and say what the
+        handler must do: `ABORT` (raise), `DEFER` (nothing more) or `FINISH`
+        (tell the user the rollback is finishing)."""
+        if self.signum is None:
+            self.signum = signum
+        self.count += 1
+        for callback in list(self._callbacks):
+            callback()
+        if self.mode == DEFER and self.count > 1:
+            return FINISH  # the rollback is about to start
+        return self.mode
+
+    def on_request(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run `callback` on every signal (and at once if one already came);
+        returns the function that unregisters it."""
+        self._callbacks.append(callback)
+        if self.requested:
+            callback()
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
+
+    def changing(self) -> None:
+        """From now on the machine may change: a signal stops the run in order."""
+        if self.mode == ABORT:
+            self.mode = DEFER
+
+    @contextmanager
+    def rolling_back(self) -> Iterator[None]:
+        """A rollback (or crash recovery) that a signal must not stop."""
+        previous = self.mode
+        self.mode = FINISH
+        try:
+            yield
+        finally:
+            self.mode = previous if previous != DEFER else FINISH
