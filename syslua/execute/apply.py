@@ -347,7 +347,7 @@ def _roll_back(
     paths: Paths,
     generators: list[str],
 ) -> None:
-    from syslua.execute.undo import UndoReport, undo_records
+    from syslua.execute.undo import UndoReport, sweep_created_dirs, undo_records
 
     reporter.rolling_back()
     journal.flush()
@@ -363,6 +363,10 @@ def _roll_back(
         report.merge(part)
     for name in generators:
         report.merge(undo_records(journal.records_for(name), store, runner, paths.state))
+    # Directories the apply created for several items (shared parents) are
+    # recorded under one of them, which may have been undone before the
+    # others emptied them: remove them now, whoever recorded them.
+    sweep_created_dirs([r for rs in journal.by_item.values() for r in rs], report)
     outcome.rolled_back = True
     outcome.undo = report
     if report.ok:
@@ -427,6 +431,8 @@ def _record(
                 previous=previous,
                 changed=item.id in changed,
                 declared_as_before=declared_as_before,
+                manifest=manifest,
+                recorded=journal.recorded,
             ),
         )
         result = by_id.get(item.id)

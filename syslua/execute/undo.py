@@ -8,6 +8,7 @@ record is restored here; any other record belongs to the type that wrote it
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from syslua.resources.process import Runner
 from syslua.state.restore import restore_path
 from syslua.state.store import Store
 
-__all__ = ["UndoReport", "restore_path", "undo_records"]
+__all__ = ["UndoReport", "restore_path", "sweep_created_dirs", "undo_records"]
 
 
 def undo_records(
@@ -43,4 +44,27 @@ def undo_records(
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")
+    sweep_created_dirs(records, report)
     return report
+
+
+def sweep_created_dirs(records: list[dict[str, Any]], report: UndoReport) -> None:
+    """Remove the directories these records say did not exist, deepest first,
+    once they are empty again; a note that one was left in place goes away
+    when it is removed here. Records are undone item by item, so a parent
+    created for several items may still have held another item's file when
+    its own record was undone."""
+    absent = {
+        r["path"] for r in records if r.get("op") == "path" and r["prev"].get("kind") == "absent"
+    }
+    for path in sorted(absent, key=lambda p: p.count("/"), reverse=True):
+        if not os.path.isdir(path) or os.path.islink(path):
+            continue
+        try:
+            os.rmdir(path)
+        except OSError:
+            continue  # not empty: something that is not ours is in it (its note stays)
+        note = f"{path}: left in place, the directory is not empty"
+        if note in report.left:
+            report.left.remove(note)
+            report.restored.append(path)
