@@ -89,6 +89,8 @@ def test_hand_written_stubs_keep_sys_and_lib():
     for needle in (
         "sys = {",
         "function sys.readFile",
+        "function sys.readDir",
+        "function sys.glob",
         "function lib.fetchUrl",
         "---@class SysluaRef",
         "---@class SysluaSource",
