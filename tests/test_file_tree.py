@@ -408,3 +408,37 @@ def test_json_events_of_an_apply_name_each_member(sysenv):
     got = items(p)
     assert got[f"file#{sysenv.home}/.config/nvim/lua/options.lua"]["status"] == "changed"
     assert got[f"file#{sysenv.home}/.config/nvim"]["label"] == "~/.config/nvim/"
+
+
+def test_a_stow_style_link_at_the_root_becomes_a_real_directory(sysenv):
+    """~/.config/nvim is a symlink into the repository (as stow leaves it): the
+    tree replaces the link with a directory of copies, never writing through
+    it, and the link comes back on failure and on removal."""
+    src = nvim_source(sysenv)
+    repo = tree(src)
+    (sysenv.home / ".config").mkdir()
+    os.symlink(src, sysenv.home / ".config" / "nvim")
+    before = tree(sysenv.home)
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + "local t = "
+        + NVIM
+        + 'exec { name = "boom", command = "false", depends_on = { t } }\n',
+    )
+    p = sysenv.run("apply")
+    assert p.returncode == 1 and "Apply failed. System unchanged." in p.stdout, out(p)
+    assert tree(sysenv.home) == before and tree(src) == repo
+    sysenv.write("sys.lua", HEADER + NVIM)
+    lines = plan_lines(sysenv)
+    assert (
+        "+ file ~/.config/nvim/ (tree: 3 files, 2 directories; is a symlink, should be a directory)"
+        in lines
+    )
+    apply(sysenv, NVIM)
+    nvim = sysenv.home / ".config" / "nvim"
+    assert not nvim.is_symlink() and (nvim / "lua" / "options.lua").is_file()
+    assert tree(src) == repo
+    assert "No changes." in sysenv.run("plan").stdout
+    apply(sysenv, "")
+    assert tree(sysenv.home) == before and tree(src) == repo

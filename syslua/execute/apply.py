@@ -267,7 +267,7 @@ def _prepare(
         if entry.decision.changes:
             paths = rtype.touched_paths(item)
             journal.prepare(entry.id, paths)
-            if new:
+            if new and managed in journal.recorded:  # else it is recorded as it runs
                 records = [
                     journal.recorded[p]["prev"] | {"path": p}
                     for p in paths
@@ -366,7 +366,7 @@ def _roll_back(
     # Directories the apply created for several items (shared parents) are
     # recorded under one of them, which may have been undone before the
     # others emptied them: remove them now, whoever recorded them.
-    sweep_created_dirs([r for rs in journal.by_item.values() for r in rs], report)
+    sweep_created_dirs([r for rs in journal.by_item.values() for r in rs], store, report)
     outcome.rolled_back = True
     outcome.undo = report
     if report.ok:

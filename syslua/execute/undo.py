@@ -44,27 +44,30 @@ def undo_records(
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")
-    sweep_created_dirs(records, report)
+    sweep_created_dirs(records, store, report)
     return report
 
 
-def sweep_created_dirs(records: list[dict[str, Any]], report: UndoReport) -> None:
-    """Remove the directories these records say did not exist, deepest first,
-    once they are empty again; a note that one was left in place goes away
-    when it is removed here. Records are undone item by item, so a parent
-    created for several items may still have held another item's file when
-    its own record was undone."""
-    absent = {
-        r["path"] for r in records if r.get("op") == "path" and r["prev"].get("kind") == "absent"
-    }
-    for path in sorted(absent, key=lambda p: p.count("/"), reverse=True):
+def sweep_created_dirs(records: list[dict[str, Any]], store: Store, report: UndoReport) -> None:
+    """Put back, deepest first, paths these records say were not a directory
+    and that are an empty directory now: the directories the apply created
+    (or put where a link or file was) for several items at once. Records are
+    undone item by item, so such a directory may still have held another
+    item's file when its own record was undone; its "left in place" note
+    goes once it is put back here."""
+    last: dict[str, dict[str, Any]] = {}
+    for r in records:
+        if r.get("op") == "path" and r["prev"].get("kind") != "dir":
+            last.setdefault(r["path"], r["prev"])  # the first record: what was there before
+    for path in sorted(last, key=lambda p: p.count("/"), reverse=True):
         if not os.path.isdir(path) or os.path.islink(path):
             continue
         try:
-            os.rmdir(path)
+            if os.listdir(path):
+                continue  # something is still in it (its note stays)
+            note = restore_path(path, last[path], store)
         except OSError:
-            continue  # not empty: something that is not ours is in it (its note stays)
-        note = f"{path}: left in place, the directory is not empty"
-        if note in report.left:
-            report.left.remove(note)
+            continue
+        if note is None:
+            report.left[:] = [n for n in report.left if not n.startswith(f"{path}: left in place")]
             report.restored.append(path)

@@ -177,6 +177,11 @@ class FileType(ResourceType):
                     else f"source is not a regular file: {source}"
                 )
             state = posix.status(item.key)
+            root = _symlinked_root(item)
+            if root is not None and state.exists:
+                # What is there now lies behind a symlink that the tree
+                # replaces with a real directory: this path will be new.
+                state = posix.FileState(item.key, posix.ABSENT)
             differences = tuple(self._differences(item, state, ctx))
             parents: tuple[str, ...] = ()
             if state.ensure == posix.ABSENT and ensure != "absent":
@@ -281,7 +286,11 @@ class FileType(ResourceType):
             posix.remove(item.key, force=bool(item.get("force")), before_change=before)
             return
         uid, gid = self._ids(item, ctx)
-        posix.create_parents(item.key, self._parent_attrs(item, ctx), before_change=before)
+        attrs = self._parent_attrs(item, ctx)
+        root = _symlinked_root(item)
+        if root is not None:
+            posix.replace_link_with_directory(root, *attrs(root), before_change=before)
+        posix.create_parents(item.key, attrs, before_change=before)
         if ensure == "link":
             posix.make_link(item.key, item.get("target"), uid=uid, gid=gid, before_change=before)
             return
@@ -414,6 +423,11 @@ class FileType(ResourceType):
         another item declares are that item's); everything under a directory
         that `ensure = "absent"` removes."""
         path = item.key
+        if _symlinked_root(item) is not None:
+            # What the path shows now is behind a link that its tree replaces
+            # with a new directory first: nothing of ours is there. The path
+            # is recorded as it runs, once the link is gone.
+            return []
         if item.get("ensure") == "absent":
             if os.path.isdir(path) and not os.path.islink(path):
                 out = []
@@ -542,6 +556,17 @@ class FileType(ResourceType):
         if any(d.startswith("mode") for d in st.differences) and len(st.differences) == 1:
             return "mode", st.differences[0]
         return "changed", ", ".join(st.differences)
+
+
+def _symlinked_root(item: Item) -> str | None:
+    """The root of the member's tree, when it is a symlink now (a stow-style
+    link to the repository): members write into a real directory there, never
+    through the link."""
+    tree = tree_of(item)
+    if tree is None:
+        return None
+    root = tree.partition("#")[2]
+    return root if os.path.islink(root) else None
 
 
 def _decide_link(item: Item, state: posix.FileState, reason: str) -> Decision:

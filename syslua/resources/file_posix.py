@@ -218,6 +218,27 @@ def create_directory(
     _set_attrs(path, uid, gid, mode)
 
 
+def replace_link_with_directory(
+    path: str, uid: int, gid: int, mode: int, *, before_change: Callable[[str], None]
+) -> None:
+    """The symlink at `path` gives way to an empty directory (the journal keeps
+    the link). Another item may be doing the same: `unlink` never removes a
+    directory, and a directory found made is left as it is."""
+    before_change(path)
+    try:
+        if os.path.islink(path):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
+    except PermissionError as e:
+        raise ResourceError(f"cannot create directory {path}: permission denied") from e
+    _set_attrs(path, uid, gid, mode)
+
+
 def make_link(
     path: str, target: str, *, uid: int, gid: int, before_change: Callable[[str], None]
 ) -> None:
