@@ -350,3 +350,30 @@ def test_a_crash_leaves_nothing_of_a_tree_once_recovered(sysenv):
     assert (sysenv.home / ".config" / "t" / "d0" / "f0").exists()
     ok(sysenv.run("history"))  # the next command recovers first
     assert tree(sysenv.home) == before
+
+
+def test_a_yaml_manifest_has_trees_and_templated_sources_too(sysenv):
+    put(sysenv.work / "dot" / "conf" / "a.conf", "host={{ lookup('facts.hostname') }}\n")
+    put(sysenv.work / "dot" / "conf" / "sub" / "b.txt", "b\n")
+    sysenv.write(
+        "site.yaml",
+        """\
+        ccm:
+          resources:
+            - file:
+                - defaults:
+                    owner: "{{ lookup('facts.user.name') }}"
+                    group: "{{ lookup('facts.user.group') }}"
+                    mode: "0644"
+                - "{{ lookup('env.HOME') }}/conf":
+                    source: dot/conf
+                    template: true
+        """,
+    )
+    ok(sysenv.run("apply", "site.yaml", "--fact", "hostname=yamlbox"))
+    assert tree(sysenv.home) == {
+        "conf": ("dir", 0o755, None),
+        "conf/a.conf": ("file", 0o644, b"host=yamlbox\n"),
+        "conf/sub": ("dir", 0o755, None),
+        "conf/sub/b.txt": ("file", 0o644, b"b\n"),
+    }

@@ -314,11 +314,7 @@ def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> tree.Ex
     given = next((d for d in group if "body" in d.props), group[0])
     ctx = given.context
     try:
-        return tree.expand(
-            item,
-            ctx.roots if ctx is not None else None,
-            render=ctx.render_templates if ctx is not None else True,
-        )
+        return tree.expand(item, ctx.roots if ctx is not None else None)
     except tree.TreeError as e:
         raise ConfigError(f"{_label(item.type, item.key)}: {e}", where[0]) from None
 

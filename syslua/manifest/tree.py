@@ -56,18 +56,18 @@ def traversable(mode: str) -> str:
     return f"{value | ((value & 0o444) >> 2):04o}"
 
 
-def expand(item: Item, roots: Mapping[str, Any] | None, render: bool = True) -> Expansion | None:
+def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
     """The items `item` stands for, or None when it is an ordinary item.
 
-    `roots` are the template roots of the manifest that declared it
-    (facts, data, env); `render` is false for YAML manifests, whose values
-    were rendered when they were read.
+    `roots` are the template roots of the manifest that declared it (facts,
+    data, env), for `template = true` (in a YAML manifest too: its own
+    values were rendered when it was read, but not the files it names).
     """
     source = item.get("source")
     if source is None or item.get("ensure") not in ("present", "directory"):
         return None
     if os.path.isdir(source):
-        return _tree(item, source, roots, render)
+        return _tree(item, source, roots)
     if item.get("ensure") == "directory":
         raise TreeError(
             f'ensure = "directory" with a `source` needs a directory source, got {source}'
@@ -79,7 +79,7 @@ def expand(item: Item, roots: Mapping[str, Any] | None, render: bool = True) -> 
         props.update(ensure="link", target=source)
         return Expansion([_replace(item, props)])
     if item.get("template"):
-        text = _render_file(source, roots if render else None)
+        text = _render_file(source, roots)
         props = dict(item.props)
         props["content"] = text
         return Expansion([_replace(item, props)], inputs=[source])
@@ -178,7 +178,7 @@ def _check_loop(link: str, inside: str) -> None:
         raise TreeError(f"the source tree holds a symlink to one of its own parents: {link}")
 
 
-def _tree(item: Item, source: str, roots: Mapping[str, Any] | None, render: bool) -> Expansion:
+def _tree(item: Item, source: str, roots: Mapping[str, Any] | None) -> Expansion:
     link = bool(item.get("link"))
     mode = item.get("mode")
     explicit_dir_mode = item.get("dir_mode")
@@ -217,7 +217,7 @@ def _tree(item: Item, source: str, roots: Mapping[str, Any] | None, render: bool
         value = file_mode | ((file_mode & 0o444) >> 2) if executable else file_mode
         props = {**base, "ensure": "present", "source": path, "mode": f"{value:04o}"}
         if template:
-            text = _render_file(path, roots if render else None)
+            text = _render_file(path, roots)
             props["content"] = text
             props["template"] = True
             out.inputs.append(path)
