@@ -442,3 +442,16 @@ def test_a_stow_style_link_at_the_root_becomes_a_real_directory(sysenv):
     assert "No changes." in sysenv.run("plan").stdout
     apply(sysenv, "")
     assert tree(sysenv.home) == before and tree(src) == repo
+
+
+def test_status_reports_drift_of_each_file_of_a_tree(sysenv):
+    nvim_source(sysenv)
+    apply(sysenv, NVIM)
+    nvim = sysenv.home / ".config" / "nvim"
+    (nvim / "init.lua").write_text("edited by hand\n")
+    (nvim / "lua" / "options.lua").unlink()
+    p = sysenv.run("status")
+    ok(p)
+    assert "M ~/.config/nvim/init.lua: content edited" in p.stdout
+    assert "D ~/.config/nvim/lua/options.lua: deleted" in p.stdout
+    assert p.stdout.count("~/.config/nvim") == 2  # nothing else drifted
