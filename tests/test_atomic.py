@@ -39,10 +39,10 @@ def apply_ok(sysenv, body: str, name: str = "sys.lua"):  # type: ignore[no-untyp
     return m.group(1)
 
 
-def apply_fails(sysenv, body: str, before: dict, *needles: str, name: str = "sys.lua"):  # type: ignore[no-untyped-def]
+def apply_fails(sysenv, body: str, before: dict, *needles: str, name: str = "sys.lua", args=()):  # type: ignore[no-untyped-def]
     """Apply `body`, expect a clean rollback: exit 1, the message, the home tree as `before`."""
     sysenv.write(name, HEADER + body)
-    p = sysenv.run("apply", name)
+    p = sysenv.run("apply", name, *args)
     text = out(p)
     assert p.returncode == 1, text
     assert UNCHANGED in text, text
@@ -498,7 +498,9 @@ def test_partial_destroy_failure_does_not_recreate_the_failed_bind(sysenv) -> No
 
 
 def test_user_edits_made_after_the_last_apply_survive_a_failed_apply(sysenv) -> None:
-    """The rollback restores the live state at apply start, not the snapshot's content."""
+    """The rollback restores the live state at apply start, not the snapshot's content
+    (`--force`: without it, the apply refuses to overwrite the edit at all). The
+    snapshot that would have kept the edit is not recorded either."""
     s1 = apply_ok(sysenv, 'file { path = "~/a.txt", content = "v1\\n" }\n')
     put(sysenv.home / "a.txt", "edited by hand after the apply\n", 0o600)
     before = tree(sysenv.home)
@@ -511,6 +513,7 @@ exec { name = "boom", command = "false", depends_on = { a } }
         before,
         "exec boom",
         BOOM_REASON,
+        args=("--force",),
     )
     assert_snapshots(sysenv, [s1], s1)
 

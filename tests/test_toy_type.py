@@ -108,7 +108,7 @@ class StampType(ResourceType):
     ) -> Removal:
         path = self._path(item)
         ctx.before_change(path)
-        if original is not None:
+        if original is not None and original["kind"] != "absent":
             restore_path(path, original, ctx.store)
             return Removal("restored the stamp it took over")
         os.unlink(path)

@@ -131,6 +131,14 @@ def apply(
         str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")
     ] = None,
     wait: WaitOpt = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite files edited by hand since the last apply; the edits are kept "
+            "in a snapshot that `sys rollback` returns to.",
+        ),
+    ] = False,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -151,6 +159,7 @@ def apply(
             max_depth=max_depth,
             message=message,
             wait=wait,
+            force=force,
         )
     )
 
@@ -174,6 +183,80 @@ def rollback(
 
     term = _common(json_, verbose, quiet, no_color)
     raise typer.Exit(cmd.run(term, snapshot_id, noop=noop, jobs=jobs, wait=wait))
+
+
+@app.command()
+def add(
+    targets: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="PATH...",
+            help="Files or directories (every file below) to take back into the config.",
+            show_default=False,
+        ),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            "--to",
+            metavar="DIR",
+            help="Where files nothing manages are copied, under their path below ~ "
+            "(default: <config dir>/dotfiles).",
+            show_default=False,
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    max_depth: DepthOpt = 10,
+    wait: WaitOpt = False,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Take files edited by hand back into the config (over their source files)."""
+    from syslua.cli.commands import add as cmd
+
+    term = _common(json_, 0, quiet, no_color)
+    raise typer.Exit(
+        cmd.run(
+            term,
+            targets,
+            config=config,
+            to=to,
+            facts=fact or [],
+            impure=impure,
+            max_depth=max_depth,
+            wait=wait,
+        )
+    )
+
+
+@app.command()
+def destroy(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show what would be removed and restored.")
+    ] = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    wait: WaitOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Remove everything syslua manages and restore every original (`sys rollback` undoes it)."""
+    from syslua.cli.commands import destroy as cmd
+
+    term = _common(json_, verbose, quiet, no_color)
+    raise typer.Exit(cmd.run(term, dry_run=dry_run, jobs=jobs, wait=wait))
 
 
 @app.command()

@@ -124,8 +124,13 @@ class Terminal:
             self._entry_with_diff(entry, show_diff, takeovers=sum(m.takeover for m in members))
             for member in members:
                 # A group is one line; -v lists its members, and a member that
-                # needs attention (or has a diff to show) always gets a line.
-                if self.verbosity > 0 or member.attention or (show_diff and member.diff):
+                # needs attention (an edit, a failure) or has a diff to show
+                # always gets a line.
+                if (
+                    self.verbosity > 0
+                    or member.attention
+                    or (show_diff and (member.diff or member.edit_diff))
+                ):
                     self._entry_with_diff(member, show_diff, indent="    ")
         if plan.waves or plan.removals:
             self.line()
@@ -151,16 +156,20 @@ class Terminal:
             summary += f", {c['noop']} would change in noop children"
         if c["fail"]:
             summary += f", {c['fail']} cannot be applied"
+        if c["edited"]:
+            summary += f", {c['edited']} edited since the last apply"
         self.line(summary + ".")
 
     def _entry_with_diff(
         self, entry: Entry, show_diff: bool, indent: str = "  ", takeovers: int = 0
     ) -> None:
         self.entry(entry, indent=indent, takeovers=takeovers)
-        if show_diff and entry.diff:
-            for dl in entry.diff.rstrip("\n").splitlines():
-                style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else None
-                self.line(indent + "    " + dl, style)
+        if show_diff:
+            # An edit first (what changed by hand), then what the apply would write.
+            for diff in (entry.edit_diff, entry.diff):
+                for dl in (diff or "").rstrip("\n").splitlines():
+                    style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else None
+                    self.line(indent + "    " + dl, style)
 
     def _collapsed(
         self, labels: dict[str, str], ids: list[str], groups: dict[str, list[Entry]]
@@ -190,7 +199,7 @@ class Terminal:
         if entry.note is not None:
             text = f"{indent}{entry.symbol} {subject} ({entry.note})"
         else:
-            text = f"{indent}{entry.symbol} {subject}: {entry.decision.message}"
+            text = f"{indent}{entry.symbol} {subject}: {entry.message}"
         if entry.takeover:
             text += " - takes over an existing file; the original is kept"
         elif takeovers == 1:
@@ -199,9 +208,16 @@ class Terminal:
             text += f" - takes over {takeovers} existing files; the originals are kept"
         if entry.irreversible:
             text += " - irreversible (no undo command)"
+        for note in entry.notes:
+            text += f" ({note})"
         if entry.noop and entry.decision.changes:
             text += " - noop child: not changed by `sys apply`"
         self.line(text, COLORS.get(entry.symbol))
+
+
+def count_paths(n: int) -> str:
+    """`1 path`, `2 paths`."""
+    return "1 path" if n == 1 else f"{n} paths"
 
 
 def _subject(entry: Entry) -> str:

@@ -3,7 +3,9 @@
 Steps, in order (the caller holds the state lock and has recovered any
 interrupted journal):
 1. Plan against the current snapshot and the live machine; with no change
-   and the same manifest, stop here (no new snapshot).
+   and the same manifest, stop here (no new snapshot). A plan that would
+   overwrite files edited by hand since the last apply stops here too,
+   unless told to keep the edits (`--force`, rollback, destroy).
 2. Begin the journal and record, in one durable batch, the previous state
    of every path the plan will touch (and of files syslua takes over).
 3. Remove items no longer declared, in reverse dependency order.
@@ -14,11 +16,12 @@ interrupted journal):
    reverse completion order (so removed items come back in dependency
    order); the previous snapshot stays current. If undoing fails, the
    current pointer is cleared so the next apply converges everything.
-7. On success: record the snapshot, sync every filesystem the apply wrote
-   to (group commit: files are written without an fsync each), mark the
-   journal committed, make the
-   snapshot current, delete the journal, let the types tidy up (profile
-   generations no snapshot needs).
+7. On success: record the edits it overwrote, if any, as a snapshot of
+   their own (the current one with the edits adopted), so that rollback
+   returns to them; then record the snapshot, sync every filesystem the
+   apply wrote to (group commit: files are written without an fsync each),
+   mark the journal committed, make the snapshot current, delete the
+   journal, let the types tidy up (profile generations no snapshot needs).
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from syslua.execute.item import FAILED, ItemResult, run_item
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
-from syslua.plan.planner import Plan, make_plan
+from syslua.plan.planner import Entry, Plan, make_plan
 from syslua.resources import get as get_type
 from syslua.resources import with_outputs
 from syslua.resources.base import Context, RecordContext, ResourceType
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
+from syslua.state.originals import Originals, clear_unrestored, note_unrestored
 from syslua.state.snapshots import Snapshot, Snapshots, new_id
 from syslua.state.store import Store
 
@@ -68,7 +72,10 @@ class ApplyOptions:
     health_check_only: bool = False
     jobs: int | None = None
     message: str | None = None
-    kind: str = "apply"  # apply | rollback
+    kind: str = "apply"  # apply | rollback | destroy
+    # Overwrite paths edited by hand since the last apply, keeping the edits in
+    # a snapshot first; otherwise the apply refuses and changes nothing.
+    keep_edits: bool = False
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
@@ -85,6 +92,9 @@ class ApplyOutcome:
     restore_failed: bool = False
     snapshot_id: str | None = None
     env_line: str | None = None
+    refused: list[Entry] = field(default_factory=list)  # edits it would have overwritten
+    kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
+    kept: list[str] = field(default_factory=list)  # labels of those edits
 
     @property
     def failures(self) -> list[ItemResult]:
@@ -119,6 +129,7 @@ def apply_manifest(
     runner = Runner()
 
     resolver = Resolver(manifest, store, paths.state)
+    planned: dict[str, Any] = {}  # what types saw while planning, for their checks when items run
 
     def context(noop: bool) -> Context:
         return Context(
@@ -132,15 +143,22 @@ def apply_manifest(
             progress=options.progress,
             resolver=resolver,
             previous=previous,
+            planned=planned,
+            # A corrupt current snapshot's stand-in did not leave the machine as
+            # it is: what differs from it is not an edit.
+            last_applied=current.items if current and not warning else None,
         )
 
     baseline = snapshots.latest_readable() if current is None else None
     known = baseline.load_manifest() if baseline is not None else None
     plan = make_plan(manifest, context(True), previous, known=known)
+    read_only = options.health_check_only or options.noop
+    if plan.edited and not options.keep_edits and not read_only:
+        return ApplyOutcome(plan, ok=False, refused=plan.edited)
     reporter.planned(plan)
     dag = plan.dag or Dag.from_manifest(manifest)
 
-    if options.health_check_only or options.noop:
+    if read_only:
         from syslua.execute import scheduler
 
         ctx = context(True)
@@ -183,10 +201,18 @@ def apply_manifest(
     )
     try:
         known_before = previous if previous is not None else known
-        originals = _prepare(journal, plan, manifest, known_before, current or baseline, store)
+        registry = _originals(paths, current or baseline)
+        originals = _prepare(journal, plan, manifest, known_before, registry, store)
         for name, files in generated.items():
             journal.prepare(name, [str(p) for p in files])
         journal.flush()
+        # The originals of paths taken over for the first time reach the
+        # record of originals (their blobs are durable now) before anything
+        # changes; the journal names them, so a clean rollback forgets them.
+        added = registry.add(originals)
+        if added:
+            journal.note({"op": "originals", "added": added})
+            registry.save()
         outcome = _run(
             manifest,
             plan,
@@ -198,7 +224,7 @@ def apply_manifest(
             runner,
             options,
             reporter,
-            originals,
+            registry.entries,
             context(False),
         )
         if outcome.ok:
@@ -219,10 +245,14 @@ def apply_manifest(
                 inputs,
             )
             journal.commit()
+            _committed(paths, registry, plan)
             for rtype in generators:
                 rtype.after_commit(paths)
             return outcome
         _roll_back(outcome, journal, store, runner, snapshots, reporter, paths, list(generated))
+        if outcome.undo is not None and outcome.undo.ok and added:
+            registry.drop(added)  # the paths are as they were: syslua never managed them
+            registry.save()
         return outcome
     finally:
         journal.close()
@@ -234,24 +264,44 @@ def _item(manifest: Manifest, ident: str) -> Item:
     return item
 
 
+def _originals(paths: Paths, source: Snapshot | None) -> Originals:
+    """The record of originals; a state dir from before it existed starts it
+    from the originals its snapshot kept."""
+    registry = Originals.load(paths.state)
+    if not registry.exists and source is not None and source.originals:
+        registry.add(source.originals)
+    return registry
+
+
+def _committed(paths: Paths, registry: Originals, plan: Plan) -> None:
+    """After a commit: removed items gave their originals back, and the
+    machine has converged past any path an earlier failed undo left."""
+    gone = [e.id for e in plan.removals if e.id in registry]
+    if gone:
+        registry.drop(gone)
+        registry.save()
+    clear_unrestored(paths.state)
+
+
 def _prepare(
     journal: Journal,
     plan: Plan,
     manifest: Manifest,
     known: Manifest | None,
-    source: Snapshot | None,
+    registry: Originals,
     store: Store,
 ) -> dict[str, dict[str, Any]]:
-    """Record what the plan will touch; return the originals of files syslua takes over.
+    """Record what the plan will touch; return the originals of the declared
+    items: those in the record of originals, and those syslua takes over now.
 
-    `known` and `source` are the current snapshot's manifest and the snapshot,
-    or, when there is no current one (self-healing cleared it), the newest
-    readable snapshot's: files it managed are not taken over again, and their
-    originals are kept.
+    `known` is the current snapshot's manifest or, when there is no current
+    one (self-healing cleared it), the newest readable snapshot's: files it
+    managed are not taken over again. A path in the record of originals is
+    never taken over again either, whatever it holds now.
     """
     from syslua.state.journal import capture
 
-    originals: dict[str, dict[str, Any]] = dict(source.originals) if source else {}
+    originals: dict[str, dict[str, Any]] = dict(registry.entries)
     for ident in list(originals):
         if ident not in manifest:
             originals.pop(ident)  # restored by its removal in this apply
@@ -267,7 +317,11 @@ def _prepare(
         if entry.decision.changes:
             paths = rtype.touched_paths(item)
             journal.prepare(entry.id, paths)
-            if new and managed in journal.recorded:  # else it is recorded as it runs
+            if new and managed not in journal.recorded:
+                # Nothing of its own is there yet (a tree member behind a
+                # symlink its tree replaces): recorded as it runs.
+                originals[entry.id] = {"kind": "absent"}
+            elif new:
                 records = [
                     journal.recorded[p]["prev"] | {"path": p}
                     for p in paths
@@ -305,7 +359,6 @@ def _run(
     from syslua.execute.remove import remove_item
 
     outcome = ApplyOutcome(plan)
-    prior_originals = current.originals if current else {}
     for entry in plan.removals:
         item = previous.get(entry.id) if previous else None
         if item is None:
@@ -315,7 +368,7 @@ def _run(
             item,
             ctx,
             journal,
-            prior_originals.get(entry.id),
+            originals.get(entry.id),
             current.items.get(entry.id, {}) if current else {},
         )
         outcome.results.append(result)
@@ -375,6 +428,7 @@ def _roll_back(
     # Self-healing: the machine is in an unknown mix, so forget the current
     # snapshot; the next apply then converges every item from the live state.
     outcome.restore_failed = True
+    note_unrestored(paths.state, report.unrestored)
     snapshots.clear_current()
     journal.close()
     keep = paths.state / "failed-journals"
@@ -412,6 +466,11 @@ def _record(
     generated: dict[str, list[Path]],
     given_inputs: dict[str, str] | None,
 ) -> str:
+    parent = current.id if current else None
+    kept = _keep_edits(plan, current, journal, snapshots, store, options)
+    if kept is not None:
+        parent = outcome.kept_edits = kept[0].id
+        outcome.kept = kept[1]
     items: dict[str, dict[str, Any]] = {}
     prev_items = current.items if current else {}
     prev_manifest = current.load_manifest() if current else None
@@ -460,10 +519,10 @@ def _record(
         manifest=recorded.to_dict(),
         digest=recorded.digest,
         config=config,
-        parent=current.id if current else None,
+        parent=parent,
         inputs=inputs,
         items=items,
-        originals=originals,
+        originals={k: v for k, v in originals.items() if v.get("kind") != "absent"},
         env=env,
         counts=counts,
         pre={
@@ -482,16 +541,78 @@ def _record(
     # the filesystems it went to are synced, the commit record may say so.
     crash_point("before-commit")
     journal.sync_touched(store.root)
-    journal.note({"op": "commit", "snapshot": snap.id})
+    removed = [e.id for e in plan.removals]
+    journal.note({"op": "commit", "snapshot": snap.id, "removed": removed})
     crash_point("after-commit")
     snapshots.set_current(snap.id)
     return snap.id
+
+
+def _keep_edits(
+    plan: Plan,
+    current: Snapshot | None,
+    journal: Journal,
+    snapshots: Snapshots,
+    store: Store,
+    options: ApplyOptions,
+) -> tuple[Snapshot, list[str]] | None:
+    """Record the edits this apply overwrote as a snapshot before its own: the
+    current snapshot, with each edited item's state adopting what the journal
+    captured before the apply changed it. `sys rollback` then returns to it,
+    and so brings the edits back. Returns it and the labels of the edits it
+    keeps; None when there were none it could keep."""
+    if current is None or not plan.edited:
+        return None
+    previous = current.load_manifest()
+    items = dict(current.items)
+    kept = []
+    for entry in plan.edited:
+        item = previous.get(entry.id)
+        if item is None:
+            continue
+        rtype = get_type(item.type)
+        path = rtype.managed_path(item)
+        record = journal.recorded.get(path) if path else None
+        if record is None:
+            continue
+        state = rtype.adopt(item, current.items.get(entry.id, {}), record["prev"], store)
+        if state is not None:
+            items[entry.id] = state
+            kept.append(entry.id)
+    if not kept:
+        return None
+    labels = [e.label for e in plan.edited if e.id in kept]
+    shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
+    verb = {"apply": "apply --force"}.get(options.kind, options.kind)
+    snap = Snapshot(
+        id=new_id(),
+        time=time.time(),
+        message=f"edits kept before {verb}: {shown}",
+        kind="edits",
+        manifest=current.manifest,
+        digest=current.digest,
+        config=current.config,
+        parent=current.id,
+        inputs=current.inputs,
+        items=items,
+        originals=current.originals,
+        env=current.env,
+        counts={},
+        pre={"previous": current.id, "records": []},
+    )
+    # Named before it exists, as the apply's own snapshot is: recovery of a run
+    # that dies before committing deletes it.
+    journal.note({"op": "snapshot", "snapshot": snap.id})
+    snapshots.save(snap, make_current=False)
+    return snap, labels
 
 
 def _default_message(kind: str, counts: dict[str, int], config: str | None) -> str:
     what = f"{counts.get('changed', 0)} changed"
     if kind == "rollback":
         return f"rollback ({what})"
+    if kind == "destroy":
+        return f"destroy ({counts.get('changed', 0)} removed)"
     return f"apply {Path(config).name if config else ''} ({what})".replace("  ", " ")
 
 
@@ -505,9 +626,14 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     records = journal_mod.read(paths.journal)
     snapshots = Snapshots(paths)
     committed = next((r for r in records if r.get("op") == "commit"), None)
+    registry = Originals.load(paths.state)
     if committed is not None:
         # The snapshot was written before the crash: finish the commit.
         snapshots.set_current(committed["snapshot"])
+        if committed.get("removed"):
+            registry.drop(committed["removed"])
+            registry.save()
+        clear_unrestored(paths.state)
         journal_mod.remove(paths.journal)
         return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
     begin = records[0] if records and records[0].get("op") == "begin" else {}
@@ -516,7 +642,11 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     for rec in records:
         if rec.get("op") == "snapshot" and rec["snapshot"] in snapshots.index()["order"]:
             snapshots.delete(rec["snapshot"])  # recorded, never committed
+    added = [i for r in records if r.get("op") == "originals" for i in r.get("added", ())]
     if report.ok:
+        if added:
+            registry.drop(added)  # taken over by the run that was rolled back
+            registry.save()
         journal_mod.remove(paths.journal)
         what = (
             f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"
@@ -528,6 +658,7 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
                 + "\n  ".join(report.left + report.not_undone)
             )
         return what + "; the machine is as it was before it"
+    note_unrestored(paths.state, report.unrestored)
     snapshots.clear_current()
     keep = paths.state / "failed-journals"
     keep.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,8 @@ def undo_records(
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")
+            if op == "path":
+                report.unrestored.append({"path": rec["path"], "prev": rec["prev"], "why": str(e)})
     sweep_created_dirs(records, store, report)
     return report
 

@@ -10,7 +10,10 @@ Steps:
 4. List items of the previous snapshot that are no longer declared: they
    will be removed, in reverse dependency order, an item's children (a
    tree's members) before it.
-5. Group: an item that is part of another (a tree's member) is shown under
+5. Of the items that would be changed or removed, mark those edited by hand
+   since the last apply (asking each type, `ResourceType.edited`): an apply
+   would overwrite the edit.
+6. Group: an item that is part of another (a tree's member) is shown under
    it, and the group's line says what its members do (`group_note`).
 
 Directories that a change creates on its way and that no item declares
@@ -28,6 +31,8 @@ from syslua.resources import get as get_type
 from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, SKIP, UPDATE, Context, Decision
 from syslua.resources.placeholders import Unresolved
 
+EDITED = "edited since the last apply"
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -39,18 +44,29 @@ class Entry:
     irreversible: bool = False  # an exec that will run and declares no `undo`
     takeover: bool = False  # a path syslua manages for the first time, which exists now
     noop: bool = False  # in a noop child: it would change, but the apply will not change it
+    edited: str | None = None  # what was edited by hand since the last apply, which this overwrites
+    edit_diff: str | None = None  # the edit, from what the last apply left to what is there now
+    notes: tuple[str, ...] = ()  # the type's remarks, shown in parentheses
     group: str | None = None  # the id of the item this one is part of (a tree's member)
     note: str | None = None  # shown in parentheses after the subject, instead of the message
     subject: str | None = None  # how the line names it, when not "<type> <label>"
 
     @property
     def symbol(self) -> str:
-        return self.decision.symbol
+        return "!" if self.edited else self.decision.symbol
 
     @property
     def attention(self) -> bool:
-        """A member that gets its own line even when its group is shown as one."""
-        return self.decision.action == FAIL
+        """A member that gets its own line even when its group is shown as one:
+        it cannot be applied, or it would overwrite an edit."""
+        return self.symbol == "!"
+
+    @property
+    def message(self) -> str:
+        """The line shown to the user: an edit first, then what the decision would do."""
+        if self.edited:
+            return f"{EDITED} ({self.edited}); {self.decision.message}"
+        return self.decision.message
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -59,8 +75,8 @@ class Entry:
             "label": self.label,
             "action": self.decision.action,
             "symbol": self.symbol,
-            "reason": self.decision.reason,
-            "message": self.decision.message,
+            "reason": EDITED if self.edited else self.decision.reason,
+            "message": self.message,
         }
         if self.decision.noop_message:
             d["noop_message"] = self.decision.noop_message
@@ -72,6 +88,13 @@ class Entry:
             d["takeover"] = True
         if self.noop:
             d["noop"] = True
+        if self.edited:
+            d["edited"] = self.edited
+            d["change_reason"] = self.decision.reason
+        if self.edit_diff is not None:
+            d["edit_diff"] = self.edit_diff
+        if self.notes:
+            d["notes"] = list(self.notes)
         if self.group is not None:
             d["group"] = self.group
         if self.note is not None:
@@ -105,6 +128,11 @@ class Plan:
     def failures(self) -> list[Entry]:
         return [e for e in self.all_entries if e.decision.action == FAIL]
 
+    @property
+    def edited(self) -> list[Entry]:
+        """Entries whose change would overwrite an edit made since the last apply."""
+        return [e for e in self.all_entries if e.edited]
+
     def counts(self) -> dict[str, int]:
         out = {
             "create": 0,
@@ -114,8 +142,11 @@ class Plan:
             "unchanged": 0,
             "fail": 0,
             "noop": 0,
+            "edited": 0,
         }
         for e in self.all_entries:
+            if e.edited:
+                out["edited"] += 1
             a = e.decision.action
             if e.noop and e.decision.changes:
                 out["noop"] += 1
@@ -172,7 +203,7 @@ def make_plan(
                 entries.extend(_parents(item, status, announced))
             entries.append(entry)
     entries.extend(_plan_values(manifest, previous))
-    removals = plan_removals(manifest, previous)
+    removals = plan_removals(manifest, previous, ctx, with_diff=with_diff)
     labels = {e.id: e.label for e in entries if e.id in manifest}
     labels.update((i.id, label(i)) for i in manifest if i.id not in labels)
     plan = Plan(manifest, entries, removals, waves, labels, dag)
@@ -218,6 +249,11 @@ def _plan_item(
         if with_diff and decision.changes and status is not None
         else None
     )
+    edited, edit_diff = (
+        _edit(item.id, previous, ctx, with_diff)
+        if decision.changes and not item.noop
+        else (None, None)
+    )
     irreversible = rtype.irreversible(item, decision)
     takeover = (
         decision.changes
@@ -234,7 +270,10 @@ def _plan_item(
         irreversible,
         bool(takeover),
         item.noop,
-        rtype.group(item),
+        edited,
+        edit_diff,
+        notes=tuple(rtype.plan_notes(item, status)) if status is not None else (),
+        group=rtype.group(item),
     )
     return entry, status
 
@@ -297,6 +336,24 @@ def _group(plan: Plan, previous: Manifest | None) -> None:
             )
 
 
+def _edit(
+    ident: str, previous: Manifest | None, ctx: Context, with_diff: bool
+) -> tuple[str | None, str | None]:
+    """What was edited by hand at an item's path since the last apply (which
+    declared it as `previous` has it, and recorded `ctx.last_applied` for it),
+    and the edit as a diff when asked."""
+    if ctx.last_applied is None or previous is None:
+        return None, None
+    before, recorded = previous.get(ident), ctx.last_applied.get(ident)
+    if before is None or recorded is None:
+        return None, None
+    rtype = get_type(before.type)
+    edited = rtype.edited(before, recorded, ctx)
+    if edited is None:
+        return None, None
+    return edited, rtype.edit_diff(before, recorded, ctx) if with_diff else None
+
+
 def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
     """Items of types outside the DAG, compared with the previous snapshot's."""
     out = []
@@ -350,8 +407,15 @@ def _children_first(items: list[Item]) -> list[Item]:
     return out
 
 
-def plan_removals(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
-    """Items of the previous snapshot that are gone, in reverse dependency order."""
+def plan_removals(
+    manifest: Manifest,
+    previous: Manifest | None,
+    ctx: Context | None = None,
+    *,
+    with_diff: bool = False,
+) -> list[Entry]:
+    """Items of the previous snapshot that are gone, in reverse dependency order
+    (with `ctx`, those whose removal would lose an edit made by hand are marked)."""
     if previous is None:
         return []
     gone = [i for i in previous if i.id not in manifest and get_type(i.type).in_dag]
@@ -366,12 +430,17 @@ def plan_removals(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
     out = []
     for item in _children_first(gone):
         rtype = get_type(item.type)
+        edited, edit_diff = (
+            _edit(item.id, previous, ctx, with_diff) if ctx is not None else (None, None)
+        )
         out.append(
             Entry(
                 item.id,
                 item.type,
                 rtype.key_label(item.key),
                 rtype.removal(item),
+                edited=edited,
+                edit_diff=edit_diff,
                 group=rtype.group(item),
             )
         )

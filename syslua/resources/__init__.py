@@ -27,6 +27,9 @@ _MODULES = {
 # Types that write files from the whole manifest after every apply, present
 # or not in it: the env scripts, and the profile (pruned once recorded).
 _WITH_OUTPUTS = ("env", "package")
+# The type that declares a plain path copied from a source file: `sys add`
+# asks it to take in a path nothing manages yet (`ResourceType.take_in`).
+_PATHS = "file"
 # Journal records written before records named their type: the type by `op`.
 _LEGACY_OPS = {"exec": "exec", "user": "user", "bind": "bind", "profile": "package"}
 _REGISTRY: dict[str, ResourceType] = {}
@@ -58,6 +61,11 @@ def unregister(name: str) -> None:
 def with_outputs() -> list[ResourceType]:
     """The types whose generated outputs every apply writes."""
     return [get(name) for name in _WITH_OUTPUTS]
+
+
+def path_type() -> ResourceType:
+    """The type that takes in a path nothing manages (`sys add`)."""
+    return get(_PATHS)
 
 
 def owner_of(record: dict[str, Any]) -> ResourceType | None:

@@ -25,6 +25,7 @@ __all__ = [
     "Removal",
     "ResourceError",
     "ResourceType",
+    "TakeBack",
     "UndoContext",
     "UndoReport",
 ]
@@ -94,8 +95,14 @@ class Context:
     progress: Any = None  # callable(label) -> callable(done, total) for downloads
     resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
     previous: Any = None  # the current snapshot's manifest, when there is one
+    # item id -> what the current snapshot recorded for it (`snapshot_state`),
+    # when there is one: edits made since the last apply are found from it.
+    last_applied: Any = None
     outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
     failed: set[str] = field(default_factory=set)
+    # What a type saw of an item while planning, for checks when it runs
+    # (shared by the plan's and the apply's contexts; item id -> anything).
+    planned: dict[str, Any] = field(default_factory=dict)
     _uids: dict[str, int | None] = field(default_factory=dict)
     _gids: dict[str, int | None] = field(default_factory=dict)
 
@@ -202,6 +209,10 @@ class ResourceType(Protocol):
         """Whether a first change of this item replaces something that exists now."""
         return False
 
+    def plan_notes(self, item: Item, status: Any) -> list[str]:
+        """Remarks the plan shows beside the item's line, in parentheses."""
+        return []
+
     def removal(self, item: Item) -> Decision:
         """How the plan describes removing an item no longer declared."""
         return Decision(REMOVE, "no longer declared; would be removed")
@@ -281,6 +292,42 @@ class ResourceType(Protocol):
         """(kind, detail) when the machine no longer matches the item, else None."""
         return None
 
+    # -- edits made outside syslua (`sys plan`, `sys apply --force`, `sys add`) --
+    def edited(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+        """What was changed by hand at the item's path since the last apply, which
+        recorded `recorded` for it (its `snapshot_state`); None when nothing was.
+        `item` is the item as that apply declared it. The planner asks only about
+        items it would change or remove: an edit it would overwrite."""
+        return None
+
+    def edit_diff(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+        """The edit `edited` found, as a diff from what the last apply left to
+        what is there now (`sys plan --diff`)."""
+        return None
+
+    def adopt(
+        self, item: Item, recorded: dict[str, Any], live: dict[str, Any], store: Any
+    ) -> dict[str, Any] | None:
+        """The snapshot state that records `live` (what `journal.capture` found at
+        the managed path) as if the last apply had left it, so that `materialise`
+        brings it back; None when this type cannot say so. `recorded` is what the
+        last apply really recorded."""
+        return None
+
+    def take_back(
+        self, item: Item, path: str, where: str, recorded: dict[str, Any] | None, store: Any
+    ) -> TakeBack:
+        """How `sys add` takes the live `path`, managed by `item` (declared at
+        `where`), back into the configuration. `recorded`: the current snapshot's
+        state of the item, if it has one."""
+        return TakeBack(f"`sys add` cannot take back a {self.name}", refused=True)
+
+    def take_in(self, path: str, dest: str, source: str) -> TakeBack:
+        """`sys add` of a path nothing manages, for the type the registry names
+        for that (`resources.path_type`): copy it to `dest`, and say which
+        declaration manages it from there (`source`: `dest` as the config names it)."""
+        return TakeBack(f"`sys add` cannot take in paths as a {self.name}", refused=True)
+
     # -- generated outputs (types listed as such in the registry) ------------
     def outputs(self, paths: Any) -> list[Path]:
         """Files written from the whole manifest after the items ran."""
@@ -308,11 +355,28 @@ class Removal:
 
 
 @dataclass
+class TakeBack:
+    """What `sys add` does for one path: checked for every path first, then done."""
+
+    message: str  # what it does, or why it refuses
+    refused: bool = False
+    # Files of the configuration it overwrites: their previous content is kept
+    # in the store (and recorded with the snapshot) before `act` runs.
+    writes: tuple[str, ...] = ()
+    # Does it; returns the item's new snapshot state (the live content taken
+    # back is now what the last apply left), or None when there is none to record.
+    act: Callable[[], dict[str, Any] | None] | None = None
+    declaration: str | None = None  # for a path nothing managed: what to add to the config
+
+
+@dataclass
 class UndoReport:
     restored: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # paths left in place, with why
     failed: list[str] = field(default_factory=list)  # what could not be undone
     not_undone: list[str] = field(default_factory=list)  # irreversible execs
+    # path records that could not be put back: {"path": ..., "prev": what it was}
+    unrestored: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -323,6 +387,7 @@ class UndoReport:
         self.left += other.left
         self.failed += other.failed
         self.not_undone += other.not_undone
+        self.unrestored += other.unrestored
 
 
 @dataclass

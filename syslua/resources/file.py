@@ -41,7 +41,8 @@ from typing import Any
 
 from syslua.errors import StateError
 from syslua.manifest.model import Item, Manifest, freeze, thaw
-from syslua.paths import abbreviate
+from syslua.paths import abbreviate, home
+from syslua.resources import file_edits as edits
 from syslua.resources import file_posix as posix
 from syslua.resources.base import (
     CREATE,
@@ -55,12 +56,14 @@ from syslua.resources.base import (
     Removal,
     ResourceError,
     ResourceType,
+    TakeBack,
     group_name,
     user_name,
 )
 from syslua.resources.placeholders import Unresolved
 from syslua.state.restore import restore_path
 
+_LINKS = "file:linked-parents"  # ctx.planned: the planning run's cache of parent symlinks
 CREATED_FILE = "Would have created the file"
 UPDATED_FILE = "Would have updated the file"
 CREATED_DIR = "Would have created directory"
@@ -88,10 +91,11 @@ class Status:
     state: posix.FileState
     differences: tuple[str, ...]  # why the item is not in its desired state
     error: str | None = None
-    parents: tuple[
-        str, ...
-    ] = ()  # missing parents it creates (declared by no item), outermost first
+    # missing parents it creates (declared by no item), outermost first
+    parents: tuple[str, ...] = ()
     members: Members | None = None  # a tree root's members
+    # parent dirs that are symlinks (planning only)
+    linked_parents: tuple[tuple[str, str], ...] = ()
 
 
 def _desired_bytes(item: Item) -> bytes | None:
@@ -187,7 +191,15 @@ class FileType(ResourceType):
             if state.ensure == posix.ABSENT and ensure != "absent":
                 parents = tuple(self._parents(item, ctx))
             members = _members(item, ctx) if is_root(item) else None
-            return Status(state, differences, None, parents, members)
+            links: tuple[tuple[str, str], ...] = ()
+            if ctx.noop:
+                # Planning: remember which parents are symlinks now. When the
+                # item runs, a parent that turned into one is refused.
+                links = posix.linked_parents(item.key, home(), ctx.planned.setdefault(_LINKS, {}))
+                ctx.planned.setdefault(item.id, links)
+                if root is not None:  # replaced by a directory, never written through
+                    links = tuple(x for x in links if x[0] != root)
+            return Status(state, differences, None, parents, members, links)
         except ResourceError as e:
             return Status(posix.FileState(item.key, posix.ABSENT), (), str(e))
 
@@ -280,6 +292,7 @@ class FileType(ResourceType):
 
     # -- act ------------------------------------------------------------------
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+        self._check_parents(item, ctx)
         ensure = item.get("ensure")
         before = ctx.before_change
         if ensure == "absent":
@@ -378,10 +391,35 @@ class FileType(ResourceType):
         )
         return text or None
 
+    def _check_parents(self, item: Item, ctx: Context) -> None:
+        """Never write through a symlink that was not there when the item was planned."""
+        planned = ctx.planned.get(item.id)
+        if planned is None:
+            return
+        before = dict(planned)
+        for parent, target in posix.linked_parents(item.key, home()):
+            if parent not in before:
+                raise ResourceError(
+                    f"parent directory {abbreviate(parent)} changed into a symlink since planning"
+                )
+            if before[parent] != target:
+                raise ResourceError(
+                    f"parent directory {abbreviate(parent)} is a symlink to {target} now, "
+                    f"not to {before[parent]} as when planned"
+                )
+
     # -- hooks ---------------------------------------------------------------
     def takes_over(self, item: Item, status: Any) -> bool:
         # A tree's root directory is not replaced; its members say what they take over.
         return isinstance(status, Status) and status.state.exists and not is_root(item)
+
+    def plan_notes(self, item: Item, status: Any) -> list[str]:
+        if not isinstance(status, Status):
+            return []
+        return [
+            f"{abbreviate(p)} is a symlink to {target}; writing through it"
+            for p, target in status.linked_parents
+        ]
 
     def removal(self, item: Item) -> Decision:
         return Decision(
@@ -454,7 +492,7 @@ class FileType(ResourceType):
         if item.get("ensure") == "absent" and prev["kind"] == "dir":
             # A whole directory syslua removes: keep every entry, parents first.
             return {"kind": "tree", "records": records}
-        return None if prev["kind"] == "absent" else prev
+        return prev  # "did not exist" too: what syslua then writes is never an original
 
     def removal_paths(self, item: Item) -> list[str]:
         return [item.key]
@@ -477,6 +515,8 @@ class FileType(ResourceType):
     def _remove_path(self, item: Item, ctx: Context, original: dict[str, Any] | None) -> str:
         path = item.key
         ctx.before_change(path)
+        if original is not None and original.get("kind") == "absent":
+            original = None  # nothing was there: remove what syslua made
         if original is not None and original.get("kind") == "tree":
             notes = [restore_path(r["path"], r, ctx.store) for r in original["records"]]
             left = [n for n in notes if n]
@@ -514,26 +554,55 @@ class FileType(ResourceType):
                 )
             elif item.get("source"):
                 state["blob"] = rctx.store.put_file(item.get("source"))
+            state["mode"] = item.get("mode")  # what was applied: a later change is an edit
         return state
 
     def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
         """A copied `source` becomes the store's copy of the recorded content
-        (a tree's root needs none: each member has its own)."""
-        if not item.get("source") or is_root(item):
+        (a tree's root needs none: each member has its own). A state that
+        adopted a hand edit (`adopt`) gives its content and mode."""
+        if is_root(item):
             return item
-        blob = state.get("blob")
-        if not blob:
-            raise StateError(f"snapshot {snapshot} has no stored content for {item.key}")
-        if not store.has(blob):
-            raise StateError(
-                f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
-                "it was deleted from the store by hand"
-            )
+        adopted = edits.adopted_blob(item, state)
+        mode = state.get("mode") if item.get("ensure") == "present" else None
+        if not item.get("source") and adopted is None and (not mode or mode == item.get("mode")):
+            return item
         props = thaw(item.props)
-        props["source"] = str(store.path(blob))
+        if item.get("source") or adopted is not None:
+            blob = state.get("blob")
+            if not blob:
+                raise StateError(f"snapshot {snapshot} has no stored content for {item.key}")
+            if not store.has(blob):
+                raise StateError(
+                    f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
+                    "it was deleted from the store by hand"
+                )
+            props.pop("content", None)
+            props["source"] = str(store.path(blob))
+        if mode:
+            props["mode"] = mode
         return Item(
             item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
         )
+
+    def edited(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+        return edits.edited(item, recorded, ctx.store)
+
+    def edit_diff(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+        return edits.edit_diff(item, recorded, ctx.store)
+
+    def adopt(
+        self, item: Item, recorded: dict[str, Any], live: dict[str, Any], store: Any
+    ) -> dict[str, Any] | None:
+        return edits.adopt(item, recorded, live)
+
+    def take_back(
+        self, item: Item, path: str, where: str, recorded: dict[str, Any] | None, store: Any
+    ) -> TakeBack:
+        return edits.take_back(item, path, where, recorded, store)
+
+    def take_in(self, path: str, dest: str, source: str) -> TakeBack:
+        return edits.take_in(path, dest, source)
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         try:

@@ -41,6 +41,31 @@ class FileState:
         return self.ensure != ABSENT
 
 
+def linked_parents(
+    path: str, home: str, seen: dict[str, str | None] | None = None
+) -> tuple[tuple[str, str], ...]:
+    """The parent directories of `path` that are symlinks, with their targets,
+    outermost first. Under `home`, only those below it count (a home reached
+    through a symlink is the system's business); elsewhere every one but `/`.
+    `seen` caches answers by directory across calls (one plan's worth)."""
+    top = home if path.startswith(home.rstrip("/") + "/") else "/"
+    out = []
+    parent = os.path.dirname(path)
+    while parent and parent != top and parent != "/":
+        target = seen.get(parent, "") if seen is not None else ""
+        if target == "":
+            try:
+                target = os.readlink(parent)
+            except OSError:  # not a link, or gone
+                target = None
+            if seen is not None:
+                seen[parent] = target
+        if target is not None:
+            out.append((parent, target))
+        parent = os.path.dirname(parent)
+    return tuple(reversed(out))
+
+
 def status(path: str) -> FileState:
     try:
         st = os.lstat(path)
@@ -291,3 +316,22 @@ def remove(path: str, *, force: bool, before_change: Callable[[str], None]) -> N
         return
     before_change(path)
     os.unlink(path)
+
+
+def copy_content(live: str, dest: str, *, mode: int, owner: tuple[int, int] | None) -> None:
+    """Write the content of the file `live` to `dest` atomically, with `mode`
+    (and `owner`, where this process may): `sys add` taking an edit back."""
+    try:
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with AtomicFile(dest, mode) as out, open(live, "rb") as src:
+            while chunk := src.read(CHUNK):
+                out.write(chunk)
+            if owner is not None:
+                st = os.fstat(out.fileno())
+                if (st.st_uid, st.st_gid) != owner:
+                    try:
+                        os.fchown(out.fileno(), *owner)
+                    except PermissionError:
+                        pass  # not root: the file is ours, as it was
+    except PermissionError as e:
+        raise ResourceError(f"cannot write {e.filename or dest}: permission denied") from e

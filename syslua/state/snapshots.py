@@ -37,7 +37,7 @@ class Snapshot:
     id: str
     time: float
     message: str
-    kind: str  # apply | rollback
+    kind: str  # apply | rollback | destroy | edits (kept before an apply overwrote them) | add
     manifest: dict[str, Any]
     digest: str
     config: str | None = None

@@ -3,7 +3,8 @@
 Evaluation errors exit 2 before any state is touched; then the state lock is
 taken (exit 3 when held), an interrupted apply is rolled back, and the apply
 runs. Exit 0 when every item converged, 1 when the apply failed (and was
-rolled back).
+rolled back), 2 when it refused to overwrite files edited by hand since the
+last apply (without `--force`; nothing was changed).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 
 from syslua.cli.commands.common import load_manifest, state
-from syslua.cli.output import Terminal
+from syslua.cli.output import Terminal, count_paths
 from syslua.cli.report import make_reporter, summary_table
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_manifest
 from syslua.paths import Paths
@@ -30,6 +31,7 @@ def run(
     max_depth: int,
     message: str | None,
     wait: bool,
+    force: bool = False,
 ) -> int:
     started = time.monotonic()
     paths = Paths.from_env()
@@ -47,7 +49,11 @@ def run(
         if kind == "pre_message":
             term.line(text)
     options = ApplyOptions(
-        noop=noop, health_check_only=health_check_only, jobs=jobs, message=message
+        noop=noop,
+        health_check_only=health_check_only,
+        jobs=jobs,
+        message=message,
+        keep_edits=force,
     )
     read_only = noop or health_check_only
     term.log("Building execution plan...")
@@ -83,6 +89,8 @@ def report(
     hc: bool = False,
     verb: str = "Apply",
 ) -> int:
+    if outcome.refused:
+        return refuse(term, outcome, duration)
     counts = outcome.counts()
     if term.json_mode:
         term.json_event(
@@ -96,6 +104,7 @@ def report(
                 "rolled_back": outcome.rolled_back,
                 "restore_failed": outcome.restore_failed,
                 "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
+                "kept_edits": outcome.kept_edits,
             }
         )
         return 0 if outcome.ok else 1
@@ -111,6 +120,12 @@ def report(
             term.line(f"Noop: {counts.get('noop', 0)} item(s) would change; nothing was changed.")
         else:
             term.line(f"{verb} complete: snapshot {outcome.snapshot_id}.")
+            if outcome.kept_edits:
+                n = len(outcome.kept)
+                term.line(
+                    f"Kept {count_paths(n)} edited since the last apply in snapshot {outcome.kept_edits}: "
+                    f"`sys rollback` brings {'it' if n == 1 else 'them'} back."
+                )
             if outcome.env_line:
                 term.line(
                     "Add this line to your shell's rc file to use your environment and tools:"
@@ -156,3 +171,41 @@ def report(
             term.line(f"  {ln}", always=True)
     term.line("Run 'sys plan' to review the execution plan.", always=True)
     return 1
+
+
+REFUSED = 2
+
+
+def refuse(term: Terminal, outcome: ApplyOutcome, duration: float) -> int:
+    """An apply that would overwrite edits made by hand: it changed nothing."""
+    labels = [e.label for e in outcome.refused]
+    if term.json_mode:
+        term.json_event(
+            {
+                "event": "summary",
+                "result": "refused",
+                "counts": outcome.counts(),
+                "duration": round(duration, 3),
+                "snapshot": None,
+                "no_changes": False,
+                "rolled_back": False,
+                "restore_failed": False,
+                "failures": [],
+                "edited": [
+                    {"id": e.id, "label": e.label, "edited": e.edited} for e in outcome.refused
+                ],
+            }
+        )
+        return REFUSED
+    term.line(
+        f"Refusing to overwrite {count_paths(len(labels))} edited since the last apply:",
+        "bold red",
+        always=True,
+    )
+    for entry in outcome.refused:
+        term.line(f"  {entry.label}", always=True)
+    term.line(
+        "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force'.",
+        always=True,
+    )
+    return REFUSED

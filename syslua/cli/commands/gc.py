@@ -10,6 +10,7 @@ from __future__ import annotations
 from syslua.cli.commands.common import state
 from syslua.cli.output import Terminal
 from syslua.paths import Paths
+from syslua.state.originals import Originals, load_unrestored
 from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
@@ -29,6 +30,8 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
         store = Store(paths.store)
         kept = [s for s in snapshots.all() if s.id not in drop]
         blobs = set().union(*(s.blobs() for s in kept)) if kept else set()
+        blobs |= Originals.load(paths.state).blobs()  # what syslua took over is never collected
+        blobs |= {r["prev"]["blob"] for r in load_unrestored(paths.state) if r["prev"].get("blob")}
         trees = set().union(*(s.trees() for s in kept)) if kept else set()
         trees |= _profile_trees(paths)
         dead_blobs = [b for b in store.all_objects() if b not in blobs]

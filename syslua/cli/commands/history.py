@@ -45,9 +45,12 @@ def run(term: Terminal) -> int:
     for r in rows:
         mark = "*" if r["current"] else " "
         c = r["counts"]
-        counts = f"{c.get('changed', 0)} changed, {c.get('unchanged', 0)} unchanged"
+        # A snapshot that ran nothing (edits kept, `sys add`) has no counts.
+        counts = (
+            f"  ({c.get('changed', 0)} changed, {c.get('unchanged', 0)} unchanged)" if c else ""
+        )
         tags = f" [{', '.join(r['tags'])}]" if r["tags"] else ""
-        term.line(f"{mark} {r['id']}  {r['_local']}  {r['message']}  ({counts}){tags}")
+        term.line(f"{mark} {r['id']}  {r['_local']}  {r['message']}{counts}{tags}")
     if current is None:
         term.line("(no current snapshot: the next `sys apply` converges everything)")
     return 0

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from syslua.cli.commands.common import load_manifest, state
-from syslua.cli.output import Terminal
+from syslua.cli.output import Terminal, count_paths
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
 from syslua.resources.base import Context
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
-from syslua.state.snapshots import Snapshots, current_manifest
+from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
 PENDING = 4
@@ -32,7 +32,10 @@ def run(
         term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths
     )
     with state(paths, term, exclusive=False):
-        previous, notes = current_manifest(paths)
+        snapshots = Snapshots(paths)
+        current, warning = snapshots.usable_current()
+    notes = [n for n in (snapshots.rebuilt, warning) if n]
+    previous = current.load_manifest() if current else None
     for note in notes:
         term.warn(note)
     term.log("Building execution plan...")
@@ -43,6 +46,9 @@ def run(
         store=store,
         paths=paths,
         previous=previous,
+        # A corrupt current snapshot's stand-in did not leave the machine as it
+        # is: what differs from it is not an edit.
+        last_applied=current.items if current and not warning else None,
         resolver=Resolver(manifest, store, paths.state),
     )
     known = None
@@ -66,6 +72,14 @@ def run(
         # (a user, a directory) may still make these possible.
         term.line(
             f"Note: {len(plan.failures)} item(s) marked ! cannot be applied as the machine is now.",
+            "bold red",
+            always=True,
+        )
+    edited = plan.edited
+    if edited and not term.json_mode:
+        term.line(
+            f"Note: {count_paths(len(edited))} edited since the last apply would be overwritten. "
+            "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force'.",
             "bold red",
             always=True,
         )

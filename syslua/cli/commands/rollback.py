@@ -26,8 +26,14 @@ def run(
         target = snapshots.load(target_id)
         manifest = materialise(target, Store(paths.store))
         term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
+        # Edits made by hand since the last apply are kept in a snapshot first
+        # (the one a second `sys rollback` returns to), not refused.
         options = ApplyOptions(
-            noop=noop, jobs=jobs, kind="rollback", message=f"rollback to {target_id}"
+            noop=noop,
+            jobs=jobs,
+            kind="rollback",
+            message=f"rollback to {target_id}",
+            keep_edits=True,
         )
         reporter = reporter_for(term, options)
         try:
@@ -57,6 +63,8 @@ def _target(snapshots: Snapshots, snapshot_id: str | None) -> str:
     pos = order.index(current) if current in order else len(order)
     if pos == 0:
         raise UsageError(
-            f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to"
+            f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to",
+            hint="To remove everything syslua manages and restore the originals it took over, "
+            "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
         )
     return order[pos - 1]

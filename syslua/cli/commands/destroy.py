@@ -1,0 +1,94 @@
+"""`sys destroy [--dry-run]`: remove everything syslua manages and restore every original.
+
+It is an apply of an empty manifest through the normal removal path: every
+item of the current snapshot is removed as if its declaration had been
+deleted (files syslua created go, originals it took over come back, execs
+run their `undo`, packages leave the profile), atomically and journaled, and
+the result is recorded as a snapshot of kind `destroy`, so `sys rollback`
+undoes it. It does not prompt. Edits made by hand since the last apply are
+not refused but kept, in a snapshot recorded just before, which the
+rollback returns to. The env scripts stay, setting nothing of the config's,
+so a shell rc file that loads them keeps working.
+"""
+
+from __future__ import annotations
+
+import time
+
+from syslua.cli.commands.apply import report, reporter_for
+from syslua.cli.commands.common import state
+from syslua.cli.output import Terminal, count_paths
+from syslua.errors import UsageError
+from syslua.execute.apply import ApplyOptions, apply_manifest
+from syslua.manifest.model import Manifest
+from syslua.paths import Paths
+from syslua.plan.planner import make_plan
+from syslua.resources.base import Context
+from syslua.resources.process import Runner
+from syslua.state.snapshots import Snapshot, Snapshots
+from syslua.state.store import Store
+
+
+def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
+    started = time.monotonic()
+    paths = Paths.from_env()
+    with state(paths, term, exclusive=not dry_run, wait=wait):
+        snapshots = Snapshots(paths)
+        current, warning = snapshots.usable_current()
+        for note in (snapshots.rebuilt, warning):
+            if note:
+                term.warn(note)
+        if current is None:
+            if snapshots.index()["order"]:
+                raise UsageError(
+                    "there is no current snapshot, so what syslua manages is not known; "
+                    "make one current with `sys rollback ID` (see `sys history`), then destroy"
+                )
+            term.line("Nothing to destroy: nothing has been applied yet.")
+            return 0
+        if not current.manifest.get("items"):
+            term.line(f"Nothing to destroy: snapshot {current.id} manages nothing.")
+            return 0
+        empty = Manifest(items=())
+        if dry_run:
+            return _dry_run(term, paths, current, empty)
+        term.log("Removing everything syslua manages...")
+        options = ApplyOptions(jobs=jobs, kind="destroy", keep_edits=True)
+        reporter = reporter_for(term, options)
+        try:
+            outcome = apply_manifest(empty, paths, options, reporter)
+        finally:
+            reporter.close()
+    code = report(term, outcome, time.monotonic() - started, verb="Destroy")
+    if outcome.ok:
+        term.line(
+            "Everything syslua managed is removed and the originals it took over are restored; "
+            "`sys rollback` undoes this."
+        )
+    return code
+
+
+def _dry_run(term: Terminal, paths: Paths, current: Snapshot, empty: Manifest) -> int:
+    """What destroying would do, from a plan of the empty manifest; nothing changes."""
+    previous = current.load_manifest()
+    ctx = Context(
+        runner=Runner(),
+        noop=True,
+        store=Store(paths.store),
+        paths=paths,
+        previous=previous,
+        last_applied=current.items,
+    )
+    plan = make_plan(empty, ctx, previous, with_diff=term.json_mode)
+    if term.json_mode:
+        term.json({"snapshot": current.id, "dry_run": True, "plan": plan.to_dict()})
+        return 0
+    term.line(f"sys destroy would remove everything snapshot {current.id} manages:")
+    term.plan(plan)
+    if plan.edited:
+        term.line(
+            f"Note: {count_paths(len(plan.edited))} edited since the last apply would be kept "
+            "in a snapshot first: `sys rollback` after `sys destroy` brings the edits back."
+        )
+    term.line("Dry run: nothing was changed.")
+    return 0

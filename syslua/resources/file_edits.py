@@ -1,0 +1,256 @@
+"""Edits made by hand to managed files: found, shown, kept, and taken back.
+
+The file type's hooks for edits (`ResourceType.edited`, `edit_diff`,
+`adopt`, `take_back`, `take_in`) live here, beside the type rather than in
+it. A managed file is *edited* when its live content or mode differs from
+what the last apply recorded (`snapshot_state`: the content's blob and the
+mode), or when a symlink replaced it. A file that was deleted is not edited:
+writing it again loses nothing.
+
+`sys add` takes a live file back into the configuration: over the `source`
+file it is copied from, keeping that file's own mode and owner; never into
+a declaration's inline `content`, which only the user edits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import stat
+from typing import Any
+
+from syslua.errors import display_path
+from syslua.manifest.model import Item
+from syslua.paths import abbreviate
+from syslua.resources import file_posix as posix
+from syslua.resources.base import ResourceError, TakeBack
+
+PLACEHOLDER = "$${"
+
+
+def _live(path: str) -> posix.FileState | None:
+    try:
+        return posix.status(path)
+    except ResourceError:
+        return None  # unreadable: nothing can be said about it
+
+
+def _checks_content(item: Item) -> bool:
+    """Whether the recorded blob is what the apply wrote: content holding
+    placeholders is recorded as declared, before they were resolved."""
+    content = item.get("content")
+    return content is None or PLACEHOLDER not in content
+
+
+def _recorded_blob(item: Item, recorded: dict[str, Any], store: Any) -> Any:
+    """The store path of the content the last apply recorded, when it can be compared."""
+    blob = recorded.get("blob")
+    if not blob or store is None or not _checks_content(item) or not store.has(blob):
+        return None
+    return store.path(blob)
+
+
+def edited(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
+    """What was changed by hand since the last apply, or None."""
+    if item.get("ensure") != "present" or not (recorded.get("blob") or recorded.get("mode")):
+        return None
+    state = _live(item.key)
+    if state is None:
+        return None
+    if state.ensure == posix.LINK:
+        return f"replaced by a symlink to {state.link_target}"
+    if state.ensure != posix.PRESENT:
+        return None
+    out = []
+    blob = _recorded_blob(item, recorded, store)
+    if blob is not None:
+        size = blob.stat().st_size
+        if size != state.size or not posix.same_content(item.key, str(blob), size):
+            out.append("content edited")
+    mode = recorded.get("mode")
+    if mode and state.mode != mode:
+        out.append(f"mode changed from {mode} to {state.mode}")
+    return ", ".join(out) or None
+
+
+def edit_diff(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
+    """From what the last apply left to what is there now: mode lines, then the content."""
+    if item.get("ensure") != "present":
+        return None
+    state = _live(item.key)
+    if state is None or state.ensure != posix.PRESENT:
+        return None
+    text = ""
+    mode = recorded.get("mode")
+    if mode and mode != state.mode:
+        text += f"old mode {mode}\nnew mode {state.mode}\n"
+    blob = _recorded_blob(item, recorded, store)
+    if blob is not None:
+        try:
+            before, after = blob.read_bytes(), _read(item.key)
+        except OSError:
+            return text or None
+        label = abbreviate(item.key)
+        text += unified(before, after, f"{label} (last applied)", f"{label} (live)")
+    return text or None
+
+
+def unified(before: bytes, after: bytes, fromfile: str, tofile: str) -> str:
+    """A unified diff of two contents ('' when equal)."""
+    if before == after:
+        return ""
+    if b"\0" in before or b"\0" in after:
+        return "Binary files differ\n"
+    lines = difflib.unified_diff(
+        before.decode("utf-8", "replace").splitlines(keepends=True),
+        after.decode("utf-8", "replace").splitlines(keepends=True),
+        fromfile=fromfile,
+        tofile=tofile,
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def adopt(item: Item, recorded: dict[str, Any], live: dict[str, Any]) -> dict[str, Any] | None:
+    """A state recording the live file (content and mode) as what the last apply left."""
+    if item.get("ensure") != "present" or live.get("kind") != "file":
+        return None
+    return {**recorded, "blob": live["blob"], "mode": f"{live['mode']:04o}"}
+
+
+def adopted_blob(item: Item, state: dict[str, Any]) -> str | None:
+    """The blob `materialise` writes instead of the inline `content`: the one a
+    state recorded when it adopted a hand edit (it differs from the
+    declaration's). None: the declaration stands."""
+    blob, content = state.get("blob"), item.get("content")
+    if not blob or content is None or PLACEHOLDER in content:
+        return None
+    declared = hashlib.sha256(content.encode("utf-8", "surrogateescape")).hexdigest()
+    return None if blob == declared else str(blob)
+
+
+# -- sys add ---------------------------------------------------------------------
+def take_back(
+    item: Item, path: str, where: str, recorded: dict[str, Any] | None, store: Any
+) -> TakeBack:
+    """Copy the live file over the `source` it is managed from."""
+    label = abbreviate(path)
+    ensure = item.get("ensure")
+    if ensure == "link" or item.get("link"):
+        # A link's edits were made in the file it points to: already in place.
+        target = item.get("target") or item.get("source") or "its target"
+        return TakeBack(
+            f"{label} is managed as a link to {abbreviate(str(target))}: "
+            "edits made through it are already there; nothing to do"
+        )
+    if ensure != "present":
+        return TakeBack(
+            f'{label} is declared with ensure = "{ensure}" at {where}: there is no content to take back',
+            refused=True,
+        )
+    if item.get("content") is not None:
+        return TakeBack(
+            f"{label} is declared with inline `content` at {where}: edit it there "
+            "(`sys add` copies edits only into `source` files)",
+            refused=True,
+        )
+    source = item.get("source")
+    if source is None:
+        return TakeBack(
+            f"{label} is declared without `content` or `source` at {where}: its content is not managed",
+            refused=True,
+        )
+    try:
+        live = os.lstat(path)
+        src = os.stat(source)
+    except FileNotFoundError as e:
+        return TakeBack(f"{label}: {e.filename} does not exist", refused=True)
+    if not stat.S_ISREG(live.st_mode):
+        return TakeBack(f"{label} is not a regular file", refused=True)
+    if not stat.S_ISREG(src.st_mode):
+        return TakeBack(f"{label}: its source {source} is not a regular file", refused=True)
+    target = os.path.realpath(source)  # a source that is a symlink keeps being one
+    same = live.st_size == src.st_size and posix.same_content(path, target, live.st_size)
+    shown = display_path(source)
+    message = (
+        f"{label}: already the same as its source {shown}"
+        if same
+        else f"{label}: copied over its source {shown} (declared at {where})"
+    )
+    mode = f"{stat.S_IMODE(live.st_mode):04o}"
+    if mode != item.get("mode"):
+        message += (
+            f"; its mode {mode} is not taken back: the declaration at {where} "
+            f"sets {item.get('mode')}"
+        )
+
+    def act() -> dict[str, Any] | None:
+        if not same:
+            posix.copy_content(
+                path, target, mode=stat.S_IMODE(src.st_mode), owner=(src.st_uid, src.st_gid)
+            )
+        if recorded is None:
+            return None
+        # The content is the one applied now; the mode stays what was applied.
+        blob = store.put_file(path)
+        return None if blob == recorded.get("blob") else {**recorded, "blob": blob}
+
+    return TakeBack(message, writes=() if same else (target,), act=act)
+
+
+def take_in(path: str, dest: str, source: str) -> TakeBack:
+    """Copy a file nothing manages into the configuration, and give its declaration."""
+    label = abbreviate(path)
+    try:
+        live = os.lstat(path)
+    except FileNotFoundError:
+        return TakeBack(f"{label} does not exist", refused=True)
+    if stat.S_ISLNK(live.st_mode):
+        return TakeBack(
+            f"{label} is a symlink to {os.readlink(path)}: `sys add` copies regular files",
+            refused=True,
+        )
+    if not stat.S_ISREG(live.st_mode):
+        return TakeBack(f"{label} is not a regular file", refused=True)
+    same = False
+    if os.path.lexists(dest):
+        try:
+            existing = os.lstat(dest)
+            same = (
+                stat.S_ISREG(existing.st_mode)
+                and existing.st_size == live.st_size
+                and posix.same_content(path, dest, live.st_size)
+            )
+        except OSError:
+            same = False
+        if not same:
+            return TakeBack(
+                f"{label}: {abbreviate(dest)} already exists with other content; "
+                "move it away, or copy to another directory with --to DIR",
+                refused=True,
+            )
+    mode = stat.S_IMODE(live.st_mode)
+    declaration = f"file {{ path = {lua_string(label)}, source = {lua_string(source)}"
+    if mode != 0o644:
+        declaration += f', mode = "{mode:04o}"'
+    declaration += " }"
+
+    def act() -> None:
+        if not same:
+            posix.copy_content(path, dest, mode=mode, owner=None)
+
+    message = f"{label}: {'already in' if same else 'copied to'} {source}"
+    return TakeBack(message, act=act, declaration=declaration)
+
+
+def lua_string(text: str) -> str:
+    """A Lua string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'

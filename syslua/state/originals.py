@@ -1,0 +1,119 @@
+"""The record of originals: what was at each path before syslua first took it over.
+
+It is kept apart from snapshots, in `state/originals.json`, so that it
+survives what snapshots do not: a current pointer cleared by self-healing, a
+failed journal moved aside, an apply whose undo failed half-way. An entry
+(item id -> what the path was: absent, or a file's blob in the store with
+its mode and owner, a directory, a symlink, a whole tree) is written once,
+durably and before the first change, when syslua first takes the path
+over, and is never replaced by content syslua wrote. It goes away only when
+it has done its job:
+
+- the declaration was removed and the original restored, in an apply that
+  committed;
+- the apply that took the path over was rolled back cleanly, so the path is
+  as it was and syslua never managed it.
+
+An apply that took a path over and whose undo then failed keeps the entry:
+the next apply finds it and does not take the path over a second time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from syslua.errors import StateError
+from syslua.fsutil import atomic_write
+
+FILE = "originals.json"
+
+
+class Originals:
+    """The entries, by item id, loaded from and saved to the state directory."""
+
+    def __init__(
+        self, state_dir: Path, entries: dict[str, dict[str, Any]], *, exists: bool
+    ) -> None:
+        self.file = state_dir / FILE
+        self.entries = entries
+        self.exists = exists
+
+    @classmethod
+    def load(cls, state_dir: Path) -> Originals:
+        path = state_dir / FILE
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return cls(state_dir, {}, exists=False)
+        except (OSError, ValueError) as e:
+            raise StateError(f"cannot read the record of originals {path}: {e}") from e
+        entries = data.get("originals") if isinstance(data, dict) else None
+        if not isinstance(entries, dict):
+            raise StateError(f"the record of originals {path} is damaged (no `originals` table)")
+        return cls(state_dir, entries, exists=True)
+
+    def get(self, ident: str) -> dict[str, Any] | None:
+        return self.entries.get(ident)
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self.entries
+
+    def add(self, found: dict[str, dict[str, Any]]) -> list[str]:
+        """Record originals not recorded yet (an existing entry always wins); returns the ids added."""
+        added = [ident for ident in found if ident not in self.entries]
+        for ident in added:
+            self.entries[ident] = found[ident]
+        return added
+
+    def drop(self, idents: Iterable[str]) -> None:
+        for ident in idents:
+            self.entries.pop(ident, None)
+
+    def save(self) -> None:
+        """Write the record durably (its blobs must already be durable in the store)."""
+        data = json.dumps(
+            {"version": 1, "originals": self.entries}, sort_keys=True, separators=(",", ":")
+        )
+        atomic_write(self.file, data.encode(), 0o600)
+        self.exists = True
+
+    def blobs(self) -> set[str]:
+        """Store objects the entries need (kept by `sys gc`)."""
+        out = set()
+        for rec in self.entries.values():
+            for r in rec.get("records", [rec]):
+                if r.get("blob"):
+                    out.add(r["blob"])
+        return out
+
+
+UNRESTORED = "unrestored.json"
+
+
+def note_unrestored(state_dir: Path, records: list[dict[str, Any]]) -> None:
+    """Remember paths a failed undo could not put back, with what they were
+    (`sys status` lists them until an apply converges the machine again)."""
+    if not records:
+        return
+    known = {r["path"]: r for r in load_unrestored(state_dir)}
+    for r in records:
+        known.setdefault(r["path"], r)  # the first failure holds the oldest content
+    data = json.dumps({"version": 1, "unrestored": sorted(known.values(), key=lambda r: r["path"])})
+    atomic_write(state_dir / UNRESTORED, data.encode(), 0o600)
+
+
+def load_unrestored(state_dir: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads((state_dir / UNRESTORED).read_bytes())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as e:
+        raise StateError(f"cannot read {state_dir / UNRESTORED}: {e}") from e
+    return list(data.get("unrestored", ())) if isinstance(data, dict) else []
+
+
+def clear_unrestored(state_dir: Path) -> None:
+    (state_dir / UNRESTORED).unlink(missing_ok=True)

@@ -1,0 +1,167 @@
+"""`sys destroy [--dry-run]` (issue 10): everything syslua manages removed,
+every original restored, atomically and recorded, so `sys rollback` undoes it.
+And `sys rollback` from the oldest snapshot points to `sys destroy`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from conftest import HEADER, history, out, put, tree
+from httpserver import make_tar, tool
+
+CONFIG = """
+file { path = "~/.bashrc", content = "# managed\\n" }
+file { path = "~/.config/app", ensure = "directory", mode = "0755" }
+file { path = "~/.config/app/conf", content = "managed = true\\n", mode = "0600" }
+exec { name = "mark", command = "touch ~/.marked", provider = "shell",
+       creates = "~/.marked", undo = "rm -f ~/.marked" }
+env { EDITOR = "vi" }
+"""
+
+
+def apply_ok(sysenv, body: str = CONFIG):  # type: ignore[no-untyped-def]
+    sysenv.write("sys.lua", HEADER + body)
+    p = sysenv.run("apply")
+    assert p.returncode == 0, out(p)
+    return p
+
+
+def hand_made(sysenv) -> dict:  # type: ignore[no-untyped-def]
+    """A home with files of its own, some of which the config takes over."""
+    put(sysenv.home / ".bashrc", "# my own bashrc\n", 0o600)
+    put(sysenv.home / ".config" / "other", "not managed\n")
+    return tree(sysenv.home)
+
+
+def test_destroy_restores_the_machine_as_it_was_before_the_first_apply(sysenv) -> None:
+    original = hand_made(sysenv)
+    apply_ok(sysenv)
+    apply_ok(sysenv, CONFIG.replace("# managed", "# managed v2"))
+    managed = tree(sysenv.home)
+    assert managed != original
+    p = sysenv.run("destroy")
+    assert p.returncode == 0, out(p)
+    assert "Traceback" not in out(p)
+    assert "Destroy complete: snapshot" in p.stdout
+    assert "restored the original it took over" in p.stdout
+    assert "`sys rollback` undoes this." in p.stdout
+    assert tree(sysenv.home) == original
+    h = history(sysenv)
+    assert h[0]["kind"] == "destroy" and h[0]["current"], h
+    # the env scripts stay, for shells that load them, but declare nothing
+    env_sh = (sysenv.root / "state" / "env.sh").read_text()
+    assert "EDITOR" not in env_sh
+    # recorded: status compares with an empty manifest, plan would create everything again
+    assert "No drift" in sysenv.run("status").stdout
+    plan = sysenv.run("plan")
+    assert "+ file ~/.config/app/conf" in plan.stdout, plan.stdout
+    # undone by a rollback, which takes the originals over again
+    r = sysenv.run("rollback")
+    assert r.returncode == 0, out(r)
+    assert tree(sysenv.home) == managed
+    assert "EDITOR" in (sysenv.root / "state" / "env.sh").read_text()
+    assert sysenv.run("destroy").returncode == 0
+    assert tree(sysenv.home) == original
+
+
+def test_dry_run_changes_nothing(sysenv) -> None:
+    hand_made(sysenv)
+    apply_ok(sysenv)
+    home, state = tree(sysenv.home), tree(sysenv.root / "state")
+    p = sysenv.run("destroy", "--dry-run")
+    assert p.returncode == 0, out(p)
+    assert "- file ~/.bashrc" in p.stdout and "- exec mark" in p.stdout, p.stdout
+    assert "- env.EDITOR" in p.stdout
+    assert "Plan: 0 to create, 0 to update, 5 to remove" in p.stdout, p.stdout
+    assert "Dry run: nothing was changed." in p.stdout
+    assert tree(sysenv.home) == home
+    assert {k: v for k, v in tree(sysenv.root / "state").items() if k != "lock"} == {
+        k: v for k, v in state.items() if k != "lock"
+    }
+    data = json.loads(sysenv.run("destroy", "--dry-run", "--json").stdout)
+    assert data["dry_run"] is True
+    assert {e["label"] for e in data["plan"]["removals"]} == {
+        "~/.bashrc",
+        "~/.config/app",
+        "~/.config/app/conf",
+        "mark",
+    }
+    assert tree(sysenv.home) == home
+
+
+def test_nothing_to_destroy(sysenv) -> None:
+    p = sysenv.run("destroy")
+    assert p.returncode == 0, out(p)
+    assert "Nothing to destroy: nothing has been applied yet." in p.stdout
+    apply_ok(sysenv, 'file { path = "~/a", content = "a\\n" }\n')
+    assert sysenv.run("destroy").returncode == 0
+    p = sysenv.run("destroy")
+    assert p.returncode == 0 and "Nothing to destroy: snapshot" in p.stdout, out(p)
+    assert len(history(sysenv)) == 2
+
+
+def test_destroy_is_atomic(sysenv) -> None:
+    original = hand_made(sysenv)
+    apply_ok(
+        sysenv,
+        CONFIG + 'exec { name = "stuck", command = "true", undo = "false" }\n',
+    )
+    managed, snaps = tree(sysenv.home), history(sysenv)
+    p = sysenv.run("destroy")
+    assert p.returncode == 1, out(p)
+    assert "Destroy failed. System unchanged." in p.stdout, out(p)
+    assert tree(sysenv.home) == managed != original
+    assert history(sysenv) == snaps
+
+
+def test_destroy_keeps_edits_for_rollback(sysenv) -> None:
+    apply_ok(sysenv)
+    (sysenv.home / ".config" / "app" / "conf").write_text("edited = true\n")
+    edited = tree(sysenv.home)
+    p = sysenv.run("destroy", "--dry-run")
+    assert "! file ~/.config/app/conf: edited since the last apply" in p.stdout, p.stdout
+    assert "would be kept in a snapshot first" in p.stdout
+    p = sysenv.run("destroy")  # no refusal, no prompt
+    assert p.returncode == 0, out(p)
+    assert "Kept 1 path edited since the last apply in snapshot" in p.stdout
+    assert not (sysenv.home / ".config" / "app").exists()
+    assert [s["kind"] for s in history(sysenv)] == ["destroy", "edits", "apply"]
+    assert sysenv.run("rollback").returncode == 0
+    assert tree(sysenv.home) == edited
+
+
+def test_destroy_empties_the_profile_and_rollback_relinks_it(sysenv, server) -> None:
+    url, sha = server.put("t.tar.gz", make_tar({"bin/mytool": tool("hi")}))
+    apply_ok(
+        sysenv,
+        f'package {{ name = "mytool", version = "1.0", bin = {{ "bin/mytool" }}, '
+        f'source = lib.fetchUrl {{ url = "{url}", sha256 = "{sha}" }} }}\n',
+    )
+    link = sysenv.root / "state" / "profile" / "bin" / "mytool"
+    assert link.is_symlink()
+    p = sysenv.run("destroy")
+    assert p.returncode == 0, out(p)
+    assert not os.path.lexists(link)
+    assert sysenv.run("rollback").returncode == 0
+    assert link.is_symlink() and server.count("t.tar.gz") == 1  # the tree stayed in the store
+
+
+def test_destroy_json(sysenv) -> None:
+    apply_ok(sysenv)
+    p = sysenv.run("destroy", "--json")
+    assert p.returncode == 0, out(p)
+    events = [json.loads(ln) for ln in p.stdout.splitlines() if ln.strip()]
+    assert events[-1]["event"] == "summary" and events[-1]["result"] == "ok"
+    assert events[-1]["snapshot"] == history(sysenv)[0]["id"]
+
+
+def test_rollback_from_the_oldest_snapshot_suggests_destroy(sysenv) -> None:
+    apply_ok(sysenv)
+    before = tree(sysenv.home)
+    p = sysenv.run("rollback")
+    assert p.returncode == 2, out(p)
+    assert "is the oldest one: there is no previous snapshot to roll back to" in p.stderr
+    assert "run `sys destroy`" in p.stderr, out(p)
+    assert tree(sysenv.home) == before
