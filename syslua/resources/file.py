@@ -563,6 +563,19 @@ class FileType(ResourceType):
         adopted a hand edit (`adopt`) gives its content and mode."""
         if is_root(item):
             return item
+        link = edits.adopted_link(item, state)
+        if link is not None:
+            if link.get("source"):
+                blob = link["source"]
+                if not store.has(blob):
+                    raise StateError(
+                        f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) "
+                        "is missing; it was deleted from the store by hand"
+                    )
+                link["source"] = str(store.path(blob))
+            return Item(
+                item.type, item.key, freeze(link), item.parent, item.noop, item.health_check_only
+            )
         adopted = edits.adopted_blob(item, state)
         mode = state.get("mode") if item.get("ensure") == "present" else None
         if not item.get("source") and adopted is None and (not mode or mode == item.get("mode")):
