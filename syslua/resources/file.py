@@ -64,6 +64,7 @@ from syslua.resources.placeholders import Unresolved
 from syslua.state.restore import restore_path
 
 _LINKS = "file:linked-parents"  # ctx.planned: the planning run's cache of parent symlinks
+_ROOTS = "file:symlinked-roots"  # ctx.planned: the planning run's cache of trees' roots
 CREATED_FILE = "Would have created the file"
 UPDATED_FILE = "Would have updated the file"
 CREATED_DIR = "Would have created directory"
@@ -181,7 +182,8 @@ class FileType(ResourceType):
                     else f"source is not a regular file: {source}"
                 )
             state = posix.status(item.key)
-            root = _symlinked_root(item)
+            # Planning asks once per tree (the root does not change while planning).
+            root = _symlinked_root(item, ctx.planned.setdefault(_ROOTS, {}) if ctx.noop else None)
             if root is not None and state.exists:
                 # What is there now lies behind a symlink that the tree
                 # replaces with a real directory: this path will be new.
@@ -640,15 +642,20 @@ class FileType(ResourceType):
         return "changed", ", ".join(st.differences)
 
 
-def _symlinked_root(item: Item) -> str | None:
+def _symlinked_root(item: Item, seen: dict[str, bool] | None = None) -> str | None:
     """The root of the member's tree, when it is a symlink now (a stow-style
     link to the repository): members write into a real directory there, never
-    through the link."""
+    through the link. `seen` caches the answer per tree."""
     tree = tree_of(item)
     if tree is None:
         return None
     root = tree.partition("#")[2]
-    return root if os.path.islink(root) else None
+    if seen is None:
+        return root if os.path.islink(root) else None
+    linked = seen.get(root)
+    if linked is None:
+        linked = seen[root] = os.path.islink(root)
+    return root if linked else None
 
 
 def _decide_link(item: Item, state: posix.FileState, reason: str) -> Decision:
