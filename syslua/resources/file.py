@@ -459,9 +459,10 @@ class FileType(ResourceType):
         return item.key
 
     def touched_paths(self, item: Item) -> list[str]:
-        """The path and the missing parents it creates, parents first (those
-        another item declares are that item's); everything under a directory
-        that `ensure = "absent"` removes."""
+        """The path and its missing parents, parents first (a parent another
+        item declares is recorded by that item, which is prepared first; a
+        tree's root and its parents by the root); everything under a
+        directory that `ensure = "absent"` removes."""
         path = item.key
         if _symlinked_root(item) is not None:
             # What the path shows now is behind a link that its tree replaces
