@@ -455,3 +455,30 @@ def test_status_reports_drift_of_each_file_of_a_tree(sysenv):
     assert "M ~/.config/nvim/init.lua: content edited" in p.stdout
     assert "D ~/.config/nvim/lua/options.lua: deleted" in p.stdout
     assert p.stdout.count("~/.config/nvim") == 2  # nothing else drifted
+
+
+def test_tree_declared_as_a_directory_merged_or_empty(sysenv):
+    put(sysenv.work / "dot" / "a" / "f", "f\n")
+    (sysenv.work / "empty").mkdir()
+    body = (
+        'file { path = "~/t", ensure = "directory", source = "dot" }\n'
+        'file { path = "~/t", mode = lib.mkForce("0600") }\n'
+        'file { path = "~/e", source = "empty" }\n'
+    )
+    sysenv.write("sys.lua", HEADER + body)
+    lines = plan_lines(sysenv)
+    assert "+ file ~/t/ (tree: 1 file, 1 directory)" in lines
+    assert "+ file ~/e/: Would have created directory" in lines  # an empty tree
+    apply(sysenv, body)
+    assert tree(sysenv.home) == {
+        "e": ("dir", 0o755, None),
+        "t": ("dir", 0o700, None),
+        "t/a": ("dir", 0o700, None),
+        "t/a/f": ("file", 0o600, b"f\n"),
+    }
+    sysenv.write(
+        "sys.lua", HEADER + 'file { path = "~/x", ensure = "directory", source = "dot/a/f" }\n'
+    )
+    p = sysenv.run("plan")
+    assert p.returncode == 2
+    assert 'ensure = "directory" with a `source` needs a directory source' in p.stderr
