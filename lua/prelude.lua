@@ -537,6 +537,43 @@ function sys.readFile(path)
   return data
 end
 
+-- Split "a\0b\0c" (what the Python helpers return) into { "a", "b", "c" }.
+local function split_nul(s)
+  local out, pos = {}, 1
+  if s == "" then return out end
+  while true do
+    local i = sfind(s, "\0", pos, true)
+    if not i then out[#out + 1] = ssub(s, pos); return out end
+    out[#out + 1] = ssub(s, pos, i - 1)
+    pos = i + 1
+  end
+end
+
+local py_read_dir, py_glob = cfg.read_dir, cfg.glob
+cfg.read_dir, cfg.glob = nil, nil
+
+function sys.readDir(path)
+  if type(path) ~= "string" then fail("sys.readDir expects a path string") end
+  local full = expand(path)
+  local ok, data = py_read_dir(full)
+  if not ok then fail("sys.readDir: cannot read " .. path .. ": " .. tostring(data)) end
+  record_input(full)
+  local parts, entries = split_nul(data), {}
+  for i = 1, #parts, 2 do entries[#entries + 1] = { name = parts[i], type = parts[i + 1] } end
+  return entries
+end
+
+function sys.glob(pattern)
+  if type(pattern) ~= "string" or pattern == "" then fail("sys.glob expects a pattern string") end
+  if ssub(pattern, 1, 1) == "~" and (#pattern == 1 or ssub(pattern, 2, 2) == "/") then
+    pattern = cfg.home .. ssub(pattern, 2)
+  end
+  local ok, data, base = py_glob(pattern, cfg.manifest_dir)
+  if not ok then fail("sys.glob: " .. pattern .. ": " .. tostring(data)) end
+  record_input(base)
+  return split_nul(data)
+end
+
 function sys.path(rel)
   if type(rel) ~= "string" then fail("sys.path expects a path string") end
   return expand(rel)

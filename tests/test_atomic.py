@@ -180,7 +180,7 @@ file { path = "~/blocker/child.txt", content = "x\\n", depends_on = { a } }
 """,
         before,
         "file ~/blocker/child.txt failed",
-        "parent directory",
+        "~/blocker is not a directory",
     )
 
 

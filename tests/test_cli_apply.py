@@ -401,6 +401,10 @@ def _dir_in_the_way(sysenv) -> None:  # type: ignore[no-untyped-def]
     (sysenv.home / "cfg" / "inside").write_text("mine\n")
 
 
+def _file_in_the_way(sysenv):
+    (sysenv.home / "no").write_text("a file where a directory would be created\n")
+
+
 FAULTS = [
     # id, setup, declaration, subject named in the message, expected text
     (
@@ -418,11 +422,11 @@ FAULTS = [
         "cannot read source file",
     ),
     (
-        "missing-parent",
-        None,
+        "parent-is-a-file",
+        _file_in_the_way,
         'file { path = "~/no/such/dir/x", content = "x" }',
         "file ~/no/such/dir/x",
-        "parent directory does not exist: ~/no/such/dir",
+        "~/no is not a directory, so ~/no/such/dir/x cannot be created",
     ),
     (
         "directory-in-the-way",

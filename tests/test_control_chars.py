@@ -64,10 +64,12 @@ def test_plan_lines_cannot_be_forged(sysenv) -> None:
     lines = p.stdout.splitlines()
     # one line per item, each starting as a real plan line does
     entries = [ln for ln in lines if ln.startswith(("  + ", "  ! "))]
-    assert len(entries) == 3, p.stdout
+    # three files, and the two missing parents of ~/notes\n+ file /etc/passwd
+    assert len(entries) == 5, p.stdout
     assert not any(ln.lstrip().startswith("+ file /etc/passwd") for ln in lines), p.stdout
+    assert "  + dir ~/notes\\n+ file /etc (parent)" in lines, p.stdout
     assert any(
-        ln.startswith("  ! file ~/notes\\n+ file /etc/passwd: Would have created the file: ")
+        ln.startswith("  + file ~/notes\\n+ file /etc/passwd: Would have created the file: ")
         for ln in lines
     )
     assert "  + file ~/esc\\x1b[2J\\x1b]0;pwned\\x07: Would have created the file" in lines
@@ -76,12 +78,13 @@ def test_plan_lines_cannot_be_forged(sysenv) -> None:
 
 
 def test_apply_lines_and_messages_cannot_be_forged(sysenv) -> None:
-    """The parent of ~/notes\\n+ file /etc doesn't exist: the failure message
-    quotes the path, and stays on its line."""
+    """A file stands where a parent of ~/notes\\n+ file /etc/passwd must be
+    created: the failure message quotes the paths, and stays on its line."""
     config(
         sysenv,
         'exec { name = "x\\ry", command = "printf \'a\\\\033[31mb\\\\rc\\\\n\'", logoutput = true }',
     )
+    (sysenv.home / "notes\n+ file ").write_text("in the way\n")
     home = tree(sysenv.home)
     p = sysenv.run("apply")
     text = out(p)
@@ -89,7 +92,7 @@ def test_apply_lines_and_messages_cannot_be_forged(sysenv) -> None:
     no_raw_controls(text)
     assert "Traceback" not in text
     assert all("~/notes\\n+ file /etc" in ln for ln in text.splitlines() if "/etc" in ln), text
-    assert "parent directory does not exist: ~/notes\\n+ file /etc" in text
+    assert "~/notes\\n+ file  is not a directory, so ~/notes\\n+ file /etc/passwd: " in text
     assert "exec x\\ry" in text
     assert tree(sysenv.home) == home
 

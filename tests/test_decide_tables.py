@@ -4,8 +4,9 @@ In memory: each row gives an item's properties and the status the type would
 have read (`Status` built directly, no machine state), and the expected
 decision: action, reason and noop message. The type objects come from the
 registry and are called directly, without the CLI or a plan. Only two file
-rules look at the disk themselves (a non-empty directory, a missing parent
-directory); their rows point at a small tree made once for the module.
+rules look at the disk themselves (a non-empty directory, whether a link's
+target exists); their rows point at a small tree made once for the module
+(and at `/`, which always exists, as a link target).
 Machine-backed versions of these tables, status included, are in
 test_status.py.
 
@@ -67,16 +68,17 @@ class FileRow(NamedTuple):
 
 
 ABSENT, PRESENT, DIRECTORY = {"ensure": "absent"}, {"ensure": "present"}, {"ensure": "directory"}
+LINK = {"ensure": "link", "target": "/"}
 FORCE = {"force": True}
 NOT_EMPTY = "directory is not empty; set force = true to remove it with its contents"
 FILE_IN_THE_WAY = (
     "a file exists where a directory is wanted "
     "(set force = true to replace it; the file is kept in the store)"
 )
-NO_PARENT = 'parent directory does not exist: {parent} (declare it with ensure = "directory")'
 SPECIAL_IN_THE_WAY = "a special file (device, socket or pipe) exists where a file is wanted"
 RM, MKDIR, UPDIR = file_type.REMOVED, file_type.CREATED_DIR, "Would have updated directory"
 NEW, UPD = file_type.CREATED_FILE, file_type.UPDATED_FILE
+MKLINK, UPLINK = file_type.CREATED_LINK, file_type.UPDATED_LINK
 
 # fmt: off
 FILE_ROWS = {
@@ -124,11 +126,11 @@ FILE_ROWS = {
         UPDATE, "owner nobody -> root, group nogroup -> root", UPDIR),
     # present: present + matching all -> none
     "present/present-matching": FileRow(PRESENT, "present", (), NONE, "unchanged", None),
-    # present: absent -> store (its parent must exist, or be declared)
+    # present: absent -> store (missing parents are created first)
     "present/absent": FileRow(PRESENT, "absent", ("does not exist",), CREATE, "", NEW),
     "present/absent-parent-missing": FileRow(
         PRESENT, "absent", ("does not exist",),
-        FAIL, NO_PARENT, None, key="missing/target"),
+        CREATE, "", NEW, key="missing/target"),
     "present/absent-parent-declared": FileRow(
         PRESENT, "absent", ("does not exist",),
         CREATE, "", NEW, key="missing/target", declared_parent=True),
@@ -153,6 +155,27 @@ FILE_ROWS = {
     "present/special": FileRow(
         PRESENT, "other", ("is a special file, should be a file",),
         FAIL, SPECIAL_IN_THE_WAY, None),
+    # link: absent -> make it (noting a target that does not exist)
+    "link/absent": FileRow(LINK, "absent", ("does not exist",), CREATE, "", MKLINK),
+    "link/absent-target-missing": FileRow(
+        {**LINK, "target": "/no/such/target"}, "absent", ("does not exist",),
+        CREATE, "target does not exist", MKLINK),
+    # link: link to the target, attrs matching -> none
+    "link/link-matching": FileRow(LINK, "link", (), NONE, "unchanged", None),
+    # link: another target, or a file (taken over) -> make it
+    "link/link-elsewhere": FileRow(
+        LINK, "link", ("target /elsewhere -> /",),
+        UPDATE, "target /elsewhere -> /", UPLINK),
+    "link/present": FileRow(
+        LINK, "present", ("is a file, should be a symlink",),
+        UPDATE, "is a file, should be a symlink", UPLINK),
+    # link: a directory or a special file -> error, never replaced
+    "link/directory": FileRow(
+        LINK, "directory", ("is a directory, should be a symlink",),
+        FAIL, "a directory exists where a link is wanted", None),
+    "link/special": FileRow(
+        LINK, "other", ("is a special file, should be a symlink",),
+        FAIL, "a special file (device, socket or pipe) exists where a link is wanted", None),
 }
 # fmt: on
 

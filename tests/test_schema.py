@@ -482,11 +482,11 @@ INVALID = [
     ('file { path = "/x", source = "" }', "file: `source`: must not be empty"),
     (
         'file { path = "/x", ensure = "dir" }',
-        'file: `ensure`: must be one of present, absent, directory; got "dir"',
+        'file: `ensure`: must be one of present, absent, directory, link; got "dir"',
     ),
     (
-        'file { path = "/x", ensure = "link" }',
-        'file: `ensure`: must be one of present, absent, directory; got "link"',
+        'file { path = "/x", ensure = "symlink" }',
+        'file: `ensure`: must be one of present, absent, directory, link; got "symlink"',
     ),
     (
         'file { path = "/x", provider = "windows" }',
@@ -507,8 +507,8 @@ INVALID = [
         'file /x: `content` only applies to ensure = "present" (this file has ensure = "absent")',
     ),
     (
-        'file { path = "/x", ensure = "directory", source = "d" }',
-        'file /x: `source` only applies to ensure = "present" (this file has ensure = "directory")',
+        'file { path = "/x", ensure = "absent", source = "d" }',
+        'file /x: `source` only applies to ensure = "present" or "directory" (this file has ensure = "absent")',
     ),
     (
         'file { path = "/x", mode = lib.mkForce("4755") }',

@@ -441,11 +441,20 @@ def test_file_missing_source_fails_even_when_target_is_absent(sysenv):
     assert "source file not found" in d.reason
 
 
-def test_file_missing_parent_directory(sysenv):
+def test_file_missing_parent_directory_is_created(sysenv):
     m = manifest_of(sysenv, 'file { path = "~/no/such/dir/f", content = "x" }\n')
-    _, d = decide(sysenv, m, f"file#{sysenv.home}/no/such/dir/f")
+    status, d = decide(sysenv, m, f"file#{sysenv.home}/no/such/dir/f")
+    assert d.action == "create" and d.noop_message == "Would have created the file"
+    home = str(sysenv.home)
+    assert status.parents == (f"{home}/no", f"{home}/no/such", f"{home}/no/such/dir")
+
+
+def test_file_parent_that_is_a_file_fails(sysenv):
+    (sysenv.home / "no").write_text("a file\n")
+    m = manifest_of(sysenv, 'file { path = "~/no/such/f", content = "x" }\n')
+    _, d = decide(sysenv, m, f"file#{sysenv.home}/no/such/f")
     assert d.action == "fail"
-    assert "parent directory does not exist" in d.reason and "~/no/such/dir" in d.reason
+    assert d.reason == "~/no is not a directory, so ~/no/such/f cannot be created"
 
 
 def test_file_missing_parent_directory_that_is_declared(sysenv):

@@ -70,7 +70,7 @@ def test_properties_defaults_may_supply_are_optional():
         line = next(ln for ln in text.splitlines() if ln.startswith(f"---@field {field}? "))
         assert "required, may come from defaults{}" in line
     assert (
-        '---@field ensure? "present"|"absent"|"directory" what should be at path; default "present"'
+        '---@field ensure? "present"|"absent"|"directory"|"link" what should be at path; default "present"'
         in text
     )
     assert "---@field path string " in text and "---@field file? SysluaFileProps" in text
@@ -89,6 +89,8 @@ def test_hand_written_stubs_keep_sys_and_lib():
     for needle in (
         "sys = {",
         "function sys.readFile",
+        "function sys.readDir",
+        "function sys.glob",
         "function lib.fetchUrl",
         "---@class SysluaRef",
         "---@class SysluaSource",

@@ -11,12 +11,17 @@
 
 ---Properties of a file but its key: what `defaults { file = {...} }` may set.
 ---@class SysluaFileProps: SysluaCommon
----@field ensure? "present"|"absent"|"directory" what should be at path; default "present"
+---@field ensure? "present"|"absent"|"directory"|"link" what should be at path; default "present"
 ---@field content? string the file's exact content; may contain {{ lookup('facts.x') }}
----@field source? string a file to copy, relative to this manifest
+---@field source? string a file to copy, or a directory whose whole tree is managed; relative to this manifest
+---@field target? string what the symlink points to (ensure = "link"); relative to this manifest
+---@field link? boolean make path (or every file of a source tree) a symlink to its source file
+---@field template? boolean render source (or every file of a source tree) like inline content
+---@field ignore? string|string[] gitignore-style patterns, relative to a directory source, left out of the tree; merged across declarations
+---@field dir_mode? string|integer mode of the directories of a tree and of missing parents syslua creates
 ---@field owner? string|integer user name or numeric uid (an absent file needs none); required, may come from defaults{}
 ---@field group? string|integer group name or numeric gid (an absent file needs none); required, may come from defaults{}
----@field mode? string|integer octal mode, e.g. "0644" (an absent file needs none); required, may come from defaults{}
+---@field mode? string|integer octal mode, e.g. "0644" (an absent file or a link needs none); required, may come from defaults{}
 ---@field force? boolean allow replacing a file with a directory and removing a non-empty directory; default false
 ---@field provider? "posix" the only provider; default "posix"
 ---@field contents? string same as content

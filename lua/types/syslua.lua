@@ -46,6 +46,18 @@ sys = {
 ---@param path string
 ---@return string
 function sys.readFile(path) end
+---@class SysluaDirEntry
+---@field name string
+---@field type "file"|"directory"|"link"|"other"
+---The entries of a directory (relative to sys.dir), sorted by name; recorded as a config input.
+---@param path string
+---@return SysluaDirEntry[]
+function sys.readDir(path) end
+---The paths matching a pattern (`*`, `?`, `[...]`, `**`), sorted; relative to sys.dir
+---when the pattern is; recorded as a config input.
+---@param pattern string
+---@return string[]
+function sys.glob(pattern) end
 ---@param rel string
 ---@return string
 function sys.path(rel) end

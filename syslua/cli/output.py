@@ -189,27 +189,37 @@ class Terminal:
             if plan.has_changes or plan.failures
             else "No changes. The machine matches the configuration."
         )
-        for entry in plan.entries + plan.removals:
-            self.entry(entry)
-            if show_diff:
-                # An edit first (what changed by hand), then what the apply would write.
-                for diff in (entry.edit_diff, entry.diff):
-                    for dl in (diff or "").rstrip("\n").splitlines():
-                        style = (
-                            "green" if dl.startswith("+") else "red" if dl.startswith("-") else None
-                        )
-                        self.line("      " + dl, style)
+        everything = plan.entries + plan.removals
+        groups = {e.id: plan.groups[e.id] for e in everything if e.id in plan.groups}
+        for entry in everything:
+            if entry.group in groups:
+                continue  # shown under its group
+            members = groups.get(entry.id, ())
+            self._entry_with_diff(entry, show_diff, takeovers=sum(m.takeover for m in members))
+            for member in members:
+                # A group is one line; -v lists its members, and a member that
+                # needs attention (an edit, a failure) or has a diff to show
+                # always gets a line.
+                if (
+                    self.verbosity > 0
+                    or member.attention
+                    or (show_diff and (member.diff or member.edit_diff))
+                ):
+                    self._entry_with_diff(member, show_diff, indent="    ")
         if plan.waves or plan.removals:
             self.line()
             self.line("Execution order:")
             n = 0
             for wave in plan.waves:
                 n += 1
-                labels = ", ".join(plan.labels.get(i, i) for i in wave)
+                labels = ", ".join(self._collapsed(plan.labels, wave, groups))
                 suffix = " - parallel" if len(wave) > 1 else ""
                 self.line(f"  [Wave {n}] {labels}{suffix}")
             if plan.removals:
-                self.line(f"  [Remove] {', '.join(e.label for e in plan.removals)}")
+                removed = self._collapsed(
+                    {e.id: e.label for e in plan.removals}, [e.id for e in plan.removals], groups
+                )
+                self.line(f"  [Remove] {', '.join(removed)}")
         c = plan.counts()
         self.line()
         summary = f"Plan: {c['create']} to create, {c['update']} to update, "
@@ -224,10 +234,52 @@ class Terminal:
             summary += f", {c['edited']} edited since the last apply"
         self.line(summary + ".")
 
-    def entry(self, entry: Entry) -> None:
-        text = f"  {entry.symbol} {_subject(entry)}: {entry.message}"
+    def _entry_with_diff(
+        self, entry: Entry, show_diff: bool, indent: str = "  ", takeovers: int = 0
+    ) -> None:
+        self.entry(entry, indent=indent, takeovers=takeovers)
+        if show_diff:
+            # An edit first (what changed by hand), then what the apply would write.
+            for diff in (entry.edit_diff, entry.diff):
+                for dl in (diff or "").rstrip("\n").splitlines():
+                    style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else None
+                    self.line(indent + "    " + dl, style)
+
+    def _collapsed(
+        self, labels: dict[str, str], ids: list[str], groups: dict[str, list[Entry]]
+    ) -> list[str]:
+        """Labels of `ids`, with the members of each group as one `<group>* (N)`,
+        or left out when the group's own item is among `ids` (every member with -v)."""
+        if not groups or self.verbosity > 0:
+            return [labels.get(i, i) for i in ids]
+        owner = {m.id: g for g, members in groups.items() for m in members}
+        present = set(ids)
+        out: list[str] = []
+        counts: dict[str, int] = {}
+        for ident in ids:
+            g = owner.get(ident)
+            if g is None:
+                out.append(labels.get(ident, ident))
+            elif g not in present:
+                if g not in counts:
+                    counts[g] = 0
+                    out.append(g)
+                counts[g] += 1
+        return [f"{labels.get(x, x)}* ({counts[x]})" if x in counts else x for x in out]
+
+    def entry(self, entry: Entry, indent: str = "  ", takeovers: int = 0) -> None:
+        """One plan line; `takeovers`: how many members of a group take over existing files."""
+        subject = entry.subject or _subject(entry)
+        if entry.note is not None:
+            text = f"{indent}{entry.symbol} {subject} ({entry.note})"
+        else:
+            text = f"{indent}{entry.symbol} {subject}: {entry.message}"
         if entry.takeover:
             text += " - takes over an existing file; the original is kept"
+        elif takeovers == 1:
+            text += " - takes over 1 existing file; the original is kept"
+        elif takeovers:
+            text += f" - takes over {takeovers} existing files; the originals are kept"
         if entry.irreversible:
             text += " - irreversible (no undo command)"
         for note in entry.notes:

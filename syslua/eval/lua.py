@@ -132,6 +132,51 @@ def _lua_error(message: str, traceback: str, impure: bool) -> ConfigError:
     return ConfigError(message, hint=hint)
 
 
+def _entry_type(entry: os.DirEntry[bytes]) -> bytes:
+    if entry.is_symlink():
+        return b"link"
+    if entry.is_dir(follow_symlinks=False):
+        return b"directory"
+    if entry.is_file(follow_symlinks=False):
+        return b"file"
+    return b"other"
+
+
+def _read_dir(path: bytes) -> tuple[bool, bytes]:
+    """`sys.readDir`: (True, "name\0type\0...") sorted by name, or (False, why).
+    Bytes both ways, so names that are not UTF-8 survive."""
+    try:
+        with os.scandir(path) as it:
+            entries = sorted((e.name, _entry_type(e)) for e in it)
+    except OSError as e:
+        return False, (e.strerror or str(e)).encode("utf-8", "replace")
+    return True, b"\0".join(part for entry in entries for part in entry)
+
+
+_MAGIC = re.compile(rb"[*?[]")
+
+
+def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
+    """`sys.glob`: (True, matches joined by NUL, the directory listed first),
+    sorted; a relative pattern matches below `root` and gives relative paths."""
+    import glob
+
+    try:
+        found = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+    except (OSError, ValueError, re.error) as e:
+        return False, str(e).encode("utf-8", "replace"), b""
+    parts = pattern.split(b"/")
+    fixed = []
+    for part in parts[:-1]:
+        if _MAGIC.search(part):
+            break
+        fixed.append(part)
+    base = b"/".join(fixed) if fixed else b""
+    if not base.startswith(b"/"):
+        base = os.path.normpath(os.path.join(root, base)) if base else root
+    return True, b"\0".join(found), base
+
+
 def run_config(
     path: Path,
     *,
@@ -170,6 +215,8 @@ def run_config(
                 "data": data,
                 "impure": impure,
                 "home": home(),
+                "read_dir": _read_dir,  # held by the prelude, never reachable from a config
+                "glob": _glob,
                 "manifest_dir": str(path.parent),
                 "root_dir": root_dir,
                 "lua_dir": lua_dir,

@@ -427,7 +427,11 @@ def _prepare(
         if entry.decision.changes:
             paths = rtype.touched_paths(item)
             journal.prepare(entry.id, paths)
-            if new:
+            if new and managed not in journal.recorded:
+                # Nothing of its own is there yet (a tree member behind a
+                # symlink its tree replaces): recorded as it runs.
+                originals[entry.id] = {"kind": "absent"}
+            elif new:
                 records = [
                     journal.recorded[p]["prev"] | {"path": p}
                     for p in paths
@@ -510,7 +514,7 @@ def _roll_back(
     paths: Paths,
     generators: list[str],
 ) -> None:
-    from syslua.execute.undo import UndoReport, undo_records
+    from syslua.execute.undo import UndoReport, sweep_created_dirs, undo_records
 
     reporter.rolling_back(interrupted=outcome.interrupted)
     try:
@@ -539,6 +543,10 @@ def _roll_back(
     for name in generators:
         report.merge(undo_records(journal.records_for(name), store, runner, paths.state))
     remove_temp_leftovers(journal.recorded)
+    # Directories the apply created for several items (shared parents) are
+    # recorded under one of them, which may have been undone before the
+    # others emptied them: remove them now, whoever recorded them.
+    sweep_created_dirs([r for rs in journal.by_item.values() for r in rs], store, report)
     outcome.rolled_back = True
     outcome.undo = report
     if report.ok:
@@ -611,6 +619,8 @@ def _record(
                 previous=previous,
                 changed=item.id in changed,
                 declared_as_before=declared_as_before,
+                manifest=manifest,
+                recorded=journal.recorded,
             ),
         )
         result = by_id.get(item.id)

@@ -8,6 +8,7 @@ record is restored here; any other record belongs to the type that wrote it
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from syslua.resources.process import Runner
 from syslua.state.restore import restore_path
 from syslua.state.store import Store
 
-__all__ = ["UndoReport", "restore_path", "undo_records"]
+__all__ = ["UndoReport", "restore_path", "sweep_created_dirs", "undo_records"]
 
 
 def undo_records(
@@ -48,4 +49,33 @@ def undo_records(
         except (KeyError, TypeError, ValueError) as e:  # a record damaged on disk
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: the journal record is damaged ({type(e).__name__}: {e})")
+    sweep_created_dirs(records, store, report)
     return report
+
+
+def sweep_created_dirs(records: list[dict[str, Any]], store: Store, report: UndoReport) -> None:
+    """Put back, deepest first, paths these records say were not a directory
+    and that are an empty directory now: the directories the apply created
+    (or put where a link or file was) for several items at once. Records are
+    undone item by item, so such a directory may still have held another
+    item's file when its own record was undone; its "left in place" note
+    goes once it is put back here."""
+    last: dict[str, dict[str, Any]] = {}
+    for r in records:
+        prev, path = r.get("prev"), r.get("path")
+        if r.get("op") != "path" or not isinstance(prev, dict) or not isinstance(path, str):
+            continue  # a damaged record: undo_records reported it
+        if prev.get("kind") != "dir":
+            last.setdefault(path, prev)  # the first record: what was there before
+    for path in sorted(last, key=lambda p: p.count("/"), reverse=True):
+        if not os.path.isdir(path) or os.path.islink(path):
+            continue
+        try:
+            if os.listdir(path):
+                continue  # something is still in it (its note stays)
+            note = restore_path(path, last[path], store)
+        except OSError:
+            continue
+        if note is None:
+            report.left[:] = [n for n in report.left if not n.startswith(f"{path}: left in place")]
+            report.restored.append(path)

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from syslua.errors import ConfigError, Source
 from syslua.eval.constants import FROM_DEFAULTS, PLAIN
 from syslua.eval.lua import RawDeclaration
-from syslua.manifest import schema
+from syslua.manifest import schema, tree
 from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
 from syslua.manifest.schema import Context, Invalid, Prop
 from syslua.paths import abbreviate
@@ -52,6 +52,7 @@ class Decl:
     source: Source
     seq: int
     origin: Origin
+    context: Context | None = None  # where it was validated: template roots of its manifest
 
     @property
     def id(self) -> str:
@@ -153,7 +154,7 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
                 prio, inner = _unwrap(value, whole)
                 normal = _check_value(prop, type_, canonical, inner, ctx)
             props[slot] = (prio, {canonical: normal} if prop.slot else normal)
-        return Decl(type_, key, props, raw.source, raw.seq, origin)
+        return Decl(type_, key, props, raw.source, raw.seq, origin, ctx)
     except Invalid as e:
         raise ConfigError(f"{type_}: {e}", raw.source) from None
 
@@ -265,9 +266,18 @@ def merge_group(group: list[Decl]) -> Item:
             else:
                 props[slot] = value
     props = _finish(
-        type_, key, props, d0.source if len(group) == 1 else min(d.source for d in group)
+        type_,
+        key,
+        props,
+        d0.source if len(group) == 1 else min(d.source for d in group),
+        mode_written=type_ == "file" and _written(group, "mode"),
     )
     return _make_item(type_, key, props, group)
+
+
+def _written(group: list[Decl], slot: str) -> bool:
+    """Whether a declaration wrote `slot` itself (not through defaults{})."""
+    return any(slot in d.props and d.props[slot][0] < FROM_DEFAULTS for d in group)
 
 
 def merge(
@@ -281,15 +291,32 @@ def merge(
     groups: dict[tuple[str, str], list[Decl]] = defaultdict(list)
     for d in decls:
         groups[(d.type, d.key)].append(d)
-    items = sorted((merge_group(g) for g in groups.values()), key=lambda i: i.id)
     sources = {
         f"{t}#{k}": (g[0].source,) if len(g) == 1 else tuple(sorted({d.source for d in g}))
         for (t, k), g in groups.items()
     }
+    items: list[Item] = []
+    expanded: list[tuple[tree.Expansion, Item]] = []
+    read: list[str] = []
+    for g in groups.values():
+        item = merge_group(g)
+        if item.type == "file" and "source" in item.props:
+            found = _expand(item, g, sources[item.id])
+            if found is not None:
+                read.extend(found.inputs)
+                if found.members:
+                    expanded.append((found, item))
+                else:
+                    items.extend(found.items)
+                continue
+        items.append(item)
+    if expanded:
+        _add_members(items, expanded, sources)
+    items.sort(key=lambda i: i.id)
     manifest = Manifest(
         items=tuple(items),
         sources=sources,
-        inputs=tuple(dict.fromkeys(inputs)),
+        inputs=tuple(dict.fromkeys([*inputs, *read])),
         config=config,
         warnings=tuple(warnings),
         messages=tuple(messages),
@@ -298,6 +325,42 @@ def merge(
     _check_bins(manifest)
     _check_nesting(manifest)
     return manifest
+
+
+def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> tree.Expansion | None:
+    """Trees, links and templated sources (`manifest/tree.py`), in the context
+    of the declaration that gave `source`."""
+    given = next((d for d in group if "body" in d.props), group[0])
+    ctx = given.context
+    try:
+        return tree.expand(item, ctx.roots if ctx is not None else None)
+    except tree.TreeError as e:
+        raise ConfigError(f"{_label(item.type, item.key)}: {e}", where[0]) from None
+
+
+def _add_members(
+    items: list[Item],
+    expanded: list[tuple[tree.Expansion, Item]],
+    sources: dict[str, tuple[Source, ...]],
+) -> None:
+    """Add the items of every tree; a path both declared and inside a tree is an error."""
+    where = {i.id: f"at {sources[i.id][0]}" for i in items}
+    for found, decl in expanded:
+        mine = f"as part of the tree {_label(decl.type, decl.key)} at {sources[decl.id][0]}"
+        for member in found.items:
+            other = where.get(member.id)
+            if other is not None:
+                raise ConfigError(
+                    f"{_label(member.type, member.key)} is declared twice: {other}, and {mine}",
+                    sources[decl.id][0],
+                    hint="Add it to the tree's `ignore` to declare it on its own.",
+                )
+            items.append(member)
+            if member.id == decl.id:
+                where[member.id] = f"at {sources[decl.id][0]}"
+            else:
+                where[member.id] = mine
+                sources[member.id] = sources[decl.id]
 
 
 def _make_item(type_: str, key: str, props: dict[str, Any], group: list[Decl]) -> Item:
@@ -324,8 +387,11 @@ def _make_item(type_: str, key: str, props: dict[str, Any], group: list[Decl]) -
     )
 
 
-def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict[str, Any]:
-    """Fill schema defaults and check rules that need the whole item."""
+def _finish(
+    type_: str, key: str, props: dict[str, Any], source: Source, *, mode_written: bool = False
+) -> dict[str, Any]:
+    """Fill schema defaults and check rules that need the whole item.
+    `mode_written`: a declaration wrote `mode` itself (not through defaults{})."""
     sch = schema.SCHEMAS[type_]
     for name, value in sch.defaults.items():
         props.setdefault(name, value)
@@ -333,9 +399,11 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
     def fail(message: str) -> ConfigError:
         return ConfigError(f"{_label(type_, key)}: {message}", source)
 
-    # Required properties (schema.Prop.required); an absent file needs none.
+    link = type_ == "file" and (props["ensure"] == "link" or bool(props.get("link")))
+    # Required properties (schema.Prop.required); an absent file needs none,
+    # and a link needs no mode.
     if sch.required and not (type_ == "file" and props["ensure"] == "absent"):
-        missing = [p for p in sch.required if p not in props]
+        missing = [p for p in sch.required if p not in props and not (link and p == "mode")]
         if missing and type_ == "file":
             raise ConfigError(
                 f"{_label(type_, key)}: missing required property `{missing[0]}`",
@@ -347,12 +415,7 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
         if missing:
             raise fail(f"missing required property `{missing[0]}`")
     if type_ == "file":
-        ensure = props["ensure"]
-        if ensure != "present" and ("content" in props or "source" in props):
-            which = "content" if "content" in props else "source"
-            raise fail(
-                f'`{which}` only applies to ensure = "present" (this file has ensure = "{ensure}")'
-            )
+        _finish_file(props, fail, link=link, mode_written=mode_written)
     elif type_ == "exec":
         props.setdefault("command", key)
     elif type_ == "package":
@@ -361,6 +424,62 @@ def _finish(type_: str, key: str, props: dict[str, Any], source: Source) -> dict
         if "value" not in props:
             raise fail("missing a value")
     return props
+
+
+def _finish_file(
+    props: dict[str, Any], fail: Callable[[str], ConfigError], *, link: bool, mode_written: bool
+) -> None:
+    """The rules of a file item: what goes with which `ensure`, links, templates, modes."""
+    ensure = props["ensure"]
+    for flag in ("link", "template"):
+        if flag in props and not props[flag]:
+            del props[flag]  # false is the same as not written: one canonical item
+    if "content" in props and ensure != "present":
+        raise fail(
+            f'`content` only applies to ensure = "present" (this file has ensure = "{ensure}")'
+        )
+    if "source" in props and ensure not in ("present", "directory"):
+        raise fail(
+            f'`source` only applies to ensure = "present" or "directory" (this file has ensure = "{ensure}")'
+        )
+    if props.get("link") and props.get("template"):
+        raise fail("`template` and `link` are mutually exclusive")
+    if props.get("link") and "source" not in props:
+        raise fail(
+            '`link = true` makes a symlink to `source`; for any other target use ensure = "link" with `target`'
+        )
+    if props.get("template") and "source" not in props:
+        raise fail("`template = true` renders `source`; inline `content` is always rendered")
+    if ensure == "link":
+        if "target" not in props:
+            raise fail('ensure = "link" needs a `target`')
+        if props.get("link"):
+            raise fail('`link = true` goes with `source`; ensure = "link" takes a `target`')
+    elif "target" in props:
+        raise fail('`target` only applies to ensure = "link"')
+    if "ignore" in props and "source" not in props:
+        raise fail("`ignore` applies to a directory `source`")
+    if link:
+        if mode_written:
+            raise fail(
+                "a link takes no `mode` (the mode of what it points to applies)"
+                + (
+                    "; `dir_mode` sets the mode of a tree's directories"
+                    if "source" in props
+                    else ""
+                )
+            )
+        if ensure == "link":
+            props.pop("mode", None)  # from defaults{}: it does not apply to a link
+    if ensure == "directory" and "mode" in props and "source" not in props:
+        props["mode"] = _traversable(props["mode"])
+    if "dir_mode" in props:
+        props["dir_mode"] = _traversable(props["dir_mode"])
+
+
+def _traversable(mode: str) -> str:
+    """A directory mode without any x bit gets x wherever it has r (0644 -> 0755)."""
+    return mode if int(mode, 8) & 0o111 else tree.traversable(mode)
 
 
 def _check_references(manifest: Manifest) -> None:

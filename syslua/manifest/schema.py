@@ -545,7 +545,11 @@ SCHEMAS: dict[str, TypeSchema] = {
         "file",
         [
             Prop("path", file_path, doc="absolute or ~/ path"),
-            Prop("ensure", choice("present", "absent", "directory"), doc="what should be at path"),
+            Prop(
+                "ensure",
+                choice("present", "absent", "directory", "link"),
+                doc="what should be at path",
+            ),
             Prop(
                 "content",
                 content,
@@ -553,7 +557,36 @@ SCHEMAS: dict[str, TypeSchema] = {
                 doc="the file's exact content; may contain {{ lookup('facts.x') }}",
             ),
             Prop(
-                "source", local_path, slot="body", doc="a file to copy, relative to this manifest"
+                "source",
+                local_path,
+                slot="body",
+                doc="a file to copy, or a directory whose whole tree is managed; relative to this manifest",
+            ),
+            Prop(
+                "target",
+                local_path,
+                doc='what the symlink points to (ensure = "link"); relative to this manifest',
+            ),
+            Prop(
+                "link",
+                boolean,
+                doc="make path (or every file of a source tree) a symlink to its source file",
+            ),
+            Prop(
+                "template",
+                boolean,
+                doc="render source (or every file of a source tree) like inline content",
+            ),
+            Prop(
+                "ignore",
+                string_list,
+                mergeable=True,
+                doc="gitignore-style patterns, relative to a directory source, left out of the tree",
+            ),
+            Prop(
+                "dir_mode",
+                mode,
+                doc="mode of the directories of a tree and of missing parents syslua creates",
             ),
             Prop(
                 "owner",
@@ -571,7 +604,7 @@ SCHEMAS: dict[str, TypeSchema] = {
                 "mode",
                 mode,
                 required=True,
-                doc='octal mode, e.g. "0644" (an absent file needs none)',
+                doc='octal mode, e.g. "0644" (an absent file or a link needs none)',
             ),
             Prop(
                 "force",

@@ -10,9 +10,9 @@ Edges (an edge a -> b means a finishes before b starts):
 - the item's type requires a capability another item's type provides
   (`requires`/`provides`): an exec running a package's `bin` program waits
   for the package;
-- children nested under an item (`apply`): each child -> its parent (the
-  parent finishes after its children), and the parent's own dependencies ->
-  each child;
+- children nested under an item (an `apply`'s children, a file tree's
+  members): each child -> its parent (the parent finishes after its
+  children), and the parent's own dependencies -> each child;
 - an item using a build's or bind's outputs (`$${build:<hash>:out}`): the
   item providing `output:<hash>` -> the item.
 

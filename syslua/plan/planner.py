@@ -8,15 +8,21 @@ Steps:
 3. Compare items of types outside the DAG (env variables) with the
    previous snapshot's.
 4. List items of the previous snapshot that are no longer declared: they
-   will be removed, in reverse dependency order.
+   will be removed, in reverse dependency order, an item's children (a
+   tree's members) before it.
 5. Of the items that would be changed or removed, mark those edited by hand
    since the last apply (asking each type, `ResourceType.edited`): an apply
    would overwrite the edit.
+6. Group: an item that is part of another (a tree's member) is shown under
+   it, and the group's line says what its members do (`group_note`).
+
+Directories that a change creates on its way and that no item declares
+(missing parents) get an entry of their own, before the item's, once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest
@@ -41,10 +47,19 @@ class Entry:
     edited: str | None = None  # what was edited by hand since the last apply, which this overwrites
     edit_diff: str | None = None  # the edit, from what the last apply left to what is there now
     notes: tuple[str, ...] = ()  # the type's remarks, shown in parentheses
+    group: str | None = None  # the id of the item this one is part of (a tree's member)
+    note: str | None = None  # shown in parentheses after the subject, instead of the message
+    subject: str | None = None  # how the line names it, when not "<type> <label>"
 
     @property
     def symbol(self) -> str:
         return "!" if self.edited else self.decision.symbol
+
+    @property
+    def attention(self) -> bool:
+        """A member that gets its own line even when its group is shown as one:
+        it cannot be applied, or it would overwrite an edit."""
+        return self.symbol == "!"
 
     @property
     def message(self) -> str:
@@ -80,6 +95,12 @@ class Entry:
             d["edit_diff"] = self.edit_diff
         if self.notes:
             d["notes"] = list(self.notes)
+        if self.group is not None:
+            d["group"] = self.group
+        if self.note is not None:
+            d["note"] = self.note
+        if self.subject is not None:
+            d["subject"] = self.subject
         return d
 
 
@@ -91,6 +112,8 @@ class Plan:
     waves: list[list[str]]
     labels: dict[str, str] = field(default_factory=dict)
     dag: Dag | None = None
+    # group id -> its members' entries (declared, then removed), in plan order
+    groups: dict[str, list[Entry]] = field(default_factory=dict)
 
     @property
     def all_entries(self) -> list[Entry]:
@@ -169,26 +192,35 @@ def make_plan(
     waves = dag.waves()
     ctx.manifest = manifest
     entries: list[Entry] = []
+    announced: set[str] = set()  # parents already listed
+    baseline = previous if previous is not None else known
     for wave in waves:
         for ident in wave:
             item = manifest.get(ident)
             assert item is not None
-            entries.append(
-                plan_item(
-                    item, ctx, previous if previous is not None else known, with_diff=with_diff
-                )
-            )
+            entry, status = _plan_item(item, ctx, baseline, with_diff=with_diff)
+            if entry.decision.changes and status is not None:
+                entries.extend(_parents(item, status, announced))
+            entries.append(entry)
     entries.extend(_plan_values(manifest, previous))
     removals = plan_removals(manifest, previous, ctx, with_diff=with_diff)
-    labels = {e.id: e.label for e in entries}
+    labels = {e.id: e.label for e in entries if e.id in manifest}
     labels.update((i.id, label(i)) for i in manifest if i.id not in labels)
-    return Plan(manifest, entries, removals, waves, labels, dag)
+    plan = Plan(manifest, entries, removals, waves, labels, dag)
+    _group(plan, previous)
+    return plan
 
 
 def plan_item(
     item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False
 ) -> Entry:
     """Status + decision for one item; records it in `ctx` for subscribers and applies."""
+    return _plan_item(item, ctx, previous, with_diff=with_diff)[0]
+
+
+def _plan_item(
+    item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False
+) -> tuple[Entry, Any]:
     rtype = get_type(item.type)
     if item.health_check_only:
         decision = Decision(SKIP, "health checks only")
@@ -229,7 +261,7 @@ def plan_item(
         and status is not None
         and rtype.takes_over(item, status)
     )
-    return Entry(
+    entry = Entry(
         item.id,
         item.type,
         rtype.label(item),
@@ -241,7 +273,67 @@ def plan_item(
         edited,
         edit_diff,
         notes=tuple(rtype.plan_notes(item, status)) if status is not None else (),
+        group=rtype.group(item),
     )
+    return entry, status
+
+
+def _parents(item: Item, status: Any, announced: set[str]) -> list[Entry]:
+    """Entries for what the item creates on its way (missing parent
+    directories no item declares), each listed once."""
+    rtype = get_type(item.type)
+    out = []
+    for key, subject in rtype.created_parents(item, status):
+        if key in announced:
+            continue
+        announced.add(key)
+        out.append(
+            Entry(
+                f"{item.type}#{key}",
+                item.type,
+                rtype.key_label(key),
+                Decision(CREATE, f"parent of {rtype.label(item)}"),
+                noop=item.noop,
+                note="parent",
+                subject=subject,
+            )
+        )
+    return out
+
+
+def _group(plan: Plan, previous: Manifest | None) -> None:
+    """Gather each group's members (declared and removed) and give the
+    group's own entry its note. Linear: one pass over the entries."""
+    groups: dict[str, list[Entry]] = {}
+    for e in plan.entries + plan.removals:
+        if e.group is not None:
+            groups.setdefault(e.group, []).append(e)
+    if not groups:
+        return
+    plan.groups = groups
+    for entries in (plan.entries, plan.removals):
+        for n, e in enumerate(entries):
+            members = groups.get(e.id)
+            if members is None:
+                continue
+            source = plan.manifest if e.decision.action != REMOVE else previous
+            root = source.get(e.id) if source is not None else None
+            if root is None:
+                continue
+            pairs = []
+            for m in members:
+                it = plan.manifest.get(m.id) if m.decision.action != REMOVE else None
+                if it is None and previous is not None:
+                    it = previous.get(m.id)
+                if it is not None:
+                    pairs.append((it, m.decision))
+            rtype = get_type(root.type)
+            entries[n] = replace(
+                e,
+                note=rtype.group_note(root, e.decision, pairs),
+                subject=rtype.subject(rtype.label(root)),
+                takeover=False,
+            )
 
 
 def _edit(
@@ -285,6 +377,36 @@ def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
     return out
 
 
+def _children_first(items: list[Item]) -> list[Item]:
+    """The same order, except that an item comes after every item whose
+    `parent` it is (a tree's root after its members, which are inside it)."""
+    ids = {i.id for i in items}
+    waiting: dict[str, int] = {}
+    for i in items:
+        if i.parent in ids:
+            waiting[i.parent] = waiting.get(i.parent, 0) + 1
+    if not waiting:
+        return items
+    out: list[Item] = []
+    held: dict[str, Item] = {}
+
+    def emit(item: Item) -> None:
+        out.append(item)
+        p = item.parent
+        if p is not None and p in waiting:
+            waiting[p] -= 1
+            if waiting[p] == 0 and p in held:
+                emit(held.pop(p))
+
+    for item in items:
+        if waiting.get(item.id):
+            held[item.id] = item
+        else:
+            emit(item)
+    out.extend(held.values())
+    return out
+
+
 def plan_removals(
     manifest: Manifest,
     previous: Manifest | None,
@@ -306,7 +428,7 @@ def plan_removals(
     rank = {ident: n for n, ident in enumerate(order)}
     gone.sort(key=lambda i: rank.get(i.id, -1), reverse=True)
     out = []
-    for item in gone:
+    for item in _children_first(gone):
         rtype = get_type(item.type)
         edited, edit_diff = (
             _edit(item.id, previous, ctx, with_diff) if ctx is not None else (None, None)
@@ -319,6 +441,7 @@ def plan_removals(
                 rtype.removal(item),
                 edited=edited,
                 edit_diff=edit_diff,
+                group=rtype.group(item),
             )
         )
     return out

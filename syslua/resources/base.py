@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import grp
 import pwd
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -218,6 +218,24 @@ class ResourceType(Protocol):
         """How the plan describes removing an item no longer declared."""
         return Decision(REMOVE, "no longer declared; would be removed")
 
+    def created_parents(self, item: Item, status: Any) -> list[tuple[str, str]]:
+        """What a change of this item creates on its way, that no item declares
+        (missing parent directories): (key, subject) pairs, outermost first.
+        The plan lists each once, as `+ <subject> (parent)`."""
+        return []
+
+    def group(self, item: Item) -> str | None:
+        """The id of the item this one is part of (a tree's member: the tree),
+        under which the plan shows it; None for an item on its own."""
+        return None
+
+    def group_note(
+        self, root: Item, decision: Decision, members: list[tuple[Item, Decision]]
+    ) -> str:
+        """The plan's summary of a group: `root`'s own decision and its members'
+        (those declared, and those removed in this run)."""
+        return f"{len(members)} items"
+
     # -- the DAG -------------------------------------------------------------
     def provides(self, item: Item) -> Iterable[str]:
         """Capabilities (`bin:rg`, `output:<hash>`) that items requiring them wait for."""
@@ -393,3 +411,6 @@ class RecordContext:
     previous: dict[str, Any]  # what the current snapshot recorded for the item
     changed: bool  # whether the item changed in this apply
     declared_as_before: Callable[[], bool]  # same declaration as in the current snapshot
+    manifest: Manifest | None = None  # the manifest being recorded
+    # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
+    recorded: Mapping[str, dict[str, Any]] = field(default_factory=dict)

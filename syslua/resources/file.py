@@ -1,7 +1,7 @@
 """The file type: decides and verifies; `file_posix` does the work.
 
-Decision table (seed file-resource.md), checked in order: ensure, content
-(SHA-256), owner, group, mode.
+Decision table (seed file-resource.md, plus links), checked in order:
+ensure, content (SHA-256) or link target, owner, group, mode.
 
 | desired   | current                     | action                         |
 |-----------|-----------------------------|--------------------------------|
@@ -16,13 +16,26 @@ Decision table (seed file-resource.md), checked in order: ensure, content
 | present   | present + wrong content     | store                          |
 | present   | present + wrong attrs       | store                          |
 | present   | directory                   | error                          |
+| link      | link to target + attrs      | none                           |
+| link      | absent / link / file        | make the link (a file is kept) |
+| link      | directory                   | error                          |
+
+Missing parent directories of a path are created first (mode 0755 or the
+item's `dir_mode`, its owner and group), unless another item declares them.
+
+A tree (`manifest/tree.py`) is a root item (`tree = true`, a directory) and
+member items whose `parent` is the root's id: members run first and create
+the root (with its attributes) as their parent; the root runs last, fixes
+its own attributes and reports on its members, so subscribers, dependents
+and health checks of the tree see the whole tree.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,10 +64,27 @@ from syslua.resources.placeholders import Unresolved
 from syslua.state.restore import restore_path
 
 _LINKS = "file:linked-parents"  # ctx.planned: the planning run's cache of parent symlinks
+_ROOTS = "file:symlinked-roots"  # ctx.planned: the planning run's cache of trees' roots
 CREATED_FILE = "Would have created the file"
 UPDATED_FILE = "Would have updated the file"
 CREATED_DIR = "Would have created directory"
+UPDATED_DIR = "Would have updated directory"
+CREATED_LINK = "Would have created the link"
+UPDATED_LINK = "Would have updated the link"
 REMOVED = "Would have removed the file"
+NO_TARGET = "target does not exist"
+PARENT_MODE = 0o755
+
+
+@dataclass(frozen=True, slots=True)
+class Members:
+    """What a tree root knows of its members in this run."""
+
+    total: int
+    changed: int = 0
+    failed: int = 0
+    would_change: int = 0
+    removed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +92,11 @@ class Status:
     state: posix.FileState
     differences: tuple[str, ...]  # why the item is not in its desired state
     error: str | None = None
-    linked_parents: tuple[
-        tuple[str, str], ...
-    ] = ()  # parent dirs that are symlinks (planning only)
+    # missing parents it creates (declared by no item), outermost first
+    parents: tuple[str, ...] = ()
+    members: Members | None = None  # a tree root's members
+    # parent dirs that are symlinks (planning only)
+    linked_parents: tuple[tuple[str, str], ...] = ()
 
 
 def _desired_bytes(item: Item) -> bytes | None:
@@ -105,49 +137,99 @@ def _content_differs(item: Item, target: str, target_size: int) -> bool:
         raise ResourceError(f"cannot read {e.filename}: permission denied") from None
 
 
+def is_root(item: Item) -> bool:
+    """A tree's own item (the declaration), as opposed to its members."""
+    return bool(item.get("tree"))
+
+
+def tree_of(item: Item) -> str | None:
+    """The id of the tree root a member belongs to (None for any other item)."""
+    parent = item.parent
+    return parent if parent is not None and parent.startswith("file#") else None
+
+
+def members_of(manifest: Manifest | None, root_id: str) -> Sequence[Item]:
+    """The members of a tree, found by key range in the sorted manifest (no scan)."""
+    if manifest is None:
+        return ()
+    items = manifest.items
+    prefix = root_id + "/"
+    lo = bisect_left(items, prefix, key=lambda i: i.id)
+    hi = bisect_left(items, root_id + "0", lo=lo, key=lambda i: i.id)  # "0" follows "/"
+    return [i for i in items[lo:hi] if i.parent == root_id]
+
+
 class FileType(ResourceType):
     name = "file"
     in_dag = True
 
     def label(self, item: Item) -> str:
-        return abbreviate(item.key)
+        label = abbreviate(item.key)
+        return label + "/" if is_root(item) else label
 
     def key_label(self, key: str) -> str:
         return abbreviate(key)
 
+    # -- status ---------------------------------------------------------------
     def status(self, item: Item, ctx: Context) -> Status:
         try:
             source = item.get("source")
-            if (
-                source is not None
-                and item.get("ensure") == "present"
-                and not os.path.isfile(source)
-            ):
+            ensure = item.get("ensure")
+            if source is not None and ensure == "present" and not os.path.isfile(source):
                 raise ResourceError(
                     f"source file not found: {source}"
                     if not os.path.exists(source)
                     else f"source is not a regular file: {source}"
                 )
             state = posix.status(item.key)
+            # Planning asks once per tree (the root does not change while planning).
+            root = _symlinked_root(item, ctx.planned.setdefault(_ROOTS, {}) if ctx.noop else None)
+            if root is not None and state.exists:
+                # What is there now lies behind a symlink that the tree
+                # replaces with a real directory: this path will be new.
+                state = posix.FileState(item.key, posix.ABSENT)
+            differences = tuple(self._differences(item, state, ctx))
+            parents: tuple[str, ...] = ()
+            if state.ensure == posix.ABSENT and ensure != "absent":
+                parents = tuple(self._parents(item, ctx))
+            members = _members(item, ctx) if is_root(item) else None
             links: tuple[tuple[str, str], ...] = ()
             if ctx.noop:
                 # Planning: remember which parents are symlinks now. When the
                 # item runs, a parent that turned into one is refused.
                 links = posix.linked_parents(item.key, home(), ctx.planned.setdefault(_LINKS, {}))
                 ctx.planned.setdefault(item.id, links)
-            return Status(state, tuple(self._differences(item, state, ctx)), linked_parents=links)
+                if root is not None:  # replaced by a directory, never written through
+                    links = tuple(x for x in links if x[0] != root)
+            return Status(state, differences, None, parents, members, links)
         except ResourceError as e:
             return Status(posix.FileState(item.key, posix.ABSENT), (), str(e))
+
+    def _parents(self, item: Item, ctx: Context) -> list[str]:
+        """Missing parents this item creates: those below the innermost one
+        that another item declares (and creates). The first existing one must
+        be a directory."""
+        missing = posix.missing_parents(item.key)
+        top = os.path.dirname(missing[0]) if missing else os.path.dirname(item.key)
+        if top != "/" and not os.path.isdir(top):
+            raise ResourceError(
+                f"{abbreviate(top)} is not a directory, so {abbreviate(item.key)} cannot be created"
+            )
+        for i in range(len(missing) - 1, -1, -1):
+            if _declared_dir(ctx.manifest, missing[i]):
+                return missing[i + 1 :]
+        return missing
 
     def _differences(self, item: Item, state: posix.FileState, ctx: Context) -> list[str]:
         ensure = item.get("ensure")
         if ensure == "absent":
             return [] if not state.exists else [f"{_kind(state)} exists"]
-        want = "directory" if ensure == "directory" else posix.PRESENT
+        want = {"directory": posix.DIRECTORY, "link": posix.LINK}.get(ensure, posix.PRESENT)
         owner, group = item.get("owner"), item.get("group")
-        if ctx.uid(owner) is None:
+        uid, gid = ctx.uid(owner), ctx.gid(group)
+        if uid is None:
             raise ResourceError(f"owner `{owner}` does not exist")
-        if ctx.gid(group) is None:
+        if gid is None:
             raise ResourceError(f"group `{group}` does not exist")
         if state.ensure == posix.ABSENT:
             return ["does not exist"]
@@ -156,23 +238,26 @@ class FileType(ResourceType):
         out = []
         if want == posix.PRESENT and _content_differs(item, item.key, state.size):
             out.append("content changed")
-        owner, group, mode = item.get("owner"), item.get("group"), item.get("mode")
-        uid, gid = ctx.uid(owner), ctx.gid(group)
-        if uid is None:
-            raise ResourceError(f"owner `{owner}` does not exist")
-        if gid is None:
-            raise ResourceError(f"group `{group}` does not exist")
+        if want == posix.LINK and state.link_target != item.get("target"):
+            out.append(f"target {state.link_target} -> {item.get('target')}")
         if state.uid != uid:
             out.append(f"owner {user_name(state.uid)} -> {owner}")
         if state.gid != gid:
             out.append(f"group {group_name(state.gid)} -> {group}")
-        if state.mode != mode:
+        mode = item.get("mode")
+        if want != posix.LINK and state.mode != mode:
             out.append(f"mode {state.mode} -> {mode}")
         return out
 
+    # -- decide -------------------------------------------------------------
     def decide(self, item: Item, status: Status, ctx: Context, triggered: bool = False) -> Decision:
         if status.error:
             return Decision(FAIL, status.error)
+        if status.members is not None:
+            return _decide_root(status, self._decide(item, status))
+        return self._decide(item, status)
+
+    def _decide(self, item: Item, status: Status) -> Decision:
         state, diffs = status.state, status.differences
         ensure = item.get("ensure")
         if not diffs:
@@ -191,8 +276,10 @@ class FileType(ResourceType):
                     "a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)",
                 )
             if state.ensure == posix.DIRECTORY:
-                return Decision(UPDATE, reason, "Would have updated directory")
+                return Decision(UPDATE, reason, UPDATED_DIR)
             return Decision(CREATE, "" if state.ensure == posix.ABSENT else reason, CREATED_DIR)
+        if ensure == "link":
+            return _decide_link(item, state, reason)
         if state.ensure == posix.DIRECTORY:
             return Decision(FAIL, "a directory exists where a file is wanted")
         if state.ensure == posix.OTHER:
@@ -200,20 +287,12 @@ class FileType(ResourceType):
                 FAIL, "a special file (device, socket or pipe) exists where a file is wanted"
             )
         if state.ensure == posix.ABSENT:
-            if not os.path.isdir(os.path.dirname(item.key)):
-                return (
-                    Decision(CREATE, "", CREATED_FILE)
-                    if _parent_declared(item, ctx)
-                    else Decision(
-                        FAIL,
-                        f'parent directory does not exist: {abbreviate(os.path.dirname(item.key))} (declare it with ensure = "directory")',
-                    )
-                )
             return Decision(CREATE, "", CREATED_FILE)
         if state.ensure == posix.LINK:
             return Decision(UPDATE, f"replaces a symlink to {state.link_target}", UPDATED_FILE)
         return Decision(UPDATE, reason, UPDATED_FILE)
 
+    # -- act ------------------------------------------------------------------
     def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
         self._check_parents(item, ctx)
         ensure = item.get("ensure")
@@ -221,11 +300,15 @@ class FileType(ResourceType):
         if ensure == "absent":
             posix.remove(item.key, force=bool(item.get("force")), before_change=before)
             return
-        uid, gid = ctx.uid(item.get("owner")), ctx.gid(item.get("group"))
-        if uid is None:
-            raise ResourceError(f"owner `{item.get('owner')}` does not exist")
-        if gid is None:
-            raise ResourceError(f"group `{item.get('group')}` does not exist")
+        uid, gid = self._ids(item, ctx)
+        attrs = self._parent_attrs(item, ctx)
+        root = _symlinked_root(item)
+        if root is not None:
+            posix.replace_link_with_directory(root, *attrs(root), before_change=before)
+        posix.create_parents(item.key, attrs, before_change=before)
+        if ensure == "link":
+            posix.make_link(item.key, item.get("target"), uid=uid, gid=gid, before_change=before)
+            return
         mode = int(item.get("mode"), 8)
         if ensure == "directory":
             state = posix.status(item.key)
@@ -242,6 +325,29 @@ class FileType(ResourceType):
             mode=mode,
             before_change=before,
         )
+
+    def _ids(self, item: Item, ctx: Context) -> tuple[int, int]:
+        uid, gid = ctx.uid(item.get("owner")), ctx.gid(item.get("group"))
+        if uid is None:
+            raise ResourceError(f"owner `{item.get('owner')}` does not exist")
+        if gid is None:
+            raise ResourceError(f"group `{item.get('group')}` does not exist")
+        return uid, gid
+
+    def _parent_attrs(self, item: Item, ctx: Context) -> Any:
+        """(uid, gid, mode) of each parent directory the item creates: a tree
+        member creates its tree's root with the root's attributes, and the
+        root's parents as the root would; anything else uses its own owner,
+        group and `dir_mode` (default 0755)."""
+        root = ctx.manifest.get(tree_of(item) or "") if ctx.manifest is not None else None
+        decl = root if root is not None else item
+        uid, gid = self._ids(decl, ctx)
+        above = int(decl.get("dir_mode") or f"{PARENT_MODE:o}", 8)
+        if root is None:
+            return lambda d: (uid, gid, above)
+        inside = int(root.get("mode"), 8)
+        top = root.key
+        return lambda d: (uid, gid, inside if d == top or d.startswith(top + "/") else above)
 
     def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
         status = self.status(item, ctx)
@@ -306,7 +412,8 @@ class FileType(ResourceType):
 
     # -- hooks ---------------------------------------------------------------
     def takes_over(self, item: Item, status: Any) -> bool:
-        return isinstance(status, Status) and status.state.exists
+        # A tree's root directory is not replaced; its members say what they take over.
+        return isinstance(status, Status) and status.state.exists and not is_root(item)
 
     def plan_notes(self, item: Item, status: Any) -> list[str]:
         if not isinstance(status, Status):
@@ -321,12 +428,28 @@ class FileType(ResourceType):
             REMOVE, "no longer declared; would be removed (or its original restored)", REMOVED
         )
 
+    def created_parents(self, item: Item, status: Any) -> list[tuple[str, str]]:
+        return [
+            (p, f"dir {abbreviate(p)}")
+            for p in (status.parents if isinstance(status, Status) else ())
+        ]
+
+    def group(self, item: Item) -> str | None:
+        return tree_of(item)
+
+    def group_note(
+        self, root: Item, decision: Decision, members: list[tuple[Item, Decision]]
+    ) -> str:
+        return _tree_note(root, decision, members)
+
     def predecessors(self, item: Item, manifest: Manifest) -> Iterator[str]:
-        """The nearest declared ancestor, when it is a managed directory."""
+        """The nearest declared ancestor, when it is a managed directory. A
+        tree member looks past its own root, which runs after it."""
+        own = tree_of(item)
         parent = os.path.dirname(item.key)
         while parent != "/" and parent:
             owner = manifest.get(f"{self.name}#{parent}")
-            if owner is not None:
+            if owner is not None and owner.id != own:
                 if owner.get("ensure") == "directory":
                     yield owner.id
                 return
@@ -336,26 +459,35 @@ class FileType(ResourceType):
         return item.key
 
     def touched_paths(self, item: Item) -> list[str]:
-        """The path and, for a directory, its missing parents, parents first;
-        everything under a directory that `ensure = "absent"` removes."""
+        """The path and its missing parents, parents first (a parent another
+        item declares is recorded by that item, which is prepared first; a
+        tree's root and its parents by the root); everything under a
+        directory that `ensure = "absent"` removes."""
         path = item.key
-        if item.get("ensure") == "directory":
-            missing = []
-            p = path
-            while p and p != "/" and not os.path.lexists(p):
-                missing.append(p)
-                p = os.path.dirname(p)
-            return list(reversed(missing)) or [path]
-        if item.get("ensure") == "absent" and os.path.isdir(path) and not os.path.islink(path):
-            out = []
-            for root, dirs, files in os.walk(path):
-                out.append(root)
-                out.extend(os.path.join(root, f) for f in files)
-                out.extend(
-                    os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d))
-                )
-            return out
-        return [path]
+        if _symlinked_root(item) is not None:
+            # What the path shows now is behind a link that its tree replaces
+            # with a new directory first: nothing of ours is there. The path
+            # is recorded as it runs, once the link is gone.
+            return []
+        if item.get("ensure") == "absent":
+            if os.path.isdir(path) and not os.path.islink(path):
+                out = []
+                for root, dirs, files in os.walk(path):
+                    out.append(root)
+                    out.extend(os.path.join(root, f) for f in files)
+                    out.extend(
+                        os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d))
+                    )
+                return out
+            return [path]
+        if os.path.lexists(path):
+            return [path]
+        missing = posix.missing_parents(path)
+        tree = tree_of(item)
+        if tree is not None:  # the root and its parents are the root's to record
+            below = tree.partition("#")[2] + "/"
+            missing = [p for p in missing if p.startswith(below)]
+        return [*missing, path]
 
     def original(
         self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
@@ -408,20 +540,15 @@ class FileType(ResourceType):
         return "removed"
 
     def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
-        """The parents a directory item created; a file's content, as a blob."""
+        """The parents the item created (to remove them with it); a file's
+        content, as a blob."""
         state: dict[str, Any] = {}
         ensure = item.get("ensure")
-        if ensure == "directory":
-            created = [
-                r["path"]
-                for r in rctx.records
-                if r.get("op") == "path" and r["path"] != item.key and r["prev"]["kind"] == "absent"
-            ]
-            if not created and not rctx.changed:
-                created = rctx.previous.get("created_parents", [])
+        if ensure != "absent":
+            created = _created_parents(item, rctx)
             if created:
                 state["created_parents"] = created
-        elif ensure == "present":
+        if ensure == "present":
             if rctx.previous.get("blob") and not rctx.changed and rctx.declared_as_before():
                 state["blob"] = rctx.previous["blob"]
             elif item.get("content") is not None:
@@ -434,8 +561,24 @@ class FileType(ResourceType):
         return state
 
     def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
-        """A copied `source` becomes the store's copy of the recorded content.
-        A state that adopted a hand edit (`adopt`) gives its content and mode."""
+        """A copied `source` becomes the store's copy of the recorded content
+        (a tree's root needs none: each member has its own). A state that
+        adopted a hand edit (`adopt`) gives its content and mode."""
+        if is_root(item):
+            return item
+        link = edits.adopted_link(item, state)
+        if link is not None:
+            if link.get("source"):
+                blob = link["source"]
+                if not store.has(blob):
+                    raise StateError(
+                        f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) "
+                        "is missing; it was deleted from the store by hand"
+                    )
+                link["source"] = str(store.path(blob))
+            return Item(
+                item.type, item.key, freeze(link), item.parent, item.noop, item.health_check_only
+            )
         adopted = edits.adopted_blob(item, state)
         mode = state.get("mode") if item.get("ensure") == "present" else None
         if not item.get("source") and adopted is None and (not mode or mode == item.get("mode")):
@@ -500,6 +643,139 @@ class FileType(ResourceType):
         return "changed", ", ".join(st.differences)
 
 
+def _symlinked_root(item: Item, seen: dict[str, bool] | None = None) -> str | None:
+    """The root of the member's tree, when it is a symlink now (a stow-style
+    link to the repository): members write into a real directory there, never
+    through the link. `seen` caches the answer per tree."""
+    tree = tree_of(item)
+    if tree is None:
+        return None
+    root = tree.partition("#")[2]
+    if seen is None:
+        return root if os.path.islink(root) else None
+    linked = seen.get(root)
+    if linked is None:
+        linked = seen[root] = os.path.islink(root)
+    return root if linked else None
+
+
+def _decide_link(item: Item, state: posix.FileState, reason: str) -> Decision:
+    if state.ensure == posix.DIRECTORY:
+        return Decision(FAIL, "a directory exists where a link is wanted")
+    if state.ensure == posix.OTHER:
+        return Decision(
+            FAIL, "a special file (device, socket or pipe) exists where a link is wanted"
+        )
+    missing = not os.path.exists(item.get("target"))
+    if state.ensure == posix.ABSENT:
+        return Decision(CREATE, NO_TARGET if missing else "", CREATED_LINK)
+    return Decision(UPDATE, f"{reason}, {NO_TARGET}" if missing else reason, UPDATED_LINK)
+
+
+def _members(root: Item, ctx: Context) -> Members:
+    members = members_of(ctx.manifest, root.id)
+    changed = failed = would = 0
+    for m in members:
+        ident = m.id
+        if ident in ctx.changed:
+            changed += 1
+        elif ident in ctx.would_change:
+            would += 1
+        if ident in ctx.failed:
+            failed += 1
+    removed = 0
+    if ctx.previous is not None and ctx.manifest is not None:
+        manifest = ctx.manifest
+        removed = sum(1 for m in members_of(ctx.previous, root.id) if m.id not in manifest)
+    return Members(len(members), changed, failed, would, removed)
+
+
+def _decide_root(status: Status, own: Decision) -> Decision:
+    """A tree's root: its own directory, and what its members do (as an `apply` reports on its children)."""
+    m = status.members
+    assert m is not None
+    if own.action == FAIL:
+        return own
+    if m.failed:
+        return Decision(FAIL, f"{m.failed} of {m.total} cannot be applied")
+    parts = [f"{m.changed} of {m.total} changed"] if m.changed else []
+    if m.removed:
+        parts.append(f"{m.removed} removed")
+    if own.changes:
+        # Members' counts follow the directory's own reason (which never starts with a digit).
+        reason = "; ".join(p for p in (own.reason, ", ".join(parts)) if p)
+        return Decision(own.action, reason, own.noop_message)
+    if parts:
+        return Decision(UPDATE, ", ".join(parts), "Would have updated the tree")
+    if m.would_change:
+        return Decision(NONE, f"{m.would_change} of {m.total} would change (noop)")
+    return own
+
+
+def _tree_note(root: Item, decision: Decision, members: list[tuple[Item, Decision]]) -> str:
+    """`tree: 30 files, 6 directories` or `tree: 2 updated, 1 added, 1 removed`."""
+    kinds: dict[str, int] = {}
+    count = {CREATE: 0, UPDATE: 0, REMOVE: 0, FAIL: 0}
+    for item, d in members:
+        kind = item.get("ensure")
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if d.action in count:
+            count[d.action] += 1
+    fresh = decision.action == CREATE and count[CREATE] == len(members)
+    gone = decision.action == REMOVE
+    if fresh or gone or not any(count.values()):
+        names = {"present": "file", "link": "link", "directory": "directory"}
+        parts = [
+            _plural(kinds[k], names[k]) for k in ("present", "link", "directory") if kinds.get(k)
+        ]
+        text = "tree: " + (", ".join(parts) or "empty")
+    else:
+        parts = []
+        for action, word in ((UPDATE, "updated"), (CREATE, "added"), (REMOVE, "removed")):
+            if count[action]:
+                parts.append(f"{count[action]} {word}")
+        if count[FAIL]:
+            parts.append(f"{count[FAIL]} cannot be applied")
+        text = "tree: " + ", ".join(parts)
+    # The root directory's own change (a mode, an owner, a failure) comes
+    # first in its reason; what is said of members starts with a digit.
+    own = decision.reason.partition("; ")[0] if decision.action in (CREATE, UPDATE, FAIL) else ""
+    if own and not own[0].isdigit():
+        text += f"; {own}"
+    return text
+
+
+def _plural(n: int, word: str) -> str:
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {'directories' if word == 'directory' else word + 's'}"
+
+
+def _created_parents(item: Item, rctx: RecordContext) -> list[str]:
+    """Parents syslua created for the item (in this apply, by whichever item
+    got there first), up to the first that another item declares; kept from
+    the previous snapshot when this apply created none."""
+    created = []
+    parent = os.path.dirname(item.key)
+    recorded = rctx.recorded
+    while parent not in ("/", ""):
+        if rctx.manifest is not None and _declared_dir(rctx.manifest, parent):
+            break
+        rec = recorded.get(parent)
+        if rec is None or rec["prev"]["kind"] != "absent":
+            break
+        created.append(parent)
+        parent = os.path.dirname(parent)
+    return created or list(rctx.previous.get("created_parents", ()))
+
+
+def _declared_dir(manifest: Manifest | None, path: str) -> bool:
+    if manifest is None:
+        return False
+    owner = manifest.get(f"file#{path}")
+    return owner is not None and owner.get("ensure") == "directory"
+
+
 def _kind(state: posix.FileState) -> str:
     return {
         posix.PRESENT: "a file",
@@ -511,7 +787,7 @@ def _kind(state: posix.FileState) -> str:
 
 
 def _kind_name(ensure: str) -> str:
-    return "a directory" if ensure == "directory" else "a file"
+    return {posix.DIRECTORY: "a directory", posix.LINK: "a symlink"}.get(ensure, "a file")
 
 
 def _non_empty(path: str) -> bool:
@@ -519,11 +795,3 @@ def _non_empty(path: str) -> bool:
         return bool(os.listdir(path))
     except OSError:
         return False
-
-
-def _parent_declared(item: Item, ctx: Context) -> bool:
-    """The missing parent directory is itself declared, so it is created first."""
-    if ctx.manifest is None:
-        return False
-    parent = ctx.manifest.get(f"file#{os.path.dirname(item.key)}")
-    return parent is not None and parent.get("ensure") == "directory"

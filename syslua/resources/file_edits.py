@@ -7,9 +7,14 @@ what the last apply recorded (`snapshot_state`: the content's blob and the
 mode), or when a symlink replaced it. A file that was deleted is not edited:
 writing it again loses nothing.
 
+A managed link is edited when it points elsewhere than the last apply made
+it point, or when a regular file replaced it (an editor that saves by
+writing a new file): overwriting that file would lose what was written.
+
 `sys add` takes a live file back into the configuration: over the `source`
 file it is copied from, keeping that file's own mode and owner; never into
-a declaration's inline `content`, which only the user edits.
+a declaration's inline `content`, which only the user edits, nor over a
+template, which the live file is only a rendering of.
 """
 
 from __future__ import annotations
@@ -51,8 +56,21 @@ def _recorded_blob(item: Item, recorded: dict[str, Any], store: Any) -> Any:
     return store.path(blob)
 
 
+def _link_edited(item: Item) -> str | None:
+    state = _live(item.key)
+    if state is None:
+        return None
+    if state.ensure == posix.LINK and state.link_target != item.get("target"):
+        return f"link target changed from {item.get('target')} to {state.link_target}"
+    if state.ensure == posix.PRESENT:
+        return f"a file replaced the link to {item.get('target')}"
+    return None
+
+
 def edited(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
     """What was changed by hand since the last apply, or None."""
+    if item.get("ensure") == "link":
+        return _link_edited(item)
     if item.get("ensure") != "present" or not (recorded.get("blob") or recorded.get("mode")):
         return None
     state = _live(item.key)
@@ -76,6 +94,8 @@ def edited(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
 
 def edit_diff(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
     """From what the last apply left to what is there now: mode lines, then the content."""
+    if item.get("ensure") == "link":
+        return _link_diff(item)
     if item.get("ensure") != "present":
         return None
     state = _live(item.key)
@@ -94,6 +114,25 @@ def edit_diff(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
         label = abbreviate(item.key)
         text += unified(before, after, f"{label} (last applied)", f"{label} (live)")
     return text or None
+
+
+def _link_diff(item: Item) -> str | None:
+    state = _live(item.key)
+    if state is None:
+        return None
+    target = item.get("target")
+    if state.ensure == posix.LINK and state.link_target != target:
+        return f"old target {target}\nnew target {state.link_target}\n"
+    if state.ensure == posix.PRESENT:
+        try:
+            after = _read(item.key)
+        except OSError:
+            return None
+        label = abbreviate(item.key)
+        return f"old target {target}\n" + unified(
+            b"", after, f"{label} (a link)", f"{label} (live file)"
+        )
+    return None
 
 
 def unified(before: bytes, after: bytes, fromfile: str, tofile: str) -> str:
@@ -119,10 +158,31 @@ def _read(path: str) -> bytes:
 
 
 def adopt(item: Item, recorded: dict[str, Any], live: dict[str, Any]) -> dict[str, Any] | None:
-    """A state recording the live file (content and mode) as what the last apply left."""
+    """A state recording the live file (content and mode) as what the last apply
+    left; for a link, the target it had, or the file that replaced it."""
+    if item.get("ensure") == "link":
+        if live.get("kind") == "link":
+            return {**recorded, "target": live["target"]}
+        if live.get("kind") == "file":
+            return {**recorded, "blob": live["blob"], "mode": f"{live['mode']:04o}"}
+        return None
     if item.get("ensure") != "present" or live.get("kind") != "file":
         return None
     return {**recorded, "blob": live["blob"], "mode": f"{live['mode']:04o}"}
+
+
+def adopted_link(item: Item, state: dict[str, Any]) -> dict[str, Any] | None:
+    """The properties `materialise` gives a link whose state adopted a hand
+    edit: another target, or the file that replaced it. None: as declared."""
+    if item.get("ensure") != "link":
+        return None
+    if state.get("blob"):
+        props = {k: v for k, v in item.props.items() if k != "target"}
+        return {**props, "ensure": "present", "source": state["blob"], "mode": state["mode"]}
+    target = state.get("target")
+    if target and target != item.get("target"):
+        return {**item.props, "target": target}
+    return None
 
 
 def adopted_blob(item: Item, state: dict[str, Any]) -> str | None:
@@ -146,6 +206,8 @@ def take_back(
     if ensure == "link" or item.get("link"):
         # A link's edits were made in the file it points to: already in place.
         target = item.get("target") or item.get("source") or "its target"
+        if ensure == "link" and os.path.isfile(path) and not os.path.islink(path):
+            return _relink(item, path, where, str(target))
         return TakeBack(
             f"{label} is managed as a link to {abbreviate(str(target))}: "
             "edits made through it are already there; nothing to do"
@@ -153,6 +215,12 @@ def take_back(
     if ensure != "present":
         return TakeBack(
             f'{label} is declared with ensure = "{ensure}" at {where}: there is no content to take back',
+            refused=True,
+        )
+    if item.get("template"):
+        return TakeBack(
+            f"{label} is rendered from the template {display_path(str(item.get('source')))} "
+            f"(declared at {where}): edit the template (`sys add` does not copy a rendering over it)",
             refused=True,
         )
     if item.get("content") is not None:
@@ -203,6 +271,45 @@ def take_back(
         return None if blob == recorded.get("blob") else {**recorded, "blob": blob}
 
     return TakeBack(message, writes=() if same else (target,), act=act)
+
+
+def _relink(item: Item, path: str, where: str, target: str) -> TakeBack:
+    """A regular file replaced a managed link (an editor saving by writing a
+    new file): its content goes over what the link points to, and the link is
+    made again."""
+    label = abbreviate(path)
+    dest = os.path.realpath(target)
+    if os.path.exists(dest) and not os.path.isfile(dest):
+        return TakeBack(
+            f"{label}: a file replaced the link to {abbreviate(target)}, which is not a regular file",
+            refused=True,
+        )
+    live = os.lstat(path)
+    try:
+        old = os.stat(dest)
+    except FileNotFoundError:
+        old = None
+    same = (
+        old is not None
+        and old.st_size == live.st_size
+        and posix.same_content(path, dest, live.st_size)
+    )
+    message = (
+        f"{label}: a file replaced the link to {abbreviate(target)} (declared at {where}); "
+        + ("its content is already there" if same else "its content was copied there")
+        + ", and the link is made again"
+    )
+
+    def act() -> None:
+        if not same:
+            mode = stat.S_IMODE((old or live).st_mode)
+            owner = (old.st_uid, old.st_gid) if old is not None else None
+            posix.copy_content(path, dest, mode=mode, owner=owner)
+        posix.make_link(
+            path, target, uid=live.st_uid, gid=live.st_gid, before_change=lambda _: None
+        )
+
+    return TakeBack(message, writes=() if same else (dest,), act=act)
 
 
 def take_in(path: str, dest: str, source: str) -> TakeBack:

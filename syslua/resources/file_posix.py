@@ -18,7 +18,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from syslua.fsutil import CHUNK, AtomicFile
+from syslua.fsutil import CHUNK, AtomicFile, atomic_symlink
 from syslua.resources.base import ResourceError
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
@@ -148,12 +148,9 @@ def store(
     mode: int,
     before_change: Callable[[str], None],
 ) -> None:
-    """Create or replace the regular file at `path` atomically."""
+    """Create or replace the regular file at `path` atomically (its parent exists:
+    `create_parents` made it)."""
     parent = os.path.dirname(path)
-    if not os.path.isdir(parent):
-        raise ResourceError(
-            f'parent directory does not exist: {parent} (declare it with ensure = "directory")'
-        )
     current = status(path)
     if current.ensure == DIRECTORY:
         raise ResourceError(f"a directory exists where a file is wanted: {path}")
@@ -187,35 +184,99 @@ def store(
         _set_owner(fd, uid, gid, os.fstat(fd))  # before the rename, which sets the mode
 
 
+def missing_parents(path: str) -> list[str]:
+    """The parent directories of `path` that do not exist, outermost first."""
+    missing = []
+    p = os.path.dirname(path)
+    while p and p != "/" and not os.path.lexists(p):
+        missing.append(p)
+        p = os.path.dirname(p)
+    missing.reverse()
+    return missing
+
+
+def create_parents(
+    path: str,
+    attrs: Callable[[str], tuple[int, int, int]],
+    *,
+    before_change: Callable[[str], None],
+) -> None:
+    """Create the missing parents of `path`, outermost first, each with
+    `attrs(directory)` = (uid, gid, mode). A directory another item created
+    meanwhile is left as it is."""
+    for d in missing_parents(path):
+        uid, gid, mode = attrs(d)
+        before_change(d)
+        try:
+            os.mkdir(d, 0o700)  # the final mode once the owner is right
+        except FileExistsError as e:
+            if os.path.isdir(d):
+                continue
+            raise ResourceError(f"cannot create directory {d}: a file is in the way") from e
+        except NotADirectoryError as e:
+            raise ResourceError(f"cannot create directory {d}: a parent is not a directory") from e
+        except PermissionError as e:
+            raise ResourceError(f"cannot create directory {d}: permission denied") from e
+        _set_attrs(d, uid, gid, mode)
+
+
 def create_directory(
     path: str, *, uid: int, gid: int, mode: int, before_change: Callable[[str], None]
 ) -> None:
-    """Create `path` (and missing parents) or fix its attributes."""
+    """Create `path` (its parent exists) or fix its attributes."""
     current = status(path)
     if current.ensure in (PRESENT, OTHER):
         raise ResourceError(
             f"a file exists where a directory is wanted: {path} (set force = true to replace it)"
         )
-    missing = []
-    p = path
-    while not os.path.lexists(p):
-        missing.append(p)
-        p = os.path.dirname(p)
-    for d in reversed(missing):
-        before_change(d)
+    before_change(path)
     if current.ensure == LINK:
-        before_change(path)
         os.unlink(path)
-        missing.append(path)
-    elif not missing:
-        before_change(path)
     try:
-        os.makedirs(path, mode=0o755, exist_ok=True)
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass  # already a directory (or made meanwhile): only its attributes change
     except PermissionError as e:
         raise ResourceError(f"cannot create directory {path}: permission denied") from e
-    except FileExistsError as e:
+    except (FileNotFoundError, NotADirectoryError) as e:
         raise ResourceError(f"cannot create directory {path}: a parent is not a directory") from e
     _set_attrs(path, uid, gid, mode)
+
+
+def replace_link_with_directory(
+    path: str, uid: int, gid: int, mode: int, *, before_change: Callable[[str], None]
+) -> None:
+    """The symlink at `path` gives way to an empty directory (the journal keeps
+    the link). Another item may be doing the same: `unlink` never removes a
+    directory, and a directory found made is left as it is."""
+    before_change(path)
+    try:
+        if os.path.islink(path):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return
+    except PermissionError as e:
+        raise ResourceError(f"cannot create directory {path}: permission denied") from e
+    _set_attrs(path, uid, gid, mode)
+
+
+def make_link(
+    path: str, target: str, *, uid: int, gid: int, before_change: Callable[[str], None]
+) -> None:
+    """Make `path` a symlink to `target`, replacing a file or link in one rename."""
+    current = status(path)
+    if current.ensure == DIRECTORY:
+        raise ResourceError(f"a directory exists where a link is wanted: {path}")
+    before_change(path)
+    try:
+        atomic_symlink(path, target)
+    except PermissionError as e:
+        raise ResourceError(f"cannot write in {os.path.dirname(path)}: permission denied") from e
+    _set_owner(path, uid, gid, os.lstat(path))
 
 
 def replace_with_directory(path: str, *, before_change: Callable[[str], None]) -> None:

@@ -1,0 +1,233 @@
+"""File declarations that stand for more than one plain item: trees, links, templated sources.
+
+`merge` calls `expand` for every merged `file` item. Most come back as they
+are. Three kinds are rewritten:
+
+- **a tree**: `source` is a directory. The declaration becomes the tree's
+  *root* item (`ensure = "directory"`, `tree = true`, its `mode` the
+  directories' mode) and one *member* item per directory and file below
+  `source`, minus `.git` and what `ignore` matches. Members are ordinary
+  file items (`file#<path>/<relative path>`) whose `parent` is the root's
+  id: the DAG runs them before the root, which then reports on them, as an
+  `apply` does on its children; the plan shows them as one line.
+- **a link**: `link = true` beside a file `source` becomes
+  `ensure = "link"` with `target` = the absolute source path.
+- **a templated source**: `template = true` reads `source` now and renders
+  it like inline `content` (the result is the item's `content`; `source`
+  stays, for `sys add` and the plan).
+
+Modes (SPEC section 5): a tree's file whose source has an execute bit gets
+`x` wherever `mode` has `r`; directories get `dir_mode`, which defaults to
+`mode` with `x` wherever it has `r`.
+
+Per member this costs one directory entry and one `stat` of its source (for
+the execute bit); nothing is read twice, and nothing is compared between
+members.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from syslua.eval import template as templating
+from syslua.manifest.model import Item, freeze, freeze_owned
+
+# Properties a member inherits from its tree declaration.
+_INHERITED = ("owner", "group", "force", "provider")
+
+
+class TreeError(ValueError):
+    """What is wrong with a tree or a link; merge shows it at the declaration's line."""
+
+
+@dataclass
+class Expansion:
+    items: list[Item] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)  # files read while expanding (templates)
+    members: int = 0  # items added besides the declaration's own
+
+
+def traversable(mode: str) -> str:
+    """`mode` with `x` added wherever it has `r` (0644 -> 0755), as a directory needs."""
+    value = int(mode, 8)
+    return f"{value | ((value & 0o444) >> 2):04o}"
+
+
+def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
+    """The items `item` stands for, or None when it is an ordinary item.
+
+    `roots` are the template roots of the manifest that declared it (facts,
+    data, env), for `template = true` (in a YAML manifest too: its own
+    values were rendered when it was read, but not the files it names).
+    """
+    source = item.get("source")
+    if source is None or item.get("ensure") not in ("present", "directory"):
+        return None
+    if os.path.isdir(source):
+        return _tree(item, source, roots)
+    if item.get("ensure") == "directory":
+        raise TreeError(
+            f'ensure = "directory" with a `source` needs a directory source, got {source}'
+        )
+    if item.get("ignore"):
+        raise TreeError(f"`ignore` applies to a directory `source`; {source} is not a directory")
+    if item.get("link"):
+        props = {k: v for k, v in item.props.items() if k not in ("source", "link", "mode")}
+        props.update(ensure="link", target=source)
+        return Expansion([_replace(item, props)])
+    if item.get("template"):
+        text = _render_file(source, roots)
+        props = dict(item.props)
+        props["content"] = text
+        return Expansion([_replace(item, props)], inputs=[source])
+    return None
+
+
+def _replace(item: Item, props: dict[str, Any]) -> Item:
+    return Item(item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only)
+
+
+def _render_file(source: str, roots: Mapping[str, Any] | None) -> str:
+    try:
+        with open(source, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise TreeError(f"source file not found: {source}") from None
+    except OSError as e:
+        raise TreeError(f"cannot read {source}: {e.strerror}") from None
+    text = data.decode("utf-8", "surrogateescape")
+    if roots is None or not templating.has_template(text):
+        return text
+    try:
+        return templating.render(text, roots)
+    except templating.TemplateError as e:
+        raise TreeError(f"{source}: {e}") from None
+
+
+def _spec(patterns: Iterable[str]) -> Any:
+    """A gitignore matcher. `X/**` is read as `X/*`: in git it matches what is
+    inside X, not X itself, and once a directory is left out so is all below."""
+    lines = [p[:-1] if p.endswith("/**") else p for p in patterns]
+    if not lines:
+        return None
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _walk(source: str, spec: Any) -> tuple[list[tuple[str, bool]], list[str]]:
+    """Files (relative path, executable) and directories below `source`.
+
+    `.git` is skipped; a directory that `spec` matches is skipped with all
+    below it, as git does. Symlinks in the source are followed; a broken one
+    or a special file is an error rather than silently left out.
+    """
+    files: list[tuple[str, bool]] = []
+    dirs: list[str] = []
+    stack = [("", source)]
+    while stack:
+        rel, full = stack.pop()
+        try:
+            entries = list(os.scandir(full))
+        except OSError as e:
+            raise TreeError(f"cannot read directory {full}: {e.strerror}") from None
+        for entry in entries:
+            name = entry.name
+            if name == ".git":
+                continue
+            path = rel + name
+            try:
+                is_dir = entry.is_dir()
+                is_file = not is_dir and entry.is_file()
+            except OSError as e:
+                raise TreeError(f"cannot read {entry.path}: {e.strerror}") from None
+            if is_dir:
+                if spec is not None and spec.match_file(path + "/"):
+                    continue
+                if entry.is_symlink():
+                    _check_loop(entry.path, full)
+                dirs.append(path)
+                stack.append((path + "/", entry.path))
+            elif is_file:
+                if spec is not None and spec.match_file(path):
+                    continue
+                try:
+                    executable = bool(entry.stat().st_mode & 0o111)
+                except OSError as e:
+                    raise TreeError(f"cannot read {entry.path}: {e.strerror}") from None
+                files.append((path, executable))
+            elif spec is not None and spec.match_file(path):
+                continue
+            elif entry.is_symlink():
+                raise TreeError(
+                    f"the source tree holds a broken symlink: {entry.path} (add it to `ignore`)"
+                )
+            else:
+                raise TreeError(
+                    f"the source tree holds a special file: {entry.path} (add it to `ignore`)"
+                )
+    return files, dirs
+
+
+def _check_loop(link: str, inside: str) -> None:
+    real, here = os.path.realpath(link), os.path.realpath(inside)
+    if here == real or here.startswith(real.rstrip("/") + "/"):
+        raise TreeError(f"the source tree holds a symlink to one of its own parents: {link}")
+
+
+def _tree(item: Item, source: str, roots: Mapping[str, Any] | None) -> Expansion:
+    link = bool(item.get("link"))
+    mode = item.get("mode")
+    explicit_dir_mode = item.get("dir_mode")
+    if explicit_dir_mode is None and mode is None:
+        raise TreeError(
+            "a link tree needs `dir_mode` for its directories (or a `mode` from defaults{})"
+        )
+    dir_mode = explicit_dir_mode or traversable(mode)
+    files, dirs = _walk(source, _spec(item.get("ignore", ())))
+    base = {k: item.get(k) for k in _INHERITED if item.get(k) is not None}
+    root_id = item.id
+    prefix = item.key.rstrip("/") + "/"
+    src = source.rstrip("/") + "/"
+    out = Expansion()
+
+    def member(rel: str, props: dict[str, Any]) -> Item:
+        return Item(
+            "file",
+            prefix + rel,
+            freeze_owned(props),
+            root_id,
+            item.noop,
+            item.health_check_only,
+        )
+
+    for rel in dirs:
+        out.items.append(member(rel, {**base, "ensure": "directory", "mode": dir_mode}))
+    file_mode = None if link else int(mode, 8)
+    template = bool(item.get("template"))
+    for rel, executable in files:
+        path = src + rel
+        if link:
+            out.items.append(member(rel, {**base, "ensure": "link", "target": path}))
+            continue
+        assert file_mode is not None
+        value = file_mode | ((file_mode & 0o444) >> 2) if executable else file_mode
+        props = {**base, "ensure": "present", "source": path, "mode": f"{value:04o}"}
+        if template:
+            text = _render_file(path, roots)
+            props["content"] = text
+            props["template"] = True
+            out.inputs.append(path)
+        out.items.append(member(rel, props))
+    out.members = len(out.items)
+    root = {k: v for k, v in item.props.items() if k != "mode"}
+    root.update(ensure="directory", mode=dir_mode, tree=True)
+    out.items.append(_replace(item, root))
+    return out
+
+
+def is_root(item: Item) -> bool:
+    return bool(item.props.get("tree"))
