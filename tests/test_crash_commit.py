@@ -71,3 +71,18 @@ def test_killed_after_the_commit_record_keeps_the_new_snapshot(sysenv) -> None:
     snaps = history(sysenv)
     assert len(snaps) == 2 and current(sysenv) != s1
     assert "No drift" in p.stdout, out(p)
+
+
+def test_killed_before_the_commit_of_the_very_first_apply(sysenv) -> None:
+    """No snapshot existed: the one the killed run saved is not current, and goes."""
+    put(sysenv.home / "d" / "hand.txt", "made by hand\n", 0o640)
+    before = tree(sysenv.home)
+    sysenv.write(
+        "sys.lua", HEADER + DIR + V1 + 'file { path = "~/d/hand.txt", content = "managed\\n" }\n'
+    )
+    killed_at(sysenv, "before-commit")
+    p = sysenv.run("status")
+    assert p.returncode == 0, out(p)
+    assert RECOVERED in out(p)
+    assert tree(sysenv.home) == before
+    assert history(sysenv) == []

@@ -231,8 +231,10 @@ class Snapshots:
         return None
 
     def save(self, snap: Snapshot, *, make_current: bool = True) -> None:
-        self._write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")))
+        # The index first: read after the new file exists, a missing index
+        # (the first snapshot) would be rebuilt with the new one as current.
         index = self._read_index()
+        self._write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")))
         if snap.id not in index["order"]:
             index["order"].append(snap.id)
         if make_current:
