@@ -115,6 +115,9 @@ def test_tree_update_add_and_remove_from_source(sysenv):
     lines = plan_lines(sysenv)
     assert "~ file ~/.config/nvim/ (tree: 1 updated, 1 added, 1 removed)" in lines
     assert "Plan: 1 to create, 2 to update, 1 to remove, 3 unchanged." in lines
+    # the removed member is counted under its tree's label, never its item id
+    assert "[Remove] ~/.config/nvim/* (1)" in lines, lines
+    assert "[Remove] ~/.config/nvim/lua/options.lua" in plan_lines(sysenv, "-v")
     apply(sysenv, NVIM)
     nvim = sysenv.home / ".config" / "nvim"
     assert (nvim / "init.lua").read_text() == "require('plugins')\nrequire('keys')\n"

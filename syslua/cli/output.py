@@ -216,9 +216,10 @@ class Terminal:
                 suffix = " - parallel" if len(wave) > 1 else ""
                 self.line(f"  [Wave {n}] {labels}{suffix}")
             if plan.removals:
-                removed = self._collapsed(
-                    {e.id: e.label for e in plan.removals}, [e.id for e in plan.removals], groups
-                )
+                # A member removed from a tree that stays is counted under the
+                # tree's label, which only the declared items' labels have.
+                names = {**plan.labels, **{e.id: e.label for e in plan.removals}}
+                removed = self._collapsed(names, [e.id for e in plan.removals], groups)
                 self.line(f"  [Remove] {', '.join(removed)}")
         c = plan.counts()
         self.line()
