@@ -197,7 +197,13 @@ def test_refusals(sysenv) -> None:
 def test_add_needs_a_config(sysenv) -> None:
     put(sysenv.home / ".tmux.conf", "mine\n")
     p = sysenv.run("add", "~/.tmux.conf")
-    assert p.returncode == 2 and "no config file" in p.stderr, out(p)
+    assert p.returncode == 2, out(p)
+    # the hint names --config: `sys add ~/.tmux.conf path/to/sys.lua` would add the config
+    assert (
+        "Error: no config file: pass one (sys add --config path/to/sys.lua PATH) "
+        "or create ./sys.lua or ~/.config/syslua/sys.lua (sys init writes a starter)"
+    ) in p.stderr, out(p)
+    assert tree(sysenv.work) == {} and not (sysenv.home / "dotfiles").exists()
     other = sysenv.work / "elsewhere"
     sysenv.write("elsewhere/sys.lua", HEADER)
     p = sysenv.run("add", "--config", str(other / "sys.lua"), "~/.tmux.conf")

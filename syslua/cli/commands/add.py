@@ -55,7 +55,14 @@ def run(
 ) -> int:
     paths = Paths.from_env()
     manifest = load_manifest(
-        term, config, facts=facts, impure=impure, max_depth=max_depth, paths=paths
+        term,
+        config,
+        facts=facts,
+        impure=impure,
+        max_depth=max_depth,
+        paths=paths,
+        # a config given as an argument would be taken for a path to add
+        example="sys add --config path/to/sys.lua PATH",
     )
     config_dir = os.path.dirname(manifest.config or os.path.abspath("sys.lua"))
     dest_root = os.path.abspath(to) if to is not None else os.path.join(config_dir, "dotfiles")

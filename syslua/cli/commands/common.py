@@ -36,7 +36,10 @@ def parse_size(text: str, option: str) -> int:
     return size
 
 
-def find_config(config: Path | None) -> Path:
+def find_config(config: Path | None, example: str = "sys plan path/to/sys.lua") -> Path:
+    """The config to read: `config` (a file, or a directory with sys.lua), or
+    the default one. `example`: how the command is given a config, for the
+    error when there is none."""
     if config is not None:
         if not config.exists():
             raise UsageError(f"config file not found: {config}")
@@ -49,7 +52,7 @@ def find_config(config: Path | None) -> Path:
     found = default_config()
     if found is None:
         raise UsageError(
-            "no config file: pass one (sys plan path/to/sys.lua) or create ./sys.lua "
+            f"no config file: pass one ({example}) or create ./sys.lua "
             "or ~/.config/syslua/sys.lua (sys init writes a starter)"
         )
     return found
@@ -66,10 +69,11 @@ def load_manifest(
     noop: bool = False,
     health_check_only: bool = False,
     eval_timeout: float | None = None,
+    example: str = "sys plan path/to/sys.lua",
 ) -> Manifest:
     """Evaluate and merge the config. `eval_timeout`: seconds for the whole
-    evaluation (None: the default, 0: no limit)."""
-    path = find_config(config)
+    evaluation (None: the default, 0: no limit); `example`: see `find_config`."""
+    path = find_config(config, example)
     term.log(f"Evaluating {path.name}...")
     options = Options(
         cli_facts=parse_fact_args(facts),
