@@ -1,0 +1,8 @@
+-- Leader keys first: plugins read them when they load.
+vim.g.mapleader = " "
+vim.g.maplocalleader = ","
+
+require("config.options")
+require("config.keymaps")
+require("config.autocmds")
+require("config.lazy")
