@@ -132,9 +132,9 @@ def held_undo(started: Path, release: Path, then: str = "true") -> str:
     )
 
 
-def wait_for_text(run: Running, text: str, timeout: float = 30) -> None:
+def wait_for_text(run: Running, text: str, timeout: float = 30, *, count: int = 1) -> None:
     deadline = time.monotonic() + timeout
-    while text not in run.output():
+    while run.output().count(text) < count:
         if run.proc.poll() is not None or time.monotonic() > deadline:
             pytest.fail(f"{text!r} did not appear:\n" + run.output())
         time.sleep(0.02)
@@ -258,6 +258,7 @@ local m = exec {{ name = "mark", provider = "shell", command = "true", undo = {j
     run.send(signal.SIGINT)
     wait_for_text(run, STILL)
     run.send(signal.SIGTERM)
+    wait_for_text(run, STILL, count=2)  # handled while the undo still runs
     release.write_text("")
     code, text = run.finish()
     assert code == 130, text
