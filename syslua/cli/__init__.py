@@ -522,6 +522,25 @@ def env(
     raise typer.Exit(cmd.run(_common(), shell))
 
 
+@app.command()
+def doctor(
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="Hash a sample of the store's objects, not every one."),
+    ] = False,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Check that syslua can work here: the Lua runtime, permissions, the lock, failed
+    journals, the store, the shell's env line, PATH and the config. Exit 1 when a check fails.
+
+    Example: sys doctor --quick
+    """
+    from syslua.cli.commands import doctor as cmd
+
+    raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), quick=quick))
+
+
 GC_THRESHOLD = (100_000, 50, 100)
 COMPLETE_VAR = "_SYS_COMPLETE"  # set by the completion scripts (cli/completion.py)
 
