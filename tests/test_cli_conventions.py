@@ -233,11 +233,17 @@ def test_a_real_shell_completes_snapshot_ids(sysenv, tmp_path, shell) -> None:
         assert f"{new}\tcurrent" in p.stdout  # with what each one is
 
 
+def _install(sysenv, shell: str) -> subprocess.CompletedProcess[str]:
+    """`sys --install-completion SHELL`, with the XDG dirs at their defaults under the home."""
+    env = {k: v for k, v in sysenv.env.items() if k not in ("XDG_DATA_HOME", "XDG_CONFIG_HOME")}
+    return _in_process(["--install-completion", shell], env, sysenv.work)
+
+
 def test_install_completion_writes_the_script_and_one_rc_line(sysenv) -> None:
     bashrc = sysenv.home / ".bashrc"
     bashrc.write_text("alias ll='ls -l'")  # no newline at the end
     bashrc.chmod(0o600)
-    p = sysenv.run("--install-completion", "bash")
+    p = _install(sysenv, "bash")
     ok(p)
     script = sysenv.home / ".local/share/bash-completion/completions/sys"
     line = f"[ -f '{script}' ] && . '{script}'"
@@ -250,7 +256,7 @@ def test_install_completion_writes_the_script_and_one_rc_line(sysenv) -> None:
         f"alias ll='ls -l'\n# shell completion for sys (sys --install-completion)\n{line}\n"
     )
     assert bashrc.stat().st_mode & 0o777 == 0o600  # its mode is kept
-    again = sysenv.run("--install-completion", "bash")
+    again = _install(sysenv, "bash")
     ok(again)
     assert "left alone because it already loads the script: ~/.bashrc" in again.stdout
     assert bashrc.read_text().count(line) == 1
@@ -261,14 +267,14 @@ def test_install_completion_follows_a_linked_rc_file_and_knows_zsh_and_fish(syse
     dotfiles.mkdir()
     (dotfiles / "zshrc").write_text("setopt autocd\n")
     (sysenv.home / ".zshrc").symlink_to(dotfiles / "zshrc")
-    p = sysenv.run("--install-completion", "zsh")
+    p = _install(sysenv, "zsh")
     ok(p)
     assert (sysenv.home / ".zshrc").is_symlink()  # the link stays; its target gets the line
     zfunc = sysenv.home / ".zfunc/_sys"
     assert f". '{zfunc}'" in (dotfiles / "zshrc").read_text()
     assert (dotfiles / "zshrc").read_text().startswith("setopt autocd\n")
     assert "compdef _sys_completion sys" in zfunc.read_text()
-    fish = sysenv.run("--install-completion", "fish")
+    fish = _install(sysenv, "fish")
     ok(fish)
     assert (
         "complete --command sys" in (sysenv.home / ".config/fish/completions/sys.fish").read_text()

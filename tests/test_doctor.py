@@ -23,6 +23,7 @@ CHECKS = ["lua", "permissions", "lock", "journals", "store", "env", "path", "con
 def doctor(sysenv, *args: str, shell: str = "/bin/bash", path_bin: bool = True, **env: str):
     """`sys doctor *args` with `$SHELL` = `shell`, and the profile's bin on PATH when `path_bin`."""
     e = dict(sysenv.env, SHELL=shell, **env)
+    e.pop("XDG_CONFIG_HOME", None)  # fish's config.fish under the test's home
     if path_bin:
         e["PATH"] = f"{sysenv.root / 'state' / 'profile' / 'bin'}{os.pathsep}{e['PATH']}"
     return _in_process(["doctor", *args], e, sysenv.work, timeout=120, input=None)

@@ -43,7 +43,9 @@ app.add_typer(snapshot_app, name="snapshot")
 ConfigArg = Annotated[
     Path | None,
     typer.Argument(
-        help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).", show_default=False
+        help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua, then the config "
+        "of the current snapshot).",
+        show_default=False,
     ),
 ]
 JsonOpt = Annotated[
@@ -323,7 +325,8 @@ def add(
         typer.Option(
             "--config",
             "-c",
-            help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).",
+            help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua, then the "
+            "config of the current snapshot).",
             show_default=False,
         ),
     ] = None,
@@ -504,7 +507,11 @@ def init(
         typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua)."),
     ] = None,
 ) -> None:
-    """Write a starter sys.lua and .luarc.json for lua-language-server."""
+    """Write a starter sys.lua and .luarc.json for lua-language-server; files that
+    exist are left alone, and each file is listed as written or left alone.
+
+    Example: sys init ~/dotfiles && sys plan ~/dotfiles/sys.lua
+    """
     from syslua.cli.commands import init as cmd
 
     raise typer.Exit(cmd.run(_common(), directory))

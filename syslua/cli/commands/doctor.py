@@ -173,7 +173,8 @@ def permissions(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
         fixes.append(
             "; ".join(f"chmod {m:04o} {p}" for p, m in shown)
             + (" and the rest likewise" if len(too_open) > SHOWN else "")
-            + " (or run any `sys` command: it tightens them)"
+            # Commands tighten everything when a directory of the layout is too open.
+            + (" (or run any `sys` command: it tightens them)" if layout.too_open(paths) else "")
         )
     if problems:
         return False, "; ".join(problems), "; ".join(fixes)
