@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def test_version_names_syslua_luajit_and_python(sysenv) -> None:
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert __version__ == project["version"]  # one version, written twice
+    assert __version__ == project["version"] == version("syslua")  # the same everywhere
     for flag in ("--version", "-V"):
         p = sysenv.run(flag)
         ok(p)
