@@ -11,7 +11,9 @@ is a bug, printed as `Internal error: ...` with its traceback, exit 70.
 
 from __future__ import annotations
 
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -21,20 +23,29 @@ app = typer.Typer(
     name="sys",
     help="syslua: describe your machine in Lua, preview with `sys plan`, converge with `sys apply`.",
     no_args_is_help=True,
+    # Our own --install-completion / --show-completion (cli/completion.py):
+    # typer's take no shell name and edit rc files in place.
     add_completion=False,
+    # click itself says "Did you mean ...?" once; typer's would add it again.
+    suggest_commands=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 snapshot_app = typer.Typer(
-    help="Show, tag and delete snapshots.", no_args_is_help=True, rich_markup_mode=None
+    help="Show, tag and delete snapshots.",
+    no_args_is_help=True,
+    suggest_commands=False,
+    rich_markup_mode=None,
 )
 app.add_typer(snapshot_app, name="snapshot")
 
 ConfigArg = Annotated[
     Path | None,
     typer.Argument(
-        help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).", show_default=False
+        help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua, then the config "
+        "of the current snapshot).",
+        show_default=False,
     ),
 ]
 JsonOpt = Annotated[
@@ -92,9 +103,82 @@ EvalTimeoutOpt = Annotated[
 DEFAULT_EVAL_TIMEOUT = 60.0  # syslua.eval.lua.DEFAULT_EVAL_TIMEOUT, without importing it here
 
 
+def _complete_snapshot(incomplete: str) -> list[tuple[str, str]]:
+    """Snapshot ids and tags for the shell's completion (`sys rollback <TAB>`)."""
+    from syslua.cli.completion import snapshot_ids
+
+    return snapshot_ids(incomplete)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from syslua.cli.version import version_line
+
+        typer.echo(version_line())
+        raise typer.Exit()
+
+
+def _show_completion(value: bool) -> None:
+    if value:
+        from syslua.cli import completion
+
+        raise typer.Exit(completion.show(_common(), completion.shell_after("--show-completion")))
+
+
+def _install_completion(value: bool) -> None:
+    if value:
+        from syslua.cli import completion
+
+        raise typer.Exit(
+            completion.install(_common(), completion.shell_after("--install-completion"))
+        )
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            is_eager=True,
+            callback=_version,
+            help="Print the versions of syslua, LuaJIT and Python, and exit.",
+        ),
+    ] = False,
+    show_completion: Annotated[
+        bool,
+        typer.Option(
+            "--show-completion",
+            is_eager=True,
+            callback=_show_completion,
+            help="Print the completion script of a shell, named after the option (bash, zsh or "
+            'fish; default: $SHELL\'s), e.g. eval "$(sys --show-completion bash)".',
+        ),
+    ] = False,
+    install_completion: Annotated[
+        bool,
+        typer.Option(
+            "--install-completion",
+            is_eager=True,
+            callback=_install_completion,
+            help="Install completion for a shell, named after the option (bash, zsh or fish; "
+            "default: $SHELL's).",
+        ),
+    ] = False,
+) -> None:
+    pass  # the options above act on their own and exit; the help is the app's
+
+
+_no_color = False  # --no-color of this command, for the error line `main` prints
+started: float | None = None  # when `main` began: the lock records it
+
+
 def _common(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
     from syslua.cli.output import Terminal
 
+    global _no_color
+    _no_color = no_color
     Terminal.new_command()
     return Terminal(
         json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None
@@ -202,7 +286,11 @@ def apply(
 def rollback(
     snapshot_id: Annotated[
         str | None,
-        typer.Argument(metavar="ID", help="Snapshot to return to (default: the previous one)."),
+        typer.Argument(
+            metavar="ID",
+            help="Snapshot to return to (default: the previous one).",
+            autocompletion=_complete_snapshot,
+        ),
     ] = None,
     noop: NoopOpt = False,
     json_: JsonOpt = False,
@@ -237,7 +325,8 @@ def add(
         typer.Option(
             "--config",
             "-c",
-            help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua).",
+            help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua, then the "
+            "config of the current snapshot).",
             show_default=False,
         ),
     ] = None,
@@ -310,23 +399,38 @@ def history(
 @app.command()
 def status(
     json_: JsonOpt = False,
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help="Exit with 4 when something drifted.")
+    ] = False,
     no_color: NoColorOpt = False,
     verbose: VerboseOpt = 0,
 ) -> None:
-    """Show what drifted from the current snapshot (edited, deleted, mode changed)."""
+    """Show what drifted from the current snapshot (edited, deleted, mode changed).
+
+    Example: sys status --exit-code || echo "the machine drifted"
+    """
     from syslua.cli.commands import status as cmd
 
-    raise typer.Exit(cmd.run(_common(json_, verbose, False, no_color)))
+    raise typer.Exit(cmd.run(_common(json_, verbose, False, no_color), exit_code=exit_code))
 
 
 @app.command()
 def diff(
     a: Annotated[
         str | None,
-        typer.Argument(metavar="A", help="Snapshot id (default: the previous snapshot)."),
+        typer.Argument(
+            metavar="A",
+            help="Snapshot id (default: the previous snapshot).",
+            autocompletion=_complete_snapshot,
+        ),
     ] = None,
     b: Annotated[
-        str | None, typer.Argument(metavar="B", help="Snapshot id (default: the current snapshot).")
+        str | None,
+        typer.Argument(
+            metavar="B",
+            help="Snapshot id (default: the current snapshot).",
+            autocompletion=_complete_snapshot,
+        ),
     ] = None,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
@@ -340,7 +444,10 @@ def diff(
 @snapshot_app.command("show")
 def snapshot_show(
     snapshot_id: Annotated[
-        str | None, typer.Argument(metavar="ID", help="Snapshot id (default: current).")
+        str | None,
+        typer.Argument(
+            metavar="ID", help="Snapshot id (default: current).", autocompletion=_complete_snapshot
+        ),
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -352,7 +459,7 @@ def snapshot_show(
 
 @snapshot_app.command("tag")
 def snapshot_tag(
-    snapshot_id: Annotated[str, typer.Argument(metavar="ID")],
+    snapshot_id: Annotated[str, typer.Argument(metavar="ID", autocompletion=_complete_snapshot)],
     tag: Annotated[
         str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")
     ],
@@ -365,7 +472,7 @@ def snapshot_tag(
 
 @snapshot_app.command("delete")
 def snapshot_delete(
-    snapshot_id: Annotated[str, typer.Argument(metavar="ID")],
+    snapshot_id: Annotated[str, typer.Argument(metavar="ID", autocompletion=_complete_snapshot)],
 ) -> None:
     """Delete a snapshot (not the current one)."""
     from syslua.cli.commands import snapshot as cmd
@@ -400,7 +507,11 @@ def init(
         typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua)."),
     ] = None,
 ) -> None:
-    """Write a starter sys.lua and .luarc.json for lua-language-server."""
+    """Write a starter sys.lua and .luarc.json for lua-language-server; files that
+    exist are left alone, and each file is listed as written or left alone.
+
+    Example: sys init ~/dotfiles && sys plan ~/dotfiles/sys.lua
+    """
     from syslua.cli.commands import init as cmd
 
     raise typer.Exit(cmd.run(_common(), directory))
@@ -418,7 +529,27 @@ def env(
     raise typer.Exit(cmd.run(_common(), shell))
 
 
+@app.command()
+def doctor(
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="Hash a sample of the store's objects, not every one."),
+    ] = False,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Check that syslua can work here: the Lua runtime, permissions, the lock, failed
+    journals, the store, the shell's env line, PATH and the config. Exit 1 when a check fails.
+
+    Example: sys doctor --quick
+    """
+    from syslua.cli.commands import doctor as cmd
+
+    raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), quick=quick))
+
+
 GC_THRESHOLD = (100_000, 50, 100)
+COMPLETE_VAR = "_SYS_COMPLETE"  # set by the completion scripts (cli/completion.py)
 
 
 def main() -> None:
@@ -431,16 +562,24 @@ def main() -> None:
     from syslua.cli import signals
     from syslua.errors import Interrupted, SysluaError
 
+    global _no_color, started
+    _no_color = False
+    started = time.time()
+    if os.environ.get(COMPLETE_VAR):
+        # The completion script asks for candidates: typer's handlers for bash, zsh and fish.
+        from typer.completion import completion_init
+
+        completion_init()
     try:
         with signals.handling():
-            app()
+            app(complete_var=COMPLETE_VAR)
     except Interrupted as e:  # Ctrl-C or SIGTERM before anything changed
         sys.stderr.write(e.message + "\n")
         sys.exit(e.exit_code)
     except SysluaError as e:
         from syslua.cli.output import Terminal
 
-        Terminal().error(e.render())
+        Terminal(color=False if _no_color else None).error(e.render())
         sys.exit(e.exit_code)
     except Exception as e:  # a bug: say so, with everything needed to report it
         internal_error(e)

@@ -177,6 +177,13 @@ def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
     return True, b"\0".join(found), base
 
 
+def luajit_version() -> str:
+    """The Lua runtime configs run in, as it names itself (`LuaJIT 2.1.1774896198`)."""
+    import lupa.luajit21 as lupa
+
+    return str(lupa.LuaRuntime(register_eval=False, register_builtins=False).lua_implementation)
+
+
 def run_config(
     path: Path,
     *,

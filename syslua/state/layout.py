@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from syslua.fsutil import make_dir
@@ -117,39 +118,58 @@ def tighten(paths: Paths) -> list[Path]:
 
 
 def _tighten_tree(root: Path, paths: Paths) -> bool:
-    if not root.is_dir() or root.is_symlink():
-        return False
     pass_ = passages(paths)
-    public_parents = _public_parents(paths)
-    public_files = _public_files(paths)
     changed = False
-
-    def fix(path: Path, is_dir: bool) -> None:
-        nonlocal changed
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return
-        if stat.S_ISLNK(st.st_mode):
-            return
-        new = _loose(path, stat.S_IMODE(st.st_mode), is_dir, pass_)
+    for path, st in entries(root, paths):
+        new = _loose(path, stat.S_IMODE(st.st_mode), stat.S_ISDIR(st.st_mode), pass_)
         if new is not None:
             try:
                 os.chmod(path, new)
             except OSError:
-                return  # not ours, or a read-only filesystem: nothing we can do here
+                continue  # not ours, or a read-only filesystem: nothing we can do here
             changed = True
+    return changed
 
-    fix(root, True)
+
+def entries(root: Path, paths: Paths) -> Iterator[tuple[Path, os.stat_result]]:
+    """`root` and everything under it that the rule covers, with its `lstat`:
+    not symlinks, not the public exceptions (package and build trees,
+    profiles, the env scripts). Nothing when `root` is missing or a link."""
+    if not root.is_dir() or root.is_symlink():
+        return
+    public_parents = _public_parents(paths)
+    public_files = _public_files(paths)
+
+    def stat_of(path: Path) -> os.stat_result | None:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        return None if stat.S_ISLNK(st.st_mode) else st
+
+    found = stat_of(root)
+    if found is not None:
+        yield root, found
     for dirpath, dirs, files in os.walk(root):
         here = Path(dirpath)
         if here in public_parents:
             dirs[:] = []  # trees and profiles are the exception: readable by all
             continue
-        for d in dirs:
-            fix(here / d, True)
-        for f in files:
-            p = here / f
-            if p not in public_files:
-                fix(p, False)
-    return changed
+        for name in dirs:
+            p = here / name
+            if (found := stat_of(p)) is not None:
+                yield p, found
+        for name in files:
+            p = here / name
+            if p not in public_files and (found := stat_of(p)) is not None:
+                yield p, found
+
+
+def wanted(path: Path, st: os.stat_result, paths: Paths) -> int | None:
+    """The mode the rule asks of `path` when it is more open than that, else None."""
+    return _loose(path, stat.S_IMODE(st.st_mode), stat.S_ISDIR(st.st_mode), passages(paths))
+
+
+def watched(paths: Paths) -> list[Path]:
+    """The directories of the layout and the lock, as `too_open` looks at them."""
+    return _watched(paths)

@@ -5,7 +5,7 @@ rollback that Ctrl-C does not stop; the command ends after it, exit 130)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from syslua.eval.facts import parse_fact_args
 from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths, default_config
-from syslua.state.lock import StateLock
+from syslua.state.lock import Holder, StateLock
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -36,10 +36,17 @@ def parse_size(text: str, option: str) -> int:
     return size
 
 
-def find_config(config: Path | None, example: str = "sys plan path/to/sys.lua") -> Path:
-    """The config to read: `config` (a file, or a directory with sys.lua), or
-    the default one. `example`: how the command is given a config, for the
-    error when there is none."""
+def find_config(
+    config: Path | None,
+    paths: Paths | None = None,
+    term: Terminal | None = None,
+    example: str = "sys plan path/to/sys.lua",
+) -> Path:
+    """CONFIG as given (a file, or a directory holding sys.lua); without it,
+    `./sys.lua`, `~/.config/syslua/sys.lua`, then the config file the current
+    snapshot's apply used, read again from disk, while it still exists
+    (`term` is told when that one is used). `example`: how the command is
+    given a config, for the error when there is none."""
     if config is not None:
         if not config.exists():
             raise UsageError(f"config file not found: {config}")
@@ -50,12 +57,31 @@ def find_config(config: Path | None, example: str = "sys plan path/to/sys.lua") 
             return candidate
         return config
     found = default_config()
-    if found is None:
-        raise UsageError(
-            f"no config file: pass one ({example}) or create ./sys.lua "
-            "or ~/.config/syslua/sys.lua (sys init writes a starter)"
-        )
-    return found
+    if found is not None:
+        return found
+    recorded = snapshot_config(paths or Paths.from_env())
+    if recorded is not None and recorded.is_file():
+        if term is not None:
+            term.log(f"Using {recorded}, the config of the current snapshot.")
+        return recorded
+    gone = f"; the current snapshot's config {recorded} no longer exists" if recorded else ""
+    raise UsageError(
+        f"no config file: pass one ({example}) or create ./sys.lua "
+        f"or ~/.config/syslua/sys.lua (sys init writes a starter){gone}"
+    )
+
+
+def snapshot_config(paths: Paths) -> Path | None:
+    """The config file the current snapshot was made from (None before the
+    first apply, or when the snapshot cannot be read: then it names nothing)."""
+    from syslua.errors import StateError
+    from syslua.state.snapshots import Snapshots
+
+    try:
+        snap = Snapshots(paths).current()
+    except (StateError, UsageError, OSError):
+        return None
+    return Path(snap.config) if snap is not None and snap.config else None
 
 
 def load_manifest(
@@ -73,7 +99,7 @@ def load_manifest(
 ) -> Manifest:
     """Evaluate and merge the config. `eval_timeout`: seconds for the whole
     evaluation (None: the default, 0: no limit); `example`: see `find_config`."""
-    path = find_config(config, example)
+    path = find_config(config, paths, term, example)
     term.log(f"Evaluating {path.name}...")
     options = Options(
         cli_facts=parse_fact_args(facts),
@@ -109,7 +135,7 @@ def state(
     lock = StateLock(paths.lock)
     if exclusive:
         layout.ensure(paths)
-        lock.acquire(wait=wait)
+        lock.acquire(wait=wait, command=_command(), started=_started(), on_wait=_waiting(term))
         try:
             _recover(paths, term)
             yield lock
@@ -127,6 +153,32 @@ def state(
         finally:
             lock.release()
     yield None
+
+
+def _command() -> str:
+    """The command running (`sys apply`, `sys snapshot tag`), without its arguments."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(["sys", *reversed(names)])
+
+
+def _started() -> float | None:
+    from syslua import cli
+
+    return cli.started
+
+
+def _waiting(term: Terminal) -> Callable[[Holder | None], None]:
+    def say(holder: Holder | None) -> None:
+        who = holder.describe() if holder else "another syslua process"
+        term.log(f"Waiting for the lock held by {who}...")
+
+    return say
 
 
 def _recover(paths: Paths, term: Terminal) -> None:

@@ -1,4 +1,7 @@
-"""`sys init [DIR]`: a starter sys.lua and a .luarc.json for lua-language-server."""
+"""`sys init [DIR]`: a starter sys.lua and a .luarc.json for lua-language-server.
+
+Nothing that exists is overwritten: each file is written, or left alone
+because it exists, and the output says which, file by file."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from pathlib import Path
 
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
+from syslua.fsutil import atomic_write
 from syslua.paths import home, shipped_dirs
 
 STARTER = """\
@@ -39,21 +43,32 @@ def _declarations() -> list[str]:
 
 
 def run(term: Terminal, directory: Path | None) -> int:
+    """Write each file that is not there yet and leave every existing one alone,
+    saying which is which: a line per file, `written: PATH` or
+    `left alone because it exists: PATH`."""
     target = Path(directory) if directory else Path(home()) / ".config" / "syslua"
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} is not a directory")
     config = target / "sys.lua"
-    if config.exists():
-        raise UsageError(f"{config} already exists; not overwriting it")
-    target.mkdir(parents=True, exist_ok=True)
-    config.write_text(STARTER, encoding="utf-8")
     lua_dir, _ = shipped_dirs()
     luarc = {
         "runtime.version": "LuaJIT",
         "workspace.library": [str(Path(lua_dir) / "types")],
         "diagnostics.globals": ["sys", "lib", *_declarations()],
     }
-    rc = target / ".luarc.json"
-    if not rc.exists():
-        rc.write_text(json.dumps(luarc, indent=2) + "\n", encoding="utf-8")
-    term.line(f"Wrote {config} and {rc}.")
+    files = [(config, STARTER), (target / ".luarc.json", json.dumps(luarc, indent=2) + "\n")]
+    target.mkdir(parents=True, exist_ok=True)
+    for path, text in files:
+        _write_new(term, path, text)
     term.line(f"Next: sys plan {config}")
     return 0
+
+
+def _write_new(term: Terminal, path: Path, text: str) -> bool:
+    """Write `path` unless something is there (a file, a link, even a broken one)."""
+    if path.is_symlink() or path.exists():
+        term.line(f"left alone because it exists: {path}")
+        return False
+    atomic_write(path, text.encode("utf-8"), 0o644)
+    term.line(f"written: {path}")
+    return True

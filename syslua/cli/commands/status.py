@@ -75,7 +75,13 @@ def store_check(paths: Paths) -> dict[str, Any] | None:
 MARK = {"deleted": "D", "edited": "M", "mode": "~", "changed": "~", "recreated": "+", "error": "!"}
 
 
-def run(term: Terminal) -> int:
+DRIFT = 4  # `--exit-code`, as `sys plan --exit-code` exits when changes are pending
+BROKEN = 1  # the store lacks what the current snapshot refers to
+
+
+def run(term: Terminal, *, exit_code: bool = False) -> int:
+    """Exit code: 1 when the store is not whole; else, with `exit_code`, 4 when
+    something drifted (or a failed rollback left paths it could not put back)."""
     paths = Paths.from_env()
     notes: list[str] = []
     with state(paths, term, exclusive=False):
@@ -94,7 +100,7 @@ def run(term: Terminal) -> int:
                 "store": store,
             }
         )
-        return 1 if store else 0
+        return _code(store, bool(items or kept), exit_code)
     if kept:
         term.line("A failed rollback could not put these paths back:")
         for k in kept:
@@ -103,7 +109,7 @@ def run(term: Terminal) -> int:
         term.line()
     if snap_id is None:
         term.line("No current snapshot: nothing to compare with (run `sys apply`).")
-        return 0
+        return _code(None, bool(kept), exit_code)
     if store is not None:
         _store_lines(term, snap_id, store)
     if not items:
@@ -113,12 +119,19 @@ def run(term: Terminal) -> int:
             term.line(
                 f"The managed paths match snapshot {snap_id}; its store is not whole (above)."
             )
-        return 1 if store else 0
+        return _code(store, bool(items or kept), exit_code)
     term.line(f"Drift from snapshot {snap_id}:")
     for d in items:
         term.line(f"  {MARK[d['kind']]} {d['label']}: {d['detail']}")
     term.line("Run `sys apply` to converge again, or `sys rollback` to return to a snapshot.")
-    return 1 if store else 0
+    return _code(store, bool(items or kept), exit_code)
+
+
+def _code(store: dict[str, Any] | None, drifted: bool, exit_code: bool) -> int:
+    """Paths a failed rollback could not put back count as drift too."""
+    if store:
+        return BROKEN
+    return DRIFT if exit_code and drifted else 0
 
 
 def _store_lines(term: Terminal, snap_id: str, store: dict[str, Any]) -> None:
