@@ -26,7 +26,7 @@ env { EDITOR = "vi" }
 -- env { PATH = lib.mkBefore("~/.local/bin") }
 
 -- A command that runs once, until the file it creates exists:
--- exec { name = "setup", command = "touch ~/.setup-done", creates = "~/.setup-done" }
+-- exec { name = "setup", command = "touch ~/.setup-done", provider = "shell", creates = "~/.setup-done" }
 """
 
 
