@@ -399,11 +399,19 @@ def init(
         Path | None,
         typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua)."),
     ] = None,
+    stubs: Annotated[
+        bool,
+        typer.Option(
+            "--stubs",
+            help="Only refresh the type stubs in DIR/.syslua/types (after an upgrade); "
+            "sys.lua is not touched.",
+        ),
+    ] = False,
 ) -> None:
-    """Write a starter sys.lua and .luarc.json for lua-language-server."""
+    """Write a starter sys.lua, and type stubs with a .luarc.json for lua-language-server."""
     from syslua.cli.commands import init as cmd
 
-    raise typer.Exit(cmd.run(_common(), directory))
+    raise typer.Exit(cmd.run(_common(), directory, stubs_only=stubs))
 
 
 @app.command()

@@ -1,4 +1,6 @@
-"""`sys init [DIR]`: a starter sys.lua and a .luarc.json for lua-language-server."""
+"""`sys init [DIR]`: a starter sys.lua, and editor support for lua-language-server:
+type stubs copied into DIR/.syslua/types and a .luarc.json that points there.
+`sys init --stubs [DIR]` refreshes the stubs beside an existing config."""
 
 from __future__ import annotations
 
@@ -38,22 +40,83 @@ def _declarations() -> list[str]:
     return [name for name in SCHEMAS if name not in PRIMITIVES]
 
 
-def run(term: Terminal, directory: Path | None) -> int:
-    target = Path(directory) if directory else Path(home()) / ".config" / "syslua"
-    config = target / "sys.lua"
-    if config.exists():
-        raise UsageError(f"{config} already exists; not overwriting it")
-    target.mkdir(parents=True, exist_ok=True)
-    config.write_text(STARTER, encoding="utf-8")
+# Where the type stubs are copied, relative to the config's directory; the
+# .luarc.json written beside the config names it relatively, so the pair
+# works wherever the directory is moved or cloned.
+STUBS = ".syslua/types"
+
+
+def copy_stubs(target: Path) -> Path:
+    """Copy the shipped lua-language-server stubs into `target`/.syslua/types
+    (replacing older copies) and return that directory."""
+    from syslua.fsutil import atomic_write
+
     lua_dir, _ = shipped_dirs()
+    dest = target / STUBS
+    for stub in sorted((Path(lua_dir) / "types").glob("*.lua")):
+        atomic_write(dest / stub.name, stub.read_bytes(), durable=False)
+    return dest
+
+
+def write_luarc(rc: Path) -> bool:
+    """Write .luarc.json pointing at the copied stubs; an existing one is left alone (False)."""
+    if rc.exists() or rc.is_symlink():
+        return False
+    from syslua.fsutil import atomic_write
+
     luarc = {
         "runtime.version": "LuaJIT",
-        "workspace.library": [str(Path(lua_dir) / "types")],
+        "workspace.library": [STUBS],
         "diagnostics.globals": ["sys", "lib", *_declarations()],
     }
+    atomic_write(rc, (json.dumps(luarc, indent=2) + "\n").encode("utf-8"), durable=False)
+    return True
+
+
+def _names_stubs(rc: Path) -> bool:
+    """Whether an existing .luarc.json lists the copied stubs in workspace.library."""
+    try:
+        data = json.loads(rc.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    library = data.get("workspace.library") if isinstance(data, dict) else None
+    if library is None and isinstance(data, dict) and isinstance(data.get("workspace"), dict):
+        library = data["workspace"].get("library")
+    return isinstance(library, list) and any(
+        isinstance(p, str) and p.rstrip("/") in (STUBS, "./" + STUBS, str(rc.parent / STUBS))
+        for p in library
+    )
+
+
+def run(term: Terminal, directory: Path | None, *, stubs_only: bool = False) -> int:
+    target = Path(directory) if directory else Path(home()) / ".config" / "syslua"
+    config = target / "sys.lua"
+    if stubs_only:
+        if not target.is_dir():
+            raise UsageError(
+                f"{target} is not a directory: `sys init --stubs` refreshes the stubs "
+                "beside an existing config (`sys init` writes a new one)"
+            )
+    else:
+        if config.exists():
+            raise UsageError(f"{config} already exists; not overwriting it")
+        target.mkdir(parents=True, exist_ok=True)
+        config.write_text(STARTER, encoding="utf-8")
+    stubs = copy_stubs(target)
     rc = target / ".luarc.json"
-    if not rc.exists():
-        rc.write_text(json.dumps(luarc, indent=2) + "\n", encoding="utf-8")
-    term.line(f"Wrote {config} and {rc}.")
-    term.line(f"Next: sys plan {config}")
+    rc_written = write_luarc(rc)
+    if stubs_only:
+        term.line(f"Refreshed the type stubs in {stubs}.")
+        if rc_written:
+            term.line(f"Wrote {rc}.")
+    else:
+        wrote = f"{config}, {rc} and" if rc_written else f"{config} and"
+        term.line(f"Wrote {wrote} the type stubs in {stubs}.")
+    if not rc_written and not _names_stubs(rc):
+        term.line(
+            f"Left {rc} as it was; it does not list {STUBS} in workspace.library: "
+            "add it there for completion."
+        )
+    if not stubs_only:
+        term.line(f"Next: sys plan {config}")
     return 0
