@@ -119,7 +119,14 @@ def plan(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Show what `sys apply` would change, and why, without touching anything."""
+    """Show what `sys apply` would change, and why, without touching anything.
+
+    \b
+    Examples:
+      sys plan
+      sys plan --diff ~/dotfiles/sys.lua
+      sys plan --exit-code -q             # exit 4 when changes are pending
+    """
     from syslua.cli.commands import plan as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -174,7 +181,14 @@ def apply(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Make the machine match the config, atomically."""
+    """Make the machine match the config, atomically.
+
+    \b
+    Examples:
+      sys apply
+      sys apply --noop
+      sys apply -m "new vimrc" ~/dotfiles/sys.lua
+    """
     from syslua.cli.commands import apply as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -213,7 +227,14 @@ def rollback(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Return the machine to an earlier snapshot."""
+    """Return the machine to an earlier snapshot.
+
+    \b
+    Examples:
+      sys rollback                        # to the snapshot before the current one
+      sys rollback 20261126-001820-5869
+      sys rollback good                   # a tagged snapshot
+    """
     from syslua.cli.commands import rollback as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -259,7 +280,13 @@ def add(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Take files edited by hand back into the config (over their source files)."""
+    """Take files edited by hand back into the config (over their source files).
+
+    \b
+    Examples:
+      sys add ~/.gitconfig
+      sys add ~/.config/nvim ~/.tmux.conf --to ~/dotfiles/home
+    """
     from syslua.cli.commands import add as cmd
 
     term = _common(json_, 0, quiet, no_color)
@@ -289,7 +316,13 @@ def destroy(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Remove everything syslua manages and restore every original (`sys rollback` undoes it)."""
+    """Remove everything syslua manages and restore every original (`sys rollback` undoes it).
+
+    \b
+    Examples:
+      sys destroy --dry-run
+      sys destroy
+    """
     from syslua.cli.commands import destroy as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -301,7 +334,13 @@ def history(
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """List snapshots, newest first."""
+    """List snapshots, newest first.
+
+    \b
+    Examples:
+      sys history
+      sys history --json
+    """
     from syslua.cli.commands import history as cmd
 
     raise typer.Exit(cmd.run(_common(json_, 0, False, no_color)))
@@ -313,7 +352,13 @@ def status(
     no_color: NoColorOpt = False,
     verbose: VerboseOpt = 0,
 ) -> None:
-    """Show what drifted from the current snapshot (edited, deleted, mode changed)."""
+    """Show what drifted from the current snapshot (edited, deleted, mode changed).
+
+    \b
+    Examples:
+      sys status
+      sys status -v
+    """
     from syslua.cli.commands import status as cmd
 
     raise typer.Exit(cmd.run(_common(json_, verbose, False, no_color)))
@@ -331,7 +376,13 @@ def diff(
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Compare two snapshots."""
+    """Compare two snapshots.
+
+    \b
+    Examples:
+      sys diff                            # the previous snapshot with the current one
+      sys diff 20261126-001820-5869 good
+    """
     from syslua.cli.commands import diff as cmd
 
     raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), a, b))
@@ -344,7 +395,13 @@ def snapshot_show(
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Show one snapshot."""
+    """Show one snapshot.
+
+    \b
+    Examples:
+      sys snapshot show
+      sys snapshot show 20261126-001820-5869 --json
+    """
     from syslua.cli.commands import snapshot as cmd
 
     raise typer.Exit(cmd.show(_common(json_), snapshot_id))
@@ -357,7 +414,12 @@ def snapshot_tag(
         str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")
     ],
 ) -> None:
-    """Tag a snapshot so gc keeps it."""
+    """Tag a snapshot so gc keeps it.
+
+    \b
+    Example:
+      sys snapshot tag 20261126-001820-5869 good
+    """
     from syslua.cli.commands import snapshot as cmd
 
     raise typer.Exit(cmd.tag(_common(), snapshot_id, tag))
@@ -367,7 +429,12 @@ def snapshot_tag(
 def snapshot_delete(
     snapshot_id: Annotated[str, typer.Argument(metavar="ID")],
 ) -> None:
-    """Delete a snapshot (not the current one)."""
+    """Delete a snapshot (not the current one).
+
+    \b
+    Example:
+      sys snapshot delete 20261126-001820-5869
+    """
     from syslua.cli.commands import snapshot as cmd
 
     raise typer.Exit(cmd.delete(_common(), snapshot_id))
@@ -387,7 +454,13 @@ def gc(
     json_: JsonOpt = False,
     wait: WaitOpt = False,
 ) -> None:
-    """Drop old snapshots, then store objects nothing refers to."""
+    """Drop old snapshots, then store objects nothing refers to.
+
+    \b
+    Examples:
+      sys gc --dry-run
+      sys gc --keep 3
+    """
     from syslua.cli.commands import gc as cmd
 
     raise typer.Exit(cmd.run(_common(json_), keep=keep, dry_run=dry_run, wait=wait))
@@ -408,7 +481,14 @@ def init(
         ),
     ] = False,
 ) -> None:
-    """Write a starter sys.lua, and type stubs with a .luarc.json for lua-language-server."""
+    """Write a starter sys.lua, and type stubs with a .luarc.json for lua-language-server.
+
+    \b
+    Examples:
+      sys init
+      sys init ~/dotfiles
+      sys init --stubs ~/dotfiles         # after upgrading syslua
+    """
     from syslua.cli.commands import init as cmd
 
     raise typer.Exit(cmd.run(_common(), directory, stubs_only=stubs))
@@ -420,7 +500,13 @@ def env(
         str | None, typer.Option("--shell", help="bash, zsh or fish (default: from $SHELL).")
     ] = None,
 ) -> None:
-    """Print the line to add to your shell's rc file."""
+    """Print the line to add to your shell's rc file.
+
+    \b
+    Examples:
+      sys env >> ~/.bashrc
+      sys env --shell fish >> ~/.config/fish/config.fish
+    """
     from syslua.cli.commands import env as cmd
 
     raise typer.Exit(cmd.run(_common(), shell))
