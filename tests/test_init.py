@@ -112,3 +112,14 @@ def test_init_stubs_needs_an_existing_directory(sysenv):
     assert p.returncode == 2
     assert "is not a directory" in p.stderr and "Traceback" not in p.stderr
     assert not missing.exists()
+
+
+def test_a_file_in_the_way_of_the_stubs_is_an_error_not_a_crash(sysenv):
+    sysenv.write("sys.lua", "-- mine\n")
+    (sysenv.work / ".syslua").write_text("not a directory\n")
+    before = tree(sysenv.work)
+    p = sysenv.run("init", "--stubs", str(sysenv.work))
+    assert p.returncode == 2, out(p)
+    assert "cannot write the editor support into" in p.stderr and "Not a directory" in p.stderr
+    assert "Traceback" not in p.stderr
+    assert tree(sysenv.work) == before

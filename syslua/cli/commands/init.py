@@ -102,9 +102,14 @@ def run(term: Terminal, directory: Path | None, *, stubs_only: bool = False) -> 
             raise UsageError(f"{config} already exists; not overwriting it")
         target.mkdir(parents=True, exist_ok=True)
         config.write_text(STARTER, encoding="utf-8")
-    stubs = copy_stubs(target)
     rc = target / ".luarc.json"
-    rc_written = write_luarc(rc)
+    try:
+        stubs = copy_stubs(target)
+        rc_written = write_luarc(rc)
+    except OSError as e:
+        raise UsageError(
+            f"cannot write the editor support into {target}: {e.strerror or e}: {e.filename}"
+        ) from e
     if stubs_only:
         term.line(f"Refreshed the type stubs in {stubs}.")
         if rc_written:
