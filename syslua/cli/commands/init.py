@@ -79,8 +79,11 @@ def _names_stubs(rc: Path) -> bool:
         data = json.loads(rc.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    library = data.get("workspace.library") if isinstance(data, dict) else None
-    if library is None and isinstance(data, dict) and isinstance(data.get("workspace"), dict):
+    if not isinstance(data, dict):
+        return False
+    # lua-language-server reads the key flat, prefixed, or nested
+    library = data.get("workspace.library", data.get("Lua.workspace.library"))
+    if library is None and isinstance(data.get("workspace"), dict):
         library = data["workspace"].get("library")
     return isinstance(library, list) and any(
         isinstance(p, str) and p.rstrip("/") in (STUBS, "./" + STUBS, str(rc.parent / STUBS))
