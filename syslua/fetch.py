@@ -3,15 +3,20 @@
 Every download lands in the cache under its SHA-256 (`cache/downloads/<sha256>`)
 only after the hash was verified; a file already there is never fetched
 again. HTTP errors, stalls (a read timeout) and checksum mismatches are
-clear errors, and a failed download leaves nothing behind.
+clear errors; a host that cannot be reached is named with the reason in
+words (`cannot reach github.com: name resolution failed`), never an errno;
+and a failed download leaves nothing behind.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import http.client
 import os
 import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -88,7 +93,19 @@ def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> 
         return h.hexdigest()
     request = urllib.request.Request(url, headers={"User-Agent": "syslua"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as resp:
+        resp = urllib.request.urlopen(request, timeout=timeout)
+    except urllib.error.HTTPError as e:
+        raise FetchError(f"HTTP {e.code} {e.reason} fetching {url}") from None
+    except TimeoutError:  # connected, but no answer came
+        raise FetchError(
+            f"timed out after {timeout:g}s fetching {url} (the server did not answer)"
+        ) from None
+    except (OSError, http.client.HTTPException) as e:  # URLError is an OSError
+        raise FetchError(
+            f"cannot reach {_host(url)}: {reason(e, timeout)} (fetching {url})"
+        ) from None
+    with resp:
+        try:
             total = resp.headers.get("Content-Length")
             size = int(total) if total and total.isdigit() else None
             done = 0
@@ -101,19 +118,68 @@ def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> 
                 done += len(chunk)
                 if progress is not None:
                     progress(done, size)
-            if size is not None and done < size:
-                raise FetchError(f"download of {url} ended early: {done} of {size} bytes")
-    except urllib.error.HTTPError as e:
-        raise FetchError(f"HTTP {e.code} {e.reason} fetching {url}") from None
-    except TimeoutError:
-        raise FetchError(
-            f"timed out after {timeout:g}s fetching {url} (the server stopped sending)"
-        ) from None
-    except urllib.error.URLError as e:
-        reason = e.reason
-        if isinstance(reason, (TimeoutError, socket.timeout)):
-            raise FetchError(f"timed out after {timeout:g}s fetching {url}") from None
-        raise FetchError(f"cannot fetch {url}: {reason}") from None
-    except OSError as e:
-        raise FetchError(f"cannot fetch {url}: {e}") from None
+        except TimeoutError:
+            raise FetchError(
+                f"timed out after {timeout:g}s fetching {url} (the server stopped sending)"
+            ) from None
+        except (OSError, http.client.HTTPException) as e:
+            raise FetchError(f"download of {url} broke off: {reason(e, timeout)}") from None
+        if size is not None and done < size:
+            raise FetchError(f"download of {url} ended early: {done} of {size} bytes")
     return h.hexdigest()
+
+
+def _host(url: str) -> str:
+    """The host of a URL as people write it (`github.com`, `127.0.0.1:8080`)."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or parts.netloc or url
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port is not None else host
+
+
+# errno values that say why a host could not be reached, in words.
+_UNREACHABLE = {
+    errno.ENETUNREACH: "network unreachable",
+    errno.EHOSTUNREACH: "host unreachable",
+    errno.ENETDOWN: "network is down",
+    errno.EADDRNOTAVAIL: "address not available",
+    errno.ECONNREFUSED: "connection refused",
+    errno.ECONNRESET: "connection reset by the server",
+    errno.ECONNABORTED: "connection aborted",
+    errno.ETIMEDOUT: "connection timed out",
+}
+
+
+def reason(error: BaseException, timeout: float) -> str:
+    """Why a host could not be reached or a transfer broke off, in words:
+    `name resolution failed`, `connection refused`, never `[Errno -2] ...`."""
+    import ssl
+
+    cause: BaseException | str = error
+    if isinstance(cause, urllib.error.URLError):
+        cause = cause.reason
+    if isinstance(cause, str):
+        return cause
+    if isinstance(cause, socket.gaierror):
+        return "name resolution failed"
+    if isinstance(cause, http.client.RemoteDisconnected):
+        return "the server closed the connection without answering"
+    if isinstance(cause, TimeoutError):  # socket.timeout too
+        return f"timed out after {timeout:g}s"
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return f"certificate verification failed ({cause.verify_message})"
+    if isinstance(cause, ssl.SSLError):
+        return f"TLS error ({cause.reason or cause.__class__.__name__})"
+    if isinstance(cause, OSError):
+        if cause.errno in _UNREACHABLE:
+            return _UNREACHABLE[cause.errno]
+        if cause.strerror:
+            return cause.strerror[:1].lower() + cause.strerror[1:]
+    if isinstance(cause, http.client.HTTPException):
+        return f"the server's answer could not be read ({cause.__class__.__name__})"
+    return str(cause) or cause.__class__.__name__

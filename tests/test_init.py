@@ -1,11 +1,23 @@
-"""`sys init`: a starter config that plans and applies as it is, and a .luarc.json."""
+"""`sys init`: a starter config that plans and applies as it is, type stubs
+copied beside it and a .luarc.json that points there; `sys init --stubs`."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from conftest import tree
+from conftest import out, tree
+
+from syslua.manifest import stubs as stubgen
+
+
+def shipped() -> dict[str, bytes]:
+    """The stub files syslua ships (lua/types/*.lua), by name."""
+    return {p.name: p.read_bytes() for p in sorted(stubgen.path().parent.glob("*.lua"))}
+
+
+def copies(config_dir: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((config_dir / ".syslua" / "types").glob("*"))}
 
 
 def test_init_writes_a_starter_and_luarc_into_the_default_dir(sysenv):
@@ -16,8 +28,10 @@ def test_init_writes_a_starter_and_luarc_into_the_default_dir(sysenv):
     luarc = json.loads((config_dir / ".luarc.json").read_text())
     assert luarc["runtime.version"] == "LuaJIT"
     assert "sys" in luarc["diagnostics.globals"] and "file" in luarc["diagnostics.globals"]
-    stubs = Path(luarc["workspace.library"][0]) / "syslua.lua"
-    assert stubs.is_file(), stubs
+    # the stubs are copied beside the config, and named relatively: never a
+    # path into the installation (a virtualenv), which moves or goes away
+    assert luarc["workspace.library"] == [".syslua/types"]
+    assert copies(config_dir) == shipped()
     # CONFIG defaults to ~/.config/syslua/sys.lua when there is no ./sys.lua
     plan = sysenv.run("plan")
     assert plan.returncode == 0, plan.stderr
@@ -42,6 +56,7 @@ def test_init_never_overwrites_an_existing_config(sysenv):
     assert p.stdout.splitlines() == [
         f"left alone because it exists: {target}",
         f"written: {sysenv.work / '.luarc.json'}",
+        f"written: {sysenv.work / '.syslua' / 'types'}/ (type stubs)",
         f"Next: sys plan {target}",
     ]
     assert target.read_text() == "-- mine\n"
@@ -55,6 +70,7 @@ def test_init_says_what_it_wrote_and_what_it_left_alone(sysenv):
     assert first.stdout.splitlines() == [
         f"written: {d / 'sys.lua'}",
         f"written: {d / '.luarc.json'}",
+        f"written: {d / '.syslua' / 'types'}/ (type stubs)",
         f"Next: sys plan {d / 'sys.lua'}",
     ]
     before = tree(d)
@@ -63,6 +79,7 @@ def test_init_says_what_it_wrote_and_what_it_left_alone(sysenv):
     assert again.stdout.splitlines() == [
         f"left alone because it exists: {d / 'sys.lua'}",
         f"left alone because it exists: {d / '.luarc.json'}",
+        f"written: {d / '.syslua' / 'types'}/ (type stubs)",
         f"Next: sys plan {d / 'sys.lua'}",
     ]
     assert tree(d) == before
@@ -79,4 +96,71 @@ def test_init_into_a_file_is_a_usage_error(sysenv):
     before = tree(sysenv.work)
     p = sysenv.run("init", str(f))
     assert p.returncode == 2 and f"Error: {f} is not a directory" in p.stderr, p.stderr
+    assert tree(sysenv.work) == before
+
+
+def test_the_stubs_are_the_shipped_ones_and_cover_the_starter(sysenv):
+    p = sysenv.run("init", str(sysenv.work))
+    assert p.returncode == 0, out(p)
+    assert set(copies(sysenv.work)) == {"generated.lua", "syslua.lua"}
+    assert copies(sysenv.work) == shipped()
+    assert str(sysenv.work / ".syslua" / "types") in p.stdout
+    luarc = (sysenv.work / ".luarc.json").read_text()
+    assert ".venv" not in luarc and "site-packages" not in luarc and "/" + "lua/types" not in luarc
+
+
+def test_init_stubs_refreshes_them_and_touches_nothing_else(sysenv):
+    assert sysenv.run("init", str(sysenv.work)).returncode == 0
+    (sysenv.work / "sys.lua").write_text("-- mine, edited\n")
+    rc = sysenv.work / ".luarc.json"
+    rc.write_text('{"workspace.library": [".syslua/types"], "mine": true}\n')
+    # stubs left by an older version: one changed, one missing
+    (sysenv.work / ".syslua" / "types" / "syslua.lua").write_text("---@meta\n-- old\n")
+    (sysenv.work / ".syslua" / "types" / "generated.lua").unlink()
+    before = {k: v for k, v in tree(sysenv.work).items() if not k.startswith(".syslua")}
+    p = sysenv.run("init", "--stubs", str(sysenv.work))
+    assert p.returncode == 0, out(p)
+    assert f"refreshed: {sysenv.work / '.syslua' / 'types'}/ (type stubs)" in p.stdout
+    assert copies(sysenv.work) == shipped()
+    assert {k: v for k, v in tree(sysenv.work).items() if not k.startswith(".syslua")} == before
+    assert (sysenv.work / "sys.lua").read_text() == "-- mine, edited\n"
+
+
+def test_init_stubs_in_the_default_dir_and_a_missing_luarc(sysenv):
+    assert sysenv.run("init").returncode == 0
+    config_dir = sysenv.home / ".config" / "syslua"
+    (config_dir / ".luarc.json").unlink()
+    p = sysenv.run("init", "--stubs")
+    assert p.returncode == 0, out(p)
+    assert json.loads((config_dir / ".luarc.json").read_text())["workspace.library"] == [
+        ".syslua/types"
+    ]
+    assert copies(config_dir) == shipped()
+
+
+def test_a_luarc_of_ones_own_is_left_alone_and_named(sysenv):
+    rc = sysenv.write(".luarc.json", '{"workspace.library": ["/opt/venv/lib/syslua/lua/types"]}\n')
+    p = sysenv.run("init", str(sysenv.work))
+    assert p.returncode == 0, out(p)
+    assert rc.read_text() == '{"workspace.library": ["/opt/venv/lib/syslua/lua/types"]}\n'
+    assert f"Left {rc} as it was; it does not list .syslua/types in workspace.library" in p.stdout
+    assert copies(sysenv.work) == shipped()
+
+
+def test_init_stubs_needs_an_existing_directory(sysenv):
+    missing = sysenv.work / "nowhere"
+    p = sysenv.run("init", "--stubs", str(missing))
+    assert p.returncode == 2
+    assert "is not a directory" in p.stderr and "Traceback" not in p.stderr
+    assert not missing.exists()
+
+
+def test_a_file_in_the_way_of_the_stubs_is_an_error_not_a_crash(sysenv):
+    sysenv.write("sys.lua", "-- mine\n")
+    (sysenv.work / ".syslua").write_text("not a directory\n")
+    before = tree(sysenv.work)
+    p = sysenv.run("init", "--stubs", str(sysenv.work))
+    assert p.returncode == 2, out(p)
+    assert "cannot write the editor support into" in p.stderr and "Not a directory" in p.stderr
+    assert "Traceback" not in p.stderr
     assert tree(sysenv.work) == before

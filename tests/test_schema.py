@@ -163,7 +163,13 @@ VALID = [
         "onlyif",
         "test -f /tmp/a",
     ),
-    ('exec { name = "x", undo = "rm -rf ~/.cache/x" }', "exec#x", "undo", "rm -rf ~/.cache/x"),
+    # `~` stays as written in a command: the shell expands it
+    (
+        'exec { name = "x", undo = "rm -rf ~/.cache/x", provider = "shell" }',
+        "exec#x",
+        "undo",
+        "rm -rf ~/.cache/x",
+    ),
     ('exec { name = "x", ensure = "present" }', "exec#x", "ensure", "present"),
     # health_checks on any resource
     (

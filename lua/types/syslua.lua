@@ -1,63 +1,136 @@
 ---@meta
--- Type stubs for lua-language-server: `sys init` points .luarc.json here.
--- This file is written by hand. The declarations (file, exec, apply,
--- package, user, env, defaults) and lib.mk* are in generated.lua, made from
--- the schema by `python -m syslua.manifest.stubs`.
+-- Type stubs for lua-language-server. `sys init` copies them beside the
+-- config (.syslua/types/) and points .luarc.json there; `sys init --stubs`
+-- refreshes the copies after an upgrade.
+-- This file is written by hand: `sys`, the fetch helpers and the types they
+-- use. The declarations (file, exec, apply, package, user, env, defaults)
+-- and lib.mk* are in generated.lua, made from the schema by
+-- `python -m syslua.manifest.stubs`. tests/test_stubs.py checks that every
+-- `sys.*` and `lib.*` name a config can use is described in one of them.
 
----@class SysluaRef
 ---A reference returned by a declaration; use it in depends_on and subscribe.
+---@class SysluaRef
 
 ---@class SysluaHealthCheck
----@field command string
+---@field command string run with /bin/sh -c; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN
 ---@field tries? integer
 ---@field try_sleep? string|number
 ---@field timeout? string|number
----@field name? string
+---@field name? string shown in reports (default: the command's first word)
 ---@field format? "nagios"
 
 ---A source descriptor made by lib.fetchUrl, lib.fetchGit or lib.fetchGitHub.
 ---@class SysluaSource
 
 lib = {}
+---A download verified against its SHA-256 before use.
 ---@param spec {url: string, sha256: string}
 ---@return SysluaSource
 function lib.fetchUrl(spec) end
+---A git checkout of an exact commit (a commit, tag or branch name).
 ---@param spec {url: string, rev: string}
 ---@return SysluaSource
 function lib.fetchGit(spec) end
+---A GitHub release asset: https://github.com/<owner>/<repo>/releases/download/<tag>/<asset>.
 ---@param spec {owner: string, repo: string, tag: string, asset: string, sha256: string}
 ---@return SysluaSource
 function lib.fetchGitHub(spec) end
 
+---The user running `sys`.
 ---@class SysluaUserFacts
----@field name string
+---@field name string the login name
 ---@field uid integer
 ---@field gid integer
----@field group string
----@field home string
+---@field group string the primary group's name
+---@field home string from $HOME
 ---@field shell string
 
-sys = {
-  os = "", arch = "", platform = "", hostname = "",
-  ---@type SysluaUserFacts
-  user = {},
-  facts = {}, data = {}, dir = "",
-}
+---Facts about this machine, data from a parent apply, and the config's helpers.
+---@class SysluaSys
+---@field os string the operating system, lower case: "linux", "darwin"
+---@field arch string the CPU architecture: "x86_64", "aarch64"
+---@field platform string "<arch>-<os>", e.g. "x86_64-linux"
+---@field hostname string the host name
+---@field user SysluaUserFacts the user running `sys`
+---@field facts table every fact: the ones above, CCM's names (facts.host.info), the facts file and --fact values
+---@field data table data handed down by a parent `apply` ({} in the root config)
+---@field dir string the directory of the manifest being evaluated
+sys = {}
+
+---The content of a file (relative to sys.dir, or `~/...`); recorded as a config input.
 ---@param path string
 ---@return string
 function sys.readFile(path) end
+
 ---@class SysluaDirEntry
 ---@field name string
 ---@field type "file"|"directory"|"link"|"other"
+
 ---The entries of a directory (relative to sys.dir), sorted by name; recorded as a config input.
 ---@param path string
 ---@return SysluaDirEntry[]
 function sys.readDir(path) end
+
 ---The paths matching a pattern (`*`, `?`, `[...]`, `**`), sorted; relative to sys.dir
 ---when the pattern is; recorded as a config input.
 ---@param pattern string
 ---@return string[]
 function sys.glob(pattern) end
+
+---An absolute path: `~/x` in the home directory, a relative path beside this manifest.
 ---@param rel string
 ---@return string
 function sys.path(rel) end
+
+-- sys.build and sys.bind: their phase functions run while the config is
+-- evaluated and only record actions through `ctx`; the actions run when
+-- the item is applied. Results are placeholders, resolved then.
+
+---What a phase function of sys.build or sys.bind records its actions with.
+---@class SysluaActionCtx
+---@field out string a build's output directory in the store
+local SysluaActionCtx = {}
+
+---Record running a program directly (no shell; `bin` without a `/` is looked
+---up in PATH). Returns a placeholder for its trimmed stdout.
+---@param spec {bin: string, args?: string[], env?: table<string,string>, cwd?: string}
+---@return string
+function SysluaActionCtx:exec(spec) end
+
+---Record a download verified against its SHA-256. Returns a placeholder for its path.
+---@param url string
+---@param sha256 string
+---@return string
+function SysluaActionCtx:fetch_url(url, sha256) end
+
+---The reference sys.build and sys.bind return: `outputs.<name>` is a
+---placeholder for that output, usable in any property of any other item.
+---@class SysluaPrimitiveRef: SysluaRef
+---@field outputs table<string,string>
+
+---@alias SysluaDependsOn SysluaRef|string|(SysluaRef|string)[]
+
+---@class SysluaBuildSpec
+---@field id string unique among builds
+---@field inputs? table any data, passed to create; part of the build's hash
+---@field depends_on? SysluaDependsOn
+---@field create fun(inputs: table, ctx: SysluaActionCtx): table<string,string>? returns the outputs (default { out = ctx.out })
+
+---@class SysluaBindSpec
+---@field id string unique among binds
+---@field inputs? table any data, passed to every phase
+---@field depends_on? SysluaDependsOn
+---@field create fun(inputs: table, ctx: SysluaActionCtx): table<string,string>? returns the outputs it records
+---@field update? fun(outputs: table<string,string>, ctx: SysluaActionCtx, inputs: table): table<string,string>? returns the new outputs
+---@field destroy? fun(outputs: table<string,string>, ctx: SysluaActionCtx, inputs: table) undoes create
+---@field check? fun(outputs: table<string,string>, ctx: SysluaActionCtx, inputs: table) fails when the bind's effect is gone
+
+---Something built into the store once, cached by the hash of everything it is made from.
+---@param spec SysluaBuildSpec
+---@return SysluaPrimitiveRef
+function sys.build(spec) end
+
+---A side effect on the machine whose outputs are recorded and handed to its later phases.
+---@param spec SysluaBindSpec
+---@return SysluaPrimitiveRef
+function sys.bind(spec) end

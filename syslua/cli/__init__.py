@@ -203,7 +203,14 @@ def plan(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Show what `sys apply` would change, and why, without touching anything."""
+    """Show what `sys apply` would change, and why, without touching anything.
+
+    \b
+    Examples:
+      sys plan
+      sys plan --diff ~/dotfiles/sys.lua
+      sys plan --exit-code -q             # exit 4 when changes are pending
+    """
     from syslua.cli.commands import plan as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -258,7 +265,14 @@ def apply(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Make the machine match the config, atomically."""
+    """Make the machine match the config, atomically.
+
+    \b
+    Examples:
+      sys apply
+      sys apply --noop
+      sys apply -m "new vimrc" ~/dotfiles/sys.lua
+    """
     from syslua.cli.commands import apply as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -301,7 +315,14 @@ def rollback(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Return the machine to an earlier snapshot."""
+    """Return the machine to an earlier snapshot.
+
+    \b
+    Examples:
+      sys rollback                        # to the snapshot before the current one
+      sys rollback 20261126-001820-5869
+      sys rollback good                   # a tagged snapshot
+    """
     from syslua.cli.commands import rollback as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -348,7 +369,13 @@ def add(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Take files edited by hand back into the config (over their source files)."""
+    """Take files edited by hand back into the config (over their source files).
+
+    \b
+    Examples:
+      sys add ~/.gitconfig
+      sys add ~/.config/nvim ~/.tmux.conf --to ~/dotfiles/home
+    """
     from syslua.cli.commands import add as cmd
 
     term = _common(json_, 0, quiet, no_color)
@@ -378,7 +405,13 @@ def destroy(
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Remove everything syslua manages and restore every original (`sys rollback` undoes it)."""
+    """Remove everything syslua manages and restore every original (`sys rollback` undoes it).
+
+    \b
+    Examples:
+      sys destroy --dry-run
+      sys destroy
+    """
     from syslua.cli.commands import destroy as cmd
 
     term = _common(json_, verbose, quiet, no_color)
@@ -390,7 +423,13 @@ def history(
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """List snapshots, newest first."""
+    """List snapshots, newest first.
+
+    \b
+    Examples:
+      sys history
+      sys history --json
+    """
     from syslua.cli.commands import history as cmd
 
     raise typer.Exit(cmd.run(_common(json_, 0, False, no_color)))
@@ -407,7 +446,11 @@ def status(
 ) -> None:
     """Show what drifted from the current snapshot (edited, deleted, mode changed).
 
-    Example: sys status --exit-code || echo "the machine drifted"
+    \b
+    Examples:
+      sys status
+      sys status -v
+      sys status --exit-code || echo "the machine drifted"
     """
     from syslua.cli.commands import status as cmd
 
@@ -435,7 +478,13 @@ def diff(
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
-    """Compare two snapshots."""
+    """Compare two snapshots.
+
+    \b
+    Examples:
+      sys diff                            # the previous snapshot with the current one
+      sys diff 20261126-001820-5869 good
+    """
     from syslua.cli.commands import diff as cmd
 
     raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), a, b))
@@ -451,7 +500,13 @@ def snapshot_show(
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
-    """Show one snapshot."""
+    """Show one snapshot.
+
+    \b
+    Examples:
+      sys snapshot show
+      sys snapshot show 20261126-001820-5869 --json
+    """
     from syslua.cli.commands import snapshot as cmd
 
     raise typer.Exit(cmd.show(_common(json_), snapshot_id))
@@ -464,7 +519,12 @@ def snapshot_tag(
         str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")
     ],
 ) -> None:
-    """Tag a snapshot so gc keeps it."""
+    """Tag a snapshot so gc keeps it.
+
+    \b
+    Example:
+      sys snapshot tag 20261126-001820-5869 good
+    """
     from syslua.cli.commands import snapshot as cmd
 
     raise typer.Exit(cmd.tag(_common(), snapshot_id, tag))
@@ -474,7 +534,12 @@ def snapshot_tag(
 def snapshot_delete(
     snapshot_id: Annotated[str, typer.Argument(metavar="ID", autocompletion=_complete_snapshot)],
 ) -> None:
-    """Delete a snapshot (not the current one)."""
+    """Delete a snapshot (not the current one).
+
+    \b
+    Example:
+      sys snapshot delete 20261126-001820-5869
+    """
     from syslua.cli.commands import snapshot as cmd
 
     raise typer.Exit(cmd.delete(_common(), snapshot_id))
@@ -494,7 +559,13 @@ def gc(
     json_: JsonOpt = False,
     wait: WaitOpt = False,
 ) -> None:
-    """Drop old snapshots, then store objects nothing refers to."""
+    """Drop old snapshots, then store objects nothing refers to.
+
+    \b
+    Examples:
+      sys gc --dry-run
+      sys gc --keep 3
+    """
     from syslua.cli.commands import gc as cmd
 
     raise typer.Exit(cmd.run(_common(json_), keep=keep, dry_run=dry_run, wait=wait))
@@ -506,15 +577,27 @@ def init(
         Path | None,
         typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua)."),
     ] = None,
+    stubs: Annotated[
+        bool,
+        typer.Option(
+            "--stubs",
+            help="Only refresh the type stubs in DIR/.syslua/types (after an upgrade); "
+            "sys.lua is not touched.",
+        ),
+    ] = False,
 ) -> None:
-    """Write a starter sys.lua and .luarc.json for lua-language-server; files that
-    exist are left alone, and each file is listed as written or left alone.
+    """Write a starter sys.lua, type stubs and a .luarc.json for lua-language-server;
+    files that exist are left alone, and each file is listed as written or left alone.
 
-    Example: sys init ~/dotfiles && sys plan ~/dotfiles/sys.lua
+    \b
+    Examples:
+      sys init
+      sys init ~/dotfiles && sys plan ~/dotfiles/sys.lua
+      sys init --stubs ~/dotfiles         # after upgrading syslua
     """
     from syslua.cli.commands import init as cmd
 
-    raise typer.Exit(cmd.run(_common(), directory))
+    raise typer.Exit(cmd.run(_common(), directory, stubs_only=stubs))
 
 
 @app.command()
@@ -523,7 +606,13 @@ def env(
         str | None, typer.Option("--shell", help="bash, zsh or fish (default: from $SHELL).")
     ] = None,
 ) -> None:
-    """Print the line to add to your shell's rc file."""
+    """Print the line to add to your shell's rc file.
+
+    \b
+    Examples:
+      sys env >> ~/.bashrc
+      sys env --shell fish >> ~/.config/fish/config.fish
+    """
     from syslua.cli.commands import env as cmd
 
     raise typer.Exit(cmd.run(_common(), shell))
@@ -541,7 +630,10 @@ def doctor(
     """Check that syslua can work here: the Lua runtime, permissions, the lock, failed
     journals, the store, the shell's env line, PATH and the config. Exit 1 when a check fails.
 
-    Example: sys doctor --quick
+    \b
+    Examples:
+      sys doctor
+      sys doctor --quick          # hash a sample of the store, not all of it
     """
     from syslua.cli.commands import doctor as cmd
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import ConfigError, Source
-from syslua.eval.constants import LUA_CONSTANTS
+from syslua.eval.constants import KEYS, LUA_CONSTANTS
 from syslua.paths import home, shipped_dirs
 
 
@@ -112,6 +112,51 @@ _IMPURE_HINTS = {
 }
 
 
+# The declarations a config calls: globals, and the primitives under `sys`.
+DECLARATIONS = (
+    *(kind for kind in KEYS if kind not in ("build", "bind")),
+    "sys.build",
+    "sys.bind",
+)
+_UNDEFINED = re.compile(r"^attempt to call global '(?P<name>[^']+)' \(a nil value\)$")
+_LINK = (
+    'A symlink is a file: file { path = "~/.vimrc", ensure = "link", target = "~/dotfiles/vimrc" }'
+)
+_DIRECTORY = 'A directory is a file: file { path = "~/.config/app", ensure = "directory" }'
+# Names that people coming from other tools reach for: the declaration, and
+# an example when the declaration alone would not say how.
+_SYNONYMS: dict[str, tuple[str, str | None]] = {
+    **dict.fromkeys(("symlink", "link", "ln"), ("file", _LINK)),
+    **dict.fromkeys(("dir", "directory", "mkdir", "folder"), ("file", _DIRECTORY)),
+    **dict.fromkeys(("files", "dotfile", "dotfiles", "template", "copy"), ("file", None)),
+    **dict.fromkeys(("run", "cmd", "command", "shell", "execute", "script"), ("exec", None)),
+    **dict.fromkeys(("pkg", "packages", "install", "brew", "apt"), ("package", None)),
+    **dict.fromkeys(("setenv", "environment", "export"), ("env", None)),
+    **dict.fromkeys(("account", "users", "useradd"), ("user", None)),
+    **dict.fromkeys(("include", "import", "child", "manifest"), ("apply", None)),
+    "build": ("sys.build", None),
+    "bind": ("sys.bind", None),
+}
+
+
+def _undefined(name: str) -> tuple[str, str]:
+    """The message and hint for a call of an undefined global (`symlink {}`, `File {}`)."""
+    import difflib
+
+    lower = name.lower()
+    best, example = _SYNONYMS.get(lower, (None, None))
+    if best is None:
+        if lower in DECLARATIONS:
+            best = lower
+        else:
+            close = difflib.get_close_matches(lower, DECLARATIONS, n=1, cutoff=0.6)
+            best = close[0] if close else None
+    message = f"`{name}` is not defined" + (f"; did you mean `{best}`?" if best else "")
+    names = ", ".join(DECLARATIONS[:-1]) + " and " + DECLARATIONS[-1]
+    hint = f"The declarations are {names}."
+    return message, (example + "\n" + hint if example else hint)
+
+
 def _lua_error(message: str, traceback: str, impure: bool) -> ConfigError:
     """Turn `path:line: msg` from Lua into a located ConfigError."""
     message = message.strip()
@@ -128,6 +173,9 @@ def _lua_error(message: str, traceback: str, impure: bool) -> ConfigError:
         while inner and os.path.isabs(inner.group("file")):
             m, msg = inner, inner.group("msg")
             inner = _LOCATED.match(msg)
+        undefined = _UNDEFINED.match(msg)
+        if undefined is not None:
+            msg, hint = _undefined(undefined.group("name"))
         return ConfigError(msg, Source(m.group("file"), int(m.group("line"))), hint=hint)
     return ConfigError(message, hint=hint)
 

@@ -5,7 +5,8 @@ Steps for an item:
    targets changed earlier in this run, or would have, in noop).
 2. Unless noop, act through the type's provider, recording undo information
    in the journal first, then read status again and fail with "desired state
-   not reached: <reason>" if the item did not converge.
+   not reached: <reason>" if the item did not converge; what the type finds
+   worth a warning about a converged item goes into its result.
 3. Run its health checks (WARNING is reported; CRITICAL or UNKNOWN fails).
 
 Outcomes are data (`ItemResult`), never exceptions: the scheduler decides what
@@ -169,7 +170,12 @@ def run_item(
     if decision.reason and decision.action != CREATE:
         message += f" ({decision.reason})"
     outcome = result(
-        CHANGED, message, decision.action, mutated=True, output=ctx.outputs.get(item.id)
+        CHANGED,
+        message,
+        decision.action,
+        mutated=True,
+        output=ctx.outputs.get(item.id),
+        warnings=rtype.warnings(item, decision, ctx),
     )
     return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec else outcome
 

@@ -26,7 +26,7 @@ from typing import Any
 from syslua.errors import ConfigError, Source
 from syslua.eval.constants import FROM_DEFAULTS, PLAIN
 from syslua.eval.lua import RawDeclaration
-from syslua.manifest import schema, tree
+from syslua.manifest import schema, shell_syntax, tree
 from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
 from syslua.manifest.schema import Context, Invalid, Prop
 from syslua.paths import abbreviate
@@ -418,6 +418,8 @@ def _finish(
         _finish_file(props, fail, link=link, mode_written=mode_written)
     elif type_ == "exec":
         props.setdefault("command", key)
+        if props["provider"] == "posix":
+            _check_no_shell(props, key, source)
     elif type_ == "package":
         props.setdefault("bin", [])
     elif type_ == "env":
@@ -475,6 +477,28 @@ def _finish_file(
         props["mode"] = _traversable(props["mode"])
     if "dir_mode" in props:
         props["dir_mode"] = _traversable(props["dir_mode"])
+
+
+# The exec properties that hold a command, in the order they are checked.
+COMMANDS = ("command", "onlyif", "unless", "undo")
+
+
+def _check_no_shell(props: dict[str, Any], key: str, source: Source) -> None:
+    """With the posix provider no shell reads the commands: shell syntax in
+    one would reach the program as arguments, so it is an error here."""
+    for name in COMMANDS:
+        command = props.get(name)
+        token = shell_syntax.find(command) if isinstance(command, str) else None
+        if token is not None:
+            raise ConfigError(
+                f"{_label('exec', key)}: {name} uses shell syntax "
+                f"('{schema.escaped(token)}'); set provider = \"shell\"",
+                source,
+                hint="The posix provider runs the program directly, without a shell, "
+                f"so '{schema.escaped(token)}' would reach it as an argument. "
+                'provider = "shell" runs the commands with /bin/sh -c; or quote the '
+                "characters to pass them as they are.",
+            )
 
 
 def _traversable(mode: str) -> str:

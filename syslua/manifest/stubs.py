@@ -1,8 +1,9 @@
 """Generate the lua-language-server stubs for declarations from the schema.
 
-`sys init` points `.luarc.json` at `lua/types/`, which holds two files:
-`syslua.lua`, written by hand (`sys`, the fetch helpers, the types they
-return), and `generated.lua`, written by this module from
+`lua/types/` holds two files, which `sys init` copies beside a config
+(`.syslua/types/`, named by the `.luarc.json` it writes there):
+`syslua.lua`, written by hand (`sys` with `sys.build` and `sys.bind`, the
+fetch helpers, the types they use), and `generated.lua`, written by this module from
 `manifest/schema.py` and `eval/constants.py`: one class per declaration
 with each property's Lua type and text, the declaration functions,
 `defaults {}`, `env {}` and the `lib.mk*` priorities. A property that
@@ -12,7 +13,9 @@ mode? ...`), even when the merged item requires it.
     python -m syslua.manifest.stubs           # rewrite lua/types/generated.lua
     python -m syslua.manifest.stubs --check   # exit 1 if it is out of date
 
-`tests/test_stubs.py` fails when the committed file differs from `render()`.
+`tests/test_stubs.py` fails when the committed file differs from `render()`,
+and when a name a config can use (a key of `sys`, `sys.user` or `lib`, a
+declaration) is described in neither file.
 """
 
 from __future__ import annotations

@@ -193,6 +193,11 @@ class ResourceType(Protocol):
     def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
         return None
 
+    def warnings(self, item: Item, decision: Decision, ctx: Context) -> list[str]:
+        """What is worth a warning about an item that did reach its desired
+        state (`verify` returned None), shown under its line in the report."""
+        return []
+
     # -- planning ----------------------------------------------------------
     def compare(self, item: Item, before: Item | None) -> Decision:
         """For types outside the DAG: the decision from the previous snapshot's item alone."""

@@ -14,7 +14,8 @@ Decision table (seed exec-resource.md), first match wins:
 Guards share the exec's cwd, environment, path and timeout, and they run in
 noop too. After execution the item is in its desired state when the
 `creates` file exists or the exit code is in `returns`; guards are not
-re-evaluated then.
+re-evaluated then. A command that succeeded but left its `creates` path
+missing gets a warning: it will run again on the next apply.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from syslua.manifest.model import Item
+from syslua.paths import abbreviate
 from syslua.resources.base import (
     FAIL,
     REMOVE,
@@ -153,6 +155,16 @@ class ExecType(ResourceType):
 
     def diff(self, item: Item, status: Status, ctx: Context) -> str | None:
         return None
+
+    def warnings(self, item: Item, decision: Decision, ctx: Context) -> list[str]:
+        """A command that succeeded without creating its `creates` path will
+        run again on every apply: say so, since its exit code hid it."""
+        creates = item.get("creates")
+        if creates and item.id in ctx.outputs and not os.path.lexists(creates):
+            return [
+                f"exec {item.key} ran but did not create {abbreviate(creates)}; it will run again"
+            ]
+        return []
 
     # -- hooks ---------------------------------------------------------------
     def irreversible(self, item: Item, decision: Decision) -> bool:

@@ -1,7 +1,10 @@
-"""`sys init [DIR]`: a starter sys.lua and a .luarc.json for lua-language-server.
+"""`sys init [DIR]`: a starter sys.lua, and editor support for lua-language-server:
+type stubs copied into DIR/.syslua/types and a .luarc.json that points there.
+`sys init --stubs [DIR]` refreshes the stubs beside an existing config.
 
-Nothing that exists is overwritten: each file is written, or left alone
-because it exists, and the output says which, file by file."""
+Nothing that exists is overwritten (the stubs, syslua's own copies, are
+refreshed): each file is written, or left alone because it exists, and the
+output says which, file by file."""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ env { EDITOR = "vi" }
 -- env { PATH = lib.mkBefore("~/.local/bin") }
 
 -- A command that runs once, until the file it creates exists:
--- exec { name = "setup", command = "touch ~/.setup-done", creates = "~/.setup-done" }
+-- exec { name = "setup", command = "touch ~/.setup-done", provider = "shell", creates = "~/.setup-done" }
 """
 
 
@@ -42,25 +45,84 @@ def _declarations() -> list[str]:
     return [name for name in SCHEMAS if name not in PRIMITIVES]
 
 
-def run(term: Terminal, directory: Path | None) -> int:
-    """Write each file that is not there yet and leave every existing one alone,
-    saying which is which: a line per file, `written: PATH` or
-    `left alone because it exists: PATH`."""
-    target = Path(directory) if directory else Path(home()) / ".config" / "syslua"
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{target} is not a directory")
-    config = target / "sys.lua"
+# Where the type stubs are copied, relative to the config's directory; the
+# .luarc.json written beside the config names it relatively, so the pair
+# works wherever the directory is moved or cloned.
+STUBS = ".syslua/types"
+
+
+def copy_stubs(target: Path) -> Path:
+    """Copy the shipped lua-language-server stubs into `target`/.syslua/types
+    (replacing older copies) and return that directory."""
+
     lua_dir, _ = shipped_dirs()
+    dest = target / STUBS
+    for stub in sorted((Path(lua_dir) / "types").glob("*.lua")):
+        atomic_write(dest / stub.name, stub.read_bytes(), durable=False)
+    return dest
+
+
+def luarc_text() -> str:
+    """A .luarc.json naming the copied stubs (relative, so it works wherever the directory goes)."""
     luarc = {
         "runtime.version": "LuaJIT",
-        "workspace.library": [str(Path(lua_dir) / "types")],
+        "workspace.library": [STUBS],
         "diagnostics.globals": ["sys", "lib", *_declarations()],
     }
-    files = [(config, STARTER), (target / ".luarc.json", json.dumps(luarc, indent=2) + "\n")]
-    target.mkdir(parents=True, exist_ok=True)
-    for path, text in files:
-        _write_new(term, path, text)
-    term.line(f"Next: sys plan {config}")
+    return json.dumps(luarc, indent=2) + "\n"
+
+
+def _names_stubs(rc: Path) -> bool:
+    """Whether an existing .luarc.json lists the copied stubs in workspace.library."""
+    try:
+        data = json.loads(rc.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    # lua-language-server reads the key flat, prefixed, or nested
+    library = data.get("workspace.library", data.get("Lua.workspace.library"))
+    if library is None and isinstance(data.get("workspace"), dict):
+        library = data["workspace"].get("library")
+    return isinstance(library, list) and any(
+        isinstance(p, str) and p.rstrip("/") in (STUBS, "./" + STUBS, str(rc.parent / STUBS))
+        for p in library
+    )
+
+
+def run(term: Terminal, directory: Path | None, *, stubs_only: bool = False) -> int:
+    """Write each file that is not there yet and leave every existing one alone,
+    saying which is which: a line per file, `written: PATH` or
+    `left alone because it exists: PATH`. The type stubs are syslua's own
+    copies and are refreshed every time; `stubs_only` refreshes just them."""
+    target = Path(directory) if directory else Path(home()) / ".config" / "syslua"
+    config = target / "sys.lua"
+    rc = target / ".luarc.json"
+    if stubs_only and not target.is_dir():
+        raise UsageError(
+            f"{target} is not a directory: `sys init --stubs` refreshes the stubs "
+            "beside an existing config (`sys init` writes a new one)"
+        )
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} is not a directory")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        stubs = copy_stubs(target)  # first: when they cannot be copied, nothing else is written
+        if not stubs_only:
+            _write_new(term, config, STARTER)
+        rc_written = _write_new(term, rc, luarc_text())
+    except OSError as e:
+        raise UsageError(
+            f"cannot write the editor support into {target}: {e.strerror or e}: {e.filename}"
+        ) from e
+    term.line(f"{'refreshed' if stubs_only else 'written'}: {stubs}/ (type stubs)")
+    if not rc_written and not _names_stubs(rc):
+        term.line(
+            f"Left {rc} as it was; it does not list {STUBS} in workspace.library: "
+            "add it there for completion."
+        )
+    if not stubs_only:
+        term.line(f"Next: sys plan {config}")
     return 0
 
 
