@@ -52,12 +52,15 @@ class PlainReporter:
         runs = f"{c['run']} to run, " if c["run"] else ""
         noop = f", {c['noop']} would change in noop" if c["noop"] else ""
         failing = f", {c['fail']} cannot be applied" if c["fail"] else ""
-        self.term.log(
+        self._log(
             f"Plan: {c['create']} to create, {c['update']} to update, {runs}{c['remove']} to remove, "
             f"{c['unchanged']} unchanged{noop}{failing}."
         )
         if plan.has_changes or c["noop"] or c["fail"]:
             self.term.line("Executing:")
+
+    def _log(self, text: str) -> None:
+        self.term.log(text)
 
     def started(self, ident: str, label: str) -> None:
         return None
@@ -178,6 +181,10 @@ class RichReporter(PlainReporter):
             console.print(line)
             for w in result.warnings:
                 self._console().print(Text(f"      Warning: {printable(w)}", "yellow"))
+
+    def _log(self, text: str) -> None:
+        # Wrapped at spaces on a narrow terminal, not cut in a word by it.
+        self.term.log(_fill(text, self.term.console().width))
 
     def _console(self) -> Any:
         return self.live.console if self.live is not None else self.term.console()
