@@ -279,3 +279,32 @@ def test_live_display_at_60_columns_degrades_to_readable_lines(sysenv) -> None:
     # The summary after it fits as well.
     summary = final[final.index(next(ln for ln in final if ln.startswith("  [3/3]"))) + 1 :]
     assert summary and all(len(ln) <= 60 for ln in summary), summary
+
+
+@pytest.mark.slow
+def test_a_failed_apply_on_a_narrow_terminal_counts_what_it_rolled_back(sysenv) -> None:
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + 'local a = file { path = "~/a", content = "a\\n" }\n'
+        + 'local t = exec { name = "t", command = "true" }\n'
+        + 'exec { name = "boom", command = "false", depends_on = { a, t } }\n',
+    )
+    s = run_in_pty(sysenv, 60)
+    final = s.screen.lines()
+    assert s.code == 1, "\n".join(final)
+    assert any(ln.startswith("  [3/3] ✗ exec boom: ") for ln in final), final
+    # Too narrow for the table: the counts are a sentence, wrapped at a space,
+    # and none says `changed`.
+    i = next(i for i, ln in enumerate(final) if "rolled back" in ln)
+    assert all(len(ln) <= 60 for ln in final[i : i + 2])
+    counts = " ".join(ln.strip() for ln in final[i : i + 2])
+    assert re.match(
+        r"1 rolled back, 1 not undone, 0 unchanged, 1 failed, 0 skipped in \d+\.\d\ds", counts
+    ), counts
+    assert not any("changed" in ln for ln in final if "unchanged" not in ln), final
+    # (the verdict is a line of its own, which the terminal wraps)
+    verdict = "Apply failed. Rolled back everything except 1 command(s) that cannot be undone:"
+    assert verdict in "".join(final[-3:-1]), final
+    assert final[-1] == "  - exec t (declared at sys.lua:4)", final
+    assert not (sysenv.home / "a").exists()
