@@ -192,11 +192,13 @@ class Terminal:
         groups = {e.id: plan.groups[e.id] for e in everything if e.id in plan.groups}
         verbose = self.verbosity > 0
         c = plan.counts()
+        listed = False
         for entry in everything:
             if entry.group in groups:
                 continue  # shown under its group
             if entry.symbol == "=" and not verbose:
                 continue  # counted on one line
+            listed = True
             members = groups.get(entry.id, ())
             self._entry_with_diff(entry, show_diff, takeovers=sum(m.takeover for m in members))
             for member in members:
@@ -209,7 +211,7 @@ class Terminal:
                     or (show_diff and (member.diff or member.edit_diff))
                 ):
                     self._entry_with_diff(member, show_diff, indent="    ")
-        if changes and c["unchanged"] and not verbose:
+        if listed and c["unchanged"] and not verbose:
             self.line(f"  = {c['unchanged']} unchanged", COLORS["="])
         self._order(plan, groups)
         self.line()
@@ -227,8 +229,8 @@ class Terminal:
 
     def _order(self, plan: Plan, groups: dict[str, list[Entry]]) -> None:
         """The execution order of the items that will run: the waves (renumbered
-        without the items that have nothing to do), the env variables written
-        after them, and the removals."""
+        without the items that have nothing to do), the removals, and the env
+        variables, written to the env scripts once everything else is done."""
         runs = {e.id for e in plan.all_entries if e.runs}
         waves = [[i for i in wave if i in runs] for wave in plan.waves]
         waves = [w for w in waves if w]
@@ -241,13 +243,13 @@ class Terminal:
             labels = ", ".join(self._collapsed(plan.labels, wave, groups))
             suffix = " - parallel" if len(wave) > 1 else ""
             self.line(f"  [Wave {n}] {labels}{suffix}")
-        if values:
-            self.line(f"  [Env scripts] {', '.join(values)}")
         if plan.removals:
             removed = self._collapsed(
                 {e.id: e.label for e in plan.removals}, [e.id for e in plan.removals], groups
             )
             self.line(f"  [Remove] {', '.join(removed)}")
+        if values:
+            self.line(f"  [Env scripts] {', '.join(values)}")
 
     def _entry_with_diff(
         self, entry: Entry, show_diff: bool, indent: str = "  ", takeovers: int = 0
