@@ -265,3 +265,18 @@ def test_plan_json_speaks_of_the_future_and_keeps_noop_messages(sysenv) -> None:
         "Would have created the file",
     )
     assert (by["e"]["message"], by["e"]["noop_message"]) == ("will run", "Would have executed")
+
+
+def test_noop_counts_env_variables_as_noop_everywhere(sysenv) -> None:
+    sysenv.write("sys.lua", 'env { A = "1" }\nexec { name = "e", command = "true" }\n')
+    p = sysenv.run("apply", "--noop")
+    ok(p)
+    assert "Plan: 0 to create, 0 to update, 0 to remove, 0 unchanged, 2 would change in noop." in (
+        p.stderr
+    )
+    assert [(n, t, mark, text) for n, t, mark, text in progress(p.stdout)] == [
+        (1, 2, "~", "exec e: Would have executed"),
+        (2, 2, "~", 'env A: "1"'),
+    ], p.stdout
+    assert summary(p.stdout)["noop"] == "2"
+    assert not (sysenv.root / "state" / "env.sh").exists()

@@ -390,7 +390,8 @@ def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
         rtype = get_type(item.type)
         if not rtype.in_dag:
             before = previous.get(item.id) if previous else None
-            out.append(Entry(item.id, item.type, rtype.label(item), rtype.compare(item, before)))
+            decision = rtype.compare(item, before)
+            out.append(Entry(item.id, item.type, rtype.label(item), decision, noop=item.noop))
     if previous is not None:
         for item in previous:
             rtype = get_type(item.type)
