@@ -45,7 +45,7 @@ def test_a_file_from_a_source_is_copied_over_its_source(sysenv) -> None:
     assert source.read_text() == "set nu\nset hls\n"
     assert source.stat().st_mode & 0o777 == 0o640  # the source keeps its own mode
     assert not [f for f in os.listdir(source.parent) if f != "vimrc"]  # no temp file left
-    plan = sysenv.run("plan")
+    plan = sysenv.run("plan", "-v")  # unchanged items are listed with -v
     assert plan_line(plan, "~/.vimrc").startswith("  = file ~/.vimrc: unchanged"), plan.stdout
     assert "No changes." in sysenv.run("apply").stdout
     h = history(sysenv)
@@ -118,7 +118,7 @@ def test_an_unmanaged_file_is_copied_and_its_declaration_printed(sysenv) -> None
         + 'file { path = "~/.tmux.conf", source = "dotfiles/.tmux.conf" }\n'
         + 'file { path = "~/bin/hello", source = "dotfiles/bin/hello", mode = "0755" }\n',
     )
-    plan = sysenv.run("plan")
+    plan = sysenv.run("plan", "-v")
     assert plan_line(plan, "~/.tmux.conf").startswith("  = "), plan.stdout
     assert plan_line(plan, "~/bin/hello").startswith("  = "), plan.stdout
 
@@ -159,7 +159,7 @@ file { path = "~/.config/nvim/init.lua", source = "dotfiles/nvim/init.lua" }
         'file { path = "~/.config/nvim/lua/opts.lua", source = "dotfiles/.config/nvim/lua/opts.lua" }'
         in p.stdout
     )
-    assert plan_line(sysenv.run("plan"), "~/.config/nvim/init.lua").startswith("  = ")
+    assert plan_line(sysenv.run("plan", "-v"), "~/.config/nvim/init.lua").startswith("  = ")
 
 
 def test_a_mode_edit_is_not_taken_back_and_says_so(sysenv) -> None:
@@ -231,7 +231,7 @@ def test_an_edit_copied_into_the_source_by_hand_is_adopted(sysenv) -> None:
     apply_ok(sysenv, VIMRC)
     (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
     source.write_text("set nu\nset hls\n")
-    assert plan_line(sysenv.run("plan"), "~/.vimrc").startswith("  = ")
+    assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")
     source.write_text("set nu\nset hls\nset ic\n")  # a later change, from the repository
     assert sysenv.run("apply").returncode == 2  # syslua never wrote `set hls`: an edit
     source.write_text("set nu\nset hls\n")

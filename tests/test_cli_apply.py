@@ -178,10 +178,19 @@ exec { name = "after-bad", command = "true", depends_on = { bad } }
     assert any("✓ file ~/good.txt: created" in ln for ln in lines), p.stdout
     assert any("✗ exec bad: desired state not reached: exit code 4" in ln for ln in lines), p.stdout
     assert any("exec after-bad: skipped because exec#bad failed" in ln for ln in lines), p.stdout
-    header = next(i for i, ln in enumerate(lines) if ln.split()[:1] == ["changed"])
-    assert lines[header].split() == ["changed", "unchanged", "failed", "skipped", "duration"]
+    # What changed was undone: the table counts it as rolled back, never as changed.
+    header = next(i for i, ln in enumerate(lines) if ln.split()[:2] == ["rolled", "back"])
+    assert re.split(r"\s{2,}", lines[header].strip()) == [
+        "rolled back",
+        "unchanged",
+        "failed",
+        "skipped",
+        "duration",
+    ]
+    assert not any(ln.split()[:1] == ["changed"] for ln in lines), p.stdout
     values = lines[header + 1].split()
     assert values[:4] == ["1", "0", "1", "1"] and re.fullmatch(r"\d+\.\d\ds", values[4]), values
+    assert lines[-1] == "Apply failed. System unchanged.", p.stdout
 
 
 def test_plain_success_output(sysenv):

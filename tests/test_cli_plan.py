@@ -76,28 +76,63 @@ def mixed(sysenv):
 # ---------------------------------------------------------------------------
 
 
-def test_plan_lists_every_outcome_with_reasons_and_seed_messages(mixed):
+def test_plan_lists_every_change_with_reasons_in_the_future(mixed):
     before_home, before_root = tree(mixed.home), tree(mixed.root)
     r = mixed.run("plan")
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "Traceback" not in r.stderr
 
-    assert "Would have created directory" in entry_line(out, "+", "file ~/d")
-    assert "Would have created the file" in entry_line(out, "+", "file ~/d/a")
-    assert entry_line(out, "=", "file ~/same").endswith("unchanged")
+    assert entry_line(out, "+", "file ~/d") == "  + file ~/d: will create"
+    assert entry_line(out, "+", "file ~/d/a") == "  + file ~/d/a: will create"
     chg = entry_line(out, "~", "file ~/chg")
-    assert "content changed" in chg and "mode 0600 -> 0644" in chg
-    assert "Would have removed the file" in entry_line(out, "-", "file ~/gone")
-    assert entry_line(out, "=", "file ~/never")  # absent and wanted absent: nothing to do
-    assert "Would have executed" in entry_line(out, "+", "exec true")
-    assert "Would have executed via subscribe" in entry_line(out, "+", "exec echo hi")
-    quiet = entry_line(out, "=", "exec quiet")
-    assert "refresh_only" in quiet and "Would have executed" not in quiet
+    assert chg.startswith("  ~ file ~/chg: will update (content changed, mode 0600 -> 0644)"), chg
+    assert entry_line(out, "-", "file ~/gone").startswith("  - file ~/gone: will remove (")
+    assert entry_line(out, "+", "exec true").startswith("  + exec true: will run")
+    assert entry_line(out, "+", "exec echo hi").startswith(
+        "  + exec echo hi: will run (a subscribed item changed)"
+    )
+    # Only what changes is listed; the rest is one count line.
+    for unchanged in ("~/same", "~/never", "exec quiet"):
+        assert unchanged not in out, out
+    assert "\n  = 3 unchanged\n" in out, out
+    assert "Would have" not in out
+
+    # -v lists the unchanged items, each with its reason.
+    v = mixed.run("plan", "-v").stdout
+    assert entry_line(v, "=", "file ~/same").endswith(": unchanged")
+    assert entry_line(v, "=", "file ~/never")  # absent and wanted absent: nothing to do
+    quiet = entry_line(v, "=", "exec quiet")
+    assert "refresh_only" in quiet and "will run" not in quiet
+    assert "= 3 unchanged" not in v
+    assert entry_line(v, "+", "file ~/d") == "  + file ~/d: will create"
 
     # A plan never changes the machine nor the state dir.
     assert tree(mixed.home) == before_home
     assert tree(mixed.root) == before_root
+
+
+def test_apply_noop_keeps_the_seed_messages(mixed):
+    """`sys apply --noop` speaks CCM's noop messages, exactly as the seeds write them."""
+    before_home = tree(mixed.home)
+    r = mixed.run("apply", "--noop")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = lines_of(r.stdout)
+
+    def said(subject: str) -> str:
+        found = [ln for ln in lines if re.match(rf"  \[\d+/9\] ~ {re.escape(subject)}: ", ln)]
+        assert len(found) == 1, f"no noop line for {subject} in:\n{r.stdout}"
+        return found[0].split(": ", 1)[1]
+
+    assert said("file ~/d").startswith("Would have created directory")
+    assert said("file ~/d/a").startswith("Would have created the file")
+    assert said("file ~/chg").startswith("Would have updated the file (content changed")
+    assert said("file ~/gone").startswith("Would have removed the file")
+    assert said("exec true").startswith("Would have executed (")
+    assert said("exec echo hi").startswith("Would have executed via subscribe")
+    assert "will " not in r.stdout
+    assert "Noop: 6 item(s) would change; nothing was changed." in r.stdout
+    assert tree(mixed.home) == before_home
 
 
 def test_plan_execution_order_waves(mixed):
@@ -108,7 +143,8 @@ def test_plan_execution_order_waves(mixed):
     assert len(w) == 3
     first, parallel = w[0]
     assert parallel
-    assert set(first) == {"true", "quiet", "~/chg", "~/d", "~/gone", "~/never", "~/same"}
+    # only the items that will run: not ~/same, ~/never (nothing to do) nor quiet (refresh_only)
+    assert set(first) == {"true", "~/chg", "~/d", "~/gone"}
     # the file inside the declared directory waits for it; the subscriber waits for the file
     assert w[1] == (["~/d/a"], False)
     assert w[2] == (["echo hi"], False)
@@ -505,8 +541,8 @@ def test_depth_limit_boundary_via_cli(sysenv):
     assert r.returncode == 0, r.stderr
     assert "exec level-10" in r.stdout
     # an apply reports on its direct children: an exec and the next apply
-    assert "~ apply c1.lua: 2 of 2 child resources would change" in r.stdout
-    assert "~ apply c10.lua: 1 of 1 child resources would change" in r.stdout
+    assert "~ apply c1.lua: will update (2 of 2 child resources)" in r.stdout
+    assert "~ apply c10.lua: will update (1 of 1 child resources)" in r.stdout
     assert waves(r.stdout)[-1] == (["c1.lua"], False)
 
 
@@ -515,7 +551,7 @@ def test_allow_apply_false_without_nested_apply_is_fine(sysenv):
     sysenv.write("child.lua", 'exec { name = "in-child", command = "true" }\n')
     r = sysenv.run("plan")
     assert r.returncode == 0, r.stderr
-    assert "Would have executed" in entry_line(r.stdout, "+", "exec in-child")
+    assert entry_line(r.stdout, "+", "exec in-child").startswith("  + exec in-child: will run")
 
 
 # Lua's own errors (syntax, runtime) are located by LuaJIT itself, from a chunk name
@@ -589,7 +625,7 @@ def test_plain_output_never_wraps_or_truncates_long_paths(sysenv):
     r = sysenv.run("plan")
     assert r.returncode == 0, r.stderr
     line = entry_line(r.stdout, "+", f"file ~/{deep}/file.txt")
-    assert len(line) > 250 and line.endswith("Would have created the file")
+    assert len(line) > 250 and line.endswith(": will create")
     assert f"[Wave 2] ~/{deep}/file.txt" in r.stdout
 
 

@@ -156,7 +156,7 @@ file { path = "~/after.txt", content = "after\\n", depends_on = { "exec#slow" } 
     assert tree(sysenv.home) == before
     assert not (sysenv.root / "state" / "journal" / "journal.jsonl").exists()
     # the plan itself was made against the recovered machine
-    assert "~/new.txt: Would have created" in p.stdout, p.stdout
+    assert "  + file ~/new.txt: will create\n" in p.stdout, p.stdout
     assert current(sysenv) == s1
 
 

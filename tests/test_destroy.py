@@ -73,7 +73,7 @@ def test_dry_run_changes_nothing(sysenv) -> None:
     p = sysenv.run("destroy", "--dry-run")
     assert p.returncode == 0, out(p)
     assert "- file ~/.bashrc" in p.stdout and "- exec mark" in p.stdout, p.stdout
-    assert "- env.EDITOR" in p.stdout
+    assert '  - env EDITOR: "vi" -> unset' in p.stdout, p.stdout
     assert "Plan: 0 to create, 0 to update, 5 to remove" in p.stdout, p.stdout
     assert "Dry run: nothing was changed." in p.stdout
     assert tree(sysenv.home) == home

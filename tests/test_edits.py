@@ -59,7 +59,9 @@ def test_plan_marks_an_edited_file_and_changes_nothing(sysenv) -> None:
     line = plan_line(p, "~/.bashrc")
     assert line.startswith("  ! file ~/.bashrc: " + EDITED), line
     assert "content edited" in line, line
-    assert "= file ~/.inputrc" in p.stdout  # untouched: no mark
+    # untouched: no mark, and counted among the unchanged (listed with -v)
+    assert "  = 1 unchanged" in p.stdout and "~/.inputrc" not in p.stdout, p.stdout
+    assert "  = file ~/.inputrc: unchanged" in sysenv.run("plan", "-v").stdout
     assert "1 edited since the last apply" in p.stdout
     assert KEEP in p.stdout
     assert tree(sysenv.home) == before
@@ -134,7 +136,7 @@ def test_what_is_not_an_edit(sysenv) -> None:
         + V1.replace("set bell-style none", "set bell-style visible")
         + 'file { path = "~/.gone", content = "x\\n" }\nfile { path = "~/.same", content = "b\\n" }\n',
     )
-    p = sysenv.run("plan")
+    p = sysenv.run("plan", "-v")  # -v: the unchanged ~/.same is listed too
     assert p.returncode == 0, out(p)
     assert EDITED not in p.stdout, p.stdout
     assert plan_line(p, "~/.gone").startswith("  + ")

@@ -231,20 +231,100 @@ def test_sys_env_line_works_when_sourced(sysenv):
         assert res.stdout == "hello"
 
 
-def test_apply_prints_the_line_after_the_first_apply_only(sysenv):
+def advice(shell: str, rc: str, line: str) -> str:
+    """What an apply prints while the rc file of `$SHELL` does not load the env script."""
+    return f"Add this line to {rc} for your environment and tools:\n  {line}\n"
+
+
+@pytest.mark.parametrize(
+    "shell,rc", [("/bin/bash", ".bashrc"), ("/usr/bin/zsh", ".zshrc"), ("/bin/sh", ".profile")]
+)
+def test_apply_prints_the_rc_line_of_shell_until_its_rc_file_has_it(sysenv, monkeypatch, shell, rc):
+    monkeypatch.setenv("SHELL", shell)
     line = f". '{env_sh(sysenv)}'"
+    said = advice(shell, f"~/{rc}", line)
     sysenv.write("sys.lua", 'env { A = "1" }\n')
     first = sysenv.run("apply")
     ok(first)
-    assert line in first.stdout
+    assert first.stdout.endswith(said), first.stdout
+    assert "source " not in first.stdout
+    # Still missing from the rc file: said again, after every apply that succeeds.
     sysenv.write("sys.lua", 'env { A = "2" }\n')
     second = sysenv.run("apply")
     ok(second)
-    assert line not in second.stdout
-    assert "A='2'" in env_sh(sysenv).read_text()
+    assert said in second.stdout
+    # A commented-out line does not load it.
+    (sysenv.home / rc).write_text(f"export X=1\n# {line}\n")
+    assert said in sysenv.run("apply").stdout
+    # Once the rc file has it, nothing more is said.
+    with open(sysenv.home / rc, "a") as f:
+        f.write(f"{line}\n")
     third = sysenv.run("apply")
     ok(third)
-    assert line not in third.stdout
+    assert "Add this line" not in third.stdout and line not in third.stdout, third.stdout
+    # ... nor after a failed apply, whatever the rc file holds.
+    (sysenv.home / rc).unlink()
+    sysenv.write("sys.lua", 'env { A = "3" }\nexec { name = "boom", command = "false" }\n')
+    failed = sysenv.run("apply")
+    assert failed.returncode == 1 and "Add this line" not in failed.stdout, out_of(failed)
+
+
+def test_fish_gets_its_own_line_in_config_fish(sysenv, monkeypatch):
+    monkeypatch.setenv("SHELL", "/usr/bin/fish")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    line = f"source '{env_fish(sysenv)}'"
+    sysenv.write("sys.lua", 'env { A = "1" }\n')
+    first = sysenv.run("apply")
+    ok(first)
+    assert first.stdout.endswith(advice("fish", "~/.config/fish/config.fish", line))
+    assert "env.sh" not in first.stdout
+    # A line in conf.d/, which fish reads too, is as good as one in config.fish.
+    confd = sysenv.home / ".config" / "fish" / "conf.d"
+    confd.mkdir(parents=True)
+    (confd / "syslua.fish").write_text(line + "\n")
+    assert "Add this line" not in sysenv.run("apply").stdout
+    if shutil.which("fish"):
+        # Following the advice works: a fish that reads its config has the variable.
+        r = subprocess.run(
+            ["fish", "-c", "printenv A"], env=sysenv.env, capture_output=True, text=True
+        )
+        assert r.stdout == "1\n", r
+
+
+def test_the_rc_file_may_name_the_script_from_home(sysenv, monkeypatch):
+    """`~/...`, `$HOME/...` and `${HOME}/...` name the same script as the absolute path."""
+    monkeypatch.setenv("SHELL", "/bin/zsh")
+    monkeypatch.setenv("SYSLUA_ROOT", str(sysenv.home / ".syslua"))
+    sysenv.root = sysenv.home / ".syslua"
+    sysenv.write("sys.lua", 'env { A = "1" }\n')
+    ok(sysenv.run("apply"))
+    for form in ('. "$HOME/.syslua/state/env.sh"', "source ${HOME}/.syslua/state/env.sh"):
+        (sysenv.home / ".zshrc").write_text(f"{form}\n")
+        assert "Add this line" not in sysenv.run("apply").stdout, form
+    # $ZDOTDIR moves zsh's rc file.
+    monkeypatch.setenv("ZDOTDIR", str(sysenv.home / "zsh"))
+    said = sysenv.run("apply").stdout
+    assert "Add this line to ~/zsh/.zshrc for your environment and tools:" in said, said
+
+
+def test_the_advised_line_loads_the_environment_in_bash(sysenv, monkeypatch):
+    if shutil.which("bash") is None:
+        pytest.skip("bash is not installed")
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    sysenv.write("sys.lua", 'env { A = "from syslua" }\n')
+    p = sysenv.run("apply")
+    ok(p)
+    lines = p.stdout.splitlines()
+    advised = lines[lines.index("Add this line to ~/.bashrc for your environment and tools:") + 1]
+    (sysenv.home / ".bashrc").write_text(advised.strip() + "\n")
+    r = subprocess.run(
+        ["bash", "-i", "-c", "printenv A"],
+        env=sysenv.env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert r.stdout == "from syslua\n", r
 
 
 def test_scripts_return_with_rollback_and_failed_apply(sysenv):

@@ -40,6 +40,13 @@ def plan_text(sysenv, body: str) -> str:  # type: ignore[no-untyped-def]
     return p.stdout
 
 
+def noop_text(sysenv) -> str:  # type: ignore[no-untyped-def]
+    """What `sys apply --noop` says of the config plan_text wrote (the seeds' noop messages)."""
+    p = sysenv.run("apply", "--noop")
+    ok(p)
+    return p.stdout
+
+
 def rejected(sysenv, body: str, message: str) -> None:  # type: ignore[no-untyped-def]
     """A configuration error at the declaration: exit 2, the message, nothing changed."""
     before = tree(sysenv.home)
@@ -55,7 +62,8 @@ def rejected(sysenv, body: str, message: str) -> None:  # type: ignore[no-untype
 def test_link_true_makes_the_path_a_symlink_to_the_absolute_source(sysenv):
     put(sysenv.work / "dot" / "vimrc", "set number\n")
     text = plan_text(sysenv, 'file { path = "~/.vimrc", source = "dot/vimrc", link = true }\n')
-    assert "+ file ~/.vimrc: Would have created the link" in text
+    assert "  + file ~/.vimrc: will create\n" in text
+    assert "~ file ~/.vimrc: Would have created the link (" in noop_text(sysenv)
     apply(sysenv, 'file { path = "~/.vimrc", source = "dot/vimrc", link = true }\n')
     vimrc = sysenv.home / ".vimrc"
     assert vimrc.is_symlink() and os.readlink(vimrc) == str(sysenv.work / "dot" / "vimrc")
@@ -72,7 +80,9 @@ def test_ensure_link_with_target_and_a_target_that_does_not_exist(sysenv):
         'file { path = "~/here", ensure = "link", target = "dot/here" }\n'
     )
     text = plan_text(sysenv, body)
-    assert "+ file ~/.vimrc: Would have created the link (target does not exist)" in text
+    assert "  + file ~/.vimrc: will create (target does not exist)\n" in text
+    noop = noop_text(sysenv)
+    assert "~ file ~/.vimrc: Would have created the link (target does not exist)" in noop
     apply(sysenv, body)
     assert os.readlink(sysenv.home / ".vimrc") == str(sysenv.home / "dotfiles/vimrc")
     assert os.readlink(sysenv.home / "here") == str(sysenv.work / "dot/here")  # from the config dir
@@ -92,12 +102,15 @@ def test_a_link_changes_target_and_takes_over_a_file(sysenv):
     )
     text = plan_text(sysenv, body)
     assert (
-        "~ file ~/.vimrc: Would have updated the link (is a file, should be a symlink)"
+        "~ file ~/.vimrc: will update (is a file, should be a symlink)"
         " - takes over an existing file; the original is kept"
     ) in text
+    assert "~ file ~/.inputrc: will update (target /etc/hostname -> /etc/passwd)" in text
+    noop = noop_text(sysenv)
+    assert "~ file ~/.vimrc: Would have updated the link (is a file, should be a symlink)" in noop
     assert (
         "~ file ~/.inputrc: Would have updated the link (target /etc/hostname -> /etc/passwd)"
-        in text
+        in noop
     )
     apply(sysenv, body)
     assert os.readlink(sysenv.home / ".vimrc") == "/etc/passwd"
@@ -268,9 +281,10 @@ def test_missing_parents_are_created_shown_and_owned_like_the_declaration(sysenv
         "+ dir ~/.config (parent)",
         "+ dir ~/.config/a (parent)",
         "+ dir ~/.config/a/b (parent)",
-        "+ file ~/.config/a/b/f: Would have created the file",
+        "+ file ~/.config/a/b/f: will create",
     ]
-    assert "Plan: 4 to create" in text
+    # The parents are created by the item: not items, so not counted.
+    assert "Plan: 1 to create" in text
     apply(sysenv, body)
     assert tree(sysenv.home) == {
         ".config": ("dir", 0o755, None),

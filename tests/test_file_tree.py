@@ -55,7 +55,8 @@ def test_a_tree_is_one_plan_line_and_every_file_below_source(sysenv):
     assert "+ file ~/.config/nvim/ (tree: 3 files, 2 directories)" in lines
     assert "+ dir ~/.config (parent)" in lines
     assert not any("options.lua" in ln for ln in lines)  # members are not listed
-    assert "Plan: 7 to create, 0 to update, 0 to remove, 0 unchanged." in lines
+    # the root and its 5 members; the parent is created by them, not counted
+    assert "Plan: 6 to create, 0 to update, 0 to remove, 0 unchanged." in lines
 
     apply(sysenv, NVIM)
     assert tree(sysenv.home / ".config") == {
@@ -69,6 +70,9 @@ def test_a_tree_is_one_plan_line_and_every_file_below_source(sysenv):
     p = sysenv.run("plan")
     ok(p)
     assert "No changes. The machine matches the configuration." in p.stdout
+    assert "~/.config/nvim" not in p.stdout  # unchanged: listed with -v only
+    assert "Plan: 0 to create, 0 to update, 0 to remove, 6 unchanged." in p.stdout
+    p = sysenv.run("plan", "-v")
     assert "= file ~/.config/nvim/ (tree: 3 files, 2 directories)" in p.stdout
 
 
@@ -78,11 +82,11 @@ def test_verbose_and_json_list_every_member(sysenv):
     lines = plan_lines(sysenv, "-v")
     root = lines.index("+ file ~/.config/nvim/ (tree: 3 files, 2 directories)")
     assert lines[root + 1 : root + 6] == [
-        "+ file ~/.config/nvim/init.lua: Would have created the file",
-        "+ file ~/.config/nvim/lua: Would have created directory",
-        "+ file ~/.config/nvim/lua/options.lua: Would have created the file",
-        "+ file ~/.config/nvim/lua/plugins: Would have created directory",
-        "+ file ~/.config/nvim/lua/plugins/init.lua: Would have created the file",
+        "+ file ~/.config/nvim/init.lua: will create",
+        "+ file ~/.config/nvim/lua: will create",
+        "+ file ~/.config/nvim/lua/options.lua: will create",
+        "+ file ~/.config/nvim/lua/plugins: will create",
+        "+ file ~/.config/nvim/lua/plugins/init.lua: will create",
     ]
     p = sysenv.run("plan", "--json")
     ok(p)
@@ -472,7 +476,7 @@ def test_tree_declared_as_a_directory_merged_or_empty(sysenv):
     sysenv.write("sys.lua", HEADER + body)
     lines = plan_lines(sysenv)
     assert "+ file ~/t/ (tree: 1 file, 1 directory)" in lines
-    assert "+ file ~/e/: Would have created directory" in lines  # an empty tree
+    assert "+ file ~/e/: will create" in lines  # an empty tree
     apply(sysenv, body)
     assert tree(sysenv.home) == {
         "e": ("dir", 0o755, None),

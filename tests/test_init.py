@@ -35,7 +35,7 @@ def test_init_writes_a_starter_and_luarc_into_the_default_dir(sysenv):
     # CONFIG defaults to ~/.config/syslua/sys.lua when there is no ./sys.lua
     plan = sysenv.run("plan")
     assert plan.returncode == 0, plan.stderr
-    assert "env.EDITOR" in plan.stdout
+    assert '  + env EDITOR: "' in plan.stdout, plan.stdout
 
 
 def test_the_starter_applies_and_reapplies_cleanly(sysenv):

@@ -183,17 +183,22 @@ class Terminal:
 
     # -- plans -------------------------------------------------------------
     def plan(self, plan: Plan, *, show_diff: bool = False) -> None:
+        """What will change, one line per item (unchanged ones as one count line,
+        each with -v), the waves of the items that will run, and the counts."""
         self.distrust(e.id for e in plan.all_entries)
-        self.line(
-            "Changes:"
-            if plan.has_changes or plan.failures
-            else "No changes. The machine matches the configuration."
-        )
+        changes = plan.has_changes or bool(plan.failures)
+        self.line("Changes:" if changes else "No changes. The machine matches the configuration.")
         everything = plan.entries + plan.removals
         groups = {e.id: plan.groups[e.id] for e in everything if e.id in plan.groups}
+        verbose = self.verbosity > 0
+        c = plan.counts()
+        listed = False
         for entry in everything:
             if entry.group in groups:
                 continue  # shown under its group
+            if entry.symbol == "=" and not verbose:
+                continue  # counted on one line
+            listed = True
             members = groups.get(entry.id, ())
             self._entry_with_diff(entry, show_diff, takeovers=sum(m.takeover for m in members))
             for member in members:
@@ -206,22 +211,9 @@ class Terminal:
                     or (show_diff and (member.diff or member.edit_diff))
                 ):
                     self._entry_with_diff(member, show_diff, indent="    ")
-        if plan.waves or plan.removals:
-            self.line()
-            self.line("Execution order:")
-            n = 0
-            for wave in plan.waves:
-                n += 1
-                labels = ", ".join(self._collapsed(plan.labels, wave, groups))
-                suffix = " - parallel" if len(wave) > 1 else ""
-                self.line(f"  [Wave {n}] {labels}{suffix}")
-            if plan.removals:
-                # A member removed from a tree that stays is counted under the
-                # tree's label, which only the declared items' labels have.
-                names = {**plan.labels, **{e.id: e.label for e in plan.removals}}
-                removed = self._collapsed(names, [e.id for e in plan.removals], groups)
-                self.line(f"  [Remove] {', '.join(removed)}")
-        c = plan.counts()
+        if listed and c["unchanged"] and not verbose:
+            self.line(f"  = {c['unchanged']} unchanged", COLORS["="])
+        self._order(plan, groups)
         self.line()
         summary = f"Plan: {c['create']} to create, {c['update']} to update, "
         if c["run"]:
@@ -234,6 +226,31 @@ class Terminal:
         if c["edited"]:
             summary += f", {c['edited']} edited since the last apply"
         self.line(summary + ".")
+
+    def _order(self, plan: Plan, groups: dict[str, list[Entry]]) -> None:
+        """The execution order of the items that will run: the waves (renumbered
+        without the items that have nothing to do), the removals, and the env
+        variables, written to the env scripts once everything else is done."""
+        runs = {e.id for e in plan.all_entries if e.runs}
+        waves = [[i for i in wave if i in runs] for wave in plan.waves]
+        waves = [w for w in waves if w]
+        values = [e.label for e in plan.values if e.runs]
+        if not (waves or values or plan.removals):
+            return
+        self.line()
+        self.line("Execution order:")
+        for n, wave in enumerate(waves, 1):
+            labels = ", ".join(self._collapsed(plan.labels, wave, groups))
+            suffix = " - parallel" if len(wave) > 1 else ""
+            self.line(f"  [Wave {n}] {labels}{suffix}")
+        if plan.removals:
+            # A member removed from a tree that stays is counted under the
+            # tree's label, which only the declared items' labels have.
+            names = {**plan.labels, **{e.id: e.label for e in plan.removals}}
+            removed = self._collapsed(names, [e.id for e in plan.removals], groups)
+            self.line(f"  [Remove] {', '.join(removed)}")
+        if values:
+            self.line(f"  [Env scripts] {', '.join(values)}")
 
     def _entry_with_diff(
         self, entry: Entry, show_diff: bool, indent: str = "  ", takeovers: int = 0

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from syslua.errors import StateError, UsageError
-from syslua.execute.item import FAILED, ItemResult, run_item
+from syslua.execute.item import FAILED, ItemResult, run_item, value_result
 from syslua.execute.stop import Stop
 from syslua.fsutil import remove_temp_leftovers
 from syslua.manifest.model import Item, Manifest
@@ -88,6 +88,8 @@ class ApplyOptions:
     keep_edits: bool = False
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
+    # What a running item does now (item id, "command" or "output", text), for a live display.
+    on_activity: Callable[[str, str, str], None] | None = None
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
     max_unpack: int | None = None  # bytes an archive may unpack to; None: the default
     allow_empty: bool = True  # False: refuse to remove every managed item (`sys apply`)
@@ -104,7 +106,7 @@ class ApplyOutcome:
     undo: UndoReport | None = None
     restore_failed: bool = False
     snapshot_id: str | None = None
-    env_line: str | None = None
+    env_line: str | None = None  # a generated output's note (the env scripts' first write)
     refused: list[Entry] = field(default_factory=list)  # edits it would have overwritten
     kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
     kept: list[str] = field(default_factory=list)  # labels of those edits
@@ -157,6 +159,7 @@ def apply_manifest(
             manifest=manifest,
             verbose=options.verbose,
             on_output=options.on_output,
+            on_activity=options.on_activity,
             store=store,
             paths=paths,
             progress=options.progress,
@@ -171,7 +174,16 @@ def apply_manifest(
 
     baseline = snapshots.latest_readable() if current is None else None
     known = baseline.load_manifest() if baseline is not None else None
-    plan = make_plan(manifest, context(True), previous, known=known)
+    read_only = options.health_check_only or options.noop
+    registry: Originals | None = None
+    try:
+        registry = _originals(paths, current or baseline)
+    except StateError:
+        if not read_only:
+            raise  # before anything changes
+    plan_ctx = context(True)
+    plan_ctx.originals = registry.entries if registry is not None else None
+    plan = make_plan(manifest, plan_ctx, previous, known=known)
     if (
         not options.allow_empty
         and not (options.noop or options.health_check_only)
@@ -184,7 +196,6 @@ def apply_manifest(
             f"Refusing to remove all {n} managed item{'s' if n != 1 else ''}: "
             "the config declares nothing. Pass --allow-empty if that is what you want."
         )
-    read_only = options.health_check_only or options.noop
     if plan.edited and not options.keep_edits and not read_only:
         return ApplyOutcome(plan, ok=False, refused=plan.edited)
     reporter.planned(plan)
@@ -206,6 +217,7 @@ def apply_manifest(
             on_finish=reporter.finished,
             should_stop=lambda: stop.requested,
         )
+        results += _report_values(plan, reporter, options)
         return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
 
     recorded = record_manifest or manifest
@@ -239,7 +251,7 @@ def apply_manifest(
         raise _keeping_failed(e, paths, paths.journal) from None
     try:
         known_before = previous if previous is not None else known
-        registry = _originals(paths, current or baseline)
+        assert registry is not None  # loaded before planning; only a read-only run goes without
         added: list[str] = []
         where = paths.store  # where the originals go: their content first, then the records
         try:
@@ -284,6 +296,7 @@ def apply_manifest(
             stage = "the env scripts"
             try:
                 outcome.env_line = _write_outputs(generators, manifest, paths, journal)
+                outcome.results += _report_values(plan, reporter, options)
                 stage, recording = "the snapshot", store.mark()
                 outcome.snapshot_id = _record(
                     recorded,
@@ -502,6 +515,24 @@ def _run(
     outcome.results.extend(results)
     outcome.ok = all(r.status != FAILED for r in results)
     return outcome
+
+
+def _report_values(plan: Plan, reporter: Reporter, options: ApplyOptions) -> list[ItemResult]:
+    """Report the items outside the DAG (env variables) as the others are: they
+    changed when the generated outputs were written (or would, in noop)."""
+    results = []
+    for entry in plan.values:
+        result = value_result(
+            entry.id,
+            entry.type,
+            entry.label,
+            entry.decision,
+            noop=options.noop,
+            health_check_only=options.health_check_only,
+        )
+        reporter.finished(result)
+        results.append(result)
+    return results
 
 
 def _roll_back(

@@ -136,13 +136,16 @@ def run_item(
         return result(NOOP, decision.message, decision.action)
 
     ictx = ctx
+    ident = item.id
     if journal is not None:
-        ident = item.id
         ictx = replace(
             ctx,
             record=lambda path: journal.before_change(ident, path),
             note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
         )
+    if ctx.on_activity is not None:
+        on_activity = ctx.on_activity
+        ictx = replace(ictx, doing=lambda kind, text: on_activity(ident, kind, text))
     try:
         rtype.apply(item, decision, ictx)
     except ResourceError as e:
@@ -166,18 +169,41 @@ def run_item(
             output=ctx.outputs.get(item.id),
         )
     ctx.changed.add(item.id)
-    message = PAST.get(decision.action, decision.action)
-    if decision.reason and decision.action != CREATE:
-        message += f" ({decision.reason})"
     outcome = result(
         CHANGED,
-        message,
+        done(decision),
         decision.action,
         mutated=True,
         output=ctx.outputs.get(item.id),
         warnings=rtype.warnings(item, decision, ctx),
     )
     return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec else outcome
+
+
+def done(decision: Decision) -> str:
+    """What a change did, as reports say it: `updated (content changed)`, or
+    the reason alone when it says it all (`"more" -> "bat"`)."""
+    if decision.verb == "":
+        return decision.reason
+    message = PAST.get(decision.action, decision.action)
+    if decision.reason and decision.action != CREATE:
+        message += f" ({decision.reason})"
+    return message
+
+
+def value_result(
+    ident: str, type_: str, label: str, decision: Decision, *, noop: bool, health_check_only: bool
+) -> ItemResult:
+    """The outcome of an item outside the DAG (an env variable), which is
+    compared, never run: its change is made when the generated outputs are
+    written, and undone with them."""
+    if health_check_only:
+        return ItemResult(ident, type_, label, UNCHANGED, "no health checks", decision.action)
+    if not decision.changes:
+        return ItemResult(ident, type_, label, UNCHANGED, decision.message, decision.action)
+    if noop:
+        return ItemResult(ident, type_, label, NOOP, decision.message, decision.action)
+    return ItemResult(ident, type_, label, CHANGED, done(decision), decision.action)
 
 
 def _with_checks(outcome: ItemResult, checks: list[CheckResult]) -> ItemResult:

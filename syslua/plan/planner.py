@@ -17,7 +17,13 @@ Steps:
    it, and the group's line says what its members do (`group_note`).
 
 Directories that a change creates on its way and that no item declares
-(missing parents) get an entry of their own, before the item's, once.
+(missing parents) get an entry of their own, before the item's, once; they
+are not items, and are not counted.
+
+Entries speak of the future (`will create`, `will update (content changed)`,
+`will remove (the original is restored)`: `Decision.planned`); an item of a
+noop child keeps CCM's noop message (`Would have created the file`), as
+`sys apply --noop` shows it.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, SKIP, UPDATE, Conte
 from syslua.resources.placeholders import Unresolved
 
 EDITED = "edited since the last apply"
+RESTORED = "the original is restored"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +57,7 @@ class Entry:
     group: str | None = None  # the id of the item this one is part of (a tree's member)
     note: str | None = None  # shown in parentheses after the subject, instead of the message
     subject: str | None = None  # how the line names it, when not "<type> <label>"
+    parent: bool = False  # a directory created on the way (not an item: not counted)
 
     @property
     def symbol(self) -> str:
@@ -63,10 +71,19 @@ class Entry:
 
     @property
     def message(self) -> str:
-        """The line shown to the user: an edit first, then what the decision would do."""
+        """The line shown to the user: an edit first, then what the apply will do
+        (what it would have done, for an item of a noop child)."""
+        said = self.decision.message if self.noop else self.decision.planned
         if self.edited:
-            return f"{EDITED} ({self.edited}); {self.decision.message}"
-        return self.decision.message
+            return f"{EDITED} ({self.edited}); {said}"
+        return said
+
+    @property
+    def runs(self) -> bool:
+        """Whether `sys apply` acts on it: it changes, or fails trying."""
+        return (self.decision.changes or self.decision.action == FAIL) and not (
+            self.noop or self.parent
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -114,6 +131,14 @@ class Plan:
     dag: Dag | None = None
     # group id -> its members' entries (declared, then removed), in plan order
     groups: dict[str, list[Entry]] = field(default_factory=dict)
+    # Items outside the DAG (env variables), also among `entries`: compared,
+    # never run; the apply reports them once their outputs are written.
+    values: list[Entry] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """How many items the apply reports on (its `[n/N]`): every counted entry."""
+        return sum(1 for w in self.waves for _ in w) + len(self.values) + len(self.removals)
 
     @property
     def all_entries(self) -> list[Entry]:
@@ -145,6 +170,8 @@ class Plan:
             "edited": 0,
         }
         for e in self.all_entries:
+            if e.parent:
+                continue
             if e.edited:
                 out["edited"] += 1
             a = e.decision.action
@@ -202,11 +229,12 @@ def make_plan(
             if entry.decision.changes and status is not None:
                 entries.extend(_parents(item, status, announced))
             entries.append(entry)
-    entries.extend(_plan_values(manifest, previous))
+    values = _plan_values(manifest, previous)
+    entries.extend(values)
     removals = plan_removals(manifest, previous, ctx, with_diff=with_diff)
     labels = {e.id: e.label for e in entries if e.id in manifest}
     labels.update((i.id, label(i)) for i in manifest if i.id not in labels)
-    plan = Plan(manifest, entries, removals, waves, labels, dag)
+    plan = Plan(manifest, entries, removals, waves, labels, dag, values=values)
     _group(plan, previous)
     return plan
 
@@ -296,6 +324,7 @@ def _parents(item: Item, status: Any, announced: set[str]) -> list[Entry]:
                 noop=item.noop,
                 note="parent",
                 subject=subject,
+                parent=True,
             )
         )
     return out
@@ -361,19 +390,13 @@ def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
         rtype = get_type(item.type)
         if not rtype.in_dag:
             before = previous.get(item.id) if previous else None
-            out.append(Entry(item.id, item.type, rtype.label(item), rtype.compare(item, before)))
+            decision = rtype.compare(item, before)
+            out.append(Entry(item.id, item.type, rtype.label(item), decision, noop=item.noop))
     if previous is not None:
         for item in previous:
             rtype = get_type(item.type)
             if not rtype.in_dag and item.id not in manifest:
-                out.append(
-                    Entry(
-                        item.id,
-                        item.type,
-                        rtype.label(item),
-                        Decision(REMOVE, "no longer declared"),
-                    )
-                )
+                out.append(Entry(item.id, item.type, rtype.label(item), rtype.removal(item)))
     return out
 
 
@@ -415,7 +438,8 @@ def plan_removals(
     with_diff: bool = False,
 ) -> list[Entry]:
     """Items of the previous snapshot that are gone, in reverse dependency order
-    (with `ctx`, those whose removal would lose an edit made by hand are marked)."""
+    (with `ctx`, those whose removal would lose an edit made by hand are marked,
+    and those whose removal restores an original, as `ctx.originals` has it, say so)."""
     if previous is None:
         return []
     gone = [i for i in previous if i.id not in manifest and get_type(i.type).in_dag]
@@ -428,17 +452,22 @@ def plan_removals(
     rank = {ident: n for n, ident in enumerate(order)}
     gone.sort(key=lambda i: rank.get(i.id, -1), reverse=True)
     out = []
+    originals = (ctx.originals if ctx is not None else None) or {}
     for item in _children_first(gone):
         rtype = get_type(item.type)
         edited, edit_diff = (
             _edit(item.id, previous, ctx, with_diff) if ctx is not None else (None, None)
         )
+        decision = rtype.removal(item)
+        original = originals.get(item.id)
+        if decision.action == REMOVE and original and original.get("kind") != "absent":
+            decision = replace(decision, reason=RESTORED)
         out.append(
             Entry(
                 item.id,
                 item.type,
                 rtype.key_label(item.key),
-                rtype.removal(item),
+                decision,
                 edited=edited,
                 edit_diff=edit_diff,
                 group=rtype.group(item),

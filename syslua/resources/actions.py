@@ -20,6 +20,12 @@ def run_actions(
 ) -> dict[str, str]:
     """Perform actions in order; returns `local` extended with action results."""
     resolver = ctx.resolver
+    doing = ctx.doing  # the live display: each command, then its output as it comes
+
+    def on_line(stream: str, line: str) -> None:
+        if doing is not None and line.strip():
+            doing("output", line)
+
     for n, action in enumerate(actions, 1):
         if action["kind"] == "fetch":
             path = fetch.download(
@@ -40,8 +46,16 @@ def run_actions(
         ]
         workdir = resolver.resolve(action["cwd"], local) if action.get("cwd") else cwd
         command = " ".join(_quote(x) for x in [bin_, *args])
+        if doing is not None:
+            doing("command", command)
         try:
-            result = ctx.runner.run(command, provider="posix", cwd=workdir, environment=env)
+            result = ctx.runner.run(
+                command,
+                provider="posix",
+                cwd=workdir,
+                environment=env,
+                on_line=on_line if doing is not None else None,
+            )
         except CannotStart as e:
             raise ResourceError(
                 f"{what} action {n} ({os.path.basename(bin_)}) could not start: {e}"

@@ -48,8 +48,13 @@ class ApplyType(ResourceType):
         if status.failed:
             return Decision(FAIL, f"{status.failed} of {status.total} child resources failed")
         if status.changed:
-            verb = "would change" if ctx.noop else "changed"
-            return Decision(UPDATE, f"{status.changed} of {status.total} child resources {verb}")
+            if ctx.noop:  # `will update (2 of 3 child resources)` in a plan
+                return Decision(
+                    UPDATE,
+                    f"{status.changed} of {status.total} child resources",
+                    "Would have changed",
+                )
+            return Decision(UPDATE, f"{status.changed} of {status.total} child resources changed")
         if status.would_change:
             # A noop child: nothing changed, but say what would have.
             return Decision(

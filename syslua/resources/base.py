@@ -46,6 +46,9 @@ CREATE, UPDATE, REMOVE, NONE, RUN, SKIP, FAIL = (
 )
 SYMBOLS = {CREATE: "+", UPDATE: "~", REMOVE: "-", NONE: "=", RUN: "+", SKIP: "=", FAIL: "!"}
 CHANGES = frozenset({CREATE, UPDATE, REMOVE, RUN})
+# How `sys plan` says what a change will do (`Decision.planned`); the noop
+# messages (`Would have created the file`) are CCM's, for `sys apply --noop`.
+FUTURE = {CREATE: "will create", UPDATE: "will update", RUN: "will run", REMOVE: "will remove"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,9 @@ class Decision:
     action: str
     reason: str
     noop_message: str | None = None
+    # How the plan says it (`planned`): None for `will <action>` (FUTURE);
+    # "" when the reason says it all (an env variable's `"more" -> "bat"`).
+    verb: str | None = None
 
     @property
     def symbol(self) -> str:
@@ -71,6 +77,16 @@ class Decision:
             return f"{self.noop_message} ({self.reason})"
         return self.noop_message or self.reason
 
+    @property
+    def planned(self) -> str:
+        """The line `sys plan` shows, in the future: `will update (content changed)`."""
+        verb = FUTURE.get(self.action) if self.verb is None else self.verb
+        if verb is None:
+            return self.message  # nothing to do, or cannot be done: the reason
+        if not verb:
+            return self.reason
+        return f"{verb} ({self.reason})" if self.reason else verb
+
 
 @dataclass
 class Context:
@@ -86,6 +102,11 @@ class Context:
     would_change: set[str] = field(default_factory=set)
     verbose: bool = False
     on_output: Any = None  # callable(item_id, stream, line) for live command output
+    # callable(item_id, kind, text): what a running item does now, for the live
+    # display: kind "command" (a command line it starts) or "output" (a line
+    # the command printed). Items reach it through `doing`.
+    on_activity: Any = None
+    doing: Any = None  # callable(kind, text): `on_activity` for the item that runs
     store: Any = None  # the content store, when the executor has one
     paths: Any = None  # syslua.paths.Paths, for the cache and the profile
     record: Any = None  # callable(path) before a path changes (the journal)
@@ -95,6 +116,9 @@ class Context:
     progress: Any = None  # callable(label) -> callable(done, total) for downloads
     resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
     previous: Any = None  # the current snapshot's manifest, when there is one
+    # item id -> what was at its path before syslua took it over (the record
+    # of originals), when known: the plan says which removals restore one.
+    originals: Any = None
     # item id -> what the current snapshot recorded for it (`snapshot_state`),
     # when there is one: edits made since the last apply are found from it.
     last_applied: Any = None
@@ -220,8 +244,8 @@ class ResourceType(Protocol):
         return []
 
     def removal(self, item: Item) -> Decision:
-        """How the plan describes removing an item no longer declared."""
-        return Decision(REMOVE, "no longer declared; would be removed")
+        """How the plan describes removing an item no longer declared (`will remove (REASON)`)."""
+        return Decision(REMOVE, "no longer declared")
 
     def created_parents(self, item: Item, status: Any) -> list[tuple[str, str]]:
         """What a change of this item creates on its way, that no item declares

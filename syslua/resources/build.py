@@ -64,7 +64,7 @@ class BuildType(ResourceType):
 
     # -- hooks ---------------------------------------------------------------
     def removal(self, item: Item) -> Decision:
-        return Decision(REMOVE, "no longer declared (its store object stays until `sys gc`)")
+        return Decision(REMOVE, "no longer declared; its store object stays until `sys gc`")
 
     def provides(self, item: Item) -> tuple[str, ...]:
         """Items whose placeholders name this build's outputs run after it."""

@@ -126,12 +126,23 @@ class ExecType(ResourceType):
             # Before it runs: a rollback runs the undo command, or names the
             # exec as not undone.
             ctx.note({"op": "exec", "undo": item.get("undo"), **journal_env(item)})
-        on_line = None
-        if ctx.on_output is not None and (item.get("logoutput") or ctx.verbose):
-            ident = item.id
-            on_line = lambda stream, line: ctx.on_output(ident, stream, line)  # noqa: E731
+        show = ctx.on_output if item.get("logoutput") or ctx.verbose else None
+        doing, ident, command = ctx.doing, item.id, item.get("command")
+
+        def on_line(stream: str, line: str) -> None:
+            if doing is not None and line.strip():
+                doing("output", line)
+            if show is not None:
+                show(ident, stream, line)
+
+        if doing is not None:
+            doing("command", command)
         try:
-            result = ctx.runner.run(item.get("command"), on_line=on_line, **run_options(item))
+            result = ctx.runner.run(
+                command,
+                on_line=on_line if show is not None or doing is not None else None,
+                **run_options(item),
+            )
         except CannotStart as e:
             raise ResourceError(str(e)) from e
         ctx.outputs[item.id] = result
@@ -172,8 +183,8 @@ class ExecType(ResourceType):
 
     def removal(self, item: Item) -> Decision:
         if item.get("undo"):
-            return Decision(REMOVE, "no longer declared; its undo command would run")
-        return Decision(REMOVE, "no longer declared (nothing to undo)")
+            return Decision(REMOVE, "no longer declared; its undo command runs")
+        return Decision(REMOVE, "no longer declared; nothing to undo")
 
     def requires(self, item: Item) -> tuple[str, ...]:
         """The package whose `bin` it runs, if any."""

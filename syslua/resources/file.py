@@ -424,9 +424,8 @@ class FileType(ResourceType):
         ]
 
     def removal(self, item: Item) -> Decision:
-        return Decision(
-            REMOVE, "no longer declared; would be removed (or its original restored)", REMOVED
-        )
+        # The plan says `the original is restored` instead when there is one.
+        return Decision(REMOVE, "no longer declared", REMOVED)
 
     def created_parents(self, item: Item, status: Any) -> list[tuple[str, str]]:
         return [

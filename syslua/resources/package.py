@@ -136,7 +136,7 @@ class PackageType(ResourceType):
     def removal(self, item: Item) -> Decision:
         return Decision(
             REMOVE,
-            "no longer declared; would leave the profile (its store object stays until `sys gc`)",
+            "no longer declared; it leaves the profile, its store object stays until `sys gc`",
         )
 
     def provides(self, item: Item) -> list[str]:

@@ -117,3 +117,16 @@ def load_unrestored(state_dir: Path) -> list[dict[str, Any]]:
 
 def clear_unrestored(state_dir: Path) -> None:
     (state_dir / UNRESTORED).unlink(missing_ok=True)
+
+
+def known(state_dir: Path, fallback: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """The originals as a plan may name them (read-only): the record's, or
+    `fallback` (the current snapshot's) when there is no record yet; none
+    when the record cannot be read (the apply itself reports that)."""
+    try:
+        registry = Originals.load(state_dir)
+    except StateError:
+        return {}
+    if not registry.exists:
+        return dict(fallback or {})
+    return registry.entries

@@ -10,7 +10,9 @@ SIGTERM stopped it (rolled back too).
 
 `report` ends with the verdict: "System unchanged." only when that is true;
 otherwise it names what the rollback left (commands that cannot be undone,
-paths left in place).
+paths left in place). Its table counts what a rollback undid as `rolled
+back`, never as `changed`. After a successful apply it prints the line that
+loads the env scripts while the rc file of `$SHELL` does not have it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from syslua.cli.output import Terminal, count_paths
 from syslua.cli.report import make_reporter, summary_table
 from syslua.errors import Interrupted
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_manifest
+from syslua.execute.item import CHANGED
 from syslua.paths import Paths
+from syslua.resources.env import rc_advice
 
 INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 
@@ -97,6 +101,7 @@ def reporter_for(term: Terminal, options: ApplyOptions) -> Reporter:
     reporter = make_reporter(term)
     options.verbose = term.verbosity > 0
     options.progress = getattr(reporter, "download", None)
+    options.on_activity = getattr(reporter, "activity", None)
     if not term.json_mode and term.verbosity >= 0:
         options.on_output = reporter.output
     return reporter
@@ -158,9 +163,11 @@ def report(
         return 0 if outcome.ok else failed_code
     if outcome.no_changes:
         term.line("No changes. The machine matches the configuration.")
+        if not (noop or hc):
+            _rc_advice(term, outcome, verb)
         return 0
     term.line()
-    summary_table(term, counts, duration)
+    summary_table(term, counts if outcome.ok else undone_counts(outcome), duration)
     if outcome.ok:
         if hc:
             term.line("Health checks passed." if counts.get("failed", 0) == 0 else "")
@@ -174,11 +181,7 @@ def report(
                     f"Kept {count_paths(n)} edited since the last apply in snapshot {outcome.kept_edits}: "
                     f"`sys rollback` brings {'it' if n == 1 else 'them'} back."
                 )
-            if outcome.env_line:
-                term.line(
-                    "Add this line to your shell's rc file to use your environment and tools:"
-                )
-                term.line(f"  {outcome.env_line}")
+            _rc_advice(term, outcome, verb)
         return 0
     if hc or noop:
         for r in outcome.failures:
@@ -235,6 +238,33 @@ def report(
     for note in left:
         term.line(f"  - {note}", "yellow", always=True)
     return failed_code
+
+
+def _rc_advice(term: Terminal, outcome: ApplyOutcome, verb: str) -> None:
+    """After an apply (or rollback) that succeeded: the line that loads the
+    env scripts, while the rc file of `$SHELL` does not have it."""
+    if verb not in ("Apply", "Rollback"):
+        return
+    advice = rc_advice(Paths.from_env(), first=outcome.env_line is not None)
+    if advice is not None:
+        where, line = advice
+        term.line(f"Add this line to {where} for your environment and tools:")
+        term.line(f"  {line}")
+
+
+def undone_counts(outcome: ApplyOutcome) -> dict[str, int]:
+    """The counts of a run that failed: what changed was undone by the
+    rollback (`rolled back`), but for the commands that cannot be undone
+    (`not undone`); `changed` stays only when rolling back failed itself."""
+    counts = outcome.counts()
+    if outcome.ok or not outcome.rolled_back or outcome.restore_failed:
+        return counts
+    not_undone = set(outcome.not_undone)
+    kept = sum(1 for r in outcome.results if r.status == CHANGED and r.id in not_undone)
+    counts["rolled back"] = counts.pop("changed", 0) - kept
+    if kept:
+        counts["not undone"] = kept
+    return counts
 
 
 def _not_undone(term: Terminal, outcome: ApplyOutcome) -> None:

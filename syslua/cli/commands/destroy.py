@@ -25,6 +25,7 @@ from syslua.paths import Paths
 from syslua.plan.planner import make_plan
 from syslua.resources.base import Context
 from syslua.resources.process import Runner
+from syslua.state.originals import known as known_originals
 from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
 
@@ -78,6 +79,7 @@ def _dry_run(term: Terminal, paths: Paths, current: Snapshot, empty: Manifest) -
         paths=paths,
         previous=previous,
         last_applied=current.items,
+        originals=known_originals(paths.state, current.originals),
     )
     plan = make_plan(empty, ctx, previous, with_diff=term.json_mode)
     if term.json_mode:

@@ -11,6 +11,7 @@ from syslua.plan.planner import make_plan
 from syslua.resources.base import Context
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
+from syslua.state.originals import known as known_originals
 from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
@@ -41,6 +42,7 @@ def run(
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)
         current, warning = snapshots.usable_current()
+        originals = known_originals(paths.state, current.originals if current else None)
     notes = [n for n in (snapshots.rebuilt, warning) if n]
     previous = current.load_manifest() if current else None
     for note in notes:
@@ -57,6 +59,7 @@ def run(
         # is: what differs from it is not an edit.
         last_applied=current.items if current and not warning else None,
         resolver=Resolver(manifest, store, paths.state),
+        originals=originals,
     )
     known = None
     if previous is None:
