@@ -11,7 +11,6 @@ file behind; `remove_temp_leftovers` takes such files away.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -23,6 +22,8 @@ CHUNK = 1 << 20
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
+    import hashlib  # imported on first use: loading OpenSSL costs a run that hashes nothing
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):

@@ -7,7 +7,6 @@ does not change it, and neither does reordering declarations.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -164,6 +163,8 @@ class Manifest:
     def digest(self) -> str:
         cached = self.__dict__.get("_digest")
         if cached is None:
+            import hashlib  # here, not at the top: loading OpenSSL costs a run that hashes nothing
+
             cached = hashlib.sha256(self.canonical().encode("utf-8", "surrogateescape")).hexdigest()
             object.__setattr__(self, "_digest", cached)
         return cached

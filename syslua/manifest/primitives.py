@@ -10,7 +10,6 @@ hash: `$${build:<hash>:out}`, `$${bind:<hash>:<output>}`.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
@@ -82,6 +81,8 @@ def finalize(manifest: Manifest) -> Manifest:
                         manifest.sources.get(item.id, (None,))[0],
                     )
         return manifest
+    import hashlib  # here, not at the top: loading OpenSSL costs a run that hashes nothing
+
     hashes: dict[tuple[str, str], str] = {}
     visiting: list[tuple[str, str]] = []
 
