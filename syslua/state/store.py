@@ -11,7 +11,6 @@ which lets the journal batch many backups under one flush.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -67,6 +66,8 @@ class Store:
         return digest
 
     def put_bytes(self, data: bytes) -> str:
+        import hashlib  # on first use, not at import: loading OpenSSL costs a run that hashes nothing
+
         digest = hashlib.sha256(data).hexdigest()
         if self.has(digest):
             return digest
@@ -80,6 +81,8 @@ class Store:
     def put_file(self, source: str | os.PathLike[str]) -> str:
         """Copy a file into the store, hashing while copying."""
 
+        import hashlib
+
         def fill(f: AtomicFile) -> str:
             h = hashlib.sha256()
             with open(source, "rb") as src:
@@ -91,6 +94,8 @@ class Store:
         return self._put(fill)
 
     def read(self, digest: str) -> bytes:
+        import hashlib
+
         try:
             data = self.path(digest).read_bytes()
         except FileNotFoundError:
