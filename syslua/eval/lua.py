@@ -99,7 +99,8 @@ def _deny_attributes(obj: Any, name: Any, is_setting: bool) -> Any:
     raise AttributeError("Python objects are not accessible from Lua")
 
 
-_LOCATED = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+): (?P<msg>.*)$", re.S)
+# Compiled by `re` when an error needs them (and cached there), not at import.
+_LOCATED = r"(?s)^(?P<file>[^\n]+?):(?P<line>\d+): (?P<msg>.*)$"
 
 _IMPURE_HINTS = {
     "'execute'": "os.execute is not available: evaluation is pure (run with --impure to allow it)",
@@ -118,7 +119,7 @@ DECLARATIONS = (
     "sys.build",
     "sys.bind",
 )
-_UNDEFINED = re.compile(r"^attempt to call global '(?P<name>[^']+)' \(a nil value\)$")
+_UNDEFINED = r"^attempt to call global '(?P<name>[^']+)' \(a nil value\)$"
 _LINK = (
     'A symlink is a file: file { path = "~/.vimrc", ensure = "link", target = "~/dotfiles/vimrc" }'
 )
@@ -165,15 +166,15 @@ def _lua_error(message: str, traceback: str, impure: bool) -> ConfigError:
         for needle, text in _IMPURE_HINTS.items():
             if needle in message:
                 hint = text
-    m = _LOCATED.match(message)
+    m = re.match(_LOCATED, message)
     if m and m.group("file") != "[string]":
         msg = m.group("msg")
         # A nested location (error raised with level 0 by the prelude) wins.
-        inner = _LOCATED.match(msg)
+        inner = re.match(_LOCATED, msg)
         while inner and os.path.isabs(inner.group("file")):
             m, msg = inner, inner.group("msg")
-            inner = _LOCATED.match(msg)
-        undefined = _UNDEFINED.match(msg)
+            inner = re.match(_LOCATED, msg)
+        undefined = re.match(_UNDEFINED, msg)
         if undefined is not None:
             msg, hint = _undefined(undefined.group("name"))
         return ConfigError(msg, Source(m.group("file"), int(m.group("line"))), hint=hint)
@@ -309,12 +310,12 @@ def _never() -> bool:
     return False
 
 
-_CHUNK = re.compile(r"#\d+(?=:\d+:)")
+_CHUNK = r"#\d+(?=:\d+:)"
 
 
 def _unchunk(message: str, chunks: dict[str, str]) -> str:
     """Replace short chunk names ("#2:12:") with their file paths."""
-    return _CHUNK.sub(lambda m: chunks.get(m.group(0), m.group(0)), message)
+    return re.sub(_CHUNK, lambda m: chunks.get(m.group(0), m.group(0)), message)
 
 
 def _s(value: Any) -> str:

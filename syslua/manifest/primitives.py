@@ -18,8 +18,9 @@ from syslua.manifest.model import Item, Manifest, canonical_json, freeze, thaw
 from syslua.paths import abbreviate
 
 PRIMITIVES = ("build", "bind")
-_BY_ID = re.compile(r"\$\$\{(build|bind):@([^:}]+):")
-PLACEHOLDER = re.compile(r"\$\$\{(build|bind):([0-9a-f]{64}):([^}]+)\}")
+# Compiled by `re` on first use (and cached there): most configs have no builds or binds.
+_BY_ID = r"\$\$\{(build|bind):@([^:}]+):"
+PLACEHOLDER = r"\$\$\{(build|bind):([0-9a-f]{64}):([^}]+)\}"
 
 
 def strings(value: Any):  # type: ignore[no-untyped-def]
@@ -45,7 +46,7 @@ def _substitute(value: Any, hashes: dict[tuple[str, str], str]) -> Any:
                 raise KeyError(key)
             return f"$${{{m.group(1)}:{hashes[key]}:"
 
-        return _BY_ID.sub(repl, value)
+        return re.sub(_BY_ID, repl, value)
     if isinstance(value, dict):
         return {k: _substitute(v, hashes) for k, v in value.items()}
     if isinstance(value, list):
@@ -73,7 +74,7 @@ def finalize(manifest: Manifest) -> Manifest:
             return manifest
         for item in manifest:
             for s in strings(thaw(item.props)) if _may_name_primitive(item) else ():
-                m = _BY_ID.search(s)
+                m = re.search(_BY_ID, s)
                 if m:
                     raise ConfigError(
                         f"{item.type} {abbreviate(item.key)}: a placeholder names sys.{m.group(1)} `{m.group(2)}`, "
@@ -98,7 +99,7 @@ def finalize(manifest: Manifest) -> Manifest:
         visiting.append(key)
         props = thaw(item.props)
         for s in strings(props):
-            for m in _BY_ID.finditer(s):
+            for m in re.finditer(_BY_ID, s):
                 hash_of((m.group(1), m.group(2)))
         body = {k: v for k, v in props.items() if k not in ("depends_on", "hash")}
         digest = hashlib.sha256(
@@ -150,5 +151,5 @@ def references(item: Item) -> set[str]:
     out: set[str] = set()
     for s in strings(thaw(item.props)):
         if "$${" in s:
-            out.update(m.group(2) for m in PLACEHOLDER.finditer(s))
+            out.update(m.group(2) for m in re.finditer(PLACEHOLDER, s))
     return out

@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from syslua.eval import template
 from syslua.eval.constants import KEYS
 from syslua.paths import home
 
@@ -188,7 +187,10 @@ def local_path(v: Any, ctx: Context) -> str:
     return p if _plainly_clean(p) else posixpath.normpath(p)
 
 
-_MODE = re.compile(r"^(?:0[oO])?[0-7]+$")
+# Patterns are kept as text and compiled by `re` on first use (and cached
+# there): compiling them all at import would cost every run, even one that
+# never meets a mode, a duration or a checksum.
+_MODE = r"^(?:0[oO])?[0-7]+$"
 
 
 _MODES: dict[Any, str] = {}
@@ -202,7 +204,7 @@ def mode(v: Any, ctx: Context) -> str:
     if isinstance(v, bool):
         raise Invalid('mode must be an octal string such as "0644"')
     text = str(v) if isinstance(v, int) else v
-    if not isinstance(text, str) or not _MODE.match(text):
+    if not isinstance(text, str) or not re.match(_MODE, text):
         raise Invalid(f'mode {_show(v)} is not a valid octal mode (digits 0-7, e.g. "0644")')
     digits = text[2:] if text[:2] in ("0o", "0O") else text
     value = int(digits, 8)
@@ -212,7 +214,7 @@ def mode(v: Any, ctx: Context) -> str:
     return normal
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_DURATION_PART = r"(\d+(?:\.\d+)?)(ms|s|m|h)"
 
 
 def duration(v: Any, ctx: Context) -> float:
@@ -227,7 +229,7 @@ def duration(v: Any, ctx: Context) -> float:
             seconds = float(text)
         else:
             pos, seconds = 0, 0.0
-            for m in _DURATION_PART.finditer(text):
+            for m in re.finditer(_DURATION_PART, text):
                 if m.start() != pos:
                     break
                 unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
@@ -262,7 +264,7 @@ def list_of(item: Check, *, single: bool = True) -> Check:
     return check
 
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 def environment(v: Any, ctx: Context) -> list[str]:
@@ -278,7 +280,7 @@ def environment(v: Any, ctx: Context) -> list[str]:
         entries = list_of(string)(v, ctx)
     for e in entries:
         key, sep, _ = e.partition("=")
-        if not sep or not _ENV_NAME.match(key):
+        if not sep or not re.match(_ENV_NAME, key):
             raise Invalid(f"environment entry {_show(e)} must be KEY=value")
     return entries
 
@@ -305,11 +307,16 @@ def mapping(v: Any, ctx: Context) -> dict[str, Any]:
 
 def content(v: Any, ctx: Context) -> str:
     s = string(v, ctx)
-    if ctx.render_templates and template.has_template(s):
-        try:
-            return template.render(s, ctx.roots)
-        except template.TemplateError as e:
-            raise Invalid(str(e)) from None
+    # Every template is a lookup, and most content has none: only content
+    # that names `lookup` imports the template module.
+    if ctx.render_templates and "lookup" in s:
+        from syslua.eval import template
+
+        if template.has_template(s):
+            try:
+                return template.render(s, ctx.roots)
+            except template.TemplateError as e:
+                raise Invalid(str(e)) from None
     return s
 
 
@@ -394,7 +401,7 @@ def health_checks(v: Any, ctx: Context) -> list[dict[str, Any]]:
     return out
 
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SHA256 = r"^[0-9a-f]{64}$"
 
 
 def fetch_source(v: Any, ctx: Context) -> dict[str, Any]:
@@ -405,7 +412,7 @@ def fetch_source(v: Any, ctx: Context) -> dict[str, Any]:
     sha = d.get("sha256")
     if sha is not None:
         sha = sha.lower()
-        if not _SHA256.match(sha):
+        if not re.match(_SHA256, sha):
             raise Invalid(f"sha256 must be 64 hexadecimal digits, got {_show(v.get('sha256'))}")
         d["sha256"] = sha
     if d["fetch"] == "url":
@@ -437,7 +444,7 @@ def path_like_value(v: Any, ctx: Context) -> list[str]:
 
 def env_name(v: Any, ctx: Context) -> str:
     name = string(v, ctx)
-    if not _ENV_NAME.match(name):
+    if not re.match(_ENV_NAME, name):
         raise Invalid(
             f"{_show(name)} is not a valid environment variable name (letters, digits, _)"
         )

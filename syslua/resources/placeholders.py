@@ -26,7 +26,7 @@ from typing import Any
 from syslua.manifest.model import Item, Manifest, freeze, thaw
 from syslua.resources.base import ResourceError
 
-_TOKEN = re.compile(r"\$\$\$\{|\$\$\{([^}]*)\}")
+_TOKEN = r"\$\$\$\{|\$\$\{([^}]*)\}"  # compiled by `re` on first use, not at import
 
 
 class Unresolved(ResourceError):
@@ -98,7 +98,7 @@ class Resolver:
                 raise Unresolved(f"$${{{body}}} can only be used inside sys.build/sys.bind actions")
             raise Unresolved(f"unknown placeholder $${{{body}}}")
 
-        return _TOKEN.sub(repl, text)
+        return re.sub(_TOKEN, repl, text)
 
     def resolve_deep(self, value: Any, local: Mapping[str, str] | None = None) -> Any:
         if isinstance(value, str):
