@@ -42,6 +42,8 @@ class RawDeclaration:
 
 @dataclass(slots=True)
 class LuaResult:
+    """What evaluating one Lua manifest gave: its declarations and the files it read."""
+
     declarations: list[RawDeclaration]
     inputs: list[str]
     placeholders: bool = False  # some value contains `$${`

@@ -35,6 +35,8 @@ DEFAULT_MAX_DEPTH = 10
 
 @dataclass
 class Options:
+    """How to resolve: facts from the command line, impure evaluation, nesting, modes."""
+
     cli_facts: dict[str, Any] = field(default_factory=dict)
     impure: bool = False
     max_depth: int = DEFAULT_MAX_DEPTH
@@ -43,8 +45,10 @@ class Options:
     eval_timeout: float | None = DEFAULT_EVAL_TIMEOUT  # seconds for all Lua files; None: no limit
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # compared by identity: no `__eq__`/`__repr__` to compile
 class _Run:
+    """One resolution in progress: facts, and what the manifests evaluated so far gave."""
+
     root_dir: str
     facts: dict[str, Any]
     core: dict[str, Any]

@@ -44,6 +44,8 @@ Check = Callable[[Any, Context], Any]
 
 @dataclass(frozen=True, slots=True)
 class Prop:
+    """One property of a type: how its values are checked, and how they merge."""
+
     name: str
     check: Check
     mergeable: bool = False
@@ -54,6 +56,8 @@ class Prop:
 
 @dataclass(frozen=True)
 class TypeSchema:
+    """What a declaration type accepts: its key property, properties, aliases, defaults."""
+
     name: str
     key: str
     props: Mapping[str, Prop]

@@ -43,6 +43,8 @@ RESTORED = "the original is restored"
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One line of the plan: an item (or a removal), its decision and remarks."""
+
     id: str
     type: str
     label: str
@@ -121,8 +123,10 @@ class Entry:
         return d
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # compared by identity; a field repr would print the manifest
 class Plan:
+    """The decisions for a manifest against the machine, in execution order."""
+
     manifest: Manifest
     entries: list[Entry]  # declared items, in execution order
     removals: list[Entry]  # no longer declared, in removal order

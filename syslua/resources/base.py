@@ -88,7 +88,11 @@ class Decision:
         return f"{verb} ({self.reason})" if self.reason else verb
 
 
-@dataclass
+# Contexts (this one, UndoContext, RecordContext) are compared by identity and
+# shown by the default repr (a field-by-field one would print the whole
+# manifest); not generating `__eq__` and `__repr__` also saves compiling them
+# at every start.
+@dataclass(eq=False, repr=False)
 class Context:
     """Run-wide facilities handed to resource types (plain sequential code)."""
 
@@ -401,6 +405,8 @@ class TakeBack:
 
 @dataclass
 class UndoReport:
+    """What undoing journal records did: restored, left in place, failed, not undoable."""
+
     restored: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)  # paths left in place, with why
     failed: list[str] = field(default_factory=list)  # what could not be undone
@@ -420,7 +426,7 @@ class UndoReport:
         self.unrestored += other.unrestored
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # as Context
 class UndoContext:
     """What undoing a type's journal records may use."""
 
@@ -431,7 +437,7 @@ class UndoContext:
     memo: dict[str, Any] = field(default_factory=dict)  # per undo run, for a type's own bookkeeping
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # as Context
 class RecordContext:
     """What `snapshot_state` may use when an apply records its snapshot."""
 

@@ -48,6 +48,8 @@ class Cancelled(ResourceError):
 
 @dataclass(frozen=True, slots=True)
 class ProcessResult:
+    """How a process ended, with the tails of its output."""
+
     exit_code: int
     stdout: str  # tail
     stderr: str  # tail
