@@ -146,11 +146,13 @@ class Manifest:
         return {"version": MANIFEST_VERSION, "items": [i.to_dict() for i in self.items]}
 
     def canonical(self) -> str:
+        # dict(props): json's C encoder writes a dict itself, while a frozen
+        # mapping goes through the Python `default` hook (a third of the time).
         items = [
             {
                 "type": i.type,
                 "key": i.key,
-                "props": i.props,
+                "props": dict(i.props),
                 "parent": i.parent,
                 "noop": i.noop,
                 "health_check_only": i.health_check_only,
