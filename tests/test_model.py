@@ -1,7 +1,13 @@
-"""The frozen manifest model: the canonical JSON the digest is taken from (on
-the path of every apply, and made faster: this checks it still means the same)."""
+"""The frozen manifest model: freezing JSON-like data, and the canonical JSON
+the digest is taken from (both are on the path of every apply, and were made
+faster: these check that they still mean the same)."""
 
 from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -12,6 +18,7 @@ from syslua.manifest.model import (
     Manifest,
     canonical_json,
     freeze,
+    freeze_owned,
     thaw,
 )
 
@@ -22,6 +29,45 @@ json_like = st.recursive(
     max_leaves=20,
 )
 props = st.dictionaries(st.text(min_size=1), json_like, max_size=6)
+
+
+def mutable_inside(value: Any) -> bool:
+    if isinstance(value, dict | list):
+        return True
+    if isinstance(value, Mapping):
+        return any(mutable_inside(v) for v in value.values())
+    if isinstance(value, tuple):
+        return any(mutable_inside(v) for v in value)
+    return False
+
+
+@given(json_like)
+def test_freeze_makes_read_only_data_that_thaws_back(value):
+    before = copy.deepcopy(value)
+    frozen = freeze(value)
+    assert not mutable_inside(frozen)
+    assert thaw(frozen) == value
+    assert value == before  # the input is not touched
+    assert freeze(frozen) == frozen
+
+
+@given(props)
+def test_freeze_owned_freezes_the_same_data_in_place(value):
+    owned = copy.deepcopy(value)
+    frozen = freeze_owned(owned)
+    assert isinstance(frozen, MappingProxyType)
+    assert not mutable_inside(frozen)
+    assert thaw(frozen) == thaw(freeze(value)) == value
+
+
+class Text(str):
+    """A str subclass: frozen as it is, like any value that is neither a dict nor a list."""
+
+
+def test_subclasses_of_scalars_are_kept_as_they_are():
+    frozen = freeze({"a": Text("x"), "b": [Text("y")], "c": True, "d": None})
+    assert type(frozen["a"]) is Text and type(frozen["b"][0]) is Text
+    assert frozen == {"a": "x", "b": ("y",), "c": True, "d": None}
 
 
 @given(st.lists(st.tuples(st.sampled_from(["file", "exec", "env"]), st.text(), props), max_size=8))

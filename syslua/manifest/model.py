@@ -18,24 +18,30 @@ from syslua.errors import Source
 MANIFEST_VERSION = 1
 
 
+# Values kept as they are: JSON's scalars, by exact type. A dict lookup of the
+# type is several times faster than isinstance against a union, and this runs
+# for every property of every item (10,000 items in a snapshot's manifest).
+# Anything else (a subclass, say) goes through `freeze`, which returns it as is.
+_SCALARS = frozenset((str, bool, int, float, type(None)))
+
+
 def freeze(value: Any) -> Any:
     """Deep-freeze JSON-like data: dicts become read-only mappings, lists tuples."""
     if isinstance(value, dict | MappingProxyType):
-        return MappingProxyType(
-            {
-                k: v if isinstance(v, str | bool | int | float) or v is None else freeze(v)
-                for k, v in value.items()
-            }
-        )
+        out = dict(value)
+        for k, v in out.items():
+            if type(v) not in _SCALARS:
+                out[k] = freeze(v)  # the same keys: safe while iterating
+        return MappingProxyType(out)
     if isinstance(value, list | tuple):
-        return tuple(v if isinstance(v, str) else freeze(v) for v in value)
+        return tuple(v if type(v) is str else freeze(v) for v in value)
     return value
 
 
 def freeze_owned(props: dict[str, Any]) -> Mapping[str, Any]:
     """Freeze a dict nobody else holds: nested values are frozen in place, no copy."""
     for k, v in props.items():
-        if not isinstance(v, str | bool | int | float) and v is not None:
+        if type(v) not in _SCALARS:
             props[k] = freeze(v)
     return MappingProxyType(props)
 
