@@ -7,11 +7,14 @@ a `syslua.plan.dag.Dag`; an edge a -> b means `b in dag.preds` has `a`
 
 from __future__ import annotations
 
+import graphlib
 import itertools
 import re
 
 import pytest
 from conftest import HEADER, fid
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from syslua.manifest.resolve import Options, resolve
 from syslua.plan.dag import CycleError, Dag
@@ -336,3 +339,42 @@ def test_two_independent_cycles_are_both_listed(sysenv):
     assert msg.startswith("2 dependency cycles:")
     assert re.search(r"exec#a -> exec#b -> exec#a", msg)
     assert re.search(r"exec#x -> exec#y -> exec#x", msg)
+
+
+# ---------------------------------------------------------------------------
+# waves are computed by dag.py itself (in-degree counts): the same generations
+# as the standard library's graphlib, on any graph
+# ---------------------------------------------------------------------------
+
+
+@given(
+    st.integers(min_value=0, max_value=40).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.sets(st.tuples(st.integers(0, max(n - 1, 0)), st.integers(0, max(n - 1, 0)))),
+        )
+    )
+)
+@settings(max_examples=200, deadline=None)
+def test_waves_are_graphlibs_generations(graph):
+    n, pairs = graph
+    nodes = [f"exec#n{i:02d}" for i in range(n)]
+    # Only edges from a smaller to a larger index: acyclic by construction.
+    preds = {node: {nodes[a] for a, b in pairs if a < b and nodes[b] == node} for node in nodes}
+    dag = Dag(sorted(nodes), preds)
+    reference = graphlib.TopologicalSorter({node: preds[node] for node in nodes})
+    reference.prepare()
+    generations = []
+    while reference.is_active():
+        ready = sorted(reference.get_ready())
+        generations.append(ready)
+        reference.done(*ready)
+    assert dag.waves() == generations
+    assert_generations(dag)
+
+
+def test_waves_of_a_hand_made_cycle_raise_cycle_error():
+    preds = {"exec#a": {"exec#c"}, "exec#b": {"exec#a"}, "exec#c": {"exec#b"}, "exec#d": set()}
+    with pytest.raises(CycleError) as err:
+        Dag(sorted(preds), preds).waves()
+    assert "exec#a -> exec#b -> exec#c -> exec#a" in str(err.value)

@@ -16,16 +16,14 @@ Edges (an edge a -> b means a finishes before b starts):
 - an item using a build's or bind's outputs (`$${build:<hash>:out}`): the
   item providing `output:<hash>` -> the item.
 
-Ordering uses the standard library's `graphlib` (it is also the executor's
-ready queue); networkx, whose import alone costs more than a whole `sys plan`
-of 1,000 files, is loaded only to list every cycle when there is one.
+Waves are Kahn's algorithm over in-degree counts (linear in nodes and
+edges); networkx, whose import alone costs more than a whole `sys plan` of
+1,000 files, is loaded only to list every cycle when there is one.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from graphlib import CycleError as _GraphlibCycle
-from graphlib import TopologicalSorter
 
 from syslua.errors import ConfigError
 from syslua.manifest.model import Item, Manifest
@@ -93,29 +91,30 @@ class Dag:
         dag.check(manifest)
         return dag
 
-    def sorter(self) -> TopologicalSorter[str]:
-        ts: TopologicalSorter[str] = TopologicalSorter()
-        for node in self.nodes:
-            ts.add(node, *sorted(self.preds[node]))
-        return ts
-
     def check(self, manifest: Manifest | None = None) -> None:
         """Raise a CycleError listing the cycles, if there are any (computes the waves)."""
-        try:
-            self.waves()
-        except _GraphlibCycle:
-            raise self._cycle_error(manifest) from None
+        self.waves(manifest)
 
-    def waves(self) -> list[list[str]]:
-        """Topological generations: each wave only needs earlier waves."""
+    def waves(self, manifest: Manifest | None = None) -> list[list[str]]:
+        """Topological generations: each wave only needs earlier waves, and each
+        is sorted. A CycleError (naming where items were declared, given the
+        manifest) when some nodes are never ready."""
         if self._waves is None:
-            ts = self.sorter()
-            ts.prepare()
+            pending = {n: len(self.preds.get(n, ())) for n in self.nodes}
+            succ = self.successors()
+            wave = sorted(n for n, count in pending.items() if count == 0)
             out = []
-            while ts.is_active():
-                ready = sorted(ts.get_ready())
-                out.append(ready)
-                ts.done(*ready)
+            while wave:
+                out.append(wave)
+                ready = []
+                for node in wave:
+                    for after in succ[node]:
+                        pending[after] -= 1
+                        if pending[after] == 0:
+                            ready.append(after)
+                wave = sorted(ready)
+            if sum(map(len, out)) != len(self.nodes):
+                raise self._cycle_error(manifest)
             self._waves = out
         return self._waves
 
