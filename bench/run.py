@@ -19,7 +19,7 @@ gives its peak memory. Before each run the untimed setup of that row runs
 writing back what another one left dirty.
 
 - startup: `sys plan` on an empty config and `sys --help`, against
-  `python -c "import typer, lupa"`.
+  `python -c "import typer, lupa"` (at least 30 rounds: they are short).
 - dotfiles: the reference workload (../shared/bench/workload.py) at each
   of --sizes: a clean apply (empty home, new state) and a no-change apply
   for the floor (../shared/bench/floor.py: on an empty home it writes every
@@ -294,6 +294,9 @@ def peers() -> dict[str, bool]:
 # -- sections ----------------------------------------------------------------------
 
 
+STARTUP_ROUNDS = 30
+
+
 def startup(runs: int, out: Path) -> dict:
     empty = out / "empty"
     (empty / "home").mkdir(parents=True, exist_ok=True)
@@ -304,8 +307,10 @@ def startup(runs: int, out: Path) -> dict:
         sys_case("sys plan (empty config)", empty, empty / "home", root, "plan", "sys.lua"),
         sys_case("sys --help", empty, empty / "home", root, "--help"),
     ]
-    timings = measure([[c] for c in cases], runs, out)
-    show("Startup", timings, cases[0].name, runs)
+    # A tenth of a second each: more rounds cost little and steady the medians.
+    rounds = max(runs, STARTUP_ROUNDS)
+    timings = measure([[c] for c in cases], rounds, out)
+    show("Startup", timings, cases[0].name, rounds)
     return {k: v.to_dict() for k, v in timings.items()}
 
 
