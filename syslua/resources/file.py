@@ -132,7 +132,12 @@ def _content_differs(item: Item, target: str, target_size: int) -> bool:
             else not _file_equals(target, data)
         )
     except FileNotFoundError:
-        raise ResourceError(f"source file not found: {source}") from None
+        if source is not None and not os.path.exists(source):
+            raise ResourceError(f"source file not found: {source}") from None
+        # The target went while it was read (a parent directory of it that
+        # was a symlink was just replaced, by another item of the same tree):
+        # it no longer holds the content, so it differs.
+        return True
     except PermissionError as e:
         raise ResourceError(f"cannot read {e.filename}: permission denied") from None
 
@@ -211,6 +216,11 @@ class FileType(ResourceType):
         be a directory."""
         missing = posix.missing_parents(item.key)
         top = os.path.dirname(missing[0]) if missing else os.path.dirname(item.key)
+        if top != "/" and not os.path.lexists(top):
+            # It went while we looked (another item of the tree is replacing
+            # a symlinked root with a directory): look again.
+            missing = posix.missing_parents(item.key)
+            top = os.path.dirname(missing[0]) if missing else os.path.dirname(item.key)
         if top != "/" and not os.path.isdir(top):
             raise ResourceError(
                 f"{abbreviate(top)} is not a directory, so {abbreviate(item.key)} cannot be created"

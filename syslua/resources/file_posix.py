@@ -15,6 +15,7 @@ import errno
 import os
 import shutil
 import stat
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -250,18 +251,22 @@ def replace_link_with_directory(
     the link). Another item may be doing the same: `unlink` never removes a
     directory, and a directory found made is left as it is."""
     before_change(path)
-    try:
-        if os.path.islink(path):
-            os.unlink(path)
-    except FileNotFoundError:
-        pass
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        return
-    except PermissionError as e:
-        raise ResourceError(f"cannot create directory {path}: permission denied") from e
-    _set_attrs(path, uid, gid, mode)
+    with _replacing:  # the members of one tree race to do it
+        try:
+            if os.path.islink(path):
+                os.unlink(path)
+        except (FileNotFoundError, IsADirectoryError):
+            pass  # another process made it a directory meanwhile
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            return
+        except PermissionError as e:
+            raise ResourceError(f"cannot create directory {path}: permission denied") from e
+        _set_attrs(path, uid, gid, mode)
+
+
+_replacing = threading.Lock()
 
 
 def make_link(
