@@ -70,7 +70,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SECTIONS = ("startup", "dotfiles", "takeover", "update", "tree", "scaling", "jobs", "packages")
-TREE_LINE = 'file { path = "~/.config", source = "src/.config" }\n'
+TREE_LINE = (
+    "local ME, GRP = sys.user.name, sys.user.group\n"
+    'defaults { file = { owner = ME, group = GRP, mode = "0644" } }\n'
+    'file { path = "~/.config", source = "src/.config" }\n'
+)
 PEERS = {
     "stow": "GNU stow (apt-get install stow)",
     "dotbot": "dotbot (pip install dotbot)",
