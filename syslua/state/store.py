@@ -32,12 +32,16 @@ class Store:
         self.tmp = root / "tmp"
         self._unsynced: list[Path] = []  # blobs written since the last sync
         self._created: list[Path] = []  # every blob this Store wrote (see `mark`)
+        self._dirs: set[Path] = set()  # directories known to exist (a thousand blobs, one check each)
 
     def _ensure(self) -> None:
+        if self.tmp in self._dirs:
+            return
         make_dir(self.root, PASSAGE, parents_mode=PASSAGE)
         make_dir(self.objects, PRIVATE_DIR)
         make_dir(self.trees, PASSAGE)  # package trees are reached through the profile
         make_dir(self.tmp, PRIVATE_DIR)
+        self._dirs.add(self.tmp)
 
     def path(self, digest: str) -> Path:
         return self.objects / digest[:2] / digest[2:]
@@ -58,7 +62,9 @@ class Store:
             if target.exists():
                 f.discard()
             else:
-                make_dir(target.parent, PRIVATE_DIR)
+                if target.parent not in self._dirs:
+                    make_dir(target.parent, PRIVATE_DIR)
+                    self._dirs.add(target.parent)
                 f.target = target
         if f.committed:
             self._unsynced.append(target)  # made durable by sync(), in one batch
@@ -120,6 +126,7 @@ class Store:
             try:
                 path.unlink()
                 path.parent.rmdir()  # only when it held nothing else
+                self._dirs.discard(path.parent)
             except OSError:
                 pass
         self._unsynced = [p for p in self._unsynced if p not in set(gone)]
