@@ -32,7 +32,9 @@ class Store:
         self.tmp = root / "tmp"
         self._unsynced: list[Path] = []  # blobs written since the last sync
         self._created: list[Path] = []  # every blob this Store wrote (see `mark`)
-        self._dirs: set[Path] = set()  # directories known to exist (a thousand blobs, one check each)
+        self._dirs: set[Path] = (
+            set()
+        )  # directories known to exist (a thousand blobs, one check each)
 
     def _ensure(self) -> None:
         if self.tmp in self._dirs:
