@@ -746,21 +746,8 @@ def _keep_edits(
     labels = [e.label for e in plan.edited if e.id in kept]
     shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
     verb = {"apply": "apply --force"}.get(options.kind, options.kind)
-    snap = Snapshot(
-        id=new_id(),
-        time=time.time(),
-        message=f"edits kept before {verb}: {shown}",
-        kind="edits",
-        manifest=current.manifest,
-        digest=current.digest,
-        config=current.config,
-        parent=current.id,
-        inputs=current.inputs,
-        items=items,
-        originals=current.originals,
-        env=current.env,
-        counts={},
-        pre={"previous": current.id, "records": []},
+    snap = current.amended(
+        kind="edits", message=f"edits kept before {verb}: {shown}", items=items, records=[]
     )
     # Named before it exists, as the apply's own snapshot is: recovery of a run
     # that dies before committing deletes it.

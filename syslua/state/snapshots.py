@@ -58,6 +58,30 @@ class Snapshot:
         known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)
 
+    def amended(
+        self, *, kind: str, message: str, items: dict[str, dict[str, Any]], records: list[Any]
+    ) -> Snapshot:
+        """A new snapshot of the same declarations whose item states are `items`:
+        what `sys add` took back, or the edits an apply kept before overwriting
+        them. It ran nothing, so it counts nothing; `records` are the undo
+        records of what was changed to make it (the pre-apply records)."""
+        return Snapshot(
+            id=new_id(),
+            time=time.time(),
+            message=message,
+            kind=kind,
+            manifest=self.manifest,
+            digest=self.digest,
+            config=self.config,
+            parent=self.id,
+            inputs=self.inputs,
+            items=items,
+            originals=self.originals,
+            env=self.env,
+            counts={},
+            pre={"previous": self.id, "records": records},
+        )
+
     def load_manifest(self) -> Manifest:
         return Manifest.from_dict(self.manifest)
 

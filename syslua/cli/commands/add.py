@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from syslua.resources import get as get_type
 from syslua.resources import path_type
 from syslua.resources.base import TakeBack
 from syslua.state.journal import capture
-from syslua.state.snapshots import Snapshot, Snapshots, new_id
+from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
 
 REFUSED = 2
@@ -186,21 +185,8 @@ def _record(
     shown = ", ".join(abbreviate(f) for f in files[:3])
     if len(files) > 3:
         shown += f" and {len(files) - 3} more"
-    snap = Snapshot(
-        id=new_id(),
-        time=time.time(),
-        message=f"add {shown}",
-        kind="add",
-        manifest=current.manifest,
-        digest=current.digest,
-        config=current.config,
-        parent=current.id,
-        inputs=current.inputs,
-        items={**current.items, **states},
-        originals=current.originals,
-        env=current.env,
-        counts={},
-        pre={"previous": current.id, "records": records},
+    snap = current.amended(
+        kind="add", message=f"add {shown}", items={**current.items, **states}, records=records
     )
     snapshots.save(snap)
     return snap.id
