@@ -33,7 +33,7 @@ from pathlib import Path
 from syslua.cli.output import Terminal
 from syslua.errors import SysluaError
 from syslua.fsutil import CHUNK
-from syslua.paths import Paths, abbreviate, home
+from syslua.paths import Paths, abbreviate
 
 FAILED = 1
 QUICK_SAMPLE = 64  # store objects hashed with --quick
@@ -291,24 +291,16 @@ def _matches(path: Path, digest: str) -> bool:
 
 
 # -- 6. the env line --------------------------------------------------------------------
-RC_FILES = {"bash": ".bashrc", "zsh": ".zshrc", "sh": ".profile"}
-
-
-def rc_file(shell: str) -> Path | None:
-    """The rc file an interactive `shell` reads (None for a shell syslua writes no script for)."""
-    if shell == "fish":
-        config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home(), ".config")
-        return Path(config) / "fish" / "config.fish"
-    name = RC_FILES.get(shell)
-    return Path(home()) / name if name else None
+# Which rc file a shell reads, and whether it loads the script, is the env
+# type's knowledge (`sys apply` prints the line while the rc file does not).
 
 
 def env_line(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
-    from syslua.resources.env import rc_line
+    from syslua.resources.env import rc_file, rc_line, rc_loads
 
     env_shell = os.environ.get("SHELL", "")
     shell = os.path.basename(env_shell)
-    rc = rc_file(shell)
+    rc = rc_file(shell) if shell else None
     if rc is None:
         return (
             False,
@@ -321,28 +313,11 @@ def env_line(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     line = rc_line(paths, "fish" if shell == "fish" else "sh")
     shown = abbreviate(str(rc))
     fix = f"add this line to {shown} (it is what `sys env` prints): {line}"
-    try:
-        text = rc.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    if not rc.exists():
         return False, f"{shown} does not exist, so it does not load syslua's env script", fix
-    if _loads(text, line, script):
+    if rc_loads(rc, script):
         return True, f"{shown} loads {abbreviate(str(script))}", None
     return False, f"{shown} does not load syslua's env script", fix
-
-
-def _loads(text: str, line: str, script: Path) -> bool:
-    """Does an rc file hold `line`, or another line (not a comment) naming the script?"""
-    names = {str(script), abbreviate(str(script))}
-    h = home().rstrip("/")
-    if str(script).startswith(h + "/"):
-        names |= {"$HOME" + str(script)[len(h) :], "${HOME}" + str(script)[len(h) :]}
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        if stripped == line:
-            return True
-        if stripped and not stripped.startswith("#") and any(n in stripped for n in names):
-            return True
-    return False
 
 
 # -- 7. PATH --------------------------------------------------------------------------
