@@ -36,6 +36,7 @@ import io
 import json
 import locale
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -375,3 +376,19 @@ def item_of(manifest: Manifest, ident: str) -> Item:
     found = manifest.get(ident)
     assert found is not None, f"{ident} not in {[i.id for i in manifest]}"
     return found
+
+
+def current(sysenv) -> str | None:  # type: ignore[no-untyped-def]
+    """The id of the current snapshot, from `sys history --json`."""
+    ids = [h["id"] for h in history(sysenv) if h["current"]]
+    return ids[0] if ids else None
+
+
+def apply_ok(sysenv, body: str, name: str = "sys.lua") -> str:  # type: ignore[no-untyped-def]
+    """Write HEADER + `body` to `name`, apply it, and return the new snapshot's id."""
+    sysenv.write(name, HEADER + body)
+    p = sysenv.run("apply", name)
+    assert p.returncode == 0, out(p)
+    m = re.search(r"(?:Apply|Rollback) complete: snapshot (\S+)\.", p.stdout)
+    assert m, out(p)
+    return m.group(1)

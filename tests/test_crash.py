@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import resource
 import signal
 import subprocess
@@ -21,23 +20,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, history, out, put, tree
+from conftest import HEADER, apply_ok, current, history, out, put, tree
 
 RECOVERED = "rolled back an interrupted apply"
-
-
-def current(sysenv) -> str | None:  # type: ignore[no-untyped-def]
-    ids = [h["id"] for h in history(sysenv) if h["current"]]
-    return ids[0] if ids else None
-
-
-def apply_ok(sysenv, body: str, name: str = "sys.lua") -> str:  # type: ignore[no-untyped-def]
-    sysenv.write(name, HEADER + body)
-    p = sysenv.run("apply", name)
-    assert p.returncode == 0, out(p)
-    m = re.search(r"(?:Apply|Rollback) complete: snapshot (\S+)\.", p.stdout)
-    assert m, out(p)
-    return m.group(1)
 
 
 def slow_exec(

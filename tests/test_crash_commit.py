@@ -14,8 +14,8 @@ import signal
 import subprocess
 import sys
 
-from conftest import HEADER, history, out, put, tree
-from test_crash import RECOVERED, apply_ok, current
+from conftest import HEADER, apply_ok, current, history, out, put, tree
+from test_crash import RECOVERED
 
 V1 = "".join(f'file {{ path = "~/d/f{i:03}.txt", content = "v1 {i}\\n" }}\n' for i in range(40))
 V2 = "".join(f'file {{ path = "~/d/f{i:03}.txt", content = "v2 {i}\\n" }}\n' for i in range(40)) + (

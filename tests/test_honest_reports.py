@@ -9,30 +9,14 @@ refuses to remove every managed item unless `--allow-empty` is given.
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from conftest import HEADER, history, out, tree
+from conftest import HEADER, apply_ok, current, history, out, tree
 
 V1 = """
 file { path = "~/a.txt", content = "a v1\\n" }
 file { path = "~/b.txt", content = "b v1\\n" }
 exec { name = "hello", command = "true", undo = "true" }
 """
-
-
-def apply_ok(sysenv, body: str, name: str = "sys.lua") -> str:  # type: ignore[no-untyped-def]
-    sysenv.write(name, HEADER + body)
-    p = sysenv.run("apply", name)
-    assert p.returncode == 0, out(p)
-    m = re.search(r"Apply complete: snapshot (\S+)\.", p.stdout)
-    assert m, out(p)
-    return m.group(1)
-
-
-def current(sysenv) -> str | None:  # type: ignore[no-untyped-def]
-    ids = [h["id"] for h in history(sysenv) if h["current"]]
-    return ids[0] if ids else None
 
 
 def lines(text: str) -> list[str]:

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, history, out, put, tree
+from conftest import HEADER, apply_ok, current, history, out, put, tree
 
 INTERRUPTED = "Apply interrupted. System unchanged."
 ROLLING_BACK = "Interrupted. Rolling back..."
@@ -97,20 +97,6 @@ def background(sysenv):  # type: ignore[no-untyped-def]
     yield start
     for r in started:
         r.close()
-
-
-def apply_ok(sysenv, body: str, name: str = "sys.lua") -> str:  # type: ignore[no-untyped-def]
-    sysenv.write(name, HEADER + body)
-    p = sysenv.run("apply", name)
-    assert p.returncode == 0, out(p)
-    m = re.search(r"(?:Apply|Rollback) complete: snapshot (\S+)\.", p.stdout)
-    assert m, out(p)
-    return m.group(1)
-
-
-def current(sysenv) -> str | None:  # type: ignore[no-untyped-def]
-    ids = [h["id"] for h in history(sysenv) if h["current"]]
-    return ids[0] if ids else None
 
 
 def slow(marker: Path, name: str = "slow", deps: str = "", undo: str = "true") -> str:
