@@ -123,3 +123,37 @@ def test_work_is_linear_in_items():
     done = scheduler.execute(dag, m, result, jobs=2)
     assert len(done) == n
     assert CountingManifest.lookups <= 2 * n
+
+
+def test_inline_items_run_in_the_scheduler_thread_while_workers_run_the_rest():
+    """File items (an `inline` type) run in the caller's thread, one after
+    another; exec items go to workers, which are handed their items first so
+    that a slow exec overlaps the inline work instead of waiting behind it."""
+    files = [
+        Item("file", f"/tmp/f{i}", freeze({"ensure": "present", "depends_on": ()}))
+        for i in range(5)
+    ]
+    slow = Item("exec", "slow", freeze({"command": "true", "depends_on": ()}))
+    after = Item("file", "/tmp/z", freeze({"ensure": "present", "depends_on": ("exec#slow",)}))
+    m = Manifest(items=tuple(sorted([*files, slow, after], key=lambda i: i.id)))
+    threads: dict[str, int] = {}
+    slow_started = threading.Event()
+    inline_saw_slow_running: list[bool] = []
+
+    def run(ident: str) -> ItemResult:
+        threads[ident] = threading.get_ident()
+        if ident == "exec#slow":
+            slow_started.set()
+            time.sleep(0.05)
+        else:
+            inline_saw_slow_running.append(slow_started.is_set())
+        return result(ident)
+
+    done = scheduler.execute(Dag.from_manifest(m), m, run, jobs=4)
+    main = threading.get_ident()
+    assert {r.id for r in done} == {i.id for i in m.items}
+    assert all(threads[i.id] == main for i in [*files, after])
+    assert threads["exec#slow"] != main
+    assert all(inline_saw_slow_running)  # the exec was handed out before any file ran
+    order = [r.id for r in done]
+    assert order.index(after.id) > order.index("exec#slow")

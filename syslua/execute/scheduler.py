@@ -8,7 +8,9 @@ starts at all, items already running finish, and everything not started is
 reported as not started. Aggregating items (an `apply`, which only reports on
 its children) still run when their own children failed, to report the count.
 When `should_stop` says so (Ctrl-C), no new item starts either, as after a
-failure. Resource code stays plain sequential code.
+failure. Resource code stays plain sequential code. Items of an `inline` type (a
+file: a few system calls) run in the scheduler's own thread between
+hand-offs: a worker would only add thread hand-offs and GIL contention.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from functools import partial
 
 from syslua.execute.item import FAILED, ItemResult, skipped
 from syslua.manifest.model import Manifest
@@ -47,12 +50,21 @@ def execute(
     """
     waiting = {node: len(dag.preds[node]) for node in dag.nodes}
     successors = dag.successors()
-    ready: deque[str] = deque(sorted(node for node, n in waiting.items() if n == 0))
+    # Ready items wait in one of two queues: those a worker runs, and those
+    # the scheduler's own thread runs between hand-offs (`inline` types).
+    pooled: deque[str] = deque()
+    inline: deque[str] = deque()
     done: list[ItemResult] = []
     bad: dict[str, str] = {}  # item -> the failed item that stopped it
     stopped = False
     why_stopped = "another item failed"
     running: dict[Future[ItemResult], str] = {}
+
+    def make_ready(idents: list[str]) -> None:
+        for ident in sorted(idents):
+            item = manifest.get(ident)
+            assert item is not None
+            (inline if get_type(item.type).inline else pooled).append(ident)
 
     def finish(ident: str, result: ItemResult) -> None:
         done.append(result)
@@ -63,55 +75,75 @@ def execute(
             waiting[after] -= 1
             if waiting[after] == 0:
                 unblocked.append(after)
-        ready.extend(sorted(unblocked))
+        make_ready(unblocked)
 
+    def settle(ident: str) -> bool:
+        """Settle an item that will not run (skipped, or not started after a
+        stop) on the spot; False when it is to run."""
+        nonlocal stopped, why_stopped
+        if not stopped and should_stop is not None and should_stop():
+            stopped, why_stopped = True, "interrupted"
+        item = manifest.get(ident)
+        assert item is not None
+        failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
+        aggregate = get_type(item.type).aggregates
+        own_children = aggregate and all(
+            getattr(manifest.get(p), "parent", None) == ident for p in failed_deps
+        )
+        if failed_deps and not own_children:
+            bad[ident] = failed_deps[0]
+            finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
+            return True
+        if stopped and not aggregate:
+            bad[ident] = ident
+            finish(ident, skipped(item, f"not started: {why_stopped}"))
+            return True
+        if on_start is not None:
+            on_start(ident)
+        return False
+
+    def outcome(ident: str, result: Callable[[], ItemResult]) -> None:
+        nonlocal stopped
+        try:
+            value = result()
+        except Exception as e:  # a bug in resource code: report it as this item's failure
+            item = manifest.get(ident)
+            assert item is not None
+            trace = "".join(traceback.format_exception(e)).rstrip()
+            value = skipped(
+                item,
+                f"internal error: {type(e).__name__}: {e} "
+                f"(a bug in syslua; please report it)\n{trace}",
+            )
+            value.status = FAILED
+            value.mutated = True
+        if value.status == FAILED:
+            bad[ident] = ident
+            if stop_on_failure:
+                stopped = True
+        finish(ident, value)
+
+    def collect(futures: set[Future[ItemResult]] | list[Future[ItemResult]]) -> None:
+        for future in futures:
+            outcome(running.pop(future), future.result)
+
+    make_ready([node for node, n in waiting.items() if n == 0])
     workers = jobs or DEFAULT_JOBS
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syslua") as pool:
-        while ready or running:
-            # Hand ready items to free workers; items that will not run
-            # (skipped) need no worker and are settled on the spot.
-            while ready and len(running) < workers:
-                if not stopped and should_stop is not None and should_stop():
-                    stopped, why_stopped = True, "interrupted"
-                ident = ready.popleft()
-                item = manifest.get(ident)
-                assert item is not None
-                failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
-                aggregate = get_type(item.type).aggregates
-                own_children = aggregate and all(
-                    getattr(manifest.get(p), "parent", None) == ident for p in failed_deps
-                )
-                if failed_deps and not own_children:
-                    bad[ident] = failed_deps[0]
-                    finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
-                elif stopped and not aggregate:
-                    bad[ident] = ident
-                    finish(ident, skipped(item, f"not started: {why_stopped}"))
-                else:
-                    if on_start is not None:
-                        on_start(ident)
+        while pooled or inline or running:
+            # Workers first, so that slow items overlap the inline ones.
+            while pooled and len(running) < workers:
+                ident = pooled.popleft()
+                if not settle(ident):
                     running[pool.submit(run, ident)] = ident
-            if not running:
+            if inline:
+                ident = inline.popleft()
+                if not settle(ident):
+                    outcome(ident, partial(run, ident))
+                if running:
+                    collect([f for f in running if f.done()])
                 continue
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                ident = running.pop(future)
-                try:
-                    result = future.result()
-                except Exception as e:  # a bug in resource code: report it as this item's failure
-                    item = manifest.get(ident)
-                    assert item is not None
-                    trace = "".join(traceback.format_exception(e)).rstrip()
-                    result = skipped(
-                        item,
-                        f"internal error: {type(e).__name__}: {e} "
-                        f"(a bug in syslua; please report it)\n{trace}",
-                    )
-                    result.status = FAILED
-                    result.mutated = True
-                if result.status == FAILED:
-                    bad[ident] = ident
-                    if stop_on_failure:
-                        stopped = True
-                finish(ident, result)
+            if running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                collect(finished)
     return done

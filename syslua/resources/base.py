@@ -194,6 +194,9 @@ class ResourceType(Protocol):
     in_dag: bool = True
     # Runs even when its own children failed (apply), to report on them.
     aggregates: bool = False
+    # Runs in the scheduler's own thread: quick local work (a file's few
+    # system calls) that a worker would only slow down with GIL hand-offs.
+    inline: bool = False
 
     def label(self, item: Item) -> str:
         return item.key
