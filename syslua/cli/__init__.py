@@ -11,13 +11,27 @@ is a bug, printed as `Internal error: ...` with its traceback, exit 70.
 
 from __future__ import annotations
 
+import gc as _gc  # the module: `gc` below is the command
 import os
 import sys
 import time
+from collections.abc import Callable, Iterator, MutableMapping
+from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
+# A run allocates many small, short-lived, acyclic objects (declarations,
+# items): collecting cycles less often saves a tenth of a large evaluation.
+# Importing this module is how `sys` starts, so the threshold is raised here,
+# before typer and click are imported: their import alone would otherwise
+# trigger some thirty collections (about 4 ms of every command).
+GC_THRESHOLD = (100_000, 50, 100)
+_gc.set_threshold(*GC_THRESHOLD)
+
+import typer  # noqa: E402  (after the threshold, on purpose)
+
+if TYPE_CHECKING:
+    import click
 
 app = typer.Typer(
     name="sys",
@@ -640,17 +654,12 @@ def doctor(
     raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), quick=quick))
 
 
-GC_THRESHOLD = (100_000, 50, 100)
 COMPLETE_VAR = "_SYS_COMPLETE"  # set by the completion scripts (cli/completion.py)
 
 
 def main() -> None:
     """Entry point of `sys` and `python -m syslua`."""
-    import gc
-
-    # A run allocates many small, short-lived, acyclic objects (declarations,
-    # items): collecting cycles less often saves a tenth of a large evaluation.
-    gc.set_threshold(*GC_THRESHOLD)
+    _gc.set_threshold(*GC_THRESHOLD)  # again: a caller may have changed it since the import
     from syslua.cli import signals
     from syslua.errors import Interrupted, SysluaError
 
@@ -664,7 +673,7 @@ def main() -> None:
         completion_init()
     try:
         with signals.handling():
-            app(complete_var=COMPLETE_VAR)
+            click_app(app)(complete_var=COMPLETE_VAR)
     except Interrupted as e:  # Ctrl-C or SIGTERM before anything changed
         sys.stderr.write(e.message + "\n")
         sys.exit(e.exit_code)
@@ -676,6 +685,61 @@ def main() -> None:
     except Exception as e:  # a bug: say so, with everything needed to report it
         internal_error(e)
         sys.exit(INTERNAL_ERROR)
+
+
+def click_app(typer_app: typer.Typer) -> click.Group:
+    """The click group of `typer_app`, as typer makes it, except that each command
+    is made only when click asks for it: `sys plan` then inspects one function's
+    signature instead of all of them (a few ms of every run). `--help` lists
+    every command, so it makes them all, in the same order."""
+    import copy
+
+    from typer.main import get_command_name, get_group, solve_typer_info_defaults
+
+    def group_of(commands: list[Any], groups: list[Any]) -> click.Group:
+        # `typer_app` with only these commands and sub-groups, made by typer itself
+        shell = copy.copy(typer_app)
+        shell.registered_commands, shell.registered_groups = commands, groups
+        return get_group(shell)
+
+    makers: dict[str, Callable[[], click.Group]] = {}
+    for command in typer_app.registered_commands:
+        name = command.name or get_command_name(command.callback.__name__)  # type: ignore[union-attr]
+        makers[name] = partial(group_of, [command], [])
+    for group in typer_app.registered_groups:
+        group_name = solve_typer_info_defaults(group).name
+        assert group_name, "a sub-group without a name would merge its commands into the top"
+        makers[group_name] = partial(group_of, [], [group])
+    top = group_of([], [])
+    top.commands = _LazyCommands(makers)
+    return top
+
+
+class _LazyCommands(MutableMapping[str, "click.Command"]):
+    """A group's commands by name, in declaration order. `makers[name]()` gives a
+    group holding the command `name`; it is called the first time `name` is looked up."""
+
+    def __init__(self, makers: dict[str, Callable[[], click.Group]]) -> None:
+        self._makers = makers
+        self._commands: dict[str, click.Command | None] = dict.fromkeys(makers)
+
+    def __getitem__(self, name: str) -> click.Command:
+        command = self._commands[name]
+        if command is None:
+            command = self._commands[name] = self._makers[name]().commands[name]
+        return command
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._commands[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._commands[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._commands)
+
+    def __len__(self) -> int:
+        return len(self._commands)
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in syslua, not in the user's config

@@ -23,10 +23,10 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any, ClassVar, TextIO
+from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
-from syslua.plan.planner import Entry, Plan
-from syslua.resources import get as get_type
+if TYPE_CHECKING:  # commands that print no plan (history, env, gc) need not import the planner
+    from syslua.plan.planner import Entry, Plan
 
 COLORS = {"+": "green", "~": "yellow", "-": "red", "=": "dim", "!": "bold red"}
 
@@ -313,4 +313,6 @@ def count_paths(n: int) -> str:
 
 
 def _subject(entry: Entry) -> str:
+    from syslua.resources import get as get_type
+
     return get_type(entry.type).subject(entry.label)
