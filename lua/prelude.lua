@@ -800,6 +800,7 @@ file = declare("file")
 exec = declare("exec")
 apply = declare("apply")
 user = declare("user")
+archive = declare("archive")
 env = declare_env
 defaults = declare_defaults
 -- `package` is also Lua's module library, so the declaration is its __call.
