@@ -2,9 +2,9 @@
 
 status reads the archive file at `name` (exists, SHA-256 when a checksum is
 declared, owner, group) and whether `creates` exists; it never touches the
-network. decide follows CCM: the archive is as desired when `creates` (if
-set) exists, the file is there unless `cleanup` removed it, and a file that
-is there has the declared owner, group and checksum. When it is not, the
+network. decide follows CCM's documentation: the archive is as desired when
+`creates` (if set) exists, whatever the file; without `creates`, when the
+file is there with the declared owner, group and checksum. When it is not, the
 steps are CCM's too: download unless the file is there with the declared
 checksum, extract into `extract_parent` when the archive was downloaded or
 `creates` is missing, then remove the file when `cleanup` says so.
@@ -104,8 +104,10 @@ def unstable(item: Item, st: Status, ctx: Context) -> str | None:
     if st.other is not None:
         return f"{name} is {st.other}"
     creates = item.get("creates")
-    if creates and not st.creates_exists:
-        return f"creates path missing: {abbreviate(creates)}"
+    if creates:
+        # As CCM documents it: while `creates` exists, nothing is downloaded
+        # or extracted, whatever the archive file.
+        return None if st.creates_exists else f"creates path missing: {abbreviate(creates)}"
     if not item.get("cleanup") and not st.exists:
         return "archive file missing"
     if st.exists:
