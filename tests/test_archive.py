@@ -416,3 +416,22 @@ def test_owner_and_group_as_root(sysenv, server) -> None:
     ok(sysenv.run("apply"))
     assert os.stat(archive).st_uid == nobody.pw_uid
     assert server.count() == 1
+
+
+def test_a_declared_directory_is_made_first(sysenv, server) -> None:
+    url, sha = server.put("app.tar.gz", make_tar(APP))
+    dest = sysenv.home / "opt"
+    owner, group = me()
+    sysenv.write(
+        "sys.lua",
+        lua_archive(dest / "dl/app.tar.gz", url, checksum=sha, extract_parent=str(dest / "x"))
+        + f'file {{ path = "{dest}", ensure = "directory", mode = "0750", '
+        f'owner = "{owner}", group = "{group}" }}\n',
+    )
+    p = sysenv.run("plan")
+    ok(p)
+    waves = p.stdout[p.stdout.index("Execution order") :]
+    assert waves.index(str(dest)) < waves.index("app.tar.gz"), out_of(p)
+    ok(sysenv.run("apply"))
+    assert os.stat(dest).st_mode & 0o777 == 0o750
+    assert (dest / "x/app/bin/app").is_file()

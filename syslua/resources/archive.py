@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from syslua.fsutil import sha256_file
-from syslua.manifest.model import Item
+from syslua.manifest.model import Item, Manifest
 from syslua.paths import abbreviate
 from syslua.resources.base import (
     CREATE,
@@ -202,6 +203,21 @@ class ArchiveType(ResourceType):
         return Decision(
             REMOVE, "no longer declared; what it extracted is put back as it was", REMOVED
         )
+
+    def predecessors(self, item: Item, manifest: Manifest) -> Iterator[str]:
+        """The directories declared as `file` items that the archive file or
+        the extraction goes into (the nearest one of each path): they are
+        made first, with their declared owner and mode."""
+        seen = set()
+        for path in (os.path.dirname(item.key), item.get("extract_parent")):
+            while path and path != "/":
+                owner = manifest.get(f"file#{path}")
+                if owner is not None:
+                    if owner.get("ensure") == "directory" and owner.id not in seen:
+                        seen.add(owner.id)
+                        yield owner.id
+                    break
+                path = os.path.dirname(path)
 
     def managed_path(self, item: Item) -> str | None:
         return item.key

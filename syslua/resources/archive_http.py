@@ -84,7 +84,12 @@ def _chown_fd(fd: int, uid: int, gid: int) -> None:
 
 def _make_dir(path: str, mode: int, owner: tuple[int, int] | None, ctx: Context) -> None:
     ctx.before_change(path)
-    os.mkdir(path)
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if os.path.isdir(path) and not os.path.islink(path):
+            return  # another item running beside this one made it just now
+        raise
     os.chmod(path, mode)
     if owner is not None:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -159,9 +164,8 @@ def _install(tree: Path, dest: str, owner: tuple[int, int], ctx: Context) -> Non
     """Copy the staged tree into `dest`, parents first, each path recorded first."""
     for parent in missing_parents(dest + "/x"):
         _make_dir(parent, 0o755, owner if parent == dest else None, ctx)
-    if os.path.islink(dest) or not os.path.isdir(dest):
-        if not os.path.isdir(dest):
-            raise ResourceError(f"extract_parent {dest} is not a directory")
+    if not os.path.isdir(dest):  # a symlink to a directory is the user's choice
+        raise ResourceError(f"extract_parent {dest} is not a directory")
     for root, dirs, files in os.walk(tree):
         dirs.sort()
         rel_root = os.path.relpath(root, tree)
