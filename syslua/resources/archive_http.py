@@ -8,9 +8,10 @@
 3. unpack the verified download with `syslua.unpack` into a fresh staging
    directory: names that escape, links out of the tree, devices and bombs
    are refused there, before anything reaches `extract_parent`;
-4. copy the staged tree into `extract_parent`, recording every path in the
-   journal before it is written (a file it replaces is kept in the store
-   first), never through a symlink found on the way;
+4. copy the staged tree into `extract_parent`: every conflict is found
+   first, then every path is recorded in the journal (a file it replaces is
+   kept in the store first; one sync for them all), then written, never
+   through a symlink found on the way;
 5. remove the archive file when `cleanup` says so.
 The staging directory goes whatever happens.
 """
@@ -101,9 +102,7 @@ def _make_dir(path: str, mode: int, owner: tuple[int, int] | None, ctx: Context)
 
 def _copy_file(source: Path, target: str, mode: int, owner: tuple[int, int], ctx: Context) -> None:
     """Write `source`'s content at `target` in one rename, recorded first."""
-    if os.path.isdir(target) and not os.path.islink(target):
-        raise ResourceError(f"{target} is a directory where the archive has a file; left as it is")
-    ctx.before_change(target)
+    ctx.before_change(target)  # a no-op when `before_changes` recorded it
     # Not fsynced one by one: the apply syncs the filesystems it wrote on
     # before it commits (journal.sync_touched).
     with open(source, "rb") as src, AtomicFile(target, mode, durable=False, sync_dir=False) as out:
@@ -161,11 +160,31 @@ def converge(item: Item, todo: Steps, uid: int, gid: int, ctx: Context) -> None:
 
 
 def _install(tree: Path, dest: str, owner: tuple[int, int], ctx: Context) -> None:
-    """Copy the staged tree into `dest`, parents first, each path recorded first."""
-    for parent in missing_parents(dest + "/x"):
-        _make_dir(parent, 0o755, owner if parent == dest else None, ctx)
-    if not os.path.isdir(dest):  # a symlink to a directory is the user's choice
+    """Copy the staged tree into `dest`: every conflict is found first, then
+    every path is recorded (one sync for all), then written, parents first."""
+    parents = missing_parents(dest + "/x")
+    if not parents and not os.path.isdir(dest):  # a symlink to a directory is the user's choice
         raise ResourceError(f"extract_parent {dest} is not a directory")
+    todo = _layout(tree, dest)
+    ctx.before_changes([*parents, *(target for _, _, target in todo)])
+    for parent in parents:
+        _make_dir(parent, 0o755, owner if parent == dest else None, ctx)
+    for kind, staged, target in todo:
+        if kind == "link":
+            atomic_symlink(target, os.readlink(staged), owner=owner)
+        elif kind == "dir":
+            _make_dir(target, stat.S_IMODE(os.lstat(staged).st_mode) | 0o700, owner, ctx)
+        else:
+            mode = stat.S_IMODE(os.lstat(staged).st_mode)
+            _copy_file(Path(staged), target, mode, owner, ctx)
+
+
+def _layout(tree: Path, dest: str) -> list[tuple[str, str, str]]:
+    """(kind, staged path, target) for what the staged tree adds to `dest`,
+    parents first; a directory already there is left out. Refuses, before
+    anything is written, a symlink where the archive has a directory (writing
+    through it could land anywhere) and a directory in the way of a file."""
+    out = []
     for root, dirs, files in os.walk(tree):
         dirs.sort()
         rel_root = os.path.relpath(root, tree)
@@ -173,31 +192,32 @@ def _install(tree: Path, dest: str, owner: tuple[int, int], ctx: Context) -> Non
         for entry in sorted(dirs + files):
             staged = os.path.join(root, entry)
             target = os.path.join(out_root, entry)
-            st = os.lstat(staged)
-            if stat.S_ISLNK(st.st_mode):
-                if os.path.isdir(target) and not os.path.islink(target):
-                    raise ResourceError(
-                        f"{target} is a directory where the archive has a link; left as it is"
-                    )
-                ctx.before_change(target)
-                atomic_symlink(target, os.readlink(staged), owner=owner)
-            elif stat.S_ISDIR(st.st_mode):
+            mode = os.lstat(staged).st_mode
+            real_dir = os.path.isdir(target) and not os.path.islink(target)
+            if stat.S_ISDIR(mode):
                 if os.path.islink(target):
                     raise ResourceError(
                         f"{target} is a symlink where the archive has a directory; "
-                        "extracting through it could write outside extract_parent"
+                        "extracting through it could write outside extract_parent; "
+                        "nothing was extracted"
                     )
-                if os.path.lexists(target):
-                    if not os.path.isdir(target):
-                        raise ResourceError(
-                            f"{target} is a file where the archive has a directory; left as it is"
-                        )
-                    continue  # a directory that is there stays as it is
-                _make_dir(target, stat.S_IMODE(st.st_mode) | 0o700, owner, ctx)
+                if os.path.lexists(target) and not real_dir:
+                    raise ResourceError(
+                        f"{target} is a file where the archive has a directory; "
+                        "nothing was extracted"
+                    )
+                if not real_dir:
+                    out.append(("dir", staged, target))
+            elif real_dir:
+                what = "a link" if stat.S_ISLNK(mode) else "a file"
+                raise ResourceError(
+                    f"{target} is a directory where the archive has {what}; nothing was extracted"
+                )
             else:
-                _copy_file(Path(staged), target, stat.S_IMODE(st.st_mode), owner, ctx)
+                out.append(("link" if stat.S_ISLNK(mode) else "file", staged, target))
         # Symlinks to directories are listed in `dirs`: never descend into them.
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+    return out
 
 
 def fingerprint(path: str) -> str:
@@ -228,6 +248,7 @@ def put_back(
         records[name] = {"path": name, **(original or {"kind": "absent"})}
         wrote.setdefault(name, fingerprint(name))
     notes = []
+    ctx.before_changes(sorted(records, reverse=True))
     for path in sorted(records, reverse=True):
         prev = dict(records[path])
         if path == name and original is not None and original.get("kind") != "absent":
