@@ -240,10 +240,7 @@ class ArchiveType(ResourceType):
     ) -> Removal:
         from syslua.resources import archive_http
 
-        notes = archive_http.put_back(item, ctx, original, state)
-        if notes:
-            return Removal("; ".join(notes))
-        return Removal("removed the archive and what it extracted; originals restored")
+        return Removal(archive_http.put_back(item, ctx, original, state))
 
     def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
         """What each path the archive wrote was before (`records`, whose blobs

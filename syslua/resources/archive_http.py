@@ -237,16 +237,18 @@ def fingerprint(path: str) -> str:
 
 def put_back(
     item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
-) -> list[str]:
+) -> str:
     """Undo what the archive did, for a declaration that is gone: each path it
     wrote that still holds what it wrote gets back what was there before
-    (deepest first); a path changed since is left, and said so."""
+    (deepest first); a path changed since is left, and said so. Returns
+    what was done, for the report."""
     records = {r["path"]: r for r in state.get("records", ())}
-    wrote = state.get("wrote", {})
+    wrote = dict(state.get("wrote", {}))
     name = item.key
-    if name not in records:
+    if name not in records:  # recorded before the snapshot kept records
         records[name] = {"path": name, **(original or {"kind": "absent"})}
-        wrote.setdefault(name, fingerprint(name))
+        wrote[name] = fingerprint(name)
+    removed = restored = 0
     notes = []
     ctx.before_changes(sorted(records, reverse=True))
     for path in sorted(records, reverse=True):
@@ -257,8 +259,16 @@ def put_back(
         if path in wrote and now != wrote[path] and not (now == "dir" == wrote[path]):
             notes.append(f"{path}: changed since it was extracted; left in place")
             continue
-        ctx.before_change(path)
+        if now == "absent" and prev["kind"] == "absent":
+            continue
         note = restore_path(path, prev, ctx.store)
         if note:
             notes.append(note)
-    return notes
+        elif prev["kind"] == "absent":
+            removed += 1
+        else:
+            restored += 1
+    done = [f"removed {removed} path(s) it wrote"]
+    if restored:
+        done.append(f"restored {restored} that were there before")
+    return "; ".join(done + notes)
