@@ -348,8 +348,27 @@ def test_removing_the_declaration_restores_what_was_there(sysenv, server) -> Non
     sysenv.write("sys.lua", "-- nothing declared\n")
     p = sysenv.run("apply", "--allow-empty")
     ok(p)
+    assert "restored 1 that were there before" in p.stdout, out_of(p)
     assert tree(sysenv.home) == before
     assert (dest / "app/README").read_text() == "my own notes\n"
+
+
+def test_what_was_replaced_outlives_gc(sysenv, server) -> None:
+    url, sha = server.put("app.tar.gz", make_tar(APP))
+    dest = sysenv.home / "opt"
+    (dest / "app").mkdir(parents=True)
+    (dest / "app/README").write_text("my own notes\n")
+    decl = lua_archive(sysenv.home / "app.tar.gz", url, checksum=sha, extract_parent=str(dest))
+    sysenv.write("sys.lua", decl)
+    ok(sysenv.run("apply"))
+    # A second snapshot that does not touch the archive, then only it is kept.
+    sysenv.write("sys.lua", decl + 'exec { name = "/bin/true" }\n')
+    ok(sysenv.run("apply"))
+    ok(sysenv.run("gc", "--keep", "0"))
+    sysenv.write("sys.lua", "-- nothing declared\n")
+    ok(sysenv.run("apply", "--allow-empty"))
+    assert (dest / "app/README").read_text() == "my own notes\n"
+    assert not (dest / "app/bin").exists()
 
 
 def test_a_file_edited_after_extraction_is_left_on_removal(sysenv, server) -> None:
