@@ -85,6 +85,11 @@ def test_corpus_extract(sysenv, server) -> None:
     assert "will download and extract into" in plan.stdout, out_of(plan)
     assert server.count() == 0, "a plan downloads nothing"
 
+    noop = sysenv.run("apply", "--noop", manifest.name)
+    ok(noop)
+    assert "Would have downloaded. Would have extracted" in noop.stdout, out_of(noop)
+    assert server.count() == 0 and not root.exists()
+
     ok(sysenv.run("apply", manifest.name))
     assert (root / "opt/app/bin/app").read_bytes() == APP["app/bin/app"]
     assert (root / "opt/app/README").read_bytes() == APP["app/README"]
@@ -152,6 +157,23 @@ def test_wrong_credentials_are_refused_and_nothing_changes(sysenv, server) -> No
     assert "HTTP 401" in p.stdout + p.stderr
     assert FAILED in p.stdout + p.stderr
     assert not dest.exists()
+
+
+def test_credentials_in_the_url_are_basic_auth_and_never_shown(sysenv, server) -> None:
+    url, _ = server.put("private/app.tar.gz", make_tar(APP))
+    server.protect("private/app.tar.gz", "deploy", "s3cret")
+    dest = sysenv.home / "out"
+    good = url.replace("http://", "http://deploy:s3cret@")
+    sysenv.write("sys.lua", lua_archive(dest / "app.tar.gz", good, extract_parent=str(dest)))
+    ok(sysenv.run("apply"))
+    assert (dest / "app/bin/app").is_file()
+
+    bad = url.replace("http://", "http://deploy:hunter2@")
+    sysenv.write("sys.lua", lua_archive(dest / "new.tar.gz", bad, extract_parent=str(dest)))
+    p = sysenv.run("apply")
+    assert p.returncode == 1
+    assert "HTTP 401" in p.stdout + p.stderr
+    assert "hunter2" not in p.stdout + p.stderr
 
 
 def test_corpus_bad_checksum_extracts_nothing(sysenv, server) -> None:
