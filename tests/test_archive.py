@@ -476,3 +476,22 @@ def test_a_declared_directory_is_made_first(sysenv, server) -> None:
     ok(sysenv.run("apply"))
     assert os.stat(dest).st_mode & 0o777 == 0o750
     assert (dest / "x/app/bin/app").is_file()
+
+
+def test_destroy_restores_and_rollback_extracts_again(sysenv, server) -> None:
+    url, sha = server.put("app.tar.gz", make_tar(APP))
+    dest = sysenv.home / "opt"
+    (dest / "app").mkdir(parents=True)
+    (dest / "app/README").write_text("my own notes\n")
+    before = tree(sysenv.home)
+    sysenv.write(
+        "sys.lua",
+        lua_archive(sysenv.home / "dl/app.tar.gz", url, checksum=sha, extract_parent=str(dest)),
+    )
+    ok(sysenv.run("apply"))
+    applied = tree(sysenv.home)
+    ok(sysenv.run("destroy"))
+    assert tree(sysenv.home) == before
+    ok(sysenv.run("rollback"))
+    assert tree(sysenv.home) == applied
+    assert server.count() == 1, "the verified archive came from the cache"
