@@ -1,11 +1,11 @@
 """`archive` end to end: CCM's archive resource through the real command line.
 
-Archives are built with tarfile/zipfile and served by a real HTTP server on
-127.0.0.1 (tests/httpserver.py), which also checks basic-auth credentials and
-records request headers. Configs are Lua (`archive { ... }`) and the CCM YAML
-manifests of tests/data/ccm/archive-*.yaml, whose `@@NAME@@` placeholders
-(port, directory, owner, checksum) are filled in here. Nothing but the
-loopback interface is contacted.
+Archives are built with tarfile/zipfile (or taken from
+tests/data/ccm/archives) and served by a real HTTP server on 127.0.0.1
+(tests/httpserver.py), which also checks basic-auth credentials and records
+request headers. Configs are Lua (`archive { ... }`) and the CCM YAML
+manifests of tests/data/ccm/archive-*.yaml, whose `@@PORT@@` is the
+server's port. Nothing but the loopback interface is contacted.
 """
 
 from __future__ import annotations
@@ -46,21 +46,19 @@ def lua_archive(target: Path, url: str, **props: object) -> str:
     return "archive { " + ", ".join(parts) + " }\n"
 
 
-def corpus(sysenv, server, name: str, sha: str = "") -> Path:  # type: ignore[no-untyped-def]
-    """tests/data/ccm/<name> with its placeholders filled in, written into the work dir."""
-    owner, group = me()
-    text = (CORPUS / name).read_text()
-    port = server.base.rsplit(":", 1)[1]
-    for key, value in {
-        "PORT": port,
-        "ROOT": str(sysenv.home / "srv"),
-        "OWNER": owner,
-        "GROUP": group,
-        "SHA256": sha,
-    }.items():
-        text = text.replace(f"@@{key}@@", value)
+def corpus(sysenv, server, name: str) -> Path:  # type: ignore[no-untyped-def]
+    """tests/data/ccm/<name>, with the server's port where `@@PORT@@` stands,
+    written into the work dir. The manifests take everything else from facts
+    (the temp home, the running user) and name the archives of
+    tests/data/ccm/archives by their real checksums."""
+    text = (CORPUS / name).read_text().replace("@@PORT@@", server.base.rsplit(":", 1)[1])
     assert "@@" not in text, text
     return sysenv.write(name, text, dedent=False)
+
+
+def fixture(server, name: str, at: str) -> str:  # type: ignore[no-untyped-def]
+    """Serve tests/data/ccm/archives/<name> at /<at>; returns its SHA-256."""
+    return server.put(at, (CORPUS / "archives" / name).read_bytes())[1]
 
 
 # -- the CCM corpus ------------------------------------------------------------
@@ -75,9 +73,19 @@ def test_corpus_has_its_headers() -> None:
         assert "Expected:" in f.read_text(), f"{f.name} says its expected outcome"
 
 
+@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("archive-*.yaml")))
+def test_corpus_plans_as_written_without_network(sysenv, name: str) -> None:
+    """As written (no port filled in), each manifest plans: a plan reads no URL."""
+    shutil.copy(CORPUS / name, sysenv.work / name)
+    p = sysenv.run("plan", name)
+    expected = 2 if "needs-creates" in name else 0
+    assert p.returncode == expected, out_of(p)
+    assert not (sysenv.home / "srv").exists()
+
+
 def test_corpus_extract(sysenv, server) -> None:
-    url, sha = server.put("releases/app-1.2.3.tar.gz", make_tar(APP))
-    manifest = corpus(sysenv, server, "archive-extract.yaml", sha)
+    sha = fixture(server, "app-1.2.3.tar.gz", "releases/app-1.2.3.tar.gz")
+    manifest = corpus(sysenv, server, "archive-extract.yaml")
     root = sysenv.home / "srv"
 
     plan = sysenv.run("plan", manifest.name)
@@ -106,8 +114,8 @@ def test_corpus_extract(sysenv, server) -> None:
 
 def test_corpus_cleanup_zip(sysenv, server) -> None:
     files = {"bin/tool": b"#!/bin/sh\necho tool\n", "share/doc.txt": b"doc\n"}
-    _, sha = server.put("tools.zip", make_zip(files))
-    manifest = corpus(sysenv, server, "archive-cleanup-zip.yaml", sha)
+    fixture(server, "tools.zip", "tools.zip")
+    manifest = corpus(sysenv, server, "archive-cleanup-zip.yaml")
     root = sysenv.home / "srv"
 
     plan = sysenv.run("plan", manifest.name)
@@ -126,7 +134,7 @@ def test_corpus_cleanup_zip(sysenv, server) -> None:
 
 
 def test_corpus_basic_auth_and_headers(sysenv, server) -> None:
-    server.put("private/app.tar.gz", make_tar(APP))
+    fixture(server, "app-1.2.3.tar.gz", "private/app.tar.gz")
     server.protect("private/app.tar.gz", "deploy", "s3cret")
     manifest = corpus(sysenv, server, "archive-auth-headers.yaml")
     root = sysenv.home / "srv"
@@ -177,7 +185,7 @@ def test_credentials_in_the_url_are_basic_auth_and_never_shown(sysenv, server) -
 
 
 def test_corpus_bad_checksum_extracts_nothing(sysenv, server) -> None:
-    _, sha = server.put("releases/app-1.2.3.tar.gz", make_tar(APP))
+    sha = fixture(server, "app-1.2.3.tar.gz", "releases/app-1.2.3.tar.gz")
     manifest = corpus(sysenv, server, "archive-bad-checksum.yaml")
     root = sysenv.home / "srv"
     before = tree(sysenv.home)
@@ -195,13 +203,16 @@ def test_corpus_bad_checksum_extracts_nothing(sysenv, server) -> None:
 
 
 def test_corpus_cleanup_needs_creates(sysenv, server) -> None:
-    server.put("releases/app-1.2.3.tar.gz", make_tar(APP))
+    fixture(server, "app-1.2.3.tar.gz", "releases/app-1.2.3.tar.gz")
     manifest = corpus(sysenv, server, "archive-cleanup-needs-creates.yaml")
     before = tree(sysenv.home)
     p = sysenv.run("plan", manifest.name)
     assert p.returncode == 2, out_of(p)
     assert "cleanup requires creates to be set" in p.stderr
-    assert f"{manifest.name}:12" in p.stderr  # the line of the archive's name
+    line = next(
+        n for n, text in enumerate(manifest.read_text().splitlines(), 1) if "srv/app.tar.gz" in text
+    )
+    assert f"{manifest.name}:{line}" in p.stderr  # the line of the archive's name
     assert server.count() == 0
     assert tree(sysenv.home) == before
 
