@@ -91,6 +91,8 @@ def test_corpus_extract(sysenv, server) -> None:
     plan = sysenv.run("plan", manifest.name)
     ok(plan)
     assert "will download and extract into" in plan.stdout, out_of(plan)
+    assert "+ dir ~/srv/downloads (parent)" in plan.stdout
+    assert "+ dir ~/srv/opt (parent)" in plan.stdout
     assert server.count() == 0, "a plan downloads nothing"
 
     noop = sysenv.run("apply", "--noop", manifest.name)

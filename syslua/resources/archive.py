@@ -196,6 +196,22 @@ class ArchiveType(ResourceType):
             return ["no checksum: the download is not verified"]
         return []
 
+    def created_parents(self, item: Item, status: Any) -> list[tuple[str, str]]:
+        """Missing directories the download and the extraction create on their way."""
+        from syslua.resources.file_posix import missing_parents
+
+        if not isinstance(status, Status) or item.get("ensure") != "present":
+            return []
+        if item.get("creates") and status.creates_exists:
+            return []
+        todo = steps(item, status)
+        found = missing_parents(item.key) if todo.download else []
+        if todo.extract:
+            found += [
+                p for p in missing_parents(item.get("extract_parent") + "/x") if p not in found
+            ]
+        return [(p, f"dir {abbreviate(p)}") for p in found]
+
     def takes_over(self, item: Item, status: Any) -> bool:
         return isinstance(status, Status) and status.exists and item.get("ensure") == "present"
 
