@@ -14,6 +14,9 @@ import grp
 import os
 import pwd
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -508,3 +511,30 @@ def test_destroy_restores_and_rollback_extracts_again(sysenv, server) -> None:
     ok(sysenv.run("rollback"))
     assert tree(sysenv.home) == applied
     assert server.count() == 1, "the verified archive came from the cache"
+
+
+def test_killed_before_commit_the_next_command_undoes_the_extraction(sysenv, server) -> None:
+    url, sha = server.put("app.tar.gz", make_tar(APP))
+    dest = sysenv.home / "opt"
+    (dest / "app").mkdir(parents=True)
+    (dest / "app/README").write_text("my own notes\n")
+    before = tree(sysenv.home)
+    sysenv.write(
+        "sys.lua",
+        lua_archive(sysenv.home / "dl/app.tar.gz", url, checksum=sha, extract_parent=str(dest)),
+    )
+    # A real process, killed with SIGKILL once everything is written and
+    # before the commit record.
+    killed = subprocess.run(
+        [sys.executable, "-m", "syslua", "apply"],
+        cwd=sysenv.work,
+        env={**sysenv.env, "SYSLUA_CRASH_AT": "before-commit"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert (dest / "app/README").read_bytes() == b"the app\n"
+    p = sysenv.run("status")
+    assert "rolled back an interrupted apply" in p.stdout + p.stderr, out_of(p)
+    assert tree(sysenv.home) == before
