@@ -260,6 +260,11 @@ def test_tar_and_tgz_names(sysenv, server) -> None:
         lua_archive(dest / "plain.tar", url, checksum=sha, extract_parent=str(dest))
         + lua_archive(dest / "other.tgz", url2, checksum=sha2, extract_parent=str(dest)),
     )
+    p = sysenv.run("plan")
+    ok(p)
+    # Two archives extracting into one directory run one after the other.
+    assert f"[Wave 1] {dest}/other.tgz" in p.stdout, out_of(p)
+    assert f"[Wave 2] {dest}/plain.tar" in p.stdout, out_of(p)
     ok(sysenv.run("apply"))
     assert (dest / "app/README").read_bytes() == b"the app\n"
     assert (dest / "x/y").read_bytes() == b"y\n"

@@ -134,6 +134,11 @@ def steps(item: Item, st: Status) -> Steps:
     )
 
 
+def _overlap(a: str, b: str) -> bool:
+    """Is one of two directories the other, or inside it?"""
+    return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
+
+
 class ArchiveType(ResourceType):
     name = "archive"
 
@@ -234,6 +239,15 @@ class ArchiveType(ResourceType):
                         yield owner.id
                     break
                 path = os.path.dirname(path)
+        # Archives extracting into the same tree run one after the other (in
+        # the order of their names), so that neither writes over the other
+        # half-way and the outcome does not depend on timing.
+        mine = item.get("extract_parent")
+        if mine:
+            for other in manifest.of_type(self.name):
+                theirs = other.get("extract_parent")
+                if other.key < item.key and theirs and _overlap(mine, theirs):
+                    yield other.id
 
     def managed_path(self, item: Item) -> str | None:
         return item.key
