@@ -543,3 +543,31 @@ def test_killed_before_commit_the_next_command_undoes_the_extraction(sysenv, ser
     p = sysenv.run("status")
     assert "rolled back an interrupted apply" in p.stdout + p.stderr, out_of(p)
     assert tree(sysenv.home) == before
+
+
+def test_extracting_again_over_a_hand_edit_needs_force(sysenv, server) -> None:
+    url, sha = server.put("app.tar.gz", make_tar(APP))
+    dest = sysenv.home / "opt"
+    sysenv.write(
+        "sys.lua",
+        lua_archive(
+            sysenv.home / "app.tar.gz",
+            url,
+            checksum=sha,
+            extract_parent=str(dest),
+            creates=str(dest / "app/bin/app"),
+        ),
+    )
+    ok(sysenv.run("apply"))
+    (dest / "app/README").write_text("edited by hand\n")
+    (dest / "app/bin/app").unlink()  # `creates` gone: the archive is extracted again
+    p = sysenv.run("plan")
+    assert "edited since the last apply (extracted file changed: ~/opt/app/README)" in p.stdout
+    before = tree(sysenv.home)
+    p = sysenv.run("apply")
+    assert p.returncode == 2, out_of(p)
+    assert "Refusing to overwrite" in p.stdout + p.stderr
+    assert tree(sysenv.home) == before
+    ok(sysenv.run("apply", "--force"))
+    assert (dest / "app/README").read_bytes() == b"the app\n"
+    assert (dest / "app/bin/app").is_file()

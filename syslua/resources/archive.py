@@ -291,6 +291,28 @@ class ArchiveType(ResourceType):
             "wrote": {r["path"]: archive_http.fingerprint(r["path"]) for r in ordered},
         }
 
+    def edited(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+        """Extracted files changed by hand since the last apply, which extracting
+        again would overwrite. A removal never overwrites them (it leaves them,
+        and says so), so only a declaration that is still there is asked about."""
+        if ctx.manifest is not None and item.id not in ctx.manifest:
+            return None
+        from syslua.resources import archive_http
+
+        changed = []
+        for path, wrote in recorded.get("wrote", {}).items():
+            if path == item.key or not wrote.startswith(("file:", "link:")):
+                continue  # the download itself is checked by its checksum
+            now = archive_http.fingerprint(path)
+            if now not in (wrote, "absent"):
+                changed.append(abbreviate(path))
+        if not changed:
+            return None
+        shown = ", ".join(changed[:3]) + (
+            f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        )
+        return f"extracted {'file' if len(changed) == 1 else 'files'} changed: {shown}"
+
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         try:
             st = read_status(item)
