@@ -54,8 +54,14 @@ def download(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     progress: Progress | None = None,
+    headers: dict[str, str] | None = None,
+    nothing: str = "Nothing was installed.",
 ) -> Path:
-    """The verified file for a url/github source, from the cache or the network."""
+    """The verified file for a url/github source, from the cache or the network.
+
+    `headers` go with the request (an archive's basic auth and custom
+    headers); `nothing` is the last line of a checksum mismatch, saying what
+    did not happen."""
     expected = source.get("sha256")
     if not expected:
         raise FetchError(f"no sha256 for {url_of(source)}: downloads are verified before use")
@@ -68,16 +74,36 @@ def download(
     url = url_of(source)
     # Not fsynced: a cache entry is checked against its hash whenever it is used.
     with AtomicFile(target, PRIVATE_FILE, durable=False) as out:
-        actual = _copy_url(url, out, timeout, progress)
+        actual = _copy_url(url, out, timeout, progress, headers)
         if actual != expected:
             raise FetchError(
                 f"checksum mismatch for {url}:\n    expected sha256 {expected}\n    actual   sha256 {actual}\n"
-                "Nothing was installed."
+                + nothing
             )
     return target
 
 
-def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> str:
+def download_to(
+    url: str,
+    target: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Progress | None = None,
+    headers: dict[str, str] | None = None,
+) -> str:
+    """Download `url` to `target` (owner-only, whole or not at all), unverified:
+    for a download declared without a checksum. Returns its SHA-256."""
+    with AtomicFile(target, PRIVATE_FILE, durable=False) as out:
+        return _copy_url(url, out, timeout, progress, headers)
+
+
+def _copy_url(
+    url: str,
+    out: Any,
+    timeout: float,
+    progress: Progress | None,
+    headers: dict[str, str] | None = None,
+) -> str:
     h = hashlib.sha256()
     if url.startswith("file://"):
         path = urllib.request.url2pathname(url[len("file://") :])
@@ -91,7 +117,7 @@ def _copy_url(url: str, out: Any, timeout: float, progress: Progress | None) -> 
         except PermissionError:
             raise FetchError(f"cannot read {path}: permission denied") from None
         return h.hexdigest()
-    request = urllib.request.Request(url, headers={"User-Agent": "syslua"})
+    request = urllib.request.Request(url, headers={"User-Agent": "syslua", **(headers or {})})
     try:
         resp = urllib.request.urlopen(request, timeout=timeout)
     except urllib.error.HTTPError as e:

@@ -62,7 +62,9 @@ UNSUPPORTED = (
     ".lzma",
     ".Z",
 )
-FORMATS = ("tar.gz", "tar.xz", "tar.bz2", "zip", "binary")
+# `tar` (uncompressed) only when asked for by name: CCM's archives use it,
+# while a package URL ending in .tar is refused as before.
+FORMATS = ("tar.gz", "tar.xz", "tar.bz2", "zip", "binary", "tar")
 
 
 MAX_RATIO = 200  # unpacked size / archive size
@@ -229,9 +231,13 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str, budget: _Budget) -> 
     (rather than listing it, then seeking back for each member) halves the
     decompression work.
     """
-    mode: Literal["r|gz", "r|xz", "r|bz2"] = (
-        "r|gz" if fmt == "tar.gz" else "r|xz" if fmt == "tar.xz" else "r|bz2"
-    )
+    modes: dict[str, Literal["r|gz", "r|xz", "r|bz2", "r|"]] = {
+        "tar.gz": "r|gz",
+        "tar.xz": "r|xz",
+        "tar.bz2": "r|bz2",
+        "tar": "r|",
+    }
+    mode = modes[fmt]
     with tarfile.open(archive, mode, bufsize=1 << 20) as tar:
         for m in tar:
             # Counted before anything is written (the stream reads exactly

@@ -4,12 +4,15 @@
 thread and counts requests per path. `/404/...` always answers 404,
 `/short/...` promises 100000 bytes, sends 10 and closes, and `/stall/...`
 sends headers and a few bytes, then sleeps longer than the client timeout
-tests set (SYSLUA_FETCH_TIMEOUT=1). Nothing here ever talks
+tests set (SYSLUA_FETCH_TIMEOUT=1). `protect(name, user, password)` makes
+/name answer 401 without those basic-auth credentials, and `headers(name)`
+gives the headers of its last request. Nothing here ever talks
 to anything but the loopback interface.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.server
 import io
@@ -35,6 +38,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         with self.server.count_lock:
             self.server.requests[self.path] += 1
+            self.server.headers[self.path] = dict(self.headers.items())
+        wanted = self.server.protected.get(self.path)
+        if wanted is not None and self.headers.get("Authorization") != wanted:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="test"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if self.path.startswith("/404/"):
             self.send_error(404, "Not Found")
             return
@@ -67,6 +78,8 @@ class _Server(http.server.ThreadingHTTPServer):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.requests: Counter[str] = Counter()
+        self.headers: dict[str, dict[str, str]] = {}  # path -> headers of its last request
+        self.protected: dict[str, str] = {}  # path -> the Authorization header it needs
         self.count_lock = threading.Lock()
         self.stall_event = threading.Event()
 
@@ -95,6 +108,16 @@ class LocalServer:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         return self.url(name), sha256(data)
+
+    def protect(self, name: str, user: str, password: str) -> None:
+        """Answer 401 for /name unless the request carries these basic-auth credentials."""
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        self.httpd.protected["/" + name] = f"Basic {token}"
+
+    def headers(self, name: str) -> dict[str, str]:
+        """The headers of the last request for /name."""
+        with self.httpd.count_lock:
+            return dict(self.httpd.headers.get("/" + name, {}))
 
     def count(self, name: str | None = None) -> int:
         with self.httpd.count_lock:

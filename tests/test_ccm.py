@@ -359,7 +359,7 @@ ERRORS = [
                 - nginx: {}
         """,
         "- service:",
-        "resource type `service` is not supported (supported: file, exec, apply, package, user)",
+        "resource type `service` is not supported (supported: file, exec, apply, package, user, archive)",
     ),
     (
         """

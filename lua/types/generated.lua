@@ -116,6 +116,30 @@ function apply(spec) end
 ---@return SysluaRef
 function user(spec) end
 
+---Properties of an archive but its key: what `defaults { archive = {...} }` may set.
+---@class SysluaArchiveProps: SysluaCommon
+---@field ensure? "present"|"absent" present: downloaded (and extracted); absent: the archive file removed; default "present"
+---@field url? string http://, https:// or file:// URL of the archive
+---@field checksum? string SHA-256 of the archive, verified before anything is extracted
+---@field extract_parent? string directory the archive is extracted into
+---@field creates? string when this path exists, nothing is downloaded or extracted
+---@field cleanup? boolean remove the archive file once extracted (needs extract_parent and creates); default false
+---@field owner? string|integer owner of the archive file and of what is extracted
+---@field group? string|integer group of the archive file and of what is extracted
+---@field username? string user for HTTP basic authentication
+---@field password? string password for HTTP basic authentication
+---@field headers? table<string,string> extra HTTP headers: { Name = value }
+---@field provider? "http" accepted for CCM compatibility; the only one; default "http"
+
+---An archive downloaded and extracted (docs/resources/archive.md).
+---@class SysluaArchive: SysluaArchiveProps
+---@field name string absolute path where the archive is saved (.tar.gz, .tgz, .tar or .zip); the key: declarations with the same name are one item
+
+---An archive downloaded and extracted (docs/resources/archive.md).
+---@param spec SysluaArchive
+---@return SysluaRef
+function archive(spec) end
+
 ---Environment variables for the generated shell scripts; path-like ones (PATH, MANPATH, ...)
 ---take a list or a colon-separated string and are merged across declarations.
 ---@param vars table<string,string|number|boolean|string[]>
@@ -130,6 +154,7 @@ function env(vars) end
 ---@field apply? SysluaApplyProps
 ---@field package? SysluaPackageProps
 ---@field user? SysluaUserProps
+---@field archive? SysluaArchiveProps
 
 ---@param spec SysluaDefaults
 function defaults(spec) end

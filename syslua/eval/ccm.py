@@ -24,7 +24,7 @@ from syslua.eval import template
 from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
 
-SUPPORTED = ("file", "exec", "apply", "package", "user")
+SUPPORTED = ("file", "exec", "apply", "package", "user", "archive")
 _TOP = {"data", "hierarchy", "overrides", "ccm"}
 _CCM = {"resources", "pre_message", "post_message", "fail_on_error"}
 

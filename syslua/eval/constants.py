@@ -38,6 +38,7 @@ KEYS: Final[dict[str, str]] = {
     "apply": "name",
     "package": "name",
     "user": "name",
+    "archive": "name",  # where the archive file is saved
     "env": "name",  # env { NAME = value } records { name = NAME, value = value }
     "defaults": "type",  # defaults { file = {...} } records { type = "file", props = {...} }
     "build": "id",  # sys.build { id = ... }

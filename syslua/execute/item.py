@@ -86,6 +86,8 @@ class Journaling(Protocol):
 
     def before_change(self, item: str, path: str) -> None: ...
 
+    def before_changes(self, item: str, paths: list[str]) -> None: ...
+
     def note(self, record: dict[str, Any], *, durable: bool = True) -> None: ...
 
 
@@ -141,6 +143,7 @@ def run_item(
         ictx = replace(
             ctx,
             record=lambda path: journal.before_change(ident, path),
+            record_batch=lambda paths: journal.before_changes(ident, paths),
             note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
         )
     if ctx.on_activity is not None:

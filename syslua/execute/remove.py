@@ -41,6 +41,7 @@ def remove_item(
     rctx = replace(
         ctx,
         record=lambda path: journal.before_change(ident, path),
+        record_batch=lambda paths: journal.before_changes(ident, paths),
         note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
     )
     try:

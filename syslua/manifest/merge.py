@@ -425,7 +425,33 @@ def _finish(
     elif type_ == "env":
         if "value" not in props:
             raise fail("missing a value")
+    elif type_ == "archive":
+        _finish_archive(key, props, fail)
     return props
+
+
+def _finish_archive(name: str, props: dict[str, Any], fail: Callable[[str], ConfigError]) -> None:
+    """CCM's rules for an archive: a url of the same kind as the file, owner
+    and group for one that is present, and what `cleanup` needs."""
+    if "url" not in props:
+        raise fail("missing required property `url`")
+    name_kind = schema.archive_kind(name)
+    url_kind = schema.archive_kind(props["url"].split("?", 1)[0].split("#", 1)[0])
+    if name_kind != url_kind:
+        raise fail(
+            f"url and name must be the same kind of archive: url is {url_kind}, name is {name_kind}"
+        )
+    if props["ensure"] == "present":
+        for prop in ("owner", "group"):
+            if prop not in props:
+                raise fail(f"missing required property `{prop}`")
+    if props["cleanup"]:
+        if "extract_parent" not in props:
+            raise fail("cleanup requires extract_parent to be set")
+        if "creates" not in props:
+            raise fail("cleanup requires creates to be set")
+    if "password" in props and "username" not in props:
+        raise fail("`password` needs a `username` (HTTP basic authentication)")
 
 
 def _finish_file(

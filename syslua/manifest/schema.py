@@ -433,6 +433,55 @@ def fetch_source(v: Any, ctx: Context) -> dict[str, Any]:
     return d
 
 
+# CCM's archive kinds, by the end of a file name.
+ARCHIVE_KINDS = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".tar": "tar", ".zip": "zip"}
+
+
+def archive_kind(name: str) -> str | None:
+    """`tar.gz`, `tar` or `zip` from a file name's end, or None."""
+    lower = name.lower()
+    return next((k for end, k in ARCHIVE_KINDS.items() if lower.endswith(end)), None)
+
+
+def archive_path(v: Any, ctx: Context) -> str:
+    p = clean_absolute(v, ctx, "archive path")
+    if archive_kind(p) is None:
+        raise Invalid(f"archive path must end in .tar.gz, .tgz, .tar or .zip, got {_show(v)}")
+    return p
+
+
+def archive_url(v: Any, ctx: Context) -> str:
+    url = nonempty_string(v, ctx)
+    if not url.startswith(("http://", "https://", "file://")):
+        raise Invalid(f"url must be http://, https:// or file://, got {_show(url)}")
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    if archive_kind(path) is None:
+        raise Invalid(f"url must name a .tar.gz, .tgz, .tar or .zip file, got {_show(url)}")
+    return url
+
+
+def sha256(v: Any, ctx: Context) -> str:
+    s = nonempty_string(v, ctx).strip().lower()
+    if not re.match(_SHA256, s):
+        raise Invalid(f"checksum must be a SHA-256: 64 hexadecimal digits, got {_show(v)}")
+    return s
+
+
+def http_headers(v: Any, ctx: Context) -> dict[str, str]:
+    table = mapping(v, ctx)
+    out = {}
+    for name, value in table.items():
+        if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", str(name)):
+            raise Invalid(f"{_show(name)} is not an HTTP header name")
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise Invalid(f"header {name}: expected a string, got {_kind(value)}")
+        text = str(value)
+        if "\r" in text or "\n" in text:
+            raise Invalid(f"header {name}: a value may not contain a line break")
+        out[str(name)] = text
+    return out
+
+
 def returns(v: Any, ctx: Context) -> list[int]:
     """Acceptable exit codes; an empty list means the default [0], as in the seed."""
     return list_of(integer)(v, ctx) or [0]
@@ -491,6 +540,10 @@ _LUA_TYPES.update(
         references: "SysluaRef|string|(SysluaRef|string)[]",
         health_checks: "SysluaHealthCheck|(SysluaHealthCheck|string)[]",
         fetch_source: "SysluaSource",
+        archive_path: "string",
+        archive_url: "string",
+        sha256: "string",
+        http_headers: "table<string,string>",
         returns: "integer|integer[]",
         path_like_value: "string|string[]",
         env_name: "string",
@@ -757,6 +810,46 @@ SCHEMAS: dict[str, TypeSchema] = {
         defaults={"ensure": "present", "purge_groups": False},
         doc="An OS account; applying it needs root (docs/resources/user.md).",
     ),
+    "archive": _schema(
+        "archive",
+        [
+            Prop(
+                "name",
+                archive_path,
+                doc="absolute path where the archive is saved (.tar.gz, .tgz, .tar or .zip)",
+            ),
+            Prop(
+                "ensure",
+                choice("present", "absent"),
+                doc="present: downloaded (and extracted); absent: the archive file removed",
+            ),
+            Prop("url", archive_url, doc="http://, https:// or file:// URL of the archive"),
+            Prop(
+                "checksum",
+                sha256,
+                doc="SHA-256 of the archive, verified before anything is extracted",
+            ),
+            Prop("extract_parent", abs_path, doc="directory the archive is extracted into"),
+            Prop(
+                "creates",
+                abs_path,
+                doc="when this path exists, nothing is downloaded or extracted",
+            ),
+            Prop(
+                "cleanup",
+                boolean,
+                doc="remove the archive file once extracted (needs extract_parent and creates)",
+            ),
+            Prop("owner", name_or_id, doc="owner of the archive file and of what is extracted"),
+            Prop("group", name_or_id, doc="group of the archive file and of what is extracted"),
+            Prop("username", nonempty_string, doc="user for HTTP basic authentication"),
+            Prop("password", string, doc="password for HTTP basic authentication"),
+            Prop("headers", http_headers, doc="extra HTTP headers: { Name = value }"),
+            Prop("provider", choice("http"), doc="accepted for CCM compatibility; the only one"),
+        ],
+        defaults={"ensure": "present", "cleanup": False, "provider": "http"},
+        doc="An archive downloaded and extracted (docs/resources/archive.md).",
+    ),
     "env": _schema(
         "env",
         [Prop("name", env_name), Prop("value", env_value)],
@@ -788,7 +881,7 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
 }
 
-REFERABLE = ("file", "exec", "apply", "package", "user", "env", "build", "bind")
+REFERABLE = ("file", "exec", "apply", "package", "user", "env", "build", "bind", "archive")
 
 # Environment variables whose values are lists of paths: merged, not replaced.
 PATH_LIKE = {"PATH", "MANPATH", "INFOPATH", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "FPATH", "CDPATH"}

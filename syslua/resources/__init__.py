@@ -21,6 +21,7 @@ _MODULES = {
     "env": ("syslua.resources.env", "EnvType"),
     "package": ("syslua.resources.package", "PackageType"),
     "user": ("syslua.resources.user", "UserType"),
+    "archive": ("syslua.resources.archive", "ArchiveType"),
     "build": ("syslua.resources.build", "BuildType"),
     "bind": ("syslua.resources.bind", "BindType"),
 }

@@ -114,6 +114,10 @@ class Context:
     store: Any = None  # the content store, when the executor has one
     paths: Any = None  # syslua.paths.Paths, for the cache and the profile
     record: Any = None  # callable(path) before a path changes (the journal)
+    # callable(paths): record many paths before they change, made durable
+    # together (one sync instead of one per path); `before_changes` falls
+    # back to `record` where no journal offers it.
+    record_batch: Any = None
     note: Any = (
         None  # callable(record): an undo record the type itself undoes (`ResourceType.undo`)
     )
@@ -139,6 +143,15 @@ class Context:
         """Called by providers before they change or remove `path` (the journal hook)."""
         if self.record is not None:
             self.record(path)
+
+    def before_changes(self, paths: Iterable[str]) -> None:
+        """`before_change` for many paths at once: their undo records are made
+        durable together, before any of them changes."""
+        if self.record_batch is not None:
+            self.record_batch(list(paths))
+        elif self.record is not None:
+            for path in paths:
+                self.record(path)
 
     def uid(self, owner: str) -> int | None:
         """uid for a user name or numeric id (None when no such user)."""

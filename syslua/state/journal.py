@@ -146,6 +146,12 @@ class Journal:
             )
             self.flush()
 
+    def before_changes(self, item: str, paths: list[str]) -> None:
+        """`before_change` for many paths: captured, then made durable in one flush."""
+        with self._lock:
+            self.prepare(item, paths)
+            self.flush()
+
     def note(self, record: dict[str, Any], *, durable: bool = True) -> None:
         """Any other record (a profile swap, a bind's outputs...)."""
         with self._lock:

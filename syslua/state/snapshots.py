@@ -92,6 +92,10 @@ class Snapshot:
             for key in ("blob",):
                 if state.get(key):
                     out.add(state[key])
+            # What a type recorded of paths it wrote (an archive's extracted files).
+            for r in state.get("records", ()):
+                if isinstance(r, dict) and r.get("blob"):
+                    out.add(r["blob"])
         for rec in self.originals.values():
             for r in rec.get("records", [rec]):
                 if r.get("blob"):
