@@ -333,9 +333,9 @@ def _control(control: Any, roots: dict[str, Any], src: Source, subject: str) -> 
             where = Source(src.file, _line_of(control, key, src.line))
             results[key] = _condition(control[key], roots, where, f"{subject}: control.{key}")
     if results.get("if") is False:
-        return f"if: {control['if']}"
+        return f"if: {control['if']} is false"
     if results.get("unless") is True:
-        return f"unless: {control['unless']}"
+        return f"unless: {control['unless']} is true"
     return None
 
 
