@@ -109,14 +109,20 @@ class Dag:
                     edge(dep, kid.id)
                 for before in earlier:
                     order(before, kid.id)
-        soft: dict[str, set[str]] = {}
-        for node, before in ordering.items():
-            only = before - preds[node]
-            preds[node] |= before
-            if only:
-                soft[node] = only
-        dag = cls(sorted(ids), preds, soft)
-        dag.check(manifest)
+        if not ordering:
+            dag = cls(sorted(ids), preds)
+            dag.check(manifest)
+            return dag
+        hard = {n: set(before) for n, before in preds.items()}
+        dag = cls(sorted(ids), *_with_order(preds, ordering))
+        try:
+            dag.check(manifest)
+        except CycleError:
+            # A `require` that reaches forward in manifest order: the required
+            # item comes first, and the order edges against it are dropped.
+            cls(sorted(ids), hard).check(manifest)  # a real cycle is still an error
+            dag = cls(sorted(ids), *_with_order(hard, _consistent(hard, ordering)))
+            dag.check(manifest)
         return dag
 
     def check(self, manifest: Manifest | None = None) -> None:
@@ -173,6 +179,45 @@ class Dag:
         return CycleError(
             "\n".join(lines), hint="Remove one of the depends_on/subscribe links to break it."
         )
+
+
+def _with_order(
+    preds: dict[str, set[str]], ordering: dict[str, set[str]]
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """`preds` with the ordering edges added, and the ordering-only preds per node."""
+    out = {n: set(before) for n, before in preds.items()}
+    soft: dict[str, set[str]] = {}
+    for node, before in ordering.items():
+        only = before - out[node]
+        out[node] |= before
+        if only:
+            soft[node] = only
+    return out, soft
+
+
+def _consistent(
+    hard: dict[str, set[str]], ordering: dict[str, set[str]]
+) -> dict[str, set[str]]:
+    """The ordering edges that do not close a cycle with the real edges (and
+    the ordering edges kept before them), in a stable order."""
+    succ: dict[str, set[str]] = defaultdict(set)
+    for node, before in hard.items():
+        for b in before:
+            succ[b].add(node)
+    kept: dict[str, set[str]] = defaultdict(set)
+    for node in sorted(ordering):
+        for before in sorted(ordering[node]):
+            # before -> node closes a cycle when `before` is reachable from `node`.
+            seen, stack = {node}, [node]
+            while stack and before not in seen:
+                for nxt in succ[stack.pop()]:
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append(nxt)
+            if before not in seen:
+                kept[node].add(before)
+                succ[before].add(node)
+    return kept
 
 
 def _inherited_deps(manifest: Manifest, apply_id: str, prop: str = "depends_on") -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from syslua.cli.commands.common import load_manifest, state
+from syslua.cli.commands.common import load_manifest, show_skipped, state
 from syslua.cli.output import Terminal, count_paths
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
@@ -84,8 +84,7 @@ def run(
         if manifest.skipped:
             # Not items: a CCM resource whose `control` says no is not managed at all.
             term.line()
-            for subject, reason, where in manifest.skipped:
-                term.line(f"  = {subject}: skipped by control ({reason}) (declared at {where})")
+            show_skipped(term, manifest)
     if plan.failures and not term.json_mode:
         # Not an error of the plan itself: an earlier item of the same apply
         # (a user, a directory) may still make these possible.
