@@ -162,7 +162,9 @@ def _parse_json(text: str, path: Path) -> Any:
     except ValueError as e:
         line = getattr(e, "lineno", None)
         msg = getattr(e, "msg", str(e))
-        raise ConfigError(f"invalid JSON: {msg}", Source(str(path), line) if line else None) from None
+        raise ConfigError(
+            f"invalid JSON: {msg}", Source(str(path), line) if line else None
+        ) from None
     try:
         with_lines = yaml.load(text, Loader=_loader())
     except yaml.YAMLError:

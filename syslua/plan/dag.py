@@ -195,28 +195,26 @@ def _with_order(
     return out, soft
 
 
-def _consistent(
-    hard: dict[str, set[str]], ordering: dict[str, set[str]]
-) -> dict[str, set[str]]:
+def _consistent(hard: dict[str, set[str]], ordering: dict[str, set[str]]) -> dict[str, set[str]]:
     """The ordering edges that do not close a cycle with the real edges (and
     the ordering edges kept before them), in a stable order."""
     succ: dict[str, set[str]] = defaultdict(set)
-    for node, before in hard.items():
-        for b in before:
+    for node, firsts in hard.items():
+        for b in firsts:
             succ[b].add(node)
     kept: dict[str, set[str]] = defaultdict(set)
     for node in sorted(ordering):
-        for before in sorted(ordering[node]):
-            # before -> node closes a cycle when `before` is reachable from `node`.
+        for first in sorted(ordering[node]):
+            # first -> node closes a cycle when `first` is reachable from `node`.
             seen, stack = {node}, [node]
-            while stack and before not in seen:
+            while stack and first not in seen:
                 for nxt in succ[stack.pop()]:
                     if nxt not in seen:
                         seen.add(nxt)
                         stack.append(nxt)
-            if before not in seen:
-                kept[node].add(before)
-                succ[before].add(node)
+            if first not in seen:
+                kept[node].add(first)
+                succ[first].add(node)
     return kept
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from syslua.cli.commands.common import load_manifest, show_skipped, state
 from syslua.cli.output import Terminal, count_paths
@@ -67,7 +68,7 @@ def run(
         known = baseline.load_manifest() if baseline is not None else None
     plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode, known=known)
     if term.json_mode:
-        out = {
+        out: dict[str, Any] = {
             "manifest": {**manifest.to_dict(), "digest": manifest.digest},
             "plan": plan.to_dict(),
             "waves": plan.waves,
