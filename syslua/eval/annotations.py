@@ -97,7 +97,9 @@ def value_at(data: Any, path: tuple[str, ...]) -> Any:
 
 
 def check(annotations: list[Annotation], data: dict[str, Any]) -> tuple[list[str], list[Any]]:
-    """Problems (key, annotation line, message) as ([warnings], [(line, message)])."""
+    """Check `annotations` against the resolved `data`: (warnings, errors), an
+    error being (the annotation's line, a message naming the key). `@require`
+    is checked first; `@validate` is skipped for a key that failed it."""
     warnings: list[str] = []
     errors: list[Any] = []
     required_failed: set[tuple[str, ...]] = set()
