@@ -15,7 +15,7 @@ import pytest
 from conftest import out, tree
 
 from syslua.errors import ConfigError
-from syslua.eval import annotations
+from syslua.eval import data_annotations as notes
 from syslua.execute import scheduler
 from syslua.execute.item import CHANGED, FAILED, SKIPPED, ItemResult
 from syslua.manifest.model import Item, Manifest, freeze
@@ -403,7 +403,7 @@ ccm: {}
 
 
 def test_annotations_are_read_from_the_data_section_only():
-    found = annotations.read(textwrap.dedent(ANNOTATED))
+    found = notes.read(textwrap.dedent(ANNOTATED))
     assert [(a.path, a.directive, a.argument) for a in found] == [
         (("user",), "require", ""),
         (("web", "port"), "validate", "isInt(value)"),
@@ -437,7 +437,7 @@ def test_annotations_are_read_from_the_data_section_only():
     ],
 )
 def test_validators(expr, value, ok):
-    assert annotations.evaluate(expr, value) is ok
+    assert notes.evaluate(expr, value) is ok
 
 
 @pytest.mark.parametrize(
@@ -445,7 +445,7 @@ def test_validators(expr, value, ok):
 )
 def test_validation_expressions_are_sandboxed(expr):
     with pytest.raises(ValueError):
-        annotations.evaluate(expr, "x")
+        notes.evaluate(expr, "x")
 
 
 def test_a_failed_annotation_changes_nothing_and_names_the_key(sysenv):

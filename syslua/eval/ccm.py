@@ -8,7 +8,7 @@ Steps:
    blocks, maps merged recursively and lists concatenated); then the
    `data` handed down by an `apply` parent, deep-merged on top.
    The `# @require` / `# @validate` annotations of `data` are checked
-   against the result (`eval/annotations.py`).
+   against the result (`eval/data_annotations.py`).
 3. Expand `ccm.resources` in both forms (a map with `name`, or a list of
    `{name: props}` entries with an optional `defaults` entry for that list),
    rendering `{{ lookup(...) }}` / `${ lookup(...) }` templates.
@@ -395,7 +395,7 @@ def _check_annotations(text: str, data: dict[str, Any], path: Path, warnings: li
     """`# @require` and `# @validate` in `data:`, against the resolved data."""
     if "@" not in text:
         return
-    from syslua.eval import annotations
+    from syslua.eval import data_annotations as annotations
 
     found = annotations.read(text)
     if not found:
