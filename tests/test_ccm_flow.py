@@ -487,3 +487,12 @@ def test_annotations_check_the_data_after_the_parent_apply_merged_its_own(sysenv
     res = sysenv.run("plan")
     assert res.returncode == 2
     assert "data.port: @validate isInt(value): 'http' is not valid" in out(res)
+
+
+def test_lua_subscribe_to_a_type_syslua_lacks_stays_an_error(sysenv):
+    sysenv.write(
+        "sys.lua", 'exec { name = "x", command = "true", subscribe = { "service#nginx" } }\n'
+    )
+    res = sysenv.run("plan")
+    assert res.returncode == 2
+    assert "names an unknown type `service`" in out(res)

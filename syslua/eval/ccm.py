@@ -305,9 +305,10 @@ def load(
             rendered["fail_on_error"] = fail_on_error
             seq += 1
             decls.append(RawDeclaration(type=type_, props=rendered, source=src, seq=seq, prio=None))
-    if aliases:
-        for decl in decls:
+    for decl in decls:
+        if aliases:
             _resolve_aliases(decl.props, aliases)
+        _drop_foreign_subscriptions(decl, warnings)
     return decls, messages
 
 
@@ -389,6 +390,29 @@ def _resolve_aliases(props: dict[str, Any], aliases: dict[str, str]) -> None:
         elif isinstance(inner, list):
             inner = [aliases.get(r, r) if isinstance(r, str) else r for r in inner]
         props[key] = {**value, "__syslua_v": inner} if wrapped else inner
+
+
+def _drop_foreign_subscriptions(decl: RawDeclaration, warnings: list[str]) -> None:
+    """A `subscribe` to a type syslua does not have (`service#nginx`) names
+    nothing that can be declared: CCM accepts it, so it is dropped with a
+    warning, as a subscribe to an undeclared resource is (manifest/merge.py)."""
+    value: Any = decl.props.get("subscribe")
+    wrapped = isinstance(value, dict) and "__syslua_prio" in value
+    inner = value["__syslua_v"] if wrapped else value
+    refs = [inner] if isinstance(inner, str) else inner
+    if not isinstance(refs, list):
+        return
+    keep = []
+    for ref in refs:
+        if isinstance(ref, str) and "#" in ref and ref.partition("#")[0] not in KEYS:
+            warnings.append(
+                f"{decl.source}: {decl.type} {decl.props.get(KEYS[decl.type])}: `subscribe` "
+                f"names {ref}, which is not declared; it will never trigger"
+            )
+        else:
+            keep.append(ref)
+    if len(keep) != len(refs):
+        decl.props["subscribe"] = {**value, "__syslua_v": keep} if wrapped else keep
 
 
 def _check_annotations(text: str, data: dict[str, Any], path: Path, warnings: list[str]) -> None:
