@@ -37,7 +37,6 @@ from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
 
 SUPPORTED = ("file", "exec", "apply", "package", "user")
-SUFFIXES = (".yaml", ".yml", ".json")  # the files read as CCM manifests, not Lua
 _CONTROL = {"if", "unless"}
 _REFERENCES = ("require", "depends_on", "subscribe")
 _TOP = {"data", "hierarchy", "overrides", "ccm"}

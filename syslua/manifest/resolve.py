@@ -31,8 +31,8 @@ from syslua.manifest.schema import Context
 from syslua.paths import Paths
 
 DEFAULT_MAX_DEPTH = 10
-# Files read as CCM manifests (the same list as eval/ccm.py's, which is
-# imported only when one is read); anything else is Lua.
+# Files read as CCM manifests (by eval/ccm.py, imported only when one is
+# read); anything else is Lua.
 CCM_SUFFIXES = (".yaml", ".yml", ".json")
 
 
