@@ -111,10 +111,17 @@ def test_both_resource_forms(sysenv):
         "mode": "0644",
         "provider": "posix",
         "force": False,
+        "fail_on_error": False,
     }
     assert props(m, "file#/srv/list-a")["content"] == "from the list form"
     assert props(m, "file#/srv/list-a")["mode"] == "0640"
-    assert props(m, "file#/srv/list-b") == {"ensure": "absent", "provider": "posix", "force": False}
+    assert props(m, "file#/srv/list-b") == {
+        "ensure": "absent",
+        "provider": "posix",
+        "force": False,
+        "after": ["file#/srv/list-a"],
+        "fail_on_error": False,
+    }
     assert props(m, "exec#map-exec")["command"] == "echo hi"
     assert props(m, "exec#echo from-a-bare-entry")["command"] == "echo from-a-bare-entry"
     assert props(m, "exec#second")["returns"] == [0, 2]

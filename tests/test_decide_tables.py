@@ -135,8 +135,14 @@ FILE_ROWS = {
         PRESENT, "absent", ("does not exist",),
         CREATE, "", NEW, key="missing/target", declared_parent=True),
     "present/link": FileRow(
-        PRESENT, "link", ("is a symlink, should be a file",),
+        {**PRESENT, "content": "x"}, "link", ("is a symlink, should be a file",),
         UPDATE, "replaces a symlink to /elsewhere", UPD),
+    # present without content or source (attributes only): link -> error, the link stays
+    "present-attributes-only/link": FileRow(
+        PRESENT, "link", ("is a symlink, should be a file",),
+        FAIL, "is a symlink to /elsewhere; a file with only owner, group and mode would "
+        'replace it (give `content` or `source`, or manage the link with ensure = "link")',
+        None),
     # present: present + wrong content -> store
     "present/present-wrong-content": FileRow(
         PRESENT, "present", ("content changed",),

@@ -247,7 +247,12 @@ def apply(
     config: ConfigArg = None,
     noop: NoopOpt = False,
     health_check_only: Annotated[
-        bool, typer.Option("--health-check-only", help="Run only health checks; change nothing.")
+        bool,
+        typer.Option(
+            "--health-check-only",
+            "--monitor-only",
+            help="Run only health checks; change nothing (--monitor-only: CCM's name).",
+        ),
     ] = False,
     json_: JsonOpt = False,
     jobs: JobsOpt = None,

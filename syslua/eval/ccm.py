@@ -7,9 +7,21 @@ Steps:
    first matching override block wins, shallowly) or `deep` (all matching
    blocks, maps merged recursively and lists concatenated); then the
    `data` handed down by an `apply` parent, deep-merged on top.
+   The `# @require` / `# @validate` annotations of `data` are checked
+   against the result (`eval/data_annotations.py`).
 3. Expand `ccm.resources` in both forms (a map with `name`, or a list of
    `{name: props}` entries with an optional `defaults` entry for that list),
    rendering `{{ lookup(...) }}` / `${ lookup(...) }` templates.
+4. Common properties CCM gives every resource: `control` (`if`/`unless`
+   expressions: a resource whose control says no is not declared at all, and
+   is listed as skipped by control), `alias` (another name for `require` and
+   `subscribe` in the same manifest), `source` over `content` (with a
+   warning).
+5. Order: each resource gets `after` = the resource written before it, so
+   a manifest runs in the order written, and `fail_on_error` (false unless
+   `ccm.fail_on_error` is true): whether the rest still starts after a failure.
+
+A `.json` manifest is the same document written in JSON.
 """
 
 from __future__ import annotations
@@ -25,6 +37,8 @@ from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
 
 SUPPORTED = ("file", "exec", "apply", "package", "user", "archive")
+_CONTROL = {"if", "unless"}
+_REFERENCES = ("require", "depends_on", "subscribe")
 _TOP = {"data", "hierarchy", "overrides", "ccm"}
 _CCM = {"resources", "pre_message", "post_message", "fail_on_error"}
 
@@ -135,23 +149,57 @@ def _render_entry(entry: str, roots: dict[str, Any]) -> tuple[str, bool]:
     return rendered, any(found)
 
 
+def _parse_json(text: str, path: Path) -> Any:
+    """A JSON manifest. JSON is YAML too, and the YAML reader remembers lines
+    for messages: its reading is used when it means the same as JSON's."""
+    import json
+
+    import yaml
+
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        line = getattr(e, "lineno", None)
+        msg = getattr(e, "msg", str(e))
+        raise ConfigError(
+            f"invalid JSON: {msg}", Source(str(path), line) if line else None
+        ) from None
+    try:
+        with_lines = yaml.load(text, Loader=_loader())
+    except yaml.YAMLError:
+        return doc
+    return with_lines if _plain(with_lines) == doc else doc
+
+
 def load(
-    path: Path, *, facts: dict[str, Any], data: dict[str, Any], seq_start: int = 0
+    path: Path,
+    *,
+    facts: dict[str, Any],
+    data: dict[str, Any],
+    seq_start: int = 0,
+    warnings: list[str] | None = None,
+    skipped: list[tuple[str, str, Source]] | None = None,
 ) -> tuple[list[RawDeclaration], list[tuple[str, str]]]:
-    """Declarations of a CCM YAML manifest, and its pre/post messages."""
+    """Declarations of a CCM manifest, and its pre/post messages. What is
+    worth a warning is added to `warnings`; resources that their `control`
+    leaves unmanaged to `skipped`, as (subject, reason, where)."""
+    warnings = warnings if warnings is not None else []
     import yaml
 
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read {path}: {e.strerror}") from e
-    try:
-        doc = yaml.load(text, Loader=_loader())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = Source(str(path), mark.line + 1) if mark else None
-        problem = getattr(e, "problem", None) or str(e)
-        raise ConfigError(f"invalid YAML: {problem}", where) from None
+    if path.suffix == ".json":
+        doc = _parse_json(text, path)
+    else:
+        try:
+            doc = yaml.load(text, Loader=_loader())
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = Source(str(path), mark.line + 1) if mark else None
+            problem = getattr(e, "problem", None) or str(e)
+            raise ConfigError(f"invalid YAML: {problem}", where) from None
     top = Source(str(path), 1)
     if doc is None:
         doc = {}
@@ -166,6 +214,8 @@ def load(
                 Source(str(path), _line_of(doc, key)),
             )
     resolved = resolve_data(doc, facts, data, top)
+    if path.suffix != ".json":
+        _check_annotations(text, resolved, path, warnings)
     roots = {"facts": facts, "data": resolved, "env": dict(os.environ)}
     ccm = doc.get("ccm")
     if ccm is None:
@@ -190,7 +240,17 @@ def load(
         raise ConfigError(
             "`ccm.resources` must be a list", Source(str(path), getattr(ccm, "line", 1))
         )
+    fail_on_error = ccm.get("fail_on_error", False)
+    if not isinstance(fail_on_error, bool):
+        raise ConfigError(
+            "`ccm.fail_on_error` must be true or false",
+            Source(str(path), _line_of(ccm, "fail_on_error")),
+        )
     decls: list[RawDeclaration] = []
+    aliases: dict[str, str] = {}  # "type#alias" -> "type#name"
+    alias_lines: dict[str, Source] = {}
+    previous: str | None = None
+    seen: set[str] = set()
     seq = seq_start
     for entry in resources:
         line = getattr(entry, "line", getattr(ccm, "line", 1))
@@ -206,14 +266,168 @@ def load(
                 where,
             )
         for props, line in _expand(type_, body, where):
-            seq += 1
             src = Source(str(path), line)
+            control = _unwrapped(props.pop("control", None))
+            alias = _unwrapped(props.pop("alias", None))
             try:
                 rendered = _render_props(type_, props, roots)
+                if alias is not None:
+                    alias = template.render_deep(alias, roots, typed=False)
             except template.TemplateError as e:
                 raise ConfigError(f"{type_}: {e}", src) from None
+            name = _unwrapped(rendered.get(KEYS[type_]))
+            subject = f"{type_} {name}"
+            if control is not None:
+                reason = _control(control, roots, src, subject)
+                if reason is not None:
+                    if skipped is not None:
+                        skipped.append((subject, reason, src))
+                    continue
+            if alias is not None:
+                if not isinstance(alias, str) or not alias:
+                    raise ConfigError(f"{subject}: `alias` must be a non-empty string", src)
+                ref = f"{type_}#{alias}"
+                if ref in alias_lines:
+                    raise ConfigError(
+                        f"{subject}: alias `{alias}` is already used by another {type_} "
+                        f"(at {alias_lines[ref]})",
+                        src,
+                    )
+                aliases[ref], alias_lines[ref] = f"{type_}#{name}", src
+            _source_wins(type_, rendered, src, subject, warnings)
+            ident = f"{type_}#{name}"
+            if ident not in seen:  # a repeated resource merges with the first: no cycle
+                if previous is not None:
+                    rendered["after"] = [previous]
+                previous = ident
+                seen.add(ident)
+            rendered["fail_on_error"] = fail_on_error
+            seq += 1
             decls.append(RawDeclaration(type=type_, props=rendered, source=src, seq=seq, prio=None))
+    for decl in decls:
+        if aliases:
+            _resolve_aliases(decl.props, aliases)
+        _drop_foreign_subscriptions(decl, warnings)
     return decls, messages
+
+
+def _unwrapped(value: Any) -> Any:
+    """A value as written, whether or not it came from a `defaults` entry."""
+    if isinstance(value, dict) and "__syslua_prio" in value:
+        return value["__syslua_v"]
+    return value
+
+
+def _control(control: Any, roots: dict[str, Any], src: Source, subject: str) -> str | None:
+    """None when the resource is managed; else why not (`if` false, `unless` true).
+    Managed when `if` (if given) is true and `unless` (if given) is false, as in CCM."""
+    if not isinstance(control, dict) or not control:
+        raise ConfigError(f"{subject}: `control` must be a map with `if` and/or `unless`", src)
+    for key in control:
+        if key not in _CONTROL:
+            raise ConfigError(
+                f"{subject}: unknown key `control.{key}` (expected if, unless)",
+                Source(src.file, _line_of(control, key, src.line)),
+            )
+    results = {}
+    for key in ("if", "unless"):
+        if key in control:
+            where = Source(src.file, _line_of(control, key, src.line))
+            results[key] = _condition(control[key], roots, where, f"{subject}: control.{key}")
+    if results.get("if") is False:
+        return f"if: {control['if']} is false"
+    if results.get("unless") is True:
+        return f"unless: {control['unless']} is true"
+    return None
+
+
+def _condition(expr: Any, roots: dict[str, Any], where: Source, what: str) -> bool:
+    """A control expression, evaluated with the template machinery; true or false."""
+    if isinstance(expr, bool):
+        return expr
+    if not isinstance(expr, str) or not expr.strip():
+        raise ConfigError(f"{what} must be an expression giving true or false", where)
+    text = expr.strip()
+    if not text.startswith(("{{", "${")):
+        text = "{{ " + text + " }}"
+    try:
+        value = template.render(text, roots, typed=True)
+    except template.TemplateError as e:
+        raise ConfigError(f"{what}: {e}", where) from None
+    if isinstance(value, str) and value.strip() == text:
+        raise ConfigError(f"{what}: cannot evaluate the expression `{expr}`", where)
+    if not isinstance(value, bool):
+        raise ConfigError(
+            f"{what}: the expression `{expr}` must give true or false, got {value!r}", where
+        )
+    return value
+
+
+def _source_wins(
+    type_: str, props: dict[str, Any], src: Source, subject: str, warnings: list[str]
+) -> None:
+    """CCM takes `source` when a resource gives both `source` and `content`."""
+    if "source" not in props:
+        return
+    dropped = [k for k in ("content", "contents") if k in props]
+    for key in dropped:
+        del props[key]
+    if dropped:
+        warnings.append(f"{src}: {subject}: both `source` and `{dropped[0]}` given; `source` wins")
+
+
+def _resolve_aliases(props: dict[str, Any], aliases: dict[str, str]) -> None:
+    """`require: [file#conf]` where `conf` is the alias of a file of this manifest."""
+    for key in _REFERENCES:
+        value = props.get(key)
+        if value is None:
+            continue
+        wrapped = isinstance(value, dict) and "__syslua_prio" in value
+        inner = value["__syslua_v"] if wrapped else value
+        if isinstance(inner, str):
+            inner = aliases.get(inner, inner)
+        elif isinstance(inner, list):
+            inner = [aliases.get(r, r) if isinstance(r, str) else r for r in inner]
+        props[key] = {**value, "__syslua_v": inner} if wrapped else inner
+
+
+def _drop_foreign_subscriptions(decl: RawDeclaration, warnings: list[str]) -> None:
+    """A `subscribe` to a type syslua does not have (`service#nginx`) names
+    nothing that can be declared: CCM accepts it, so it is dropped with a
+    warning, as a subscribe to an undeclared resource is (manifest/merge.py)."""
+    value: Any = decl.props.get("subscribe")
+    wrapped = isinstance(value, dict) and "__syslua_prio" in value
+    inner = value["__syslua_v"] if wrapped else value
+    refs = [inner] if isinstance(inner, str) else inner
+    if not isinstance(refs, list):
+        return
+    keep = []
+    for ref in refs:
+        if isinstance(ref, str) and "#" in ref and ref.partition("#")[0] not in KEYS:
+            warnings.append(
+                f"{decl.source}: {decl.type} {decl.props.get(KEYS[decl.type])}: `subscribe` "
+                f"names {ref}, which is not declared; it will never trigger"
+            )
+        else:
+            keep.append(ref)
+    if len(keep) != len(refs):
+        decl.props["subscribe"] = {**value, "__syslua_v": keep} if wrapped else keep
+
+
+def _check_annotations(text: str, data: dict[str, Any], path: Path, warnings: list[str]) -> None:
+    """`# @require` and `# @validate` in `data:`, against the resolved data."""
+    if "@" not in text:
+        return
+    from syslua.eval import data_annotations as annotations
+
+    found = annotations.read(text)
+    if not found:
+        return
+    notes, errors = annotations.check(found, data)
+    warnings.extend(f"{path.name}: {n}" for n in notes)
+    if errors:
+        line, message = errors[0]
+        raise ConfigError(message, Source(str(path), line))
 
 
 def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], int]]:

@@ -5,7 +5,10 @@ the `jobs` workers is free (items are handed to a worker only then, so after
 a failure nothing queued starts). When an item fails, its dependents are
 skipped with the reason; with `stop_on_failure` (atomic apply) no new item
 starts at all, items already running finish, and everything not started is
-reported as not started. Aggregating items (an `apply`, which only reports on
+reported as not started, but for items declared with `fail_on_error =
+false` (a CCM manifest's default), which still start: CCM runs the rest of a
+manifest after a failure. An edge that only orders (`Dag.ordering`, a CCM
+manifest's order) never skips the later item. Aggregating items (an `apply`, which only reports on
 its children) still run when their own children failed, to report the count.
 When `should_stop` says so (Ctrl-C), no new item starts either, as after a
 failure. Resource code stays plain sequential code. Items of an `inline` type (a
@@ -81,11 +84,12 @@ def execute(
         """Settle an item that will not run (skipped, or not started after a
         stop) on the spot; False when it is to run."""
         nonlocal stopped, why_stopped
-        if not stopped and should_stop is not None and should_stop():
+        if why_stopped != "interrupted" and should_stop is not None and should_stop():
             stopped, why_stopped = True, "interrupted"
         item = manifest.get(ident)
         assert item is not None
-        failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad)
+        soft = dag.ordering.get(ident, ())
+        failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad and p not in soft)
         aggregate = get_type(item.type).aggregates
         own_children = aggregate and all(
             getattr(manifest.get(p), "parent", None) == ident for p in failed_deps
@@ -94,7 +98,11 @@ def execute(
             bad[ident] = failed_deps[0]
             finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
             return True
-        if stopped and not aggregate:
+        if (
+            stopped
+            and not aggregate
+            and not (item.get("fail_on_error") is False and why_stopped != "interrupted")
+        ):
             bad[ident] = ident
             finish(ident, skipped(item, f"not started: {why_stopped}"))
             return True

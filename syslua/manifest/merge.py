@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from syslua.errors import ConfigError, Source
@@ -131,6 +131,8 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
                 continue
             canonical = aliases.get(name, name)
             prop = schema.env_prop(key) if is_env else table.get(canonical)
+            if prop is None and ctx.ccm:
+                prop = schema.CCM_ONLY.get(canonical)
             if prop is None:
                 raise schema.unknown_property(type_, name)
             slot = prop.slot or canonical
@@ -240,7 +242,7 @@ def _merge_property(group: list[Decl], slot: str, mergeable: bool) -> Any:
 def _mergeable(type_: str, key: str, slot: str) -> bool:
     if type_ == "env":
         return schema.env_prop(key).mergeable
-    prop = schema.SCHEMAS[type_].props.get(slot)
+    prop = schema.SCHEMAS[type_].props.get(slot) or schema.CCM_ONLY.get(slot)
     return bool(prop and prop.mergeable)
 
 
@@ -287,10 +289,12 @@ def merge(
     config: str | None = None,
     warnings: Iterable[str] = (),
     messages: Iterable[tuple[str, str]] = (),
+    skipped: Iterable[tuple[str, str, str]] = (),
 ) -> Manifest:
     groups: dict[tuple[str, str], list[Decl]] = defaultdict(list)
     for d in decls:
         groups[(d.type, d.key)].append(d)
+    warnings = list(warnings)
     sources = {
         f"{t}#{k}": (g[0].source,) if len(g) == 1 else tuple(sorted({d.source for d in g}))
         for (t, k), g in groups.items()
@@ -312,6 +316,7 @@ def merge(
         items.append(item)
     if expanded:
         _add_members(items, expanded, sources)
+    _loose_subscriptions(items, groups, sources, warnings)
     items.sort(key=lambda i: i.id)
     manifest = Manifest(
         items=tuple(items),
@@ -320,11 +325,40 @@ def merge(
         config=config,
         warnings=tuple(warnings),
         messages=tuple(messages),
+        skipped=tuple(skipped),
     )
     _check_references(manifest)
     _check_bins(manifest)
     _check_nesting(manifest)
     return manifest
+
+
+def _loose_subscriptions(
+    items: list[Item],
+    groups: dict[tuple[str, str], list[Decl]],
+    sources: dict[str, tuple[Source, ...]],
+    warnings: list[str],
+) -> None:
+    """CCM accepts a `subscribe` to a resource that is not declared (it never
+    triggers): in an item declared only by CCM manifests, such a reference is
+    dropped with a warning. In Lua it stays an error (`_check_references`)."""
+    declared = {i.id for i in items}
+    for n, item in enumerate(items):
+        targets = item.get("subscribe", ())
+        loose = [t for t in targets if t not in declared]
+        if not loose:
+            continue
+        group = groups.get((item.type, item.key), ())
+        if not group or not all(d.context is not None and d.context.ccm for d in group):
+            continue
+        for ref in loose:
+            warnings.append(
+                f"{sources[item.id][0]}: {_label(item.type, item.key)}: `subscribe` names "
+                f"{ref}, which is not declared; it will never trigger"
+            )
+        props = dict(item.props)
+        props["subscribe"] = tuple(t for t in targets if t in declared)
+        items[n] = replace(item, props=freeze(props))
 
 
 def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> tree.Expansion | None:

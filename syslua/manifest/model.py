@@ -122,6 +122,9 @@ class Manifest:
     config: str | None = field(default=None, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
     messages: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # Resources of CCM manifests that their `control` leaves unmanaged:
+    # (subject, reason, where), for the plan; not items.
+    skipped: tuple[tuple[str, str, str], ...] = field(default=(), compare=False)
     # Whether any property may hold a `$${...}` placeholder (None: unknown, look).
     placeholders: bool | None = field(default=None, compare=False)
     _index: dict[str, Item] = field(default_factory=dict, compare=False, repr=False)

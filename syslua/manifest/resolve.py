@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syslua.errors import ConfigError, UsageError, set_display_root
+from syslua.errors import ConfigError, Source, UsageError, set_display_root
 from syslua.eval import facts as factlib
 from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
 from syslua.manifest import merge as merging
@@ -31,6 +31,9 @@ from syslua.manifest.schema import Context
 from syslua.paths import Paths
 
 DEFAULT_MAX_DEPTH = 10
+# Files read as CCM manifests (by eval/ccm.py, imported only when one is
+# read); anything else is Lua.
+CCM_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 @dataclass
@@ -57,6 +60,7 @@ class _Run:
     inputs: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     messages: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str, Source]] = field(default_factory=list)  # by `control`
     seq: int = 0
     placeholders: bool = False
     limit: TimeLimit | None = None
@@ -82,16 +86,24 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
         config=str(config),
         warnings=run.warnings,
         messages=run.messages,
+        skipped=[(subject, reason, str(where)) for subject, reason, where in run.skipped],
     )
     object.__setattr__(manifest, "placeholders", run.placeholders)
     return primitives.finalize(manifest)
 
 
 def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaration]:
-    if path.suffix in (".yaml", ".yml"):
+    if path.suffix in CCM_SUFFIXES:
         from syslua.eval import ccm
 
-        raws, messages = ccm.load(path, facts=run.facts, data=data, seq_start=run.seq)
+        raws, messages = ccm.load(
+            path,
+            facts=run.facts,
+            data=data,
+            seq_start=run.seq,
+            warnings=run.warnings,
+            skipped=run.skipped,
+        )
         run.inputs.append(str(path))
         run.messages.extend(messages)
         run.placeholders = run.placeholders or "$${" in path.read_text(
@@ -126,7 +138,8 @@ def _load(
     ctx = Context(
         manifest_dir=str(path.parent),
         roots=roots,
-        render_templates=path.suffix not in (".yaml", ".yml"),
+        render_templates=path.suffix not in CCM_SUFFIXES,
+        ccm=path.suffix in CCM_SUFFIXES,
     )
     applies: dict[str, list[Decl]] = defaultdict(list)
     for raw in raws:

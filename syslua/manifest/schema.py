@@ -37,6 +37,7 @@ class Context:
     roots: Mapping[str, Any] = field(default_factory=dict)  # template roots
     render_templates: bool = True
     home: str = field(default_factory=home)  # read once: `~` is expanded for every path
+    ccm: bool = False  # a CCM YAML/JSON manifest: its reader may set the `CCM_ONLY` properties
 
 
 Check = Callable[[Any, Context], Any]
@@ -581,6 +582,24 @@ COMMON = {
         health_checks,
         mergeable=True,
         doc="commands checked after applying, with Nagios exit codes",
+    ),
+}
+
+
+# Properties that only the CCM manifest reader sets (never a Lua config), on
+# every type: a manifest's resources run in the order written, and with
+# `fail_on_error: false` (CCM's default) a failure does not stop the rest.
+CCM_ONLY = {
+    "after": Prop(
+        "after",
+        references,
+        mergeable=True,
+        doc="items that finish first; their failure does not skip this one (manifest order)",
+    ),
+    "fail_on_error": Prop(
+        "fail_on_error",
+        boolean,
+        doc="false: starts even after another item failed (the apply still rolls back)",
     ),
 }
 

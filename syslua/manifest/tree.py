@@ -36,7 +36,7 @@ from syslua.eval import template as templating
 from syslua.manifest.model import Item, freeze, freeze_owned
 
 # Properties a member inherits from its tree declaration.
-_INHERITED = ("owner", "group", "force", "provider")
+_INHERITED = ("owner", "group", "force", "provider", "fail_on_error")
 
 
 class TreeError(ValueError):

@@ -3,6 +3,10 @@
 Edges (an edge a -> b means a finishes before b starts):
 - `depends_on`: the dependency -> the item;
 - `subscribe`: the target -> the subscriber;
+- `after` (set by the CCM manifest reader: each resource after the one
+  written before it): the earlier item -> the item. This edge only orders:
+  when the earlier item fails, the item is not skipped for it
+  (`Dag.ordering`), as CCM runs the rest of a manifest after a failure;
 - the item's type names items that must finish first
   (`ResourceType.predecessors`): a file inside a directory managed by
   another file item waits for the directory (for removal the order is
@@ -39,9 +43,17 @@ class CycleError(ConfigError):
 class Dag:
     """Nodes are item ids of types that execute; `preds[n]` must finish before n."""
 
-    def __init__(self, nodes: list[str], preds: dict[str, set[str]]) -> None:
+    def __init__(
+        self,
+        nodes: list[str],
+        preds: dict[str, set[str]],
+        ordering: dict[str, set[str]] | None = None,
+    ) -> None:
         self.nodes = nodes
         self.preds = preds
+        # node -> those of its preds that only order it (`after`): their
+        # failure does not skip it. A pred that is also a real dependency is not here.
+        self.ordering = ordering or {}
         self._waves: list[list[str]] | None = None
 
     @classmethod
@@ -49,10 +61,15 @@ class Dag:
         items = [i for i in manifest if has_type(i.type) and get_type(i.type).in_dag]
         ids = {i.id for i in items}
         preds: dict[str, set[str]] = {i.id: set() for i in items}
+        ordering: dict[str, set[str]] = defaultdict(set)
 
         def edge(before: str, after: str) -> None:
             if before in ids and after in ids and before != after:
                 preds[after].add(before)
+
+        def order(before: str, after: str) -> None:
+            if before in ids and after in ids and before != after:
+                ordering[after].add(before)
 
         types = {i.type: get_type(i.type) for i in items}
         provided: dict[str, str] = {}
@@ -71,6 +88,8 @@ class Dag:
                 edge(dep, item.id)
             for target in item.get("subscribe", ()):
                 edge(target, item.id)
+            for before in item.get("after", ()):
+                order(before, item.id)
             for before in rtype.predecessors(item, manifest):
                 edge(before, item.id)
             if provided:
@@ -83,12 +102,27 @@ class Dag:
                         edge(provided[f"output:{h}"], item.id)
         for apply_id, kids in children.items():
             deps = _inherited_deps(manifest, apply_id)
+            earlier = _inherited_deps(manifest, apply_id, "after")
             for kid in kids:
                 edge(kid.id, apply_id)
                 for dep in deps:
                     edge(dep, kid.id)
-        dag = cls(sorted(ids), preds)
-        dag.check(manifest)
+                for before in earlier:
+                    order(before, kid.id)
+        if not ordering:
+            dag = cls(sorted(ids), preds)
+            dag.check(manifest)
+            return dag
+        hard = {n: set(before) for n, before in preds.items()}
+        dag = cls(sorted(ids), *_with_order(preds, ordering))
+        try:
+            dag.check(manifest)
+        except CycleError:
+            # A `require` that reaches forward in manifest order: the required
+            # item comes first, and the order edges against it are dropped.
+            cls(sorted(ids), hard).check(manifest)  # a real cycle is still an error
+            dag = cls(sorted(ids), *_with_order(hard, _consistent(hard, ordering)))
+            dag.check(manifest)
         return dag
 
     def check(self, manifest: Manifest | None = None) -> None:
@@ -147,12 +181,50 @@ class Dag:
         )
 
 
-def _inherited_deps(manifest: Manifest, apply_id: str) -> list[str]:
-    """depends_on of an apply and of every apply above it: all its descendants wait for them."""
+def _with_order(
+    preds: dict[str, set[str]], ordering: dict[str, set[str]]
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """`preds` with the ordering edges added, and the ordering-only preds per node."""
+    out = {n: set(before) for n, before in preds.items()}
+    soft: dict[str, set[str]] = {}
+    for node, before in ordering.items():
+        only = before - out[node]
+        out[node] |= before
+        if only:
+            soft[node] = only
+    return out, soft
+
+
+def _consistent(hard: dict[str, set[str]], ordering: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The ordering edges that do not close a cycle with the real edges (and
+    the ordering edges kept before them), in a stable order."""
+    succ: dict[str, set[str]] = defaultdict(set)
+    for node, firsts in hard.items():
+        for b in firsts:
+            succ[b].add(node)
+    kept: dict[str, set[str]] = defaultdict(set)
+    for node in sorted(ordering):
+        for first in sorted(ordering[node]):
+            # first -> node closes a cycle when `first` is reachable from `node`.
+            seen, stack = {node}, [node]
+            while stack and first not in seen:
+                for nxt in succ[stack.pop()]:
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append(nxt)
+            if first not in seen:
+                kept[node].add(first)
+                succ[first].add(node)
+    return kept
+
+
+def _inherited_deps(manifest: Manifest, apply_id: str, prop: str = "depends_on") -> list[str]:
+    """depends_on (or `after`) of an apply and of every apply above it: all its
+    descendants wait for them."""
     deps: list[str] = []
     current = manifest.get(apply_id)
     while current is not None:
-        deps.extend(current.get("depends_on", ()))
+        deps.extend(current.get(prop, ()))
         current = manifest.get(current.parent) if current.parent else None
     return deps
 

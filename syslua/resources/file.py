@@ -13,6 +13,7 @@ ensure, content (SHA-256) or link target, owner, group, mode.
 | directory | regular file                | error, or replace with force   |
 | present   | present + all matching      | none                           |
 | present   | absent / link               | store                          |
+| present, no content/source | link             | error (the link is kept)       |
 | present   | present + wrong content     | store                          |
 | present   | present + wrong attrs       | store                          |
 | present   | directory                   | error                          |
@@ -318,6 +319,15 @@ class FileType(ResourceType):
         if state.ensure == posix.ABSENT:
             return Decision(CREATE, "", CREATED_FILE)
         if state.ensure == posix.LINK:
+            if "content" not in item.props and "source" not in item.props:
+                # Only owner, group and mode: nothing says what the file should
+                # hold, so replacing the link would lose what it points to.
+                return Decision(
+                    FAIL,
+                    f"is a symlink to {state.link_target}; a file with only owner, group and "
+                    "mode would replace it (give `content` or `source`, or manage the link "
+                    'with ensure = "link")',
+                )
             return Decision(UPDATE, f"replaces a symlink to {state.link_target}", UPDATED_FILE)
         return Decision(UPDATE, reason, UPDATED_FILE)
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from syslua.cli import signals
-from syslua.cli.commands.common import load_manifest, parse_size, state
+from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
 from syslua.cli.output import Terminal, count_paths
 from syslua.cli.report import make_reporter, summary_table
 from syslua.errors import Interrupted
@@ -68,6 +68,7 @@ def run(
         for kind, text in manifest.messages:
             if kind == "pre_message":
                 term.lines(text)
+        show_skipped(term, manifest)
         options = ApplyOptions(
             noop=noop,
             health_check_only=health_check_only,

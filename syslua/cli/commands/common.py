@@ -117,6 +117,12 @@ def load_manifest(
     return manifest
 
 
+def show_skipped(term: Terminal, manifest: Manifest) -> None:
+    """The CCM resources that their `control` leaves unmanaged (not items)."""
+    for subject, reason, where in manifest.skipped:
+        term.line(f"  = {subject}: skipped by control ({reason}) (declared at {where})")
+
+
 @contextmanager
 def state(
     paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from syslua.cli.commands.common import load_manifest, state
+from syslua.cli.commands.common import load_manifest, show_skipped, state
 from syslua.cli.output import Terminal, count_paths
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
@@ -67,16 +68,24 @@ def run(
         known = baseline.load_manifest() if baseline is not None else None
     plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode, known=known)
     if term.json_mode:
-        term.json(
-            {
-                "manifest": {**manifest.to_dict(), "digest": manifest.digest},
-                "plan": plan.to_dict(),
-                "waves": plan.waves,
-            }
-        )
+        out: dict[str, Any] = {
+            "manifest": {**manifest.to_dict(), "digest": manifest.digest},
+            "plan": plan.to_dict(),
+            "waves": plan.waves,
+        }
+        if manifest.skipped:
+            out["skipped_by_control"] = [
+                {"subject": subject, "reason": reason, "declared_at": where}
+                for subject, reason, where in manifest.skipped
+            ]
+        term.json(out)
     else:
         term.line()
         term.plan(plan, show_diff=diff)
+        if manifest.skipped:
+            # Not items: a CCM resource whose `control` says no is not managed at all.
+            term.line()
+            show_skipped(term, manifest)
     if plan.failures and not term.json_mode:
         # Not an error of the plan itself: an earlier item of the same apply
         # (a user, a directory) may still make these possible.
