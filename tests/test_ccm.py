@@ -727,7 +727,7 @@ def test_templates_in_names_and_properties(sysenv, monkeypatch):
                     content: |
                       port={{ lookup('data.port') }}
                       host=${ lookup('facts.host.info.hostname') }
-                      shell=${HOME} {{ x }}
+                      shell={{ "${HOME}" }} {{ "{{ x }}" }}
                     owner: "{{ lookup('facts.user.name') }}"
                     group: "{{ lookup('environ.CCM_TEST_GROUP', 'staff') }}"
                     mode: "0644"

@@ -22,6 +22,7 @@ from typing import Any
 
 from syslua.errors import ConfigError, UsageError, set_display_root
 from syslua.eval import facts as factlib
+from syslua.eval import template
 from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
 from syslua.manifest import merge as merging
 from syslua.manifest import primitives
@@ -91,7 +92,9 @@ def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaratio
     if path.suffix in (".yaml", ".yml"):
         from syslua.eval import ccm
 
-        raws, messages = ccm.load(path, facts=run.facts, data=data, seq_start=run.seq)
+        raws, messages = ccm.load(
+            path, facts=run.facts, data=data, seq_start=run.seq, inputs=run.inputs
+        )
         run.inputs.append(str(path))
         run.messages.extend(messages)
         run.placeholders = run.placeholders or "$${" in path.read_text(
@@ -122,12 +125,16 @@ def _load(
     allow_apply: bool,
 ) -> None:
     raws = _evaluate(run, path, data)
-    roots = {"facts": run.facts, "data": data, "env": dict(os.environ)}
-    ctx = Context(
-        manifest_dir=str(path.parent),
-        roots=roots,
-        render_templates=path.suffix not in (".yaml", ".yml"),
+    yaml = path.suffix in (".yaml", ".yml")
+    roots = template.Roots(
+        facts=run.facts,
+        data=data,
+        env=dict(os.environ),
+        base_dir=str(path.parent),
+        reads=run.inputs,
+        ccm=yaml,
     )
+    ctx = Context(manifest_dir=str(path.parent), roots=roots, render_templates=not yaml)
     applies: dict[str, list[Decl]] = defaultdict(list)
     for raw in raws:
         # Keep evaluation order stable across files: sequence numbers are global.
