@@ -142,9 +142,12 @@ def load(
     data: dict[str, Any],
     seq_start: int = 0,
     inputs: list[str] | None = None,
+    scope: dict[str, Any] | None = None,
 ) -> tuple[list[RawDeclaration], list[tuple[str, str]]]:
     """Declarations of a CCM YAML manifest, and its pre/post messages.
-    Files that expressions read (`readFile()`) are added to `inputs`."""
+    Files that expressions read (`readFile()`) are added to `inputs`; `scope`,
+    the roots of templates rendered later (`template: true` sources), gets
+    the manifest's resolved data."""
     import yaml
 
     try:
@@ -172,6 +175,8 @@ def load(
                 Source(str(path), _line_of(doc, key)),
             )
     resolved = resolve_data(doc, facts, data, top)
+    if scope is not None:
+        scope["data"] = resolved
     roots = template.Roots(
         facts=facts,
         data=resolved,

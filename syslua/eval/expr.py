@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import difflib
 import fnmatch
 import json
 import math
@@ -183,11 +184,11 @@ def _string(text: str, i: int) -> tuple[str, int]:
                 size = {"x": 2, "u": 4, "U": 8}[e]
                 digits = text[j + 1 : j + 1 + size]
                 if len(digits) != size or not all(d in "0123456789abcdefABCDEF" for d in digits):
-                    raise ExprError(f"invalid escape \\{e}{digits} in a string")
+                    raise ExprError(f"syntax error: invalid escape \\{e}{digits} in a string")
                 parts.append(chr(int(digits, 16)))
                 j += 1 + size
             else:
-                raise ExprError(f"invalid escape \\{e} in a string")
+                raise ExprError(f"syntax error: invalid escape \\{e} in a string")
             continue
         if c == "\n" and quote != "`":
             break
@@ -454,11 +455,8 @@ def _check(node: Any, in_predicate: bool) -> None:
     kind = node[0]
     if kind == "var":
         if node[1] not in VARIABLES:
-            hint = ""
-            low = node[1].lower()
-            for v in VARIABLES:
-                if v.lower() == low:
-                    hint = f" (did you mean {v}?)"
+            close = difflib.get_close_matches(node[1].capitalize(), VARIABLES, n=1, cutoff=0.75)
+            hint = f" (did you mean {close[0]}?)" if close else ""
             raise ExprError(
                 f"unknown name {node[1]}"
                 + (
@@ -706,7 +704,8 @@ def _binary(op: str, ln: tuple, rn: tuple, env: Env) -> Any:
             if op == "%":
                 if not (isinstance(a, int) and isinstance(b, int)):
                     raise ExprError(f"invalid operation: {_type(a)} % {_type(b)} (% needs ints)")
-                return int(math.fmod(a, b))
+                rem = abs(a) % abs(b)  # ZeroDivisionError when b is 0
+                return rem if a >= 0 else -rem  # the sign of `a`, as Go's %
             if op in ("**", "^"):
                 if abs(b) > 4096 and abs(a) > 1:
                     raise ExprError("exponent too large")

@@ -136,6 +136,15 @@ def evaluate(
         return exprlib.evaluate(inner, env)
     except exprlib.ExprError as e:
         message = str(e)
+        if (
+            getattr(roots, "ccm", False)
+            and message.startswith("unknown name")
+            and inner.isidentifier()
+        ):
+            # Most likely a shell variable: say how to keep it.
+            message = (
+                f'unknown name {inner} (to write ${{{inner}}} itself: {{{{ "${{{inner}}}" }}}})'
+            )
         if message.startswith(inner):
             raise TemplateError(message) from None
         raise TemplateError(f"`{inner}`: {message}") from None

@@ -88,12 +88,14 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     return primitives.finalize(manifest)
 
 
-def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaration]:
+def _evaluate(
+    run: _Run, path: Path, data: dict[str, Any], roots: template.Roots
+) -> list[RawDeclaration]:
     if path.suffix in (".yaml", ".yml"):
         from syslua.eval import ccm
 
         raws, messages = ccm.load(
-            path, facts=run.facts, data=data, seq_start=run.seq, inputs=run.inputs
+            path, facts=run.facts, data=data, seq_start=run.seq, inputs=run.inputs, scope=roots
         )
         run.inputs.append(str(path))
         run.messages.extend(messages)
@@ -124,7 +126,6 @@ def _load(
     chain: tuple[str, ...],
     allow_apply: bool,
 ) -> None:
-    raws = _evaluate(run, path, data)
     yaml = path.suffix in (".yaml", ".yml")
     roots = template.Roots(
         facts=run.facts,
@@ -134,6 +135,7 @@ def _load(
         reads=run.inputs,
         ccm=yaml,
     )
+    raws = _evaluate(run, path, data, roots)
     ctx = Context(manifest_dir=str(path.parent), roots=roots, render_templates=not yaml)
     applies: dict[str, list[Decl]] = defaultdict(list)
     for raw in raws:
