@@ -338,6 +338,8 @@ def test_now_is_the_current_time():
     assert before <= got <= dt.datetime.now(dt.UTC)
     assert ev("now() < now()") in (True, False)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT.*", template.render("{{ now() }}", ROOTS_LUA))
+    # as a whole value too: a time is not data a manifest can hold
+    assert isinstance(template.render("{{ now() }}", ROOTS_CCM, typed=True), str)
 
 
 def test_missing_keys_read_as_empty_without_strict():
@@ -614,6 +616,8 @@ def test_nothing_is_left_literal_in_a_ccm_manifest(text, message):
         ),
         ("{{ upper }} {{ nosuch(1) }}", "{{ upper }} {{ nosuch(1) }}"),
         ("$${build:x:out}", "$${build:x:out}"),
+        # a shell quote inside ${...} does not hide a later expression
+        ("X=${foo:-it's} '\nY={{ Facts.role }}\n", "X=${foo:-it's} '\nY=web\n"),
     ],
 )
 def test_lua_content_renders_only_our_expressions(text, rendered):
@@ -868,6 +872,17 @@ def test_a_bad_expression_in_a_templated_file_in_lua(sysenv, command):
         "upper() takes 1 argument(s), got 2"
     ) in p.stderr, out(p)
     assert (tree(sysenv.home), tree(sysenv.root)) == before
+
+
+def test_read_file_in_lua_content_is_relative_to_the_config_and_an_input(sysenv):
+    put(sysenv.work / "conf" / "banner.txt", "banner\n")
+    sysenv.write(
+        "conf/sys.lua",
+        HEADER + 'file { path = "~/motd", content = "{{ upper(readFile(\'banner.txt\')) }}" }\n',
+    )
+    ok(sysenv.run("apply", "conf/sys.lua"))
+    assert (sysenv.home / "motd").read_text() == "BANNER\n"
+    assert str(sysenv.work / "conf" / "banner.txt") in sysenv.run("snapshot", "show").stdout
 
 
 def test_lua_inline_content_expressions(sysenv):

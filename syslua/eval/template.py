@@ -24,7 +24,8 @@ reads as "" (CCM's hierarchy resolution).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as dt
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from syslua.eval import expr as exprlib
@@ -59,8 +60,14 @@ class Roots(dict):  # type: ignore[type-arg]
         self.ccm = ccm
 
 
-def placeholders(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, inner text) of each `{{ }}` / `${ }` in `text`."""
+def placeholders(
+    text: str, accept: Callable[[str], bool] | None = None
+) -> list[tuple[int, int, str]]:
+    """(start, end, inner text) of each `{{ }}` / `${ }` in `text`.
+
+    With `accept`, a placeholder whose inner text it refuses is plain text,
+    and the search goes on right after its opener: a shell `${x:-it's}` must
+    not hide a `{{ lookup(...) }}` further on behind its quote."""
     out: list[tuple[int, int, str]] = []
     i, n = 0, len(text)
     while i < n - 1:
@@ -98,27 +105,24 @@ def placeholders(text: str) -> list[tuple[int, int, str]]:
                     end = i + 1
                     break
             i += 1
-        if end < 0:  # not closed: the opener is plain text
-            i = start + 2
+        inner = text[start + 2 : end - (1 if dollar else 2)].strip()
+        if end < 0 or (accept is not None and not accept(inner)):
+            i = start + 2  # not closed, or not ours: the opener is plain text
             continue
-        out.append((start, end, text[start + 2 : end - (1 if dollar else 2)].strip()))
+        out.append((start, end, inner))
         i = end
     return out
 
 
-def _ours(
-    found: list[tuple[int, int, str]], roots: Mapping[str, Any]
-) -> list[tuple[int, int, str]]:
-    if getattr(roots, "ccm", False):
-        return found
-    return [p for p in found if exprlib.names(p[2])]
+def _ours(inner: str) -> bool:
+    return bool(exprlib.names(inner))
 
 
 def expressions(text: str, roots: Mapping[str, Any]) -> list[tuple[int, int, str]]:
     """The placeholders of `text` that are evaluated with `roots`."""
     if "{{" not in text and "${" not in text:
         return []
-    return _ours(placeholders(text), roots)
+    return placeholders(text, None if getattr(roots, "ccm", False) else _ours)
 
 
 def evaluate(
@@ -169,7 +173,9 @@ def render(
     if typed and len(found) == 1:
         start, end, inner = found[0]
         if text.strip() == text[start:end]:
-            return evaluate(inner, roots, strict=strict, reads=reads)
+            value = evaluate(inner, roots, strict=strict, reads=reads)
+            # a time is the one value that is not plain data: keep its text
+            return exprlib.text(value) if isinstance(value, dt.datetime) else value
     parts: list[str] = []
     at = 0
     for start, end, inner in found:
