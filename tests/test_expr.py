@@ -380,7 +380,10 @@ ERRORS: list[tuple[str, str]] = [
     ("jet('motd.jet')", "jet() (Jet templates) is not supported by syslua"),
     ("template('x.templ')", "template() (nested templates) is not supported by syslua"),
     ("kvGet('bucket', 'key')", "kvGet() (NATS key-value lookups) is not supported by syslua"),
-    ("#", "`#` (the current element) only exists inside a predicate such as filter(list, # > 1)"),
+    (
+        "#",
+        "`#` and `.field` (the current element) only exist inside a predicate such as filter(list, # > 1)",
+    ),
     # lookup
     ("lookup('data.nope')", "lookup('data.nope'): no such key"),
     ("lookup('facts.net.interfaces.5.name')", "lookup('facts.net.interfaces.5.name'): no such key"),
@@ -441,6 +444,11 @@ def test_error(text, message):
     with pytest.raises(ExprError) as info:
         ev(text)
     assert str(info.value) == message
+
+
+def test_deep_nesting_is_an_error_not_a_crash():
+    with pytest.raises(ExprError, match="nested too deeply"):
+        ev("(" * 5000 + "1" + ")" * 5000)
 
 
 def test_unknown_names_are_errors_even_in_a_branch_not_taken():
@@ -582,7 +590,7 @@ def test_typed_values_keep_their_type(text, value):
         ),
         (
             "{{ .Values.x }}",
-            "`.Values.x`: `#` (the current element) only exists inside a predicate such as filter(list, # > 1)",
+            "`.Values.x`: `#` and `.field` (the current element) only exist inside a predicate such as filter(list, # > 1)",
         ),
         ("${PWD##*/}", "`PWD##*/`: syntax error: unexpected `#` at position 4"),
         ("{{ lookup('data.nope') }}", "lookup('data.nope'): no such key"),

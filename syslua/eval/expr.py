@@ -44,7 +44,7 @@ REJECTED = {
     "kvGet": "NATS key-value lookups",
     "registrations": "service registrations",
 }
-_LIMIT = 10_000_000  # the longest string or list an expression may build
+_LIMIT = 1_000_000  # the longest string or list an expression may build
 
 
 class ExprError(ValueError):
@@ -467,7 +467,8 @@ def _check(node: Any, in_predicate: bool) -> None:
         return
     if kind == "elem" and not in_predicate:
         raise ExprError(
-            "`#` (the current element) only exists inside a predicate such as filter(list, # > 1)"
+            "`#` and `.field` (the current element) only exist inside a predicate "
+            "such as filter(list, # > 1)"
         )
     if kind == "call":
         name, args = node[1], node[2]
@@ -525,7 +526,10 @@ def names(text: str) -> set[str]:
 
 
 def evaluate(text: str, env: Env) -> Any:
-    return _eval(parse(text), env)
+    try:
+        return _eval(parse(text), env)
+    except RecursionError:
+        raise ExprError("the expression is nested too deeply") from None
 
 
 def _type(v: Any) -> str:
