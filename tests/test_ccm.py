@@ -715,6 +715,7 @@ def test_pre_and_post_messages_are_captured(sysenv):
 
 def test_templates_in_names_and_properties(sysenv, monkeypatch):
     monkeypatch.setenv("CCM_TEST_DIR", "/srv/from-env")
+    # Every placeholder in YAML is an expression; text kept as written is a string one.
     m = load(
         sysenv,
         """
