@@ -11,6 +11,7 @@ their headers say.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import shutil
 import textwrap
@@ -19,6 +20,8 @@ from typing import Any
 
 import pytest
 from conftest import HEADER, ok, out, put, tree
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from syslua.eval import expr, template
 from syslua.eval.expr import Env, ExprError
@@ -118,6 +121,8 @@ VALUES: list[tuple[str, Any]] = [
     ("-7 % 3", -1),
     ("2 ** 10", 1024.0),
     ("2 ^ 3", 8.0),
+    ("(-8) ** 0.5", math.nan),
+    ("9223372036854775806 + 1", 9223372036854775807),
     ("-3", -3),
     ("+3", 3),
     ("--3", 3),
@@ -277,6 +282,8 @@ VALUES: list[tuple[str, Any]] = [
     ("floor(1.8)", 1.0),
     ("round(2.5)", 3.0),
     ("round(-2.5)", -3.0),
+    ("round(1e400)", math.inf),
+    ("floor(-1e400)", -math.inf),
     ("min(3, 1, 2)", 1),
     ("max(3, 1, 2)", 3),
     ("min(Data.list)", 1),
@@ -435,6 +442,9 @@ ERRORS: list[tuple[str, str]] = [
     ("sort([1, 'a'])", "sort() needs an array of numbers or of strings"),
     ("'x' * 3", "invalid operation: string * int"),
     ("1..100000000", "range too long"),
+    ("9223372036854775807 + 1", "integer overflow in +"),
+    ("3037000500 * 3037000500", "integer overflow in *"),
+    ("2 ** 5000", "exponent too large"),
     ("repeat('ab', 100000000)", "value too large"),
 ]
 
@@ -945,3 +955,112 @@ def test_corpus_manifest(sysenv, name):
     target = re.search(r"~/(\S+) holds exactly", outcome)
     assert target, outcome
     assert (sysenv.home / target.group(1)).read_text() == "".join(d + "\n" for d in detail)
+
+
+# ---------------------------------------------------------------------------
+# any text: a value or an ExprError, never another exception
+# ---------------------------------------------------------------------------
+
+_PIECES = [
+    *[
+        "0",
+        "1",
+        "2.5",
+        "'a'",
+        '"b"',
+        "`",
+        "nil",
+        "true",
+        "false",
+        "Facts",
+        "Data",
+        "Environ",
+        "#",
+        ".",
+        "?.",
+        "[",
+        "]",
+        "(",
+        ")",
+        "{",
+        "}",
+        ",",
+        ":",
+        "?",
+        "??",
+        "|",
+        "..",
+        "**",
+        "^",
+    ],
+    *[
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "==",
+        "!=",
+        "<",
+        ">",
+        "<=",
+        ">=",
+        "&&",
+        "||",
+        "!",
+        "and",
+        "or",
+        "not",
+        "in",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "matches",
+    ],
+    *[
+        "lookup('facts.disks.#')",
+        "upper(",
+        "len(",
+        "map(",
+        "filter(",
+        "split(",
+        "int(",
+        "float(",
+        "toJSON(",
+        "fromJSON(",
+        "keys(",
+    ],
+    *[
+        ".role",
+        ".disks",
+        ".host",
+        ".info",
+        "x",
+        "-1",
+        "0x1F",
+        "1e400",
+        "-0",
+        "'\\u00e9'",
+        "'",
+        "'",
+        "\\",
+    ],
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map(" ".join))
+def test_any_text_gives_a_value_or_an_expr_error(text):
+    try:
+        ev(text)
+    except ExprError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_any_characters_give_a_value_or_an_expr_error(text):
+    try:
+        ev(text)
+    except ExprError:
+        pass

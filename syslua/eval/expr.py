@@ -697,12 +697,8 @@ def _binary(op: str, ln: tuple, rn: tuple, env: Env) -> Any:
             return _limited(a + b)
     if _is_num(a) and _is_num(b):
         try:
-            if op == "+":
-                return a + b
-            if op == "-":
-                return a - b
-            if op == "*":
-                return a * b
+            if op in ("+", "-", "*"):
+                return _int64(a + b if op == "+" else a - b if op == "-" else a * b, op)
             if op == "/":
                 return a / b
             if op == "%":
@@ -713,7 +709,8 @@ def _binary(op: str, ln: tuple, rn: tuple, env: Env) -> Any:
             if op in ("**", "^"):
                 if abs(b) > 4096 and abs(a) > 1:
                     raise ExprError("exponent too large")
-                return float(a) ** float(b)
+                power = float(a) ** float(b)
+                return power if isinstance(power, float) else math.nan  # (-8) ** 0.5
         except ZeroDivisionError:
             if op == "/" and a != 0:
                 return math.copysign(math.inf, a) * math.copysign(1, b)
@@ -723,6 +720,13 @@ def _binary(op: str, ln: tuple, rn: tuple, env: Env) -> Any:
         except OverflowError:
             raise ExprError(f"number too large in {op}") from None
     raise ExprError(f"invalid operation: {_type(a)} {op} {_type(b)}")
+
+
+def _int64(v: int | float, op: str) -> int | float:
+    """Integers stay within Go's int64, as in Expr."""
+    if isinstance(v, int) and not -(2**63) <= v < 2**63:
+        raise ExprError(f"integer overflow in {op}")
+    return v
 
 
 def _limited(v: Any) -> Any:
@@ -1076,7 +1080,8 @@ def _concat(env: Env, args: list[Any]) -> list[Any]:
 def _round(name: str, f: Callable[[float], Any]) -> Callable[[Env, list[Any]], Any]:
     def call(env: Env, args: list[Any]) -> Any:
         _want(name, args, "number")
-        return float(f(args[0]))
+        x = args[0]
+        return float(f(x)) if math.isfinite(x) else float(x)
 
     return call
 
@@ -1096,7 +1101,7 @@ def _b64(env: Env, args: list[Any], decode: bool) -> str:
     name = "fromBase64" if decode else "toBase64"
     _want(name, args, str)
     if not decode:
-        return base64.b64encode(args[0].encode()).decode()
+        return base64.b64encode(args[0].encode("utf-8", "surrogateescape")).decode()
     try:
         return base64.b64decode(args[0], validate=True).decode("utf-8", "surrogateescape")
     except ValueError as e:
