@@ -316,11 +316,10 @@ def content(v: Any, ctx: Context) -> str:
     if ctx.render_templates and ("{{" in s or "${" in s):
         from syslua.eval import template
 
-        if template.has_template(s, ctx.roots):
-            try:
-                return template.render(s, ctx.roots)
-            except template.TemplateError as e:
-                raise Invalid(str(e)) from None
+        try:
+            return str(template.render(s, ctx.roots))
+        except template.TemplateError as e:
+            raise Invalid(str(e)) from None
     return s
 
 

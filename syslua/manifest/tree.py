@@ -102,7 +102,7 @@ def _render_file(source: str, roots: Mapping[str, Any] | None, reads: list[str])
     except OSError as e:
         raise TreeError(f"cannot read {source}: {e.strerror}") from None
     text = data.decode("utf-8", "surrogateescape")
-    if roots is None or not templating.has_template(text, roots):
+    if roots is None:
         return text
     try:
         return str(templating.render(text, roots, reads=reads))
