@@ -722,6 +722,7 @@ def test_pre_and_post_messages_are_captured(sysenv):
 
 def test_templates_in_names_and_properties(sysenv, monkeypatch):
     monkeypatch.setenv("CCM_TEST_DIR", "/srv/from-env")
+    # Every placeholder in YAML is an expression; text kept as written is a string one.
     m = load(
         sysenv,
         """
@@ -734,7 +735,7 @@ def test_templates_in_names_and_properties(sysenv, monkeypatch):
                     content: |
                       port={{ lookup('data.port') }}
                       host=${ lookup('facts.host.info.hostname') }
-                      shell=${HOME} {{ x }}
+                      shell={{ "${HOME}" }} {{ "{{ x }}" }}
                     owner: "{{ lookup('facts.user.name') }}"
                     group: "{{ lookup('environ.CCM_TEST_GROUP', 'staff') }}"
                     mode: "0644"

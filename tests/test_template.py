@@ -111,16 +111,25 @@ ERRORS = [
         "{{ lookup('hostname') }}",
         "lookup('hostname'): unknown root `hostname` (use facts., data. or env.)",
     ),
+    # The text inside the braces is an Expr expression (tests/test_expr.py):
+    # a lookup path is a string, and its default any expression.
     (
         "{{ lookup(data.color) }}",
-        "cannot read the template expression `lookup(data.color)`; write lookup('root.key') or lookup('root.key', default)",
+        "`lookup(data.color)`: unknown name data (did you mean Data?)",
     ),
     (
         "{{ lookup('data.color',) }}",
-        "cannot read the template expression `lookup('data.color',)`; write lookup('root.key') or lookup('root.key', default)",
+        "`lookup('data.color',)`: syntax error: expected an argument, found `)` at position 21",
     ),
-    ("{{ lookup('data.x', [1, ) }}", "cannot read the default `[1,` of a lookup"),
-    ("{{ lookup('data.x', bare) }}", "cannot read the default `bare` of a lookup"),
+    (
+        "{{ lookup('data.x', [1, ) }}",
+        "`lookup('data.x', [1, )`: syntax error: unexpected `)` at position 22",
+    ),
+    (
+        "{{ lookup('data.x', bare) }}",
+        "`lookup('data.x', bare)`: unknown name bare (the variables are Facts, Data and Environ; "
+        "call lookup('...') for a path)",
+    ),
 ]
 
 
@@ -214,7 +223,7 @@ def test_has_template(text, expected):
 
 def test_expression_pattern_is_not_greedy_across_lines():
     text = "a={{ lookup('data.color') }}\nb={{ lookup('data.port') }}\n"
-    assert [m.group(1) for m in template.EXPR.finditer(text)] == [
+    assert [inner for _, _, inner in template.placeholders(text)] == [
         "lookup('data.color')",
         "lookup('data.port')",
     ]
@@ -282,7 +291,7 @@ def test_file_content_template_with_data_in_a_lua_child(sysenv):
         ),
         (
             "{{ lookup(facts.x) }}",
-            "file: `content`: cannot read the template expression `lookup(facts.x)`; write lookup('root.key') or lookup('root.key', default)",
+            "file: `content`: `lookup(facts.x)`: unknown name facts (did you mean Facts?)",
         ),
     ],
 )

@@ -11,7 +11,7 @@ Steps:
    against the result (`eval/data_annotations.py`).
 3. Expand `ccm.resources` in both forms (a map with `name`, or a list of
    `{name: props}` entries with an optional `defaults` entry for that list),
-   rendering `{{ lookup(...) }}` / `${ lookup(...) }` templates.
+   rendering `{{ expr }}` / `${ expr }` templates (Expr language, `template.py`).
 4. Common properties CCM gives every resource: `control` (`if`/`unless`
    expressions: a resource whose control says no is not declared at all, and
    is listed as skipped by control), `alias` (another name for `require` and
@@ -104,7 +104,8 @@ def resolve_data(
     doc: dict[str, Any], facts: dict[str, Any], extra: dict[str, Any], where: Source
 ) -> dict[str, Any]:
     """CCM/tinyhiera data resolution (see module docstring)."""
-    hier_roots = {"facts": facts, "env": dict(os.environ)}
+    # CCM allows only lookup() and the language's own functions here, no files.
+    hier_roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
     try:
         base = template.render_deep(_plain(doc.get("data") or {}), hier_roots, strict=False)
         hierarchy = doc.get("hierarchy") or {}
@@ -134,19 +135,18 @@ def resolve_data(
     return deep_merge(base, extra) if extra else base
 
 
-def _render_entry(entry: str, roots: dict[str, Any]) -> tuple[str, bool]:
+def _render_entry(entry: str, roots: template.Roots) -> tuple[str, bool]:
     """Render one `hierarchy.order` entry; it matches when any lookup in it is non-empty."""
-    found = []
-
-    def one(expr: str) -> str:
-        value = template.render(expr, roots, typed=True, strict=False)
-        found.append(value not in (None, ""))
-        return "" if value is None else str(value)
-
-    rendered = template.EXPR.sub(lambda m: one(m.group(0)), entry)
+    found = template.expressions(entry, roots)
     if not found:
-        return rendered, bool(entry)
-    return rendered, any(found)
+        return entry, bool(entry)
+    parts, at, matched = [], 0, False
+    for start, end, inner in found:
+        value = template.evaluate(inner, roots, strict=False)
+        matched = matched or value not in (None, "")
+        parts += [entry[at:start], "" if value is None else str(value)]
+        at = end
+    return "".join(parts) + entry[at:], matched
 
 
 def _parse_json(text: str, path: Path) -> Any:
@@ -179,10 +179,15 @@ def load(
     seq_start: int = 0,
     warnings: list[str] | None = None,
     skipped: list[tuple[str, str, Source]] | None = None,
+    inputs: list[str] | None = None,
+    scope: dict[str, Any] | None = None,
 ) -> tuple[list[RawDeclaration], list[tuple[str, str]]]:
     """Declarations of a CCM manifest, and its pre/post messages. What is
     worth a warning is added to `warnings`; resources that their `control`
-    leaves unmanaged to `skipped`, as (subject, reason, where)."""
+    leaves unmanaged to `skipped`, as (subject, reason, where). Files that
+    expressions read (`readFile()`) are added to `inputs`; `scope`, the roots
+    of templates rendered later (`template: true` sources), gets the
+    manifest's resolved data."""
     warnings = warnings if warnings is not None else []
     import yaml
 
@@ -216,7 +221,16 @@ def load(
     resolved = resolve_data(doc, facts, data, top)
     if path.suffix != ".json":
         _check_annotations(text, resolved, path, warnings)
-    roots = {"facts": facts, "data": resolved, "env": dict(os.environ)}
+    if scope is not None:
+        scope["data"] = resolved
+    roots = template.Roots(
+        facts=facts,
+        data=resolved,
+        env=dict(os.environ),
+        base_dir=str(path.parent),
+        reads=inputs,
+        ccm=True,
+    )
     ccm = doc.get("ccm")
     if ccm is None:
         ccm = {}
@@ -483,7 +497,7 @@ def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], 
     return out
 
 
-def _render_props(type_: str, props: dict[str, Any], roots: dict[str, Any]) -> dict[str, Any]:
+def _render_props(type_: str, props: dict[str, Any], roots: template.Roots) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in props.items():
         wrapped = isinstance(v, dict) and "__syslua_prio" in v

@@ -1,99 +1,189 @@
-"""`{{ lookup('root.key') }}` and `${ lookup(...) }` templates, rendered without running code.
+"""`{{ expr }}` and `${ expr }` templates: Expr-language expressions (`expr.py`).
 
-Only lookups are templates: any other `{{ ... }}` or `${...}` (a shell
-variable, a Go template) is left exactly as written, so dotfiles that contain
-such text survive. Roots are `facts.`, `data.`, and `env.`/`environ.`;
-`lookup(key, default)` returns the default when the key is missing, and a
-missing key without default is an error.
+Finding placeholders follows CCM: `{{` runs to the next `}}` and `${` to its
+matching `}`, neither counting braces or `}}` inside quotes; `${{` is a `$`
+followed by a `{{` placeholder. `$${` is syslua's own placeholder
+(`$${build:...}`, `$${env:NAME}`), never an expression.
+
+Which placeholders are expressions depends on where the text comes from:
+
+- In a CCM manifest (`Roots(ccm=True)`), every placeholder is an
+  expression: one that cannot be read or evaluated is an error, nothing is
+  left literal (SPEC section 5).
+- In a Lua config's file `content` and `template = true` sources, a
+  placeholder is an expression when it mentions one of ours: `Facts`, `Data`,
+  `Environ` or a call of a known function (`lookup(...)`, `upper(...)`).
+  Anything else (`${HOME}`, `${PWD##*/}`, a Go template's `{{ .Values }}`)
+  is a dotfile's own text and is kept as written.
+
+With `typed`, a string that is exactly one expression keeps the value's type
+(for YAML data); otherwise each value is written in place as text (true/false,
+nil as "", maps and arrays as JSON). Without `strict`, a missing lookup key
+reads as "" (CCM's hierarchy resolution).
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping
+import datetime as dt
+from collections.abc import Callable, Mapping
 from typing import Any
 
-_CALL_TEXT = r"""lookup\s*\((?:'[^']*'|"[^"]*"|[^'"()])*\)"""
-EXPR = re.compile(r"\{\{\s*(" + _CALL_TEXT + r")\s*\}\}|\$\{\s*(" + _CALL_TEXT + r")\s*\}")
-_CALL = re.compile(
-    r"""^lookup\s*\(\s*(?P<q>['"])(?P<key>[^'"]*)(?P=q)\s*(?:,\s*(?P<default>.+?))?\s*\)$""", re.S
-)
-_MISSING = object()
+from syslua.eval import expr as exprlib
 
 
 class TemplateError(ValueError):
     pass
 
 
-def _parse_default(text: str) -> Any:
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    if text in ("nil", "null"):
-        return None
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise TemplateError(f"cannot read the default `{text}` of a lookup") from e
+class Roots(dict):  # type: ignore[type-arg]
+    """The lookup roots (`facts`, `data`, `env`) and how a template reads them.
+
+    `base_dir` is where readFile() resolves relative paths (the manifest's
+    directory); `reads` collects the files it read (config inputs); `files`
+    is False where CCM allows only lookup() (hierarchy data); `ccm` makes every
+    placeholder an expression.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        base_dir: str | None = None,
+        reads: list[str] | None = None,
+        files: bool = True,
+        ccm: bool = False,
+        **roots: Any,
+    ) -> None:
+        super().__init__(*args, **roots)
+        self.base_dir = base_dir
+        self.reads = reads
+        self.files = files
+        self.ccm = ccm
 
 
-def _lookup(expr: str, roots: Mapping[str, Any], strict: bool = True) -> Any:
-    m = _CALL.match(expr.strip())
-    if not m:
-        raise TemplateError(
-            f"cannot read the template expression `{expr}`; write lookup('root.key') or lookup('root.key', default)"
-        )
-    key = m.group("key")
-    default = _parse_default(m.group("default")) if m.group("default") is not None else _MISSING
-    root, _, rest = key.partition(".")
-    if root == "environ":
-        root = "env"
-    if root not in roots:
-        raise TemplateError(f"lookup('{key}'): unknown root `{root}` (use facts., data. or env.)")
-    value: Any = roots[root]
-    for part in rest.split(".") if rest else []:
-        if isinstance(value, Mapping) and part in value:
-            value = value[part]
-        elif isinstance(value, (list, tuple)) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
+def placeholders(
+    text: str, accept: Callable[[str], bool] | None = None
+) -> list[tuple[int, int, str]]:
+    """(start, end, inner text) of each `{{ }}` / `${ }` in `text`.
+
+    With `accept`, a placeholder whose inner text it refuses is plain text,
+    and the search goes on right after its opener: a shell `${x:-it's}` must
+    not hide a `{{ lookup(...) }}` further on behind its quote."""
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(text)
+    while i < n - 1:
+        two = text[i : i + 2]
+        if two == "{{":
+            dollar = False
+        elif two == "${" and not text.startswith("${{", i) and not (i and text[i - 1] == "$"):
+            dollar = True
         else:
-            value = _MISSING
-            break
-    if value is _MISSING:
-        if default is _MISSING:
-            if not strict:
-                return ""
-            raise TemplateError(f"lookup('{key}'): no such key")
-        return default
-    return value
+            i += 1
+            continue
+        start = i
+        i += 2
+        quote = ""
+        depth = 1
+        end = -1
+        while i < n:
+            c = text[i]
+            if quote:
+                if c == "\\" and quote != "`":
+                    i += 2
+                    continue
+                if c == quote:
+                    quote = ""
+            elif c in "'\"`":
+                quote = c
+            elif not dollar and text.startswith("}}", i):
+                end = i + 2
+                break
+            elif dollar and c == "{":
+                depth += 1
+            elif dollar and c == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i + 1
+                    break
+            i += 1
+        inner = text[start + 2 : end - (1 if dollar else 2)].strip()
+        if end < 0 or (accept is not None and not accept(inner)):
+            i = start + 2  # not closed, or not ours: the opener is plain text
+            continue
+        out.append((start, end, inner))
+        i = end
+    return out
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    if isinstance(value, (dict, list, tuple, Mapping)):
-        return json.dumps(value, sort_keys=True)
-    return str(value)
+def _ours(inner: str) -> bool:
+    return bool(exprlib.names(inner))
 
 
-def has_template(text: str) -> bool:
-    return "lookup" in text and EXPR.search(text) is not None
+def expressions(text: str, roots: Mapping[str, Any]) -> list[tuple[int, int, str]]:
+    """The placeholders of `text` that are evaluated with `roots`."""
+    if "{{" not in text and "${" not in text:
+        return []
+    return placeholders(text, None if getattr(roots, "ccm", False) else _ours)
 
 
-def render(text: str, roots: Mapping[str, Any], *, typed: bool = False, strict: bool = True) -> Any:
-    """Render lookups in `text`. With `typed`, a string that is exactly one
-    lookup returns the looked-up value with its type (for YAML data). Without
-    `strict`, a missing key reads as "" (CCM's hierarchy resolution)."""
-    if "lookup" not in text:
+def evaluate(
+    inner: str, roots: Mapping[str, Any], *, strict: bool = True, reads: list[str] | None = None
+) -> Any:
+    """The value of one expression; errors name it."""
+    env = exprlib.Env(
+        roots=roots,
+        base_dir=getattr(roots, "base_dir", None),
+        reads=reads if reads is not None else getattr(roots, "reads", None),
+        files=getattr(roots, "files", True),
+        missing_ok=not strict,
+    )
+    try:
+        return exprlib.evaluate(inner, env)
+    except exprlib.ExprError as e:
+        message = str(e)
+        if (
+            getattr(roots, "ccm", False)
+            and message.startswith("unknown name")
+            and inner.isidentifier()
+        ):
+            # Most likely a shell variable: say how to keep it.
+            message = (
+                f'unknown name {inner} (to write ${{{inner}}} itself: {{{{ "${{{inner}}}" }}}})'
+            )
+        if message.startswith(inner):
+            raise TemplateError(message) from None
+        raise TemplateError(f"`{inner}`: {message}") from None
+
+
+def has_template(text: str, roots: Mapping[str, Any] | None = None) -> bool:
+    return bool(expressions(text, roots or {}))
+
+
+def render(
+    text: str,
+    roots: Mapping[str, Any],
+    *,
+    typed: bool = False,
+    strict: bool = True,
+    reads: list[str] | None = None,
+) -> Any:
+    """Render the expressions in `text` (see the module docstring)."""
+    found = expressions(text, roots)
+    if not found:
         return text
-    if typed:
-        whole = EXPR.fullmatch(text.strip())
-        if whole:
-            return _lookup(whole.group(1) or whole.group(2), roots, strict)
-    return EXPR.sub(lambda m: _as_text(_lookup(m.group(1) or m.group(2), roots, strict)), text)
+    if typed and len(found) == 1:
+        start, end, inner = found[0]
+        if text.strip() == text[start:end]:
+            value = evaluate(inner, roots, strict=strict, reads=reads)
+            # a time is the one value that is not plain data: keep its text
+            return exprlib.text(value) if isinstance(value, dt.datetime) else value
+    parts: list[str] = []
+    at = 0
+    for start, end, inner in found:
+        parts.append(text[at:start])
+        parts.append(exprlib.text(evaluate(inner, roots, strict=strict, reads=reads)))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def render_deep(

@@ -22,6 +22,7 @@ from typing import Any
 
 from syslua.errors import ConfigError, Source, UsageError, set_display_root
 from syslua.eval import facts as factlib
+from syslua.eval import template
 from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
 from syslua.manifest import merge as merging
 from syslua.manifest import primitives
@@ -92,7 +93,9 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     return primitives.finalize(manifest)
 
 
-def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaration]:
+def _evaluate(
+    run: _Run, path: Path, data: dict[str, Any], roots: template.Roots
+) -> list[RawDeclaration]:
     if path.suffix in CCM_SUFFIXES:
         from syslua.eval import ccm
 
@@ -103,6 +106,8 @@ def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaratio
             seq_start=run.seq,
             warnings=run.warnings,
             skipped=run.skipped,
+            inputs=run.inputs,
+            scope=roots,
         )
         run.inputs.append(str(path))
         run.messages.extend(messages)
@@ -133,14 +138,17 @@ def _load(
     chain: tuple[str, ...],
     allow_apply: bool,
 ) -> None:
-    raws = _evaluate(run, path, data)
-    roots = {"facts": run.facts, "data": data, "env": dict(os.environ)}
-    ctx = Context(
-        manifest_dir=str(path.parent),
-        roots=roots,
-        render_templates=path.suffix not in CCM_SUFFIXES,
-        ccm=path.suffix in CCM_SUFFIXES,
+    ccm = path.suffix in CCM_SUFFIXES
+    roots = template.Roots(
+        facts=run.facts,
+        data=data,
+        env=dict(os.environ),
+        base_dir=str(path.parent),
+        reads=run.inputs,
+        ccm=ccm,
     )
+    raws = _evaluate(run, path, data, roots)
+    ctx = Context(manifest_dir=str(path.parent), roots=roots, render_templates=not ccm, ccm=ccm)
     applies: dict[str, list[Decl]] = defaultdict(list)
     for raw in raws:
         # Keep evaluation order stable across files: sequence numbers are global.

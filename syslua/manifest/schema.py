@@ -312,16 +312,15 @@ def mapping(v: Any, ctx: Context) -> dict[str, Any]:
 
 def content(v: Any, ctx: Context) -> str:
     s = string(v, ctx)
-    # Every template is a lookup, and most content has none: only content
-    # that names `lookup` imports the template module.
-    if ctx.render_templates and "lookup" in s:
+    # Most content has no placeholder at all: only content with `{{` or `${`
+    # imports the template module.
+    if ctx.render_templates and ("{{" in s or "${" in s):
         from syslua.eval import template
 
-        if template.has_template(s):
-            try:
-                return template.render(s, ctx.roots)
-            except template.TemplateError as e:
-                raise Invalid(str(e)) from None
+        try:
+            return str(template.render(s, ctx.roots))
+        except template.TemplateError as e:
+            raise Invalid(str(e)) from None
     return s
 
 

@@ -79,10 +79,11 @@ def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
         props.update(ensure="link", target=source)
         return Expansion([_replace(item, props)])
     if item.get("template"):
-        text = _render_file(source, roots)
+        reads: list[str] = []
+        text = _render_file(source, roots, reads)
         props = dict(item.props)
         props["content"] = text
-        return Expansion([_replace(item, props)], inputs=[source])
+        return Expansion([_replace(item, props)], inputs=[source, *reads])
     return None
 
 
@@ -90,7 +91,9 @@ def _replace(item: Item, props: dict[str, Any]) -> Item:
     return Item(item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only)
 
 
-def _render_file(source: str, roots: Mapping[str, Any] | None) -> str:
+def _render_file(source: str, roots: Mapping[str, Any] | None, reads: list[str]) -> str:
+    """The text of `source` with its expressions rendered; files that they
+    read (`readFile()`) are added to `reads`."""
     try:
         with open(source, "rb") as f:
             data = f.read()
@@ -99,10 +102,10 @@ def _render_file(source: str, roots: Mapping[str, Any] | None) -> str:
     except OSError as e:
         raise TreeError(f"cannot read {source}: {e.strerror}") from None
     text = data.decode("utf-8", "surrogateescape")
-    if roots is None or not templating.has_template(text):
+    if roots is None:
         return text
     try:
-        return templating.render(text, roots)
+        return str(templating.render(text, roots, reads=reads))
     except templating.TemplateError as e:
         raise TreeError(f"{source}: {e}") from None
 
@@ -217,10 +220,10 @@ def _tree(item: Item, source: str, roots: Mapping[str, Any] | None) -> Expansion
         value = file_mode | ((file_mode & 0o444) >> 2) if executable else file_mode
         props = {**base, "ensure": "present", "source": path, "mode": f"{value:04o}"}
         if template:
-            text = _render_file(path, roots)
+            out.inputs.append(path)
+            text = _render_file(path, roots, out.inputs)
             props["content"] = text
             props["template"] = True
-            out.inputs.append(path)
         out.items.append(member(rel, props))
     out.members = len(out.items)
     root = {k: v for k, v in item.props.items() if k != "mode"}
