@@ -22,6 +22,7 @@ from typing import Any
 
 from syslua.errors import ConfigError, UsageError, set_display_root
 from syslua.eval import facts as factlib
+from syslua.eval.inputs import GitFetcher, InputOptions, Resolution
 from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
 from syslua.manifest import merge as merging
 from syslua.manifest import primitives
@@ -43,6 +44,11 @@ class Options:
     noop: bool = False  # `sys apply --noop`: children cannot weaken it
     health_check_only: bool = False
     eval_timeout: float | None = DEFAULT_EVAL_TIMEOUT  # seconds for all Lua files; None: no limit
+    # Inputs of a config in the original's entry form (eval/inputs.py): how
+    # git inputs are fetched (None: only from the cache), and which inputs
+    # `sys update` resolves again (None: none, empty: all).
+    git: GitFetcher | None = None
+    update: frozenset[str] | None = None
 
 
 @dataclass(eq=False, repr=False)  # compared by identity: no `__eq__`/`__repr__` to compile
@@ -60,11 +66,11 @@ class _Run:
     seq: int = 0
     placeholders: bool = False
     limit: TimeLimit | None = None
+    inputs_options: InputOptions | None = None
+    resolution: Resolution | None = None  # the root config's inputs
 
 
-def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
-    options = options or Options()
-    paths = paths or Paths.from_env()
+def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = False) -> _Run:
     config = Path(os.path.abspath(config))
     if not config.is_file():
         raise UsageError(f"config file not found: {config}")
@@ -74,6 +80,17 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
     if options.eval_timeout is not None:
         run.limit = TimeLimit(options.eval_timeout)
+    run.inputs_options = InputOptions(
+        cache=paths.cache, git=options.git, update=options.update, only_inputs=only_inputs
+    )
+    return run
+
+
+def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
+    options = options or Options()
+    paths = paths or Paths.from_env()
+    run = _start(config, options, paths)
+    config = Path(os.path.abspath(config))
     root = Origin(noop=options.noop, health_check_only=options.health_check_only)
     _load(run, config, root, data={}, chain=(str(config),), allow_apply=True)
     manifest = merging.merge(
@@ -85,6 +102,18 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     )
     object.__setattr__(manifest, "placeholders", run.placeholders)
     return primitives.finalize(manifest)
+
+
+def resolve_inputs(
+    config: Path, options: Options | None = None, paths: Paths | None = None
+) -> Resolution | None:
+    """`sys update`: evaluate the root config's main chunk, resolve its inputs
+    (again, for those `options.update` names) and write the lock, without
+    calling `setup`. None when the config is not in the entry form."""
+    options = options or Options()
+    run = _start(config, options, paths or Paths.from_env(), only_inputs=True)
+    _evaluate(run, Path(os.path.abspath(config)), {})
+    return run.resolution
 
 
 def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaration]:
@@ -106,7 +135,10 @@ def _evaluate(run: _Run, path: Path, data: dict[str, Any]) -> list[RawDeclaratio
             root_dir=run.root_dir,
             impure=run.options.impure,
             limit=run.limit,
+            inputs=run.inputs_options,
         )
+        if run.resolution is None:
+            run.resolution = result.resolution
         raws = result.declarations
         run.inputs.extend(result.inputs)
         run.placeholders = run.placeholders or result.placeholders
