@@ -925,11 +925,11 @@ local function returned_error(chunk, path, value)
   local line = return_line(chunk)
   local what
   if type(value) == "table" then
-    what = "a config's main chunk returned a table without a `setup` function; the entry form is "
-      .. "return { inputs = { ... }, setup = function(inputs) ... end }"
+    what = "a config's main chunk returned a table without a `setup` function; a config declares, "
+      .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
   else
-    what = "a config's main chunk returned a " .. type(value) .. " value; a config declares "
-      .. "and returns nothing, or returns { inputs = { ... }, setup = function(inputs) ... end }"
+    what = "a config's main chunk returned a " .. type(value) .. " value; a config declares, "
+      .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
   end
   return (line and (path .. ":" .. line .. ": ") or "") .. what
 end

@@ -238,6 +238,7 @@ class Resolution:
     changes: list[Change]
     lock: Path
     lock_written: bool
+    removed: list[str] = field(default_factory=list)  # locked, no longer declared
 
 
 # Reads an input's init.lua in the config's own Lua state: its declared
@@ -253,6 +254,7 @@ class InputOptions:
     git: GitFetcher | None = None
     update: frozenset[str] | None = None  # names to resolve again; empty set: all
     only_inputs: bool = False  # `sys update`: resolve and lock, do not run `setup`
+    write_lock: bool = True  # False: `sys update --dry-run`
 
 
 class _Resolver:
@@ -320,9 +322,7 @@ class _Resolver:
         except ValueError as e:
             raise self.error(str(e)) from None
         locked = self.lock.node(locked_id)
-        usable = (
-            locked is not None and locked.get("url") == source.url and not self.renew(top)
-        )
+        usable = locked is not None and locked.get("url") == source.url and not self.renew(top)
         if source.kind == "path":
             path = Path(os.path.normpath(base / _expand_home(source.location)))
             if not path.is_dir():
@@ -494,11 +494,16 @@ def resolve(
     if options.update:
         unknown = sorted(options.update - set(decls))
         if unknown:
-            known = ", ".join(sorted(decls)) or "none"
-            raise UsageError(
-                f"unknown input {unknown[0]!r}: {config.name} declares {known}"
+            known = ", ".join(sorted(decls))
+            what = (
+                f"unknown input {unknown[0]!r}"
                 if len(unknown) == 1
-                else f"unknown inputs {', '.join(map(repr, unknown))}: {config.name} declares {known}"
+                else f"unknown inputs {', '.join(map(repr, unknown))}"
+            )
+            raise UsageError(
+                f"{what}: the inputs of {config.name} are {known}"
+                if decls
+                else f"{what}: {config.name} declares no inputs"
             )
     resolver = _Resolver(options, config, line, read_entry)
     inputs = resolver.resolve_root(decls)
@@ -523,7 +528,7 @@ def resolve(
             current = new.path.read_text(encoding="utf-8")
         except OSError:
             current = None
-        if current != text:
+        if current != text and options.write_lock:
             atomic_write(new.path, text.encode("utf-8"))
             written = True
     setups = [
@@ -531,4 +536,5 @@ def resolve(
         for r in _walk(inputs.values())
         if r.init is not None
     ]
-    return Resolution(inputs, lua_dirs, setups, changes, new.path, written)
+    removed = sorted(set(resolver.lock.root) - set(inputs))
+    return Resolution(inputs, lua_dirs, setups, changes, new.path, written, removed)

@@ -399,7 +399,9 @@ def _run_entry(
     root = {name: r.lua_table() for name, r in resolution.inputs.items()}
     setups = [{"path": p, "inputs": ins} for p, ins in resolution.setups]
     setups.append({"path": str(path), "inputs": root})
-    plan = runtime.table_from(_b({"lua_dirs": resolution.lua_dirs, "setups": setups}), recursive=True)
+    plan = runtime.table_from(
+        _b({"lua_dirs": resolution.lua_dirs, "setups": setups}), recursive=True
+    )
     check(prelude[b"setup"](plan))
     return resolution
 

@@ -49,6 +49,7 @@ class Options:
     # `sys update` resolves again (None: none, empty: all).
     git: GitFetcher | None = None
     update: frozenset[str] | None = None
+    write_lock: bool = True  # False: `sys update --dry-run`
 
 
 @dataclass(eq=False, repr=False)  # compared by identity: no `__eq__`/`__repr__` to compile
@@ -81,7 +82,11 @@ def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = 
     if options.eval_timeout is not None:
         run.limit = TimeLimit(options.eval_timeout)
     run.inputs_options = InputOptions(
-        cache=paths.cache, git=options.git, update=options.update, only_inputs=only_inputs
+        cache=paths.cache,
+        git=options.git,
+        update=options.update,
+        only_inputs=only_inputs,
+        write_lock=options.write_lock,
     )
     return run
 
