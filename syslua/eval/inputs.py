@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from syslua.errors import ConfigError, Source, UsageError
-from syslua.fsutil import atomic_write
+from syslua.fsutil import atomic_write, make_dir
 from syslua.paths import home
 
 LOCK_NAME = "syslua.lock"
@@ -385,7 +385,7 @@ class _Resolver:
         if dest.is_dir():
             return dest
         git = self.need_git(name, source)
-        store.mkdir(parents=True, exist_ok=True)
+        make_dir(store)  # private, as the rest of the cache (state/layout.py)
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=store))
         try:
             git.checkout(source.location, rev, tmp / "tree")
@@ -415,7 +415,9 @@ def _expand_home(path: str) -> str:
     return path
 
 
-def namespaces(inputs: Iterable[Resolved], config_dir: Path) -> list[str]:
+def namespaces(
+    inputs: Iterable[Resolved], config_dir: Path, where: Source | None = None
+) -> list[str]:
     """The `lua/` directories to search, after checking that no two different
     inputs provide the same namespace (a directory or `name.lua` under `lua/`)."""
     owners: dict[str, tuple[str, str]] = {}  # namespace -> (provider, "url@rev")
@@ -442,6 +444,7 @@ def namespaces(inputs: Iterable[Resolved], config_dir: Path) -> list[str]:
                     f"  - {seen[0]} ({seen[1]})\n  - {provider} ({origin})",
                     hint="Make one input follow the other (inputs = { dep = { follows = "
                     '"name" } }), or rename one of the directories.',
+                    source=where,
                 )
             owners[ns] = (provider, origin)
 
@@ -452,7 +455,8 @@ def namespaces(inputs: Iterable[Resolved], config_dir: Path) -> list[str]:
         if str(lua) in seen_dirs or not lua.is_dir():
             continue
         seen_dirs.add(str(lua))
-        scan(lua, f"input {r.name}", f"{r.source.url}@{r.rev}")
+        origin = r.source.location if r.source.kind == "git" else str(r.path)
+        scan(lua, f"input {r.name}", f"{r.source.kind}:{origin}@{r.rev}")
         dirs.append(str(lua))
     return dirs
 
@@ -520,7 +524,7 @@ def resolve(
     for name, r in sorted(inputs.items()):
         old = resolver.lock.node(resolver.lock.root.get(name))
         changes.append(Change(name, old.get("rev") if old else None, r.rev))
-    lua_dirs = namespaces(inputs.values(), config.parent)
+    lua_dirs = namespaces(inputs.values(), config.parent, where)
     written = False
     text = new.text()
     if decls or new.path.exists():

@@ -75,10 +75,10 @@ class InputFetcher:
         if done.timed_out:
             raise ConfigError(f"git {args[0]} timed out after {self.timeout:g} s")
         if done.exit_code != 0:
-            lines = done.stderr.strip().splitlines()
-            raise ConfigError(
-                f"git {args[0]} failed: {lines[-1] if lines else f'exit {done.exit_code}'}"
-            )
+            lines = [line.strip() for line in done.stderr.strip().splitlines() if line.strip()]
+            fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+            why = (fatal or lines[-1:] or [f"exit {done.exit_code}"])[0]
+            raise ConfigError(f"git {args[0]} failed: {why}")
         return done.stdout
 
     def latest(self, url: str, ref: str | None) -> str:

@@ -90,7 +90,7 @@ def run(
             term.line(f"  + {'Would add' if dry_run else 'Added'} {r['name']} ({_short(r['new'])})")
         elif r["change"] == "removed":
             term.line(f"  - {'Would remove' if dry_run else 'Removed'} {r['name']}")
-    same = [r["name"] for r in rows if r["change"] == "unchanged"]
+    same = [str(r["name"]) for r in rows if r["change"] == "unchanged"]
     if same:
         term.line(f"  = Unchanged: {', '.join(same)}")
     if dry_run:
