@@ -919,10 +919,26 @@ local function return_line(chunk)
   return line
 end
 
+-- LuaJIT puts a multi-line `return { ... }` at its last line: the line of
+-- the `return` keyword is the one to show. `code` is the chunk's source.
+local function statement_line(code, line)
+  if not line or type(code) ~= "string" then return line end
+  local lines, n = {}, 0
+  for l in (code .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    lines[n] = l
+    if n >= line then break end
+  end
+  for i = math.min(line, n), 1, -1 do
+    if lines[i]:match("^%s*return%f[^%w_]") then return i end
+  end
+  return line
+end
+
 -- A config declares; its main chunk returns nothing, or the original
 -- sys.lua's entry table { inputs = ..., setup = function(inputs) ... end }.
-local function returned_error(chunk, path, value)
-  local line = return_line(chunk)
+local function returned_error(chunk, path, value, code)
+  local line = statement_line(code, return_line(chunk))
   local what
   if type(value) == "table" then
     what = "a config's main chunk returned a table without a `setup` function; a config declares, "
@@ -958,19 +974,19 @@ local entries = {}
 -- The entry table a main chunk returned: "entry", its inputs as JSON and
 -- the line of its `return`; true when it returned nothing; or false and a
 -- message when it returned anything else.
-local function entry_of(chunk, path, results)
+local function entry_of(chunk, path, results, code)
   local value
   for i = 2, results.n do
     if results[i] ~= nil then
-      if value ~= nil or i > 2 then return false, returned_error(chunk, path, results[i]) end
+      if value ~= nil or i > 2 then return false, returned_error(chunk, path, results[i], code) end
       value = results[i]
     end
   end
   if value == nil then return true end
   if type(value) ~= "table" or getmetatable(value) ~= nil or type(rawget(value, "setup")) ~= "function" then
-    return false, returned_error(chunk, path, value)
+    return false, returned_error(chunk, path, value, code)
   end
-  local line = return_line(chunk) or 0
+  local line = statement_line(code, return_line(chunk)) or 0
   local ins = rawget(value, "inputs")
   if ins ~= nil and (type(ins) ~= "table" or getmetatable(ins) ~= nil) then
     return false, path .. ":" .. line .. ": `inputs` must be a table of name = \"git:URL\" | \"path:DIR\" | { url = ... }, got " .. type(ins)
@@ -992,7 +1008,7 @@ function hooks.run(code, path)
   record_input(path)
   local ok, a, b = guarded(chunk)
   if ok ~= true then return ok, a, b end
-  local kind, json, line = entry_of(chunk, path, a)
+  local kind, json, line = entry_of(chunk, path, a, code)
   if kind == true then return true end
   if kind == false then return false, json, "" end
   return kind, json, line
@@ -1011,7 +1027,7 @@ function hooks.entry(path)
   if ok ~= true then return ok, a, b end
   local value = a[2]
   if type(value) ~= "table" or type(rawget(value, "setup")) ~= "function" then return true end
-  local kind, json, line = entry_of(chunk, path, a)
+  local kind, json, line = entry_of(chunk, path, a, code)
   if kind == false then return false, json, "" end
   return kind, json, line
 end

@@ -369,19 +369,6 @@ def run_config(
     return LuaResult(decls, doc["inputs"], placeholders, resolution)
 
 
-def _return_line(path: Path, line: int) -> int:
-    """The line of the `return` statement that ends at `line` (LuaJIT
-    reports a multi-line `return { ... }` at its last line)."""
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return line
-    for n in range(min(line, len(lines)), 0, -1):
-        if re.match(r"\s*return\b", lines[n - 1]):
-            return n
-    return line
-
-
 def _run_entry(
     runtime: Any,
     prelude: Any,
@@ -406,9 +393,7 @@ def _run_entry(
 
     if options is None:
         options = inputlib.InputOptions(cache=Paths.from_env().cache)
-    resolution = inputlib.resolve(
-        options, path, _return_line(path, int(line or 0)), declared, read_entry
-    )
+    resolution = inputlib.resolve(options, path, int(line or 0), declared, read_entry)
     if options.only_inputs:
         return resolution
     root = {name: r.lua_table() for name, r in resolution.inputs.items()}
