@@ -39,6 +39,7 @@ def _config(config: Path | None, paths: Paths) -> dict[str, Any]:
                 found, how = recorded, "current snapshot"
     if found is None:
         return {"path": None, "found_by": None, "lock": None, "inputs": {}}
+    found = Path(os.path.abspath(found))
     lock_path = found.parent / LOCK_NAME
     inputs: dict[str, Any] = {}
     lock: str | None = None
