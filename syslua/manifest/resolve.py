@@ -18,11 +18,10 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ConfigError, UsageError, set_display_root
 from syslua.eval import facts as factlib
-from syslua.eval.inputs import GitFetcher, InputOptions, Resolution
 from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
 from syslua.manifest import merge as merging
 from syslua.manifest import primitives
@@ -30,6 +29,9 @@ from syslua.manifest.merge import Decl, Origin
 from syslua.manifest.model import Manifest, thaw
 from syslua.manifest.schema import Context
 from syslua.paths import Paths
+
+if TYPE_CHECKING:
+    from syslua.eval.inputs import GitFetcher, InputOptions, Resolution
 
 DEFAULT_MAX_DEPTH = 10
 
@@ -81,6 +83,8 @@ def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = 
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
     if options.eval_timeout is not None:
         run.limit = TimeLimit(options.eval_timeout)
+    from syslua.eval.inputs import InputOptions
+
     run.inputs_options = InputOptions(
         cache=paths.cache,
         git=options.git,
