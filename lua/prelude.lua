@@ -664,9 +664,12 @@ local load_user  -- the sandbox's loadstring (below): text only, never compiled 
 
 -- `require` finds pkgs.* in the shipped catalogue; syslua.* in the shipped
 -- lua/ directory first (our own modules with the original's interfaces);
--- everything else beside the manifest, beside the root config, in the root
--- config's lua/ directory, in the lua/ directories of its inputs (set once
--- they are resolved, see hooks.setup), then in the shipped lua/ directory.
+-- everything else in the root config's lua/ directory, in the lua/
+-- directories of its inputs (set once they are resolved, see hooks.setup),
+-- beside the manifest, beside the root config, then in the shipped lua/
+-- directory. The lua/ directories come first, as on the original's
+-- package.path: an input checked out beside the config (`path:./syslua`)
+-- must not be found as a module by its directory's name.
 local input_lua_dirs = {}
 local function module_searcher(name)
   local rel = sgsub(name, "%.", "/")
@@ -676,10 +679,10 @@ local function module_searcher(name)
   else
     dirs = {}
     if name == "syslua" or ssub(name, 1, 7) == "syslua." then dirs[1] = cfg.lua_dir end
-    dirs[#dirs + 1] = cfg.manifest_dir
-    if cfg.root_dir ~= cfg.manifest_dir then dirs[#dirs + 1] = cfg.root_dir end
     dirs[#dirs + 1] = cfg.root_dir .. "/lua"
     for _, dir in ipairs(input_lua_dirs) do dirs[#dirs + 1] = dir end
+    dirs[#dirs + 1] = cfg.manifest_dir
+    if cfg.root_dir ~= cfg.manifest_dir then dirs[#dirs + 1] = cfg.root_dir end
     if dirs[1] ~= cfg.lua_dir then dirs[#dirs + 1] = cfg.lua_dir end
   end
   local tried = {}

@@ -397,3 +397,22 @@ def test_follows_makes_an_input_of_an_input_use_ours(sysenv) -> None:
     p = sysenv.run("plan", "init.lua")
     assert p.returncode == 2, out(p)
     assert "namespace conflict: 'utils' is provided by two inputs:" in p.stderr, out(p)
+
+
+def test_an_input_beside_the_config_is_found_by_its_lua_folder_not_its_name(sysenv) -> None:
+    """The shape of the original's fixtures: `syslua = 'path:./syslua'`, whose
+    init.lua is an entry that requires the module of the same name from its
+    lua/ folder. `require('mylib')` must load lua/mylib, not ./mylib/init.lua."""
+    sysenv.write(
+        "mylib/init.lua",
+        "return { inputs = {}, setup = function() require('mylib').setup() end }\n",
+    )
+    sysenv.write(
+        "mylib/lua/mylib/init.lua",
+        "local M = {}\nfunction M.setup() CALLS = (CALLS or 0) + 1 end\nreturn M\n",
+    )
+    sysenv.write(
+        "init.lua",
+        entry('mylib = "path:./mylib"', "    require('mylib').setup()\n    env { CALLS = CALLS }"),
+    )
+    assert env_values(sysenv) == {"CALLS": "2"}
