@@ -416,3 +416,20 @@ def test_an_input_beside_the_config_is_found_by_its_lua_folder_not_its_name(syse
         entry('mylib = "path:./mylib"', "    require('mylib').setup()\n    env { CALLS = CALLS }"),
     )
     assert env_values(sysenv) == {"CALLS": "2"}
+
+
+def test_doctor_reads_inputs_from_the_cache_and_writes_no_lock(sysenv, repo) -> None:
+    sysenv.write("init.lua", entry(f'dots = "git:{repo.url}"', GREET))
+    before = tree(sysenv.work), tree(sysenv.root)
+    p = sysenv.run("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(p.stdout)["checks"]}
+    assert not checks["config"]["ok"], out(p)
+    assert (
+        f"input dots: git:{repo.url} is not in the cache, and this command does not fetch"
+        in (checks["config"]["detail"])
+    )
+    assert tree(sysenv.work) == before[0] and not (sysenv.root / "cache" / "inputs").exists()
+    env_values(sysenv)  # fetches and locks
+    p = sysenv.run("doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(p.stdout)["checks"]}
+    assert checks["config"]["ok"], out(p)
