@@ -433,3 +433,24 @@ def test_doctor_reads_inputs_from_the_cache_and_writes_no_lock(sysenv, repo) -> 
     p = sysenv.run("doctor", "--json")
     checks = {c["name"]: c for c in json.loads(p.stdout)["checks"]}
     assert checks["config"]["ok"], out(p)
+
+
+def test_a_broken_lock_file_is_an_error_that_keeps_it(sysenv, repo) -> None:
+    sysenv.write("init.lua", entry(f'dots = "git:{repo.url}"', GREET))
+    sysenv.write("syslua.lock", "{ not json")
+    before = tree(sysenv.work), tree(sysenv.home)
+    p = sysenv.run("apply", "init.lua")
+    assert p.returncode == 2, out(p)
+    assert f"Error: {sysenv.work}/syslua.lock is not a syslua lock file" in p.stderr, out(p)
+    assert "delete it to resolve every input again" in p.stderr
+    assert (tree(sysenv.work), tree(sysenv.home)) == before
+
+
+def test_an_input_whose_url_changed_is_resolved_again(sysenv, repo, tmp_path) -> None:
+    sysenv.write("init.lua", entry(f'dots = "git:{repo.url}"', GREET))
+    assert env_values(sysenv)["HI"] == "v1"
+    other = Repo(tmp_path / "repos", "other")
+    rev = other.commit({"lua/greet/init.lua": 'return { hi = "other" }\n', "dotrc": "o"})
+    sysenv.write("init.lua", entry(f'dots = "git:{other.url}"', GREET))
+    assert env_values(sysenv) == {"HI": "other", "DOT": "o"}
+    assert locked_rev(sysenv, "dots") == rev

@@ -322,7 +322,13 @@ class _Resolver:
         except ValueError as e:
             raise self.error(str(e)) from None
         locked = self.lock.node(locked_id)
-        usable = locked is not None and locked.get("url") == source.url and not self.renew(top)
+        usable = (
+            locked is not None
+            and locked.get("url") == source.url
+            and isinstance(locked.get("rev"), str)
+            and bool(locked["rev"])
+            and not self.renew(top)
+        )
         if source.kind == "path":
             path = Path(os.path.normpath(base / _expand_home(source.location)))
             if not path.is_dir():
@@ -341,7 +347,7 @@ class _Resolver:
         self.by_source[key] = resolved
         if seen is not None:
             resolved.inputs, resolved.init = seen.inputs, seen.init
-            self.nodes[node_id] = self.nodes.get(seen.node, node) | {}
+            self.nodes[node_id] = self.nodes.get(seen.node, node)
             return resolved
         self.nodes[node_id] = node
         init = path / "init.lua"
