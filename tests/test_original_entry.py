@@ -282,3 +282,10 @@ return M
     p = sysenv.run("apply", "config")
     assert p.returncode == 0, out(p)
     assert (sysenv.home / ".config" / "starship.toml").read_text() == "[character]\n"
+
+
+def test_setup_runs_under_the_evaluation_time_limit(sysenv) -> None:
+    sysenv.write("init.lua", "return {\n  setup = function()\n    while true do end\n  end,\n}\n")
+    p = sysenv.run("plan", "--eval-timeout", "0.5", "init.lua")
+    assert p.returncode == 2, out(p)
+    assert "Error: evaluation did not finish within 0.5 s (init.lua:3)" in p.stderr, out(p)
