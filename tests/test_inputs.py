@@ -454,3 +454,19 @@ def test_an_input_whose_url_changed_is_resolved_again(sysenv, repo, tmp_path) ->
     sysenv.write("init.lua", entry(f'dots = "git:{other.url}"', GREET))
     assert env_values(sysenv) == {"HI": "other", "DOT": "o"}
     assert locked_rev(sysenv, "dots") == rev
+
+
+def test_sys_update_takes_the_originals_spelling(sysenv, repo) -> None:
+    """`sys update CONFIG -i NAME --dry-run`, as the original's CLI has it."""
+    sysenv.write("cfg/init.lua", entry(f'dots = "git:{repo.url}"', GREET))
+    (sysenv.work / "elsewhere").mkdir()
+    p = sysenv.run("update", str(sysenv.work / "cfg" / "init.lua"), cwd=sysenv.work / "elsewhere")
+    assert p.returncode == 0, out(p)
+    assert "+ Added dots (" in p.stdout, out(p)
+    new = repo.commit({"dotrc": "dot v2"})
+    p = sysenv.run("update", "cfg", "-i", "dots", "--dry-run")
+    assert p.returncode == 0, out(p)
+    assert f"-> {new[:8]}" in p.stdout and "Dry run" in p.stdout, out(p)
+    p = sysenv.run("update", "cfg/init.lua", "-i", "nope")
+    assert p.returncode == 2, out(p)
+    assert "unknown input 'nope'" in p.stderr

@@ -3,8 +3,9 @@ entry form again, and rewrite `syslua.lock` beside it.
 
 Without names every input (and every input of an input) is resolved anew;
 with names only those. A name the config does not declare is a usage error.
-Arguments that look like paths (`x.lua`, `a/b`, `.`) name the config, as in
-the original's `sys update [CONFIG] [-i NAME]`."""
+Arguments that look like paths (`x.lua`, `a/b`, `.`, or a file or a
+directory holding a config here) name the config, as in the original's
+`sys update [CONFIG] [-i NAME]`."""
 
 from __future__ import annotations
 
@@ -16,11 +17,16 @@ from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.eval.facts import parse_fact_args
 from syslua.manifest.resolve import Options, resolve_inputs
-from syslua.paths import Paths
+from syslua.paths import Paths, config_in
 
 
 def _is_path(arg: str) -> bool:
-    return arg.endswith(".lua") or os.sep in arg or arg in (".", "..") or arg.startswith("~")
+    """A config file or directory, not an input name: `x.lua`, `a/b`, `.`, `~...`,
+    a file here, or a directory here that holds a config."""
+    if arg.endswith(".lua") or os.sep in arg or arg in (".", "..") or arg.startswith("~"):
+        return True
+    p = Path(arg)
+    return p.is_file() or (p.is_dir() and config_in(p) is not None)
 
 
 def run(
