@@ -470,3 +470,46 @@ def test_sys_update_takes_the_originals_spelling(sysenv, repo) -> None:
     p = sysenv.run("update", "cfg/init.lua", "-i", "nope")
     assert p.returncode == 2, out(p)
     assert "unknown input 'nope'" in p.stderr
+
+
+def test_an_inputs_own_lock_pins_its_inputs(sysenv, tmp_path) -> None:
+    utils = Repo(tmp_path / "repos", "utils")
+    old = utils.commit({"lua/utils/init.lua": "return 'old'\n"})
+    utils.commit({"lua/utils/init.lua": "return 'new'\n"})
+    lib_lock = {
+        "version": 1,
+        "root": "root",
+        "nodes": {
+            "root": {"inputs": {"utils": "utils-1"}},
+            "utils-1": {"type": "git", "url": f"git:{utils.url}", "rev": old, "inputs": {}},
+        },
+    }
+    sysenv.write("lib/syslua.lock", json.dumps(lib_lock))
+    sysenv.write(
+        "lib/init.lua",
+        f'return {{ inputs = {{ utils = "git:{utils.url}" }}, setup = function() end }}\n',
+    )
+    sysenv.write("init.lua", entry('lib = "path:./lib"', "    env { U = require('utils') }"))
+    assert env_values(sysenv) == {"U": "old"}
+    # The config's lock now pins it too, under the input's node.
+    doc = lock(sysenv)
+    lib_node = doc["nodes"][doc["nodes"]["root"]["inputs"]["lib"]]
+    assert doc["nodes"][lib_node["inputs"]["utils"]]["rev"] == old
+
+
+def test_inputs_that_follow_each_other_in_a_circle_are_an_error(sysenv) -> None:
+    sysenv.write("a/init.lua", 'return { inputs = { x = "path:../b" }, setup = function() end }\n')
+    sysenv.write("b/init.lua", 'return { inputs = { y = "path:../a" }, setup = function() end }\n')
+    sysenv.write(
+        "init.lua",
+        entry(
+            'a = { url = "path:./a", inputs = { x = { follows = "b" } } }, '
+            'b = { url = "path:./b", inputs = { y = { follows = "a" } } }',
+            "",
+        ),
+    )
+    before = tree(sysenv.work)
+    p = sysenv.run("plan", "init.lua")
+    assert p.returncode == 2, out(p)
+    assert "Error: init.lua:1: input a follows itself" in p.stderr, out(p)
+    assert tree(sysenv.work) == before

@@ -18,6 +18,9 @@ resolved to a directory:
 An input with an `init.lua` at its top may declare inputs of its own in the
 same form: they are resolved the same way (and locked in the same file, under
 the input's node), and its `setup` runs before the setup of what uses it.
+Such an input of an input gets what a `follows` names, else what the
+config's lock pins, else what the input's own `syslua.lock` pins, else the
+latest.
 Every input's `lua/` directory joins the `require` path; a top-level name
 under `lua/` (a namespace) that two different inputs provide is an error
 naming both.
@@ -51,7 +54,6 @@ LOCK_NAME = "syslua.lock"
 LOCK_VERSION = 1
 ROOT = "root"
 LOCAL_REV = "local"  # the revision of a path input
-MAX_FOLLOWS = 10  # hops of a `follows` chain
 
 
 class GitFetcher(Protocol):
@@ -270,6 +272,7 @@ class _Resolver:
         self.by_source: dict[tuple[str, str], Resolved] = {}  # (url, rev) -> resolved
         self.root: dict[str, Resolved] = {}
         self.root_decls: dict[str, Decl] = {}
+        self.resolving: set[str] = set()  # root inputs being resolved (follows cycles)
 
     def error(self, message: str, hint: str | None = None) -> ConfigError:
         return ConfigError(message, self.where, hint=hint)
@@ -282,28 +285,32 @@ class _Resolver:
         self.root_decls = decls
         for name in sorted(decls):
             if name not in self.root:
-                self.root[name] = self.resolve(
-                    name, decls[name], self.config.parent, self.lock.root.get(name), (), name
-                )
+                self.root[name] = self.resolve_top(name)
         return self.root
 
-    def follow(self, target: str, hops: int = 0) -> Resolved:
+    def resolve_top(self, name: str) -> Resolved:
+        if name in self.resolving:
+            raise self.error(
+                f"input {name} follows itself (through the inputs of its inputs)",
+                hint="A `follows` must name an input that does not depend on the follower.",
+            )
+        self.resolving.add(name)
+        try:
+            locked = self.lock.node(self.lock.root.get(name))
+            return self.resolve(
+                name, self.root_decls[name], self.config.parent, locked, self.lock, (), name
+            )
+        finally:
+            self.resolving.discard(name)
+
+    def follow(self, target: str) -> Resolved:
         if target not in self.root_decls:
             raise self.error(
                 f"input follows {target!r}, which is not an input of {self.config.name}",
                 hint="`follows` names an input of the config's own inputs table.",
             )
         if target not in self.root:
-            if hops > MAX_FOLLOWS:
-                raise self.error(f"follows chain longer than {MAX_FOLLOWS} hops at {target!r}")
-            self.root[target] = self.resolve(
-                target,
-                self.root_decls[target],
-                self.config.parent,
-                self.lock.root.get(target),
-                (),
-                target,
-            )
+            self.root[target] = self.resolve_top(target)
         return self.root[target]
 
     def resolve(
@@ -311,23 +318,26 @@ class _Resolver:
         name: str,
         decl: Decl,
         base: Path,
-        locked_id: str | None,
+        locked: dict[str, Any] | None,
+        lock: Lock,
         chain: tuple[str, ...],
         top: str,
     ) -> Resolved:
+        """Resolve one input. `locked` is its node in `lock`: the config's
+        lock, or (for an input of an input the config's lock does not pin)
+        that input's own `syslua.lock`."""
         if decl.url is None:
             raise self.error(f"input {name}: a table needs `url` (or `git`)")
         try:
             source = parse(name, decl.url)
         except ValueError as e:
             raise self.error(str(e)) from None
-        locked = self.lock.node(locked_id)
         usable = (
             locked is not None
             and locked.get("url") == source.url
             and isinstance(locked.get("rev"), str)
             and bool(locked["rev"])
-            and not self.renew(top)
+            and not (lock is self.lock and self.renew(top))
         )
         if source.kind == "path":
             path = Path(os.path.normpath(base / _expand_home(source.location)))
@@ -357,7 +367,13 @@ class _Resolver:
         if declared is None:
             return resolved
         resolved.init = init
-        locked_deps = (locked or {}).get("inputs") or {} if usable else {}
+        # The inputs of this input: as the config's lock pins them, else as
+        # the input's own syslua.lock does, else the latest.
+        dep_lock = lock
+        locked_deps = ((locked or {}).get("inputs") or {}) if usable else {}
+        if not locked_deps and (path / LOCK_NAME).is_file():
+            dep_lock = Lock.load(path / LOCK_NAME)
+            locked_deps = dep_lock.root
         for dep in sorted(declared):
             override = decl.overrides.get(dep)
             if isinstance(override, str):
@@ -372,7 +388,13 @@ class _Resolver:
             except ValueError as e:
                 raise ConfigError(f"{init}: {e}") from None
             child = self.resolve(
-                dep, dep_decl, path, locked_deps.get(dep), (*chain, source.url), top
+                dep,
+                dep_decl,
+                path,
+                dep_lock.node(locked_deps.get(dep)),
+                dep_lock,
+                (*chain, source.url),
+                top,
             )
             resolved.inputs[dep] = child
             node["inputs"][dep] = child.node
