@@ -513,3 +513,28 @@ def test_inputs_that_follow_each_other_in_a_circle_are_an_error(sysenv) -> None:
     assert p.returncode == 2, out(p)
     assert "Error: init.lua:1: input a follows itself" in p.stderr, out(p)
     assert tree(sysenv.work) == before
+
+
+def test_sys_update_commit_commits_the_lock_alone(sysenv, repo) -> None:
+    sysenv.write("init.lua", entry(f'dots = "git:{repo.url}"', GREET))
+    p = sysenv.run("update", "--commit")  # not a git repository: refused before anything
+    assert p.returncode == 2, out(p)
+    assert "--commit: git rev-parse failed in" in p.stderr, out(p)
+    assert not (sysenv.work / "syslua.lock").exists()
+    p = sysenv.run("update", "--commit", "--dry-run")
+    assert p.returncode == 2 and "--commit and --dry-run do not go together" in p.stderr
+    git(sysenv.work, "init", "-q", "-b", "main")
+    git(sysenv.work, "config", "user.name", "t")  # who `sys` commits as
+    git(sysenv.work, "config", "user.email", "t@example.com")
+    git(sysenv.work, "add", "init.lua")
+    git(sysenv.work, "commit", "-q", "-m", "config")
+    sysenv.write("notes.txt", "not part of the commit")
+    p = sysenv.run("update", "--commit")
+    assert p.returncode == 0, out(p)
+    rev = locked_rev(sysenv, "dots")
+    assert f"Committed syslua.lock: sys update: dots {rev[:8]}" in p.stdout, out(p)
+    assert git(sysenv.work, "log", "-1", "--format=%s") == f"sys update: dots {rev[:8]}"
+    assert git(sysenv.work, "show", "--name-only", "--format=", "HEAD") == "syslua.lock"
+    assert git(sysenv.work, "status", "--porcelain") == "?? notes.txt"
+    p = sysenv.run("update", "--commit")
+    assert "Nothing to commit: the lock file is as committed." in p.stdout, out(p)

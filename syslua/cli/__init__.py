@@ -694,6 +694,12 @@ def update(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show what would change; do not write the lock.")
     ] = False,
+    commit: Annotated[
+        bool,
+        typer.Option(
+            "--commit", help="Then commit syslua.lock (alone) in the config's git repository."
+        ),
+    ] = False,
     json_: JsonOpt = False,
     fact: FactOpt = None,
     quiet: QuietOpt = False,
@@ -718,6 +724,7 @@ def update(
             names=input_ or [],
             dry_run=dry_run,
             facts=fact or [],
+            commit=commit,
         )
     )
 

@@ -37,6 +37,7 @@ def run(
     names: list[str],
     dry_run: bool,
     facts: list[str],
+    commit: bool = False,
 ) -> int:
     wanted = list(names)
     for arg in args:
@@ -48,6 +49,10 @@ def run(
             wanted.append(arg)
     paths = Paths.from_env()
     path = find_config(config, paths, term, example="sys update --config path/to/init.lua")
+    if commit:
+        if dry_run:
+            raise UsageError("--commit and --dry-run do not go together")
+        _git(path.parent, "rev-parse", "--show-toplevel", what="--commit")
     term.log(f"Resolving the inputs of {path.name}...")
     options = Options(cli_facts=parse_fact_args(facts))
     options.git = GitInputs()
@@ -105,7 +110,39 @@ def run(
         term.line("All inputs are up to date.")
     else:
         term.line(f"Lock file updated: {resolution.lock}")
+    if commit:
+        _commit(term, resolution.lock, rows)
     return 0
+
+
+def _git(where: Path, *args: str, what: str) -> str:
+    """Run git in `where` through the process runner; a failure is a usage error."""
+    import shutil
+
+    from syslua.resources.process import Runner
+
+    git = shutil.which("git")
+    if git is None:
+        raise UsageError(f"{what} needs git, which is not installed")
+    done = Runner().run_argv([git, "-C", str(where), *args], timeout=120)
+    if done.exit_code != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        raise UsageError(f"{what}: git {args[0]} failed in {where}: {lines[-1] if lines else ''}")
+    return done.stdout
+
+
+def _commit(term: Terminal, lock: Path, rows: list[dict[str, str | None]]) -> None:
+    """`--commit`: commit the lock file alone, when it differs from the last commit."""
+    if not _git(lock.parent, "status", "--porcelain", "--", lock.name, what="--commit").strip():
+        term.line("Nothing to commit: the lock file is as committed.")
+        return
+    moved = [r for r in rows if r["change"] != "unchanged"]
+    subject = "sys update: " + (
+        ", ".join(f"{r['name']} {_short(r['new']) or r['change']}" for r in moved) or "syslua.lock"
+    )
+    _git(lock.parent, "add", "--", lock.name, what="--commit")
+    _git(lock.parent, "commit", "-q", "-m", subject, "--", lock.name, what="--commit")
+    term.line(f"Committed {lock.name}: {subject}")
 
 
 def _short(rev: str | None) -> str:
