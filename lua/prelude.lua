@@ -18,6 +18,7 @@ local concat, sformat, sgsub, ssub, sbyte, sfind = table.concat, string.format, 
 local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, floor =
       type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, math.floor
 local huge = math.huge
+local unpack = unpack
 
 -- Priorities and key names are defined once, in Python
 -- (syslua/eval/constants.py), and handed over with `cfg`.
@@ -574,10 +575,71 @@ function sys.glob(pattern)
   return split_nul(data)
 end
 
-function sys.path(rel)
+-- sys.path: a table of path helpers (the original sys.lua's), still callable
+-- as sys.path(rel) for the absolute path of `rel` (relative to sys.dir, `~`
+-- for the home). Only canonicalize looks at the file system.
+local py_path = cfg.path_ops
+cfg.path_ops = nil
+local function path_args(name, n, ...)
+  local count = select("#", ...)
+  if n and count ~= n then
+    fail("sys.path." .. name .. " expects " .. n .. " path string" .. (n > 1 and "s" or "") .. ", got " .. count .. " argument" .. (count == 1 and "" or "s"))
+  end
+  for i = 1, count do
+    if type((select(i, ...))) ~= "string" then
+      fail("sys.path." .. name .. " expects path strings, argument " .. i .. " is a " .. type((select(i, ...))))
+    end
+  end
+end
+local path_lib = {}
+for _, name in ipairs({ "dirname", "basename", "extname", "normalize" }) do
+  path_lib[name] = function(...)
+    path_args(name, 1, ...)
+    return py_path[name]((...))
+  end
+end
+function path_lib.is_absolute(...)
+  path_args("is_absolute", 1, ...)
+  return ssub((...), 1, 1) == "/"
+end
+function path_lib.join(...)
+  path_args("join", nil, ...)
+  return py_path.join(...)
+end
+function path_lib.resolve(...)
+  path_args("resolve", nil, ...)
+  local parts = { ... }
+  for i, p in ipairs(parts) do
+    if ssub(p, 1, 1) == "~" and (#p == 1 or ssub(p, 2, 2) == "/") then parts[i] = cfg.home .. ssub(p, 2) end
+  end
+  return py_path.resolve(cfg.manifest_dir, unpack(parts))
+end
+function path_lib.relative(...)
+  path_args("relative", 2, ...)
+  return py_path.relative(...)
+end
+function path_lib.split(...)
+  path_args("split", 1, ...)
+  return split_nul(py_path.split((...)))
+end
+function path_lib.canonicalize(...)
+  path_args("canonicalize", 1, ...)
+  local ok, result = py_path.canonicalize(expand((...)))
+  if not ok then fail("sys.path.canonicalize: " .. tostring(result)) end
+  return result
+end
+sys.path = setmetatable(path_lib, { __call = function(_, rel)
   if type(rel) ~= "string" then fail("sys.path expects a path string") end
   return expand(rel)
+end })
+
+-- sys.getenv: the value of an environment variable now, or nil.
+local real_getenv = os.getenv
+function sys.getenv(name)
+  if type(name) ~= "string" then fail("sys.getenv expects a variable name string, got " .. type(name)) end
+  return real_getenv(name)
 end
+sys.is_elevated = cfg.is_elevated == true
 
 ------------------------------------------------------------------------------
 -- The sandbox
@@ -600,17 +662,28 @@ local function text_only(code)
 end
 local load_user  -- the sandbox's loadstring (below): text only, never compiled by the JIT
 
--- `require` finds pkgs.* in the shipped catalogue, everything else beside
--- the manifest, beside the root config, then in the shipped lua/ directory.
+-- `require` finds pkgs.* in the shipped catalogue; syslua.* in the shipped
+-- lua/ directory first (our own modules with the original's interfaces);
+-- everything else in the root config's lua/ directory, in the lua/
+-- directories of its inputs (set once they are resolved, see hooks.setup),
+-- beside the manifest, beside the root config, then in the shipped lua/
+-- directory. The lua/ directories come first, as on the original's
+-- package.path: an input checked out beside the config (`path:./syslua`)
+-- must not be found as a module by its directory's name.
+local input_lua_dirs = {}
 local function module_searcher(name)
   local rel = sgsub(name, "%.", "/")
   local dirs
   if ssub(name, 1, 5) == "pkgs." then
     dirs = { cfg.pkgs_parent }
   else
-    dirs = { cfg.manifest_dir }
+    dirs = {}
+    if name == "syslua" or ssub(name, 1, 7) == "syslua." then dirs[1] = cfg.lua_dir end
+    dirs[#dirs + 1] = cfg.root_dir .. "/lua"
+    for _, dir in ipairs(input_lua_dirs) do dirs[#dirs + 1] = dir end
+    dirs[#dirs + 1] = cfg.manifest_dir
     if cfg.root_dir ~= cfg.manifest_dir then dirs[#dirs + 1] = cfg.root_dir end
-    dirs[#dirs + 1] = cfg.lua_dir
+    if dirs[1] ~= cfg.lua_dir then dirs[#dirs + 1] = cfg.lua_dir end
   end
   local tried = {}
   for _, dir in ipairs(dirs) do
@@ -850,41 +923,132 @@ local function return_line(chunk)
   return line
 end
 
--- A config declares; its main chunk returns nothing. The original syslua's
--- entry form (a table with `inputs` and `setup`) is named as such.
-local function returned_error(chunk, path, value)
-  local line = return_line(chunk)
+-- LuaJIT puts a multi-line `return { ... }` at its last line: the line of
+-- the `return` keyword is the one to show. `code` is the chunk's source.
+local function statement_line(code, line)
+  if not line or type(code) ~= "string" then return line end
+  local lines, n = {}, 0
+  for l in (code .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    lines[n] = l
+    if n >= line then break end
+  end
+  for i = math.min(line, n), 1, -1 do
+    if lines[i]:match("^%s*return%f[^%w_]") then return i end
+  end
+  return line
+end
+
+-- A config declares; its main chunk returns nothing, or the original
+-- sys.lua's entry table { inputs = ..., setup = function(inputs) ... end }.
+local function returned_error(chunk, path, value, code)
+  local line = statement_line(code, return_line(chunk))
   local what
-  if type(value) == "table" and (rawget(value, "setup") ~= nil or rawget(value, "inputs") ~= nil) then
-    what = "a config's main chunk returned a table; the original sys.lua entry form "
-      .. "({ inputs = ..., setup = ... }) is not supported yet"
+  if type(value) == "table" then
+    what = "a config's main chunk returned a table without a `setup` function; a config declares, "
+      .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
   else
-    what = "a config's main chunk returned a " .. type(value) .. " value; a config declares, it returns nothing"
+    what = "a config's main chunk returned a " .. type(value) .. " value; a config declares, "
+      .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
   end
   return (line and (path .. ":" .. line .. ": ") or "") .. what
 end
 
 local function pack(...) return { n = select("#", ...), ... } end
 
--- Run a config chunk under the watchdog. Returns true; or false, a message
--- and a traceback; or "stopped", where it stopped ("path:line") and what the
--- Python check raised, if it raised.
+-- Run `fn(...)` under the watchdog. Returns true and what fn returned (packed);
+-- or false, a message and a traceback; or "stopped", where it stopped
+-- ("path:line") and what the Python check raised, if it raised.
+local function guarded(fn, ...)
+  sethook(watchdog, "", WATCH_STEP)
+  local results = pack(real_xpcall(fn, function(e)
+    if e == STOPPED then return STOPPED end
+    return { msg = error_text(e), tb = traceback("", 2) }
+  end, ...))
+  sethook()
+  if stopped_at ~= nil then return "stopped", stopped_at, stop_error end
+  if not results[1] then return false, results[2].msg, results[2].tb end
+  return true, results
+end
+
+-- Entry tables returned by main chunks (the root config's and its inputs'
+-- init.lua), by path, until their `setup` is called.
+local entries = {}
+
+-- The entry table a main chunk returned: "entry", its inputs as JSON and
+-- the line of its `return`; true when it returned nothing; or false and a
+-- message when it returned anything else.
+local function entry_of(chunk, path, results, code)
+  local value
+  for i = 2, results.n do
+    if results[i] ~= nil then
+      if value ~= nil or i > 2 then return false, returned_error(chunk, path, results[i], code) end
+      value = results[i]
+    end
+  end
+  if value == nil then return true end
+  if type(value) ~= "table" or getmetatable(value) ~= nil or type(rawget(value, "setup")) ~= "function" then
+    return false, returned_error(chunk, path, value, code)
+  end
+  local line = statement_line(code, return_line(chunk)) or 0
+  local ins = rawget(value, "inputs")
+  if ins ~= nil and (type(ins) ~= "table" or getmetatable(ins) ~= nil) then
+    return false, path .. ":" .. line .. ": `inputs` must be a table of name = \"git:URL\" | \"path:DIR\" | { url = ... }, got " .. type(ins)
+  end
+  local ok, json = pcall(to_json, ins or {}, "inputs")
+  if not ok then return false, path .. ":" .. line .. ": " .. json end
+  entries[path] = value
+  return "entry", json, line
+end
+
+-- Run a config chunk under the watchdog. Returns true; "entry", its inputs
+-- (JSON) and the line of its `return` when it returned the entry table; or
+-- false, a message and a traceback; or "stopped", where it stopped
+-- ("path:line") and what the Python check raised, if it raised.
 function hooks.run(code, path)
   if is_binary(code) then return false, path .. " " .. REFUSED, "" end
   local chunk, err = load_user(code, chunkname(path))
   if not chunk then return false, err, "" end
   record_input(path)
-  sethook(watchdog, "", WATCH_STEP)
-  local results = pack(real_xpcall(chunk, function(e)
-    if e == STOPPED then return STOPPED end
-    return { msg = error_text(e), tb = traceback("", 2) }
-  end))
-  sethook()
-  if stopped_at ~= nil then return "stopped", stopped_at, stop_error end
-  local ok, msg = results[1], results[2]
-  if not ok then return false, msg.msg, msg.tb end
-  for i = 2, results.n do
-    if results[i] ~= nil then return false, returned_error(chunk, path, results[i]), "" end
+  local ok, a, b = guarded(chunk)
+  if ok ~= true then return ok, a, b end
+  local kind, json, line = entry_of(chunk, path, a, code)
+  if kind == true then return true end
+  if kind == false then return false, json, "" end
+  return kind, json, line
+end
+
+-- Load an input's init.lua: "entry", its inputs (JSON) and line when it
+-- returns an entry table; true when it returns nothing else worth calling
+-- (a plain Lua file, as the original treats it); false etc. on an error.
+function hooks.entry(path)
+  local code, err = read_file(path)
+  if not code then return false, path .. ": " .. tostring(err), "" end
+  if is_binary(code) then return false, path .. " " .. REFUSED, "" end
+  local chunk, lerr = load_user(code, chunkname(path))
+  if not chunk then return false, lerr, "" end
+  local ok, a, b = guarded(chunk)
+  if ok ~= true then return ok, a, b end
+  local value = a[2]
+  if type(value) ~= "table" or type(rawget(value, "setup")) ~= "function" then return true end
+  local kind, json, line = entry_of(chunk, path, a, code)
+  if kind == false then return false, json, "" end
+  return kind, json, line
+end
+
+-- Once the inputs are resolved: put their lua/ directories on the require
+-- path, call the inputs' setup functions (dependencies first), then the
+-- root config's. `plan` = { lua_dirs = {...}, setups = { { path, inputs }... } },
+-- the root config's entry last.
+function hooks.setup(plan)
+  for i, dir in ipairs(plan.lua_dirs) do input_lua_dirs[i] = dir end
+  for _, s in ipairs(plan.setups) do
+    local entry = entries[s.path]
+    if entry then
+      entries[s.path] = nil
+      local ok, a, b = guarded(entry.setup, s.inputs)
+      if ok ~= true then return ok, a, b end
+    end
   end
   return true
 end

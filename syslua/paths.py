@@ -113,9 +113,17 @@ def shipped_dirs() -> tuple[str, str]:
     return str(top / "lua"), str(top / "pkgs")
 
 
-def default_config() -> Path | None:
-    """`./sys.lua`, then `~/.config/syslua/sys.lua` (SPEC section 8)."""
-    for candidate in (Path.cwd() / "sys.lua", Path(home()) / ".config" / APP / "sys.lua"):
-        if candidate.is_file():
-            return candidate
+CONFIG_NAMES = ("sys.lua", "init.lua")  # `init.lua`: the original sys.lua's name
+
+
+def config_in(directory: Path) -> Path | None:
+    """The config file of a directory: its `sys.lua`, else its `init.lua`."""
+    for name in CONFIG_NAMES:
+        if (directory / name).is_file():
+            return directory / name
     return None
+
+
+def default_config() -> Path | None:
+    """`./sys.lua`, `./init.lua`, then the same names in `~/.config/syslua/` (SPEC section 8)."""
+    return config_in(Path.cwd()) or config_in(Path(home()) / ".config" / APP)

@@ -201,7 +201,8 @@ def test_add_needs_a_config(sysenv) -> None:
     # the hint names --config: `sys add ~/.tmux.conf path/to/sys.lua` would add the config
     assert (
         "Error: no config file: pass one (sys add --config path/to/sys.lua PATH) "
-        "or create ./sys.lua or ~/.config/syslua/sys.lua (sys init writes a starter)"
+        "or create ./sys.lua (or ./init.lua) or ~/.config/syslua/sys.lua "
+        "(or init.lua; sys init writes a starter)"
     ) in p.stderr, out(p)
     assert tree(sysenv.work) == {} and not (sysenv.home / "dotfiles").exists()
     other = sysenv.work / "elsewhere"

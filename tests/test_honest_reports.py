@@ -119,14 +119,15 @@ exec { name = "boom", command = "false", depends_on = { n } }
 
 # -- a config's main chunk returns nothing ----------------------------------------
 RETURNS = {
-    "entry-form": (
-        'return { inputs = { pkgs = "github:x/y" }, setup = function(inputs) end }',
-        "a config's main chunk returned a table; the original sys.lua entry form "
-        "({ inputs = ..., setup = ... }) is not supported yet",
+    "entry-without-setup": (
+        'return { inputs = { pkgs = "github:x/y" } }',
+        "a config's main chunk returned a table without a `setup` function; a config declares, "
+        "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }",
     ),
     "table": (
         "return { 1, 2, 3 }",
-        "a config's main chunk returned a table value; a config declares, it returns nothing",
+        "a config's main chunk returned a table without a `setup` function; a config declares, "
+        "it returns nothing",
     ),
     "string": (
         'return "done"',
@@ -160,11 +161,14 @@ def test_a_config_that_returns_a_value_is_an_error_at_its_line(sysenv, case) -> 
 
 
 def test_an_apply_child_that_returns_a_value_is_an_error_at_its_line(sysenv) -> None:
-    sysenv.write("child.lua", "local x = 1\nreturn { setup = function() end }\n")
+    sysenv.write("child.lua", "local x = 1\nreturn { set_up = function() end }\n")
     sysenv.write("sys.lua", 'apply { name = "./child.lua" }\n')
     p = sysenv.run("plan")
     assert p.returncode == 2, out(p)
-    assert "Error: child.lua:2: a config's main chunk returned a table; the original" in p.stderr
+    assert (
+        "Error: child.lua:2: a config's main chunk returned a table without a `setup` function"
+        in p.stderr
+    ), out(p)
 
 
 @pytest.mark.parametrize("ending", ["return", "return nil", "do return end", "return nil, nil"])

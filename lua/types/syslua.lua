@@ -55,7 +55,13 @@ function lib.fetchGitHub(spec) end
 ---@field facts table every fact: the ones above, CCM's names (facts.host.info), the facts file and --fact values
 ---@field data table data handed down by a parent `apply` ({} in the root config)
 ---@field dir string the directory of the manifest being evaluated
+---@field is_elevated boolean whether `sys` runs as root (the original sys.lua's name)
 sys = {}
+
+---The value of an environment variable, or nil when it is not set.
+---@param name string
+---@return string?
+function sys.getenv(name) end
 
 ---The content of a file (relative to sys.dir, or `~/...`); recorded as a config input.
 ---@param path string
@@ -78,9 +84,23 @@ function sys.readDir(path) end
 function sys.glob(pattern) end
 
 ---An absolute path: `~/x` in the home directory, a relative path beside this manifest.
+---`sys.path` is also a table of path helpers (the original sys.lua's): see SysluaPathLib.
 ---@param rel string
 ---@return string
 function sys.path(rel) end
+
+---The helpers of `sys.path` (`sys.path.join("a", "b")`). Only canonicalize reads the disk.
+---@class SysluaPathLib
+---@field join fun(...: string): string the parts joined; an absolute part starts over
+---@field resolve fun(...: string): string the parts joined onto sys.dir (`~` is the home), normalised
+---@field dirname fun(path: string): string the parent ("" for "/" or a bare name)
+---@field basename fun(path: string): string the last component
+---@field extname fun(path: string): string ".gz" for "a.tar.gz", "" for ".bashrc"
+---@field is_absolute fun(path: string): boolean
+---@field normalize fun(path: string): string "." and ".." resolved in the text
+---@field relative fun(from: string, to: string): string the path of `to` seen from `from`
+---@field split fun(path: string): string[] { "/", "a", "b" } for "/a/b"
+---@field canonicalize fun(path: string): string the real path (symlinks resolved); an error when missing
 
 -- sys.build and sys.bind: their phase functions run while the config is
 -- evaluated and only record actions through `ctx`; the actions run when

@@ -57,13 +57,16 @@ app.add_typer(snapshot_app, name="snapshot")
 ConfigArg = Annotated[
     Path | None,
     typer.Argument(
-        help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua, then the config "
-        "of the current snapshot).",
+        help="Config file, or a directory holding sys.lua or init.lua (default: ./sys.lua, "
+        "./init.lua, the same in ~/.config/syslua/, then the config of the current snapshot).",
         show_default=False,
     ),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Machine output on stdout; logs go to stderr.")
+    bool,
+    typer.Option(
+        "--json", help="Machine output on stdout; logs go to stderr. `-o json` is the same."
+    ),
 ]
 JobsOpt = Annotated[
     int | None,
@@ -280,6 +283,14 @@ def apply(
             help="Apply a config that declares nothing, removing every managed item.",
         ),
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Accepted for the original sys.lua's CLI: every apply repairs drift, "
+            "converging each item that no longer matches the config.",
+        ),
+    ] = False,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
@@ -365,8 +376,8 @@ def add(
         typer.Option(
             "--config",
             "-c",
-            help="Config file (default: ./sys.lua, then ~/.config/syslua/sys.lua, then the "
-            "config of the current snapshot).",
+            help="Config file (default: ./sys.lua, ./init.lua, the same in ~/.config/syslua/, "
+            "then the config of the current snapshot).",
             show_default=False,
         ),
     ] = None,
@@ -659,6 +670,125 @@ def doctor(
     raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), quick=quick))
 
 
+@app.command()
+def info(
+    config: ConfigArg = None,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Show what syslua sees here: the platform, user and paths, the config it
+    would use (and the inputs its syslua.lock pins), and the current snapshot.
+    Reads only.
+
+    \b
+    Examples:
+      sys info
+      sys info --json
+    """
+    from syslua.cli.commands import info as cmd
+
+    raise typer.Exit(cmd.run(_common(json_, 0, False, no_color), config))
+
+
+@app.command()
+def update(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[NAME...]",
+            help="Inputs to resolve again (default: all). A path (x.lua, a/b, .) names the config.",
+            show_default=False,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Config file (default: as for sys plan)."),
+    ] = None,
+    input_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input", "-i", metavar="NAME", help="An input to resolve again (repeatable)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; do not write the lock.")
+    ] = False,
+    commit: Annotated[
+        bool,
+        typer.Option(
+            "--commit", help="Then commit syslua.lock (alone) in the config's git repository."
+        ),
+    ] = False,
+    json_: JsonOpt = False,
+    fact: FactOpt = None,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Resolve the inputs of a config in the original sys.lua's entry form again
+    (git inputs to the commit their ref names now) and rewrite syslua.lock beside it.
+
+    \b
+    Examples:
+      sys update                  # every input
+      sys update dotfiles         # only this one
+      sys update --dry-run
+    """
+    from syslua.cli.commands import update as cmd
+
+    raise typer.Exit(
+        cmd.run(
+            _common(json_, 0, quiet, no_color),
+            names or [],
+            config=config,
+            names=input_ or [],
+            dry_run=dry_run,
+            facts=fact or [],
+            commit=commit,
+        )
+    )
+
+
+def _output_synonym(argv: list[str]) -> list[str]:
+    """The original sys.lua's `-o json` / `--output json`: `--json`, on the
+    commands that have `--json` (elsewhere the option is left for click to refuse)."""
+    spelled = {"-o", "--output", "-ojson", "--output=json", "-o=json"}
+    if not any(a in spelled for a in argv):
+        return argv
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out += argv[i:]
+            break
+        if a in ("-o", "--output") and i + 1 < len(argv) and argv[i + 1] == "json":
+            out.append("--json")
+            i += 2
+            continue
+        out.append("--json" if a in ("-ojson", "--output=json", "-o=json") else a)
+        i += 1
+    if out != argv and not _has_json(out):
+        return argv
+    return out
+
+
+def _has_json(argv: list[str]) -> bool:
+    """Whether the command these arguments name takes `--json`."""
+    import click
+
+    command: click.Command = typer.main.get_command(app)
+    for word in argv:
+        if word.startswith("-"):
+            continue
+        if not isinstance(command, click.Group):
+            break
+        sub = command.get_command(click.Context(command), word)
+        if sub is None:
+            break
+        command = sub
+    return any("--json" in getattr(p, "opts", ()) for p in command.params)
+
+
 COMPLETE_VAR = "_SYS_COMPLETE"  # set by the completion scripts (cli/completion.py)
 
 
@@ -678,7 +808,7 @@ def main() -> None:
         completion_init()
     try:
         with signals.handling():
-            click_app(app)(complete_var=COMPLETE_VAR)
+            click_app(app)(args=_output_synonym(sys.argv[1:]), complete_var=COMPLETE_VAR)
     except Interrupted as e:  # Ctrl-C or SIGTERM before anything changed
         sys.stderr.write(e.message + "\n")
         sys.exit(e.exit_code)

@@ -19,14 +19,18 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ConfigError, Source
 from syslua.eval.constants import KEYS, LUA_CONSTANTS
-from syslua.paths import home, shipped_dirs
+from syslua.paths import Paths, home, shipped_dirs
+
+if TYPE_CHECKING:
+    from syslua.eval.inputs import InputOptions, Resolution
 
 
 @dataclass(slots=True)
@@ -47,6 +51,7 @@ class LuaResult:
     declarations: list[RawDeclaration]
     inputs: list[str]
     placeholders: bool = False  # some value contains `$${`
+    resolution: Resolution | None = None  # the inputs, for a config in the entry form
 
 
 DEFAULT_EVAL_TIMEOUT = 60.0  # seconds, for the whole evaluation (`--eval-timeout`)
@@ -228,6 +233,51 @@ def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
     return True, b"\0".join(found), base
 
 
+def _dirname(path: bytes) -> bytes:
+    trimmed = path.rstrip(b"/")
+    if not trimmed:
+        return b""  # "/" has no parent
+    return os.path.dirname(trimmed).rstrip(b"/") or (b"/" if trimmed.startswith(b"/") else b"")
+
+
+def _basename(path: bytes) -> bytes:
+    name = os.path.basename(path.rstrip(b"/"))
+    return b"" if name in (b".", b"..") else name
+
+
+def _split(path: bytes) -> bytes:
+    parts = [p for p in path.split(b"/") if p and p != b"."]
+    if path.startswith(b"/"):
+        parts.insert(0, b"/")
+    return b"\0".join(parts)
+
+
+def _resolve(base: bytes, *parts: bytes) -> bytes:
+    return os.path.normpath(os.path.join(base, *parts))
+
+
+def _canonicalize(path: bytes) -> tuple[bool, bytes]:
+    try:
+        return True, os.path.realpath(path, strict=True)
+    except OSError as e:
+        why = (e.strerror or str(e)).encode("utf-8", "replace")
+        return False, b"cannot canonicalize " + path + b": " + why
+
+
+# `sys.path.*` (the original sys.lua's path helpers), bytes in and out.
+_PATH_OPS = {
+    "dirname": _dirname,
+    "basename": _basename,
+    "extname": lambda p: os.path.splitext(_basename(p))[1],
+    "normalize": lambda p: os.path.normpath(p) if p else b"",
+    "join": lambda *parts: os.path.join(*parts) if parts else b"",
+    "resolve": _resolve,
+    "relative": lambda a, b: os.path.relpath(b, a),
+    "split": _split,
+    "canonicalize": _canonicalize,
+}
+
+
 def luajit_version() -> str:
     """The Lua runtime configs run in, as it names itself (`LuaJIT 2.1.1774896198`)."""
     import lupa.luajit21 as lupa
@@ -244,6 +294,7 @@ def run_config(
     root_dir: str,
     impure: bool = False,
     limit: TimeLimit | None = None,
+    inputs: InputOptions | None = None,
 ) -> LuaResult:
     """Evaluate `path` and return what it declared and which files it read.
 
@@ -282,30 +333,77 @@ def run_config(
                 if Path(pkgs_dir).name == "pkgs"
                 else pkgs_dir,
                 "check": limit.check if limit is not None else _never,
+                "is_elevated": os.geteuid() == 0,
             }
         ),
         recursive=True,
     )
+    cfg[b"path_ops"] = runtime.table_from({k.encode(): v for k, v in _PATH_OPS.items()})
     prelude = runtime.execute(_prelude(), cfg)
-    result = prelude[b"run"](code, str(path).encode("utf-8", "surrogateescape"))
-    if isinstance(result, tuple) and result[0] == b"stopped":
-        where, raised = (list(result[1:]) + [None, None])[:2]
-        if isinstance(raised, BaseException):
-            raise raised
-        if limit is not None and limit.check():
-            raise limit.exceeded(_s(where))
-        raise ConfigError(f"evaluation stopped at {_s(where)}: {_s(raised)}")
-    if result is not True:
-        _, message, traceback = result
-        chunks = json.loads(prelude[b"chunks"]().decode("utf-8", "surrogateescape"))
-        raise _lua_error(_unchunk(_s(message), chunks), _s(traceback), impure)
+
+    def check(result: Any) -> Any:
+        """Raise what a guarded run in the prelude reported; else return its result."""
+        if isinstance(result, tuple) and result[0] == b"stopped":
+            where, raised = (list(result[1:]) + [None, None])[:2]
+            if isinstance(raised, BaseException):
+                raise raised
+            if limit is not None and limit.check():
+                raise limit.exceeded(_s(where))
+            raise ConfigError(f"evaluation stopped at {_s(where)}: {_s(raised)}")
+        if isinstance(result, tuple) and result[0] is False:
+            _, message, traceback = result
+            chunks = json.loads(prelude[b"chunks"]().decode("utf-8", "surrogateescape"))
+            raise _lua_error(_unchunk(_s(message), chunks), _s(traceback), impure)
+        return result
+
+    result = check(prelude[b"run"](code, str(path).encode("utf-8", "surrogateescape")))
+    resolution = None
+    if isinstance(result, tuple) and result[0] == b"entry":
+        resolution = _run_entry(runtime, prelude, check, path, result, inputs)
     exported = prelude[b"export"]()
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
     placeholders = b"$${" in exported
     decls = [
         RawDeclaration(d["t"], d["p"], Source(d["s"], d["l"]), d["q"], d["w"]) for d in doc["decls"]
     ]
-    return LuaResult(decls, doc["inputs"], placeholders)
+    return LuaResult(decls, doc["inputs"], placeholders, resolution)
+
+
+def _run_entry(
+    runtime: Any,
+    prelude: Any,
+    check: Callable[[Any], Any],
+    path: Path,
+    result: tuple[Any, ...],
+    options: InputOptions | None,
+) -> Resolution:
+    """The config returned `{ inputs = ..., setup = ... }`: resolve its inputs,
+    then call the inputs' `setup` functions and its own."""
+    from syslua.eval import inputs as inputlib
+
+    _, inputs_json, line = result
+    declared = json.loads(_s(inputs_json))
+
+    def read_entry(init: Path) -> dict[str, Any] | None:
+        found = check(prelude[b"entry"](str(init).encode("utf-8", "surrogateescape")))
+        if not isinstance(found, tuple) or found[0] != b"entry":
+            return None
+        value = json.loads(_s(found[1]))
+        return value if isinstance(value, dict) else {}
+
+    if options is None:
+        options = inputlib.InputOptions(cache=Paths.from_env().cache)
+    resolution = inputlib.resolve(options, path, int(line or 0), declared, read_entry)
+    if options.only_inputs:
+        return resolution
+    root = {name: r.lua_table() for name, r in resolution.inputs.items()}
+    setups = [{"path": p, "inputs": ins} for p, ins in resolution.setups]
+    setups.append({"path": str(path), "inputs": root})
+    plan = runtime.table_from(
+        _b({"lua_dirs": resolution.lua_dirs, "setups": setups}), recursive=True
+    )
+    check(prelude[b"setup"](plan))
+    return resolution
 
 
 def _never() -> bool:

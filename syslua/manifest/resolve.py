@@ -18,7 +18,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ConfigError, Source, UsageError, set_display_root
 from syslua.eval import facts as factlib
@@ -30,6 +30,9 @@ from syslua.manifest.merge import Decl, Origin
 from syslua.manifest.model import Manifest, thaw
 from syslua.manifest.schema import Context
 from syslua.paths import Paths
+
+if TYPE_CHECKING:
+    from syslua.eval.inputs import GitFetcher, InputOptions, Resolution
 
 DEFAULT_MAX_DEPTH = 10
 # Files read as CCM manifests (by eval/ccm.py, imported only when one is
@@ -47,6 +50,12 @@ class Options:
     noop: bool = False  # `sys apply --noop`: children cannot weaken it
     health_check_only: bool = False
     eval_timeout: float | None = DEFAULT_EVAL_TIMEOUT  # seconds for all Lua files; None: no limit
+    # Inputs of a config in the original's entry form (eval/inputs.py): how
+    # git inputs are fetched (None: only from the cache), and which inputs
+    # `sys update` resolves again (None: none, empty: all).
+    git: GitFetcher | None = None
+    update: frozenset[str] | None = None
+    write_lock: bool = True  # False: `sys update --dry-run`
 
 
 @dataclass(eq=False, repr=False)  # compared by identity: no `__eq__`/`__repr__` to compile
@@ -65,11 +74,11 @@ class _Run:
     seq: int = 0
     placeholders: bool = False
     limit: TimeLimit | None = None
+    inputs_options: InputOptions | None = None
+    resolution: Resolution | None = None  # the root config's inputs
 
 
-def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
-    options = options or Options()
-    paths = paths or Paths.from_env()
+def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = False) -> _Run:
     config = Path(os.path.abspath(config))
     if not config.is_file():
         raise UsageError(f"config file not found: {config}")
@@ -79,6 +88,23 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
     if options.eval_timeout is not None:
         run.limit = TimeLimit(options.eval_timeout)
+    from syslua.eval.inputs import InputOptions
+
+    run.inputs_options = InputOptions(
+        cache=paths.cache,
+        git=options.git,
+        update=options.update,
+        only_inputs=only_inputs,
+        write_lock=options.write_lock,
+    )
+    return run
+
+
+def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
+    options = options or Options()
+    paths = paths or Paths.from_env()
+    run = _start(config, options, paths)
+    config = Path(os.path.abspath(config))
     root = Origin(noop=options.noop, health_check_only=options.health_check_only)
     _load(run, config, root, data={}, chain=(str(config),), allow_apply=True)
     manifest = merging.merge(
@@ -91,6 +117,31 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     )
     object.__setattr__(manifest, "placeholders", run.placeholders)
     return primitives.finalize(manifest)
+
+
+def resolve_inputs(
+    config: Path, options: Options | None = None, paths: Paths | None = None
+) -> Resolution | None:
+    """`sys update`: evaluate the root config's main chunk, resolve its inputs
+    (again, for those `options.update` names) and write the lock, without
+    calling `setup`. None when the config is not in the entry form."""
+    options = options or Options()
+    run = _start(config, options, paths or Paths.from_env(), only_inputs=True)
+    path = Path(os.path.abspath(config))
+    _evaluate(run, path, {}, _roots(run, path, {}))
+    return run.resolution
+
+
+def _roots(run: _Run, path: Path, data: dict[str, Any]) -> template.Roots:
+    """What templates and expressions in the manifest at `path` read."""
+    return template.Roots(
+        facts=run.facts,
+        data=data,
+        env=dict(os.environ),
+        base_dir=str(path.parent),
+        reads=run.inputs,
+        ccm=path.suffix in CCM_SUFFIXES,
+    )
 
 
 def _evaluate(
@@ -123,7 +174,10 @@ def _evaluate(
             root_dir=run.root_dir,
             impure=run.options.impure,
             limit=run.limit,
+            inputs=run.inputs_options,
         )
+        if run.resolution is None:
+            run.resolution = result.resolution
         raws = result.declarations
         run.inputs.extend(result.inputs)
         run.placeholders = run.placeholders or result.placeholders
@@ -139,14 +193,7 @@ def _load(
     allow_apply: bool,
 ) -> None:
     ccm = path.suffix in CCM_SUFFIXES
-    roots = template.Roots(
-        facts=run.facts,
-        data=data,
-        env=dict(os.environ),
-        base_dir=str(path.parent),
-        reads=run.inputs,
-        ccm=ccm,
-    )
+    roots = _roots(run, path, data)
     raws = _evaluate(run, path, data, roots)
     ctx = Context(manifest_dir=str(path.parent), roots=roots, render_templates=not ccm, ccm=ccm)
     applies: dict[str, list[Decl]] = defaultdict(list)

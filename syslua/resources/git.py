@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from syslua.errors import ConfigError
 from syslua.fetch import FetchError
 from syslua.resources.process import Runner
 
@@ -48,3 +49,91 @@ def checkout(source: dict[str, Any], dest: Path, runner: Runner, *, timeout: flo
         raise FetchError(f"git checkout of {url} gave {commit}, not {rev}")
     shutil.rmtree(dest / ".git")
     return commit
+
+
+class InputFetcher:
+    """The network side of the inputs of a config in the original's entry
+    form (`eval.inputs.GitFetcher`): the system git, through the process runner.
+
+    Failures are configuration errors: the config named something git
+    cannot reach, and nothing has been changed yet."""
+
+    def __init__(self, runner: Runner | None = None, *, timeout: float = 600) -> None:
+        self.runner = runner or Runner()
+        self.timeout = timeout
+
+    def _git(self, *args: str, cwd: Path | None = None) -> str:
+        git = shutil.which("git")
+        if git is None:
+            raise ConfigError("git inputs need git, which is not installed")
+        done = self.runner.run_argv(
+            [git, *args],
+            cwd=str(cwd) if cwd is not None else None,
+            environment=["GIT_TERMINAL_PROMPT=0"],
+            timeout=self.timeout,
+        )
+        if done.timed_out:
+            raise ConfigError(f"git {args[0]} timed out after {self.timeout:g} s")
+        if done.exit_code != 0:
+            lines = [line.strip() for line in done.stderr.strip().splitlines() if line.strip()]
+            fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+            why = (fatal or lines[-1:] or [f"exit {done.exit_code}"])[0]
+            raise ConfigError(f"git {args[0]} failed: {why}")
+        return done.stdout
+
+    def latest(self, url: str, ref: str | None) -> str:
+        if ref is not None and _is_commit(ref) and len(ref) == 40:
+            return ref.lower()  # checked when checked out
+        wanted = ref or "HEAD"
+        names = (
+            [wanted]
+            if wanted == "HEAD" or wanted.startswith("refs/")
+            else [f"refs/heads/{wanted}", f"refs/tags/{wanted}^{{}}", f"refs/tags/{wanted}"]
+        )
+        found: dict[str, str] = {}
+        for line in self._git("ls-remote", "--", url, *names).splitlines():
+            rev, _, name = line.partition("\t")
+            found[name.strip()] = rev.strip()
+        # A branch first, then a tag's commit (an annotated tag's peeled `^{}`).
+        for name in names:
+            if name in found:
+                return found[name]
+        if ref is not None and _is_commit(ref):
+            return self._full_commit(url, ref)
+        raise ConfigError(
+            f"{url} has no branch or tag {wanted!r}" if ref else f"{url} has no HEAD (empty?)"
+        )
+
+    def _full_commit(self, url: str, short: str) -> str:
+        """The full id of an abbreviated commit: fetch everything and ask."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="syslua-git-") as tmp:
+            self._git("init", "--quiet", "--bare", cwd=Path(tmp))
+            self._git("fetch", "--quiet", "--", url, "+refs/*:refs/remotes/input/*", cwd=Path(tmp))
+            try:
+                return self._git(
+                    "rev-parse", "--verify", f"{short}^{{commit}}", cwd=Path(tmp)
+                ).strip()
+            except ConfigError:
+                raise ConfigError(f"{url} has no branch, tag or commit {short!r}") from None
+
+    def checkout(self, url: str, rev: str, dest: Path) -> None:
+        dest.mkdir(parents=True)
+        self._git("init", "--quiet", cwd=dest)
+        try:
+            self._git("fetch", "--quiet", "--depth=1", "--", url, rev, cwd=dest)
+        except ConfigError:
+            # Servers that refuse to fetch a commit by id: all of it, then the commit.
+            self._git("fetch", "--quiet", "--", url, "+refs/*:refs/remotes/input/*", cwd=dest)
+        self._git(
+            "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", rev, cwd=dest
+        )
+        commit = self._git("rev-parse", "HEAD", cwd=dest).strip()
+        if not commit.lower().startswith(rev.lower()):
+            raise ConfigError(f"the checkout of {url} gave {commit}, not {rev}")
+        shutil.rmtree(dest / ".git")
+
+
+def _is_commit(ref: str) -> bool:
+    return 7 <= len(ref) <= 40 and all(c in "0123456789abcdefABCDEF" for c in ref)

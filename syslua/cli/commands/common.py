@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from syslua.cli import signals
 from syslua.cli.output import Terminal
@@ -15,7 +16,7 @@ from syslua.errors import Interrupted, LockHeldError, UsageError
 from syslua.eval.facts import parse_fact_args
 from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
-from syslua.paths import Paths, default_config
+from syslua.paths import Paths, config_in, default_config
 from syslua.state.lock import Holder, StateLock
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -42,8 +43,9 @@ def find_config(
     term: Terminal | None = None,
     example: str = "sys plan path/to/sys.lua",
 ) -> Path:
-    """CONFIG as given (a file, or a directory holding sys.lua); without it,
-    `./sys.lua`, `~/.config/syslua/sys.lua`, then the config file the current
+    """CONFIG as given (a file, or a directory holding sys.lua or init.lua);
+    without it, `./sys.lua`, `./init.lua`, `~/.config/syslua/sys.lua`,
+    `~/.config/syslua/init.lua`, then the config file the current
     snapshot's apply used, read again from disk, while it still exists
     (`term` is told when that one is used). `example`: how the command is
     given a config, for the error when there is none."""
@@ -51,9 +53,9 @@ def find_config(
         if not config.exists():
             raise UsageError(f"config file not found: {config}")
         if config.is_dir():
-            candidate = config / "sys.lua"
-            if not candidate.is_file():
-                raise UsageError(f"no sys.lua in {config}")
+            candidate = config_in(config)
+            if candidate is None:
+                raise UsageError(f"no sys.lua or init.lua in {config}")
             return candidate
         return config
     found = default_config()
@@ -66,8 +68,8 @@ def find_config(
         return recorded
     gone = f"; the current snapshot's config {recorded} no longer exists" if recorded else ""
     raise UsageError(
-        f"no config file: pass one ({example}) or create ./sys.lua "
-        f"or ~/.config/syslua/sys.lua (sys init writes a starter){gone}"
+        f"no config file: pass one ({example}) or create ./sys.lua (or ./init.lua) "
+        f"or ~/.config/syslua/sys.lua (or init.lua; sys init writes a starter){gone}"
     )
 
 
@@ -110,6 +112,7 @@ def load_manifest(
     )
     if eval_timeout is not None:
         options.eval_timeout = eval_timeout or None
+    options.git = GitInputs()
     manifest = resolve(path, options, paths)
     term.distrust(item.id for item in manifest)  # before a cycle error quotes them
     for warning in manifest.warnings:
@@ -121,6 +124,27 @@ def show_skipped(term: Terminal, manifest: Manifest) -> None:
     """The CCM resources that their `control` leaves unmanaged (not items)."""
     for subject, reason, where in manifest.skipped:
         term.line(f"  = {subject}: skipped by control ({reason}) (declared at {where})")
+
+
+class GitInputs:
+    """Fetches the git inputs of a config in the original's entry form
+    (`eval.inputs.GitFetcher`), loading the git code only when one is fetched."""
+
+    def __init__(self) -> None:
+        self._fetcher: Any = None
+
+    def _get(self) -> Any:
+        if self._fetcher is None:
+            from syslua.resources.git import InputFetcher
+
+            self._fetcher = InputFetcher()
+        return self._fetcher
+
+    def latest(self, url: str, ref: str | None) -> str:
+        return str(self._get().latest(url, ref))
+
+    def checkout(self, url: str, rev: str, dest: Path) -> None:
+        self._get().checkout(url, rev, dest)
 
 
 @contextmanager

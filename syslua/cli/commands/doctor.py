@@ -345,12 +345,14 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     except UsageError:
         return (
             False,
-            "no config file (./sys.lua, ~/.config/syslua/sys.lua, or the current snapshot's)",
+            "no config file (./sys.lua, ./init.lua, the same in ~/.config/syslua/, "
+            "or the current snapshot's)",
             "sys init writes a starter",
         )
     shown = abbreviate(str(path))
     try:
-        manifest = resolve(path, Options(), paths)
+        # Read-only: inputs come from the cache and the lock is not written.
+        manifest = resolve(path, Options(write_lock=False), paths)
     except SysluaError as e:
         return (
             False,

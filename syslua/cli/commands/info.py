@@ -1,0 +1,154 @@
+"""`sys info`: what syslua sees here, read-only: the facts a config gets as
+`sys.*`, the paths syslua uses, the config it would evaluate (and the inputs
+its lock file pins), and the current snapshot.
+
+Nothing is evaluated, locked or recovered: `info` only reads, so it answers
+even while an apply runs or after one was interrupted."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from syslua.cli.output import Terminal
+from syslua.cli.version import package_version
+from syslua.errors import StateError, UsageError
+from syslua.eval.facts import machine_facts
+from syslua.eval.lua import luajit_version
+from syslua.paths import Paths, abbreviate, default_config, shipped_dirs
+
+
+def _config(config: Path | None, paths: Paths) -> dict[str, Any]:
+    from syslua.cli.commands.common import snapshot_config
+    from syslua.eval.inputs import LOCK_NAME
+
+    found, how = None, None
+    if config is not None:
+        from syslua.cli.commands.common import find_config
+
+        found, how = find_config(config, paths), "given"
+    else:
+        found = default_config()
+        how = "default" if found else None
+        if found is None:
+            recorded = snapshot_config(paths)
+            if recorded is not None and recorded.is_file():
+                found, how = recorded, "current snapshot"
+    if found is None:
+        return {"path": None, "found_by": None, "lock": None, "inputs": {}}
+    found = Path(os.path.abspath(found))
+    lock_path = found.parent / LOCK_NAME
+    inputs: dict[str, Any] = {}
+    lock: str | None = None
+    if lock_path.is_file():
+        lock = str(lock_path)
+        try:
+            doc = json.loads(lock_path.read_text(encoding="utf-8"))
+            nodes = doc["nodes"]
+            for name, node_id in sorted(nodes[doc.get("root", "root")]["inputs"].items()):
+                node = nodes.get(node_id, {})
+                inputs[name] = {
+                    "type": node.get("type"),
+                    "url": node.get("url"),
+                    "rev": node.get("rev"),
+                }
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            inputs = {}
+    return {"path": str(found), "found_by": how, "lock": lock, "inputs": inputs}
+
+
+def _snapshot(paths: Paths) -> dict[str, Any] | None:
+    from syslua.state.snapshots import Snapshots
+
+    try:
+        snap = Snapshots(paths).current()
+    except (StateError, UsageError, OSError):
+        return None
+    if snap is None:
+        return None
+    return {
+        "id": snap.id,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(snap.time)),
+        "message": snap.message,
+        "kind": snap.kind,
+        "items": len(snap.manifest.get("items", [])) if isinstance(snap.manifest, dict) else None,
+        "config": snap.config,
+        "_local": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(snap.time)),
+    }
+
+
+def run(term: Terminal, config: Path | None) -> int:
+    paths = Paths.from_env()
+    facts = machine_facts()
+    user = facts["user"]
+    lua_dir, pkgs_dir = shipped_dirs()
+    doc: dict[str, Any] = {
+        "format": 1,
+        "version": package_version(),
+        "lua": luajit_version(),
+        "system": {
+            "platform": facts["platform"],
+            "os": facts["os"],
+            "arch": facts["arch"],
+            "hostname": facts["hostname"],
+            "user": user["name"],
+            "uid": user["uid"],
+            "home": user["home"],
+            "is_elevated": os.geteuid() == 0,
+        },
+        "paths": {
+            "store": str(paths.store),
+            "state": str(paths.state),
+            "cache": str(paths.cache),
+            "config_dir": str(paths.config),
+            "env_script": str(paths.env_sh),
+            "lua": lua_dir,
+            "pkgs": pkgs_dir,
+        },
+        "config": _config(config, paths),
+        "snapshot": _snapshot(paths),
+    }
+    if term.json_mode:
+        snap = doc["snapshot"]
+        if snap is not None:
+            snap.pop("_local")
+        term.json(doc)
+        return 0
+    s = doc["system"]
+    term.line(f"syslua {doc['version']} ({doc['lua']})")
+    term.line("System:")
+    term.line(f"  Platform: {s['platform']}")
+    term.line(f"  Host: {s['hostname']}")
+    elevated = " (elevated)" if s["is_elevated"] else ""
+    term.line(f"  User: {s['user']} (uid {s['uid']}){elevated}, home {s['home']}")
+    term.line("Paths:")
+    for label, key in (
+        ("Store", "store"),
+        ("State", "state"),
+        ("Cache", "cache"),
+        ("Config dir", "config_dir"),
+        ("Env script", "env_script"),
+    ):
+        term.line(f"  {label}: {abbreviate(doc['paths'][key])}")
+    c = doc["config"]
+    term.line("Config:")
+    if c["path"] is None:
+        term.line("  none found (./sys.lua, ./init.lua, ~/.config/syslua/sys.lua or init.lua)")
+    else:
+        via = {"default": "", "given": "", "current snapshot": " (the current snapshot's)"}
+        term.line(f"  {abbreviate(c['path'])}{via.get(c['found_by'], '')}")
+        if c["lock"]:
+            term.line(f"  Lock: {abbreviate(c['lock'])}")
+            for name, i in c["inputs"].items():
+                rev = i["rev"] or ""
+                term.line(f"    {name}: {i['url']} @ {rev[:12] if rev != 'local' else rev}")
+    snap = doc["snapshot"]
+    term.line("Current snapshot:")
+    if snap is None:
+        term.line("  none yet (run `sys apply`)")
+    else:
+        term.line(f"  {snap['id']}  {snap['_local']}  {snap['message']}")
+    return 0
