@@ -282,6 +282,7 @@ def run_config(
                 if Path(pkgs_dir).name == "pkgs"
                 else pkgs_dir,
                 "check": limit.check if limit is not None else _never,
+                "digest": _digest,
             }
         ),
         recursive=True,
@@ -306,6 +307,13 @@ def run_config(
         RawDeclaration(d["t"], d["p"], Source(d["s"], d["l"]), d["q"], d["w"]) for d in doc["decls"]
     ]
     return LuaResult(decls, doc["inputs"], placeholders)
+
+
+def _digest(data: bytes) -> bytes:
+    """A short content digest naming a `sys.build`/`sys.bind` declared without an id."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()[:16].encode()
 
 
 def _never() -> bool:
