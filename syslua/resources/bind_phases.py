@@ -29,7 +29,7 @@ def out_dir(state_dir: Path, bind_id: str) -> Path:
     """A bind's own directory (`ctx.out`): kept from create until destroy, one per id."""
     import hashlib
 
-    return state_dir / "binds" / "out" / hashlib.sha256(bind_id.encode()).hexdigest()[:24]
+    return state_dir / "bind-out" / hashlib.sha256(bind_id.encode()).hexdigest()[:24]
 
 
 def _with_out(state_dir: Path, bind_id: str, local: dict[str, str]) -> dict[str, str]:

@@ -1,0 +1,275 @@
+"""Each fixture of the original sys.lua, run as the original's own tests expect.
+
+The fixtures (tests/data/original/, Apache-2.0, see its README) are copied
+unchanged. Each test sets the environment the original's test sets
+(`TEST_OUTPUT_DIR`, `TEST_VERSION`, `TEST_PHASE`), copies the fixture to
+`init.lua` in a fresh directory beside an empty `syslua/` input directory
+(the original links its own `lua/` there; ours is shipped with syslua), and
+checks what the original's test checks: success or failure, the files a
+bind made or must not have made, what a build left in the store, and the
+counts of builds and binds (the original prints "Builds realized: 1"; we
+count the items of the plan and the report).
+
+ENTRY POINT: the `return { inputs, setup }` form is built on another
+branch. Until it lands, `ADAPTER` below is the config `sys` runs: it loads
+`init.lua` and calls its `setup` itself, with the inputs the fixture
+declares resolved by hand. Once the entry point lands, set `ENTRY_POINT =
+True` (every test then runs `sys <command> init.lua` directly) and delete
+the adapter.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ok
+from conftest import out as out_of
+from conftest import tree
+
+ORIGINAL = Path(__file__).parent / "data" / "original"
+ENTRY_POINT = False
+
+ADAPTER = """\
+-- Runs an original entry-point config (init.lua) in the flat form: see
+-- tests/test_original_fixtures.py. Delete once `return { inputs, setup }` lands.
+sys.getenv = sys.getenv or os.getenv
+local M = dofile(sys.dir .. "/init.lua")
+M.setup({ syslua = { path = sys.dir .. "/syslua" } })
+"""
+
+
+class Fixture:
+    def __init__(self, sysenv, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sysenv = sysenv
+        self.dir = sysenv.work
+        shutil.copy(ORIGINAL / "cli" / name, self.dir / "init.lua")
+        (self.dir / "syslua").mkdir()
+        self.output = self.dir / "output"
+        self.output.mkdir()
+        monkeypatch.setenv("TEST_OUTPUT_DIR", str(self.output))
+        if not ENTRY_POINT:
+            (self.dir / "sys.lua").write_text(ADAPTER)
+        self.config = "init.lua" if ENTRY_POINT else "sys.lua"
+
+    def run(self, *args: str):  # type: ignore[no-untyped-def]
+        return self.sysenv.run(*args, self.config)
+
+    def plan_counts(self) -> dict[str, int]:
+        res = self.run("plan", "--json")
+        ok(res)
+        doc = json.loads(res.stdout)
+        counts = {"build": 0, "bind": 0}
+        for item in doc["manifest"]["items"]:
+            if item["type"] in counts:
+                counts[item["type"]] += 1
+        return counts
+
+    def applied(self, *args: str) -> dict[str, list[str]]:
+        """Apply with --json; the ids of the builds and binds that changed, by action."""
+        res = self.sysenv.run("apply", "--json", *args, self.config)
+        ok(res)
+        return changed(res.stdout)
+
+
+def changed(stdout: str) -> dict[str, list[str]]:
+    """Builds and binds an `apply --json` changed, by type, in the order they ran."""
+    out: dict[str, list[str]] = {}
+    for line in stdout.splitlines():
+        event = json.loads(line)
+        if event["event"] == "item" and event["type"] in ("build", "bind"):
+            if event["status"] == "changed":
+                out.setdefault(event["type"], []).append(event["id"].partition("#")[2])
+    return out
+
+
+def store_trees(sysenv, suffix: str) -> list[Path]:
+    d = sysenv.root / "store" / "trees"
+    return sorted(p for p in d.iterdir() if p.name.endswith(suffix)) if d.is_dir() else []
+
+
+@pytest.fixture
+def fx(sysenv, monkeypatch):  # type: ignore[no-untyped-def]
+    return lambda name: Fixture(sysenv, name, monkeypatch)
+
+
+# -- crates/cli/tests/fixtures ----------------------------------------------------
+
+
+def test_minimal(fx):
+    f = fx("minimal.lua")
+    assert f.plan_counts() == {"build": 0, "bind": 0}  # plan_minimal_config: "Builds: 0"
+    ok(f.run("apply", "--allow-empty"))  # apply_minimal_config: "Apply complete"
+
+
+def test_build_with_exec(fx, sysenv):
+    f = fx("build_with_exec.lua")
+    assert f.plan_counts() == {"build": 1, "bind": 0}  # plan_build_shows_count
+    assert f.applied() == {"build": ["hello-1.0.0"]}  # "Builds realized: 1"
+    [tree_dir] = store_trees(sysenv, "-hello-1.0.0")
+    hello = tree_dir / "bin" / "hello"
+    assert hello.read_text() == "#!/bin/sh\necho Hello\n"
+    assert hello.stat().st_mode & 0o111
+    assert f.applied() == {}  # apply_is_idempotent: "Builds realized: 0"
+
+
+def test_build_only(fx, sysenv):
+    f = fx("build_only.lua")
+    assert f.applied() == {"build": ["simple-build-1.0.0"]}
+    [tree_dir] = store_trees(sysenv, "-simple-build-1.0.0")
+    assert (tree_dir / "hello.txt").read_text() == "hello\n"
+
+
+def test_multi_build(fx, sysenv):
+    f = fx("multi_build.lua")
+    assert f.plan_counts() == {"build": 2, "bind": 0}
+    built = f.applied()
+    assert built == {"build": ["data-1.0.0", "processor-1.0.0"]}  # in this order
+    [processor] = store_trees(sysenv, "-processor-1.0.0")
+    assert (processor / "processed.txt").read_text() == "DATA\n"
+
+
+def test_bind_create_and_destroy(fx):
+    f = fx("bind_create.lua")
+    marker = f.output / "created.txt"
+    assert f.plan_counts() == {"build": 0, "bind": 1}  # plan_bind_shows_count
+    assert f.applied() == {"bind": ["test-bind"]}  # "Binds applied: 1"
+    assert marker.read_text() == "created\n"
+    # destroy_removes_bind_artifacts: `sys destroy` comes from another issue; an
+    # empty config removes the bind the same way, through its destroy.
+    (f.dir / "init.lua").write_text(
+        "return { inputs = {}, setup = function(_) end }\n"
+    )
+    ok(f.run("apply", "--allow-empty"))
+    assert not marker.exists()
+
+
+def test_bind_update(fx, monkeypatch):
+    f = fx("bind_update.lua")
+    version = f.output / "version.txt"
+    monkeypatch.setenv("TEST_VERSION", "v1")
+    f.applied("--impure")
+    assert version.read_text() == "Created v1\n"
+    monkeypatch.setenv("TEST_VERSION", "v2")
+    assert f.applied("--impure") == {"bind": ["versioned-file"]}  # "Binds updated: 1"
+    assert version.read_text() == "Updated to v2\n"
+
+
+def test_bind_check(fx, sysenv):
+    f = fx("bind_check.lua")
+    marker = f.output / "check-marker.txt"
+    f.applied()
+    assert marker.exists()
+    # apply_shows_no_drift_when_file_exists
+    res = f.run("plan", "--exit-code")
+    assert res.returncode == 0, out_of(res)
+    # apply_detects_drift_when_file_deleted: drift is reported, naming the bind
+    marker.unlink()
+    res = sysenv.run("status")  # the config is found in the current directory
+    assert "check-test" in res.stdout and "file does not exist" in res.stdout, out_of(res)
+    # apply_with_repair_fixes_drift: we always converge drift
+    assert f.applied() == {"bind": ["check-test"]}
+    assert marker.exists()
+
+
+def test_rollback_restores_destroyed_bind(fx, monkeypatch):
+    f = fx("rollback_bind_failure.lua")
+    original = f.output / "original.txt"
+    monkeypatch.setenv("TEST_PHASE", "initial")
+    f.applied("--impure")
+    assert original.exists()
+    monkeypatch.setenv("TEST_PHASE", "failure")
+    res = f.sysenv.run("apply", "--impure", f.config)
+    assert res.returncode == 1, out_of(res)
+    assert "failing-bind" in out_of(res)
+    assert original.read_text() == "original\n"  # destroyed, then restored
+
+
+def test_build_failure_skips_dependent_bind(fx, sysenv):
+    f = fx("rollback_build_failure.lua")
+    res = f.run("apply")
+    assert res.returncode == 1, out_of(res)
+    assert "failing-build" in out_of(res)
+    assert not (f.output / "should-not-exist.txt").exists()
+    assert store_trees(sysenv, "") == []  # a failed build leaves nothing in the store
+    assert tree(f.output) == {}
+
+
+@pytest.mark.parametrize(
+    ("name", "build"),
+    [
+        ("script_shell.lua", "test-script-shell"),
+        ("script_bash.lua", "test-script-bash"),
+        ("script_multiple.lua", "test-script-names"),
+        ("script_custom_name.lua", "test-script-custom-name"),
+    ],
+)
+def test_scripts(fx, sysenv, name, build):
+    f = fx(name)
+    assert f.applied() == {"build": [build]}  # "Builds realized: 1"
+    [tree_dir] = store_trees(sysenv, "-" + build)
+    scripts = sorted(p.name for p in (tree_dir / "tmp").iterdir())
+    expected = {
+        "script_shell.lua": ["script_1.sh"],
+        "script_bash.lua": ["script_1.sh"],
+        "script_multiple.lua": ["script_1.sh", "script_2.sh", "script_3.sh"],
+        "script_custom_name.lua": ["my-build-script.sh"],
+    }[name]
+    assert scripts == expected
+
+
+def test_script_method(fx, sysenv):
+    f = fx("script_method.lua")
+    built = f.applied()
+    assert sorted(built["build"]) == [
+        "test-script-bash",
+        "test-script-counter",
+        "test-script-named",
+        "test-script-shell",
+    ]
+    [named] = store_trees(sysenv, "-test-script-named")
+    assert (named / "tmp" / "my-script.sh").is_file()
+
+
+def test_script_in_a_bind(fx):
+    f = fx("script_bind.lua")
+    marker = f.output / "bind-script-marker.txt"
+    assert f.applied() == {"bind": ["test-bind-script"]}  # "Binds applied: 1"
+    assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("script_invalid_format.lua", "format must be 'shell' or 'bash'"),
+        # Windows-only in the original (its tests return early elsewhere): refused clearly here
+        ("script_powershell.lua", "the powershell format runs only on Windows"),
+        ("script_cmd.lua", "the cmd format runs only on Windows"),
+    ],
+)
+def test_script_formats_refused(fx, sysenv, name, message):
+    f = fx(name)
+    before = tree(sysenv.root)
+    res = f.run("apply")
+    assert res.returncode == 2, out_of(res)
+    assert message in res.stderr
+    assert "format must be" in res.stderr  # what the original's test checks
+    assert "init.lua:" in res.stderr
+    assert tree(sysenv.root) == before
+
+
+def test_pkg_jq_plans(fx):
+    """The original ignores its apply (a download from GitHub); we plan it: the jq
+    package from our catalogue and a bind that runs after it."""
+    f = fx("pkg_jq.lua")
+    res = f.run("plan", "--json")
+    ok(res)
+    doc = json.loads(res.stdout)
+    types = sorted(i["type"] for i in doc["manifest"]["items"])
+    assert types == ["bind", "package"]
+    bind = next(i for i in doc["manifest"]["items"] if i["type"] == "bind")
+    assert bind["props"]["depends_on"] == ["package#jq"]
+    assert "/bin/jq" in json.dumps(bind["props"]["actions"])
