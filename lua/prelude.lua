@@ -456,6 +456,8 @@ for k, v in pairs(cfg.core) do sys[k] = v end
 sys.facts = cfg.facts
 sys.data = cfg.data
 sys.dir = cfg.manifest_dir
+-- Where packages are linked (its bin/ is what syslua puts on PATH).
+sys.profile = cfg.profile_dir
 
 ------------------------------------------------------------------------------
 -- sys.build / sys.bind: low-level primitives whose actions are recorded now
@@ -468,6 +470,10 @@ sys.dir = cfg.manifest_dir
 
 local SCRIPT_FORMATS = { shell = "/bin/sh", bash = "/bin/bash" }
 local WINDOWS_FORMATS = { powershell = true, cmd = true }
+
+-- Methods added with sys.register_build_ctx_method / sys.register_bind_ctx_method.
+local ctx_methods = { ["sys.build"] = {}, ["sys.bind"] = {} }
+local BUILTIN_CTX = { exec = true, fetch_url = true, script = true, out = true }
 
 local function action_ctx(kind)
   local actions = {}
@@ -521,8 +527,20 @@ local function action_ctx(kind)
     local n = add({ kind = "script", interpreter = SCRIPT_FORMATS[format], name = file, content = content })
     return { stdout = "$${action:" .. n .. ":stdout}", path = "$${out}/tmp/" .. file }
   end
+  for name, fn in pairs(ctx_methods[kind]) do ctx[name] = fn end
   return ctx, actions
 end
+
+local function register_ctx_method(kind, api)
+  return function(name, fn)
+    if type(name) ~= "string" or name == "" then fail(api .. " expects a method name") end
+    if type(fn) ~= "function" then fail(api .. ": `" .. name .. "` must be a function(ctx, ...)") end
+    if BUILTIN_CTX[name] then fail(api .. ": `" .. name .. "` is built in and cannot be replaced") end
+    ctx_methods[kind][name] = fn
+  end
+end
+sys.register_build_ctx_method = register_ctx_method("sys.build", "sys.register_build_ctx_method")
+sys.register_bind_ctx_method = register_ctx_method("sys.bind", "sys.register_bind_ctx_method")
 
 -- What a primitive's `inputs` become in its JSON: a reference returned by a
 -- declaration is encoded by what it names and the outputs it hands over (so
@@ -713,6 +731,55 @@ function sys.path(rel)
   if type(rel) ~= "string" then fail("sys.path expects a path string") end
   return expand(rel)
 end
+
+------------------------------------------------------------------------------
+-- Lua 5.4 functions the original sys.lua's configs and modules use (we run
+-- LuaJIT, which is Lua 5.1 with some 5.2 extensions).
+------------------------------------------------------------------------------
+
+local function lua54_compat()
+  table.unpack = table.unpack or unpack
+  table.pack = table.pack or function(...) return { n = select("#", ...), ... } end
+  table.move = table.move or function(a1, f, e, t, a2)
+    a2 = a2 or a1
+    if e >= f then
+      if t > e or t <= f or a1 ~= a2 then
+        for i = 0, e - f do a2[t + i] = a1[f + i] end
+      else
+        for i = e - f, 0, -1 do a2[t + i] = a1[f + i] end
+      end
+    end
+    return a2
+  end
+  math.type = math.type or function(x)
+    if type(x) ~= "number" then return nil end
+    -- LuaJIT has one number type: whole numbers in the integer range count as integers.
+    if x == floor(x) and x >= -2^63 and x < 2^63 then return "integer" end
+    return "float"
+  end
+  math.tointeger = math.tointeger or function(x)
+    if math.type(x) == "integer" then return x end
+    return nil
+  end
+  math.maxinteger = math.maxinteger or 9007199254740991  -- exact in a double: 2^53 - 1
+  math.mininteger = math.mininteger or -9007199254740991
+  math.ult = math.ult or function(m, n)
+    if (m >= 0) == (n >= 0) then return m < n end
+    return m >= 0
+  end
+  -- string.format("%q") of LuaJIT and 5.4 agree for strings; 5.4's `%i` is `%d`.
+  local real_format = string.format
+  string.format = function(fmt, ...)
+    if type(fmt) == "string" and sfind(fmt, "%i", 1, true) then
+      fmt = sgsub(fmt, "%%(%%?)([-#+ 0]*%d*%.?%d*)i", function(esc, flags)
+        if esc == "%" then return "%%" .. flags .. "i" end
+        return "%" .. flags .. "d"
+      end)
+    end
+    return real_format(fmt, ...)
+  end
+end
+lua54_compat()
 
 ------------------------------------------------------------------------------
 -- The sandbox

@@ -26,7 +26,7 @@ from typing import Any
 
 from syslua.errors import ConfigError, Source
 from syslua.eval.constants import KEYS, LUA_CONSTANTS
-from syslua.paths import home, shipped_dirs
+from syslua.paths import Paths, home, shipped_dirs
 
 
 @dataclass(slots=True)
@@ -283,6 +283,7 @@ def run_config(
                 else pkgs_dir,
                 "check": limit.check if limit is not None else _never,
                 "digest": _digest,
+                "profile_dir": str(Paths.from_env().profile),
             }
         ),
         recursive=True,
