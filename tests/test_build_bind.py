@@ -291,8 +291,11 @@ def test_build_validation_errors(sysenv):
     res = sysenv.run("plan")
     assert res.returncode == 2 and "typo" in out_of(res), out_of(res)
     for body, message in [
-        ('sys.build { id = 5, create = function() end }', "`id` must be a non-empty string"),
-        ('sys.build { inputs = 5, create = function() end }', "`inputs` must be a table or a function"),
+        ("sys.build { id = 5, create = function() end }", "`id` must be a non-empty string"),
+        (
+            "sys.build { inputs = 5, create = function() end }",
+            "`inputs` must be a table or a function",
+        ),
         ("sys.build { id = 'x' }", "`create` must be a function(inputs, ctx)"),
         (
             "sys.bind { create = function() end, check = function() return true end }",

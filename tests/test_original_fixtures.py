@@ -138,12 +138,13 @@ def test_bind_create_and_destroy(fx):
     assert f.plan_counts() == {"build": 0, "bind": 1}  # plan_bind_shows_count
     assert f.applied() == {"bind": ["test-bind"]}  # "Binds applied: 1"
     assert marker.read_text() == "created\n"
-    # destroy_removes_bind_artifacts: `sys destroy` comes from another issue; an
-    # empty config removes the bind the same way, through its destroy.
-    (f.dir / "init.lua").write_text(
-        "return { inputs = {}, setup = function(_) end }\n"
-    )
-    ok(f.run("apply", "--allow-empty"))
+    # destroy_removes_bind_artifacts, destroy_is_idempotent, destroy_dry_run_shows_plan
+    res = f.sysenv.run("destroy", "--dry-run")
+    ok(res)
+    assert marker.exists()
+    ok(f.sysenv.run("destroy"))
+    assert not marker.exists()
+    ok(f.sysenv.run("destroy"))
     assert not marker.exists()
 
 

@@ -79,7 +79,11 @@ function M.setup(groups)
         return { name = inputs.name }
       end,
       destroy = function(outputs, ctx)
-        ctx:exec({ bin = "groupdel", args = tool(prefix, outputs.name) })
+        -- a group already gone (deleted by hand) is removed: nothing to do
+        local present = ctx:exec({ bin = "/bin/sh", args = { "-c",
+          'grep -q "^$1:" "$2" && printf yes || printf no', "sh", outputs.name, etc_group } })
+        ctx:exec({ bin = "/bin/sh", args = { "-c", '[ "$1" = no ] && exit 0; shift; exec "$@"', "sh", present,
+          "groupdel", table.unpack(tool(prefix, outputs.name)) } })
       end,
       check = function(outputs, _, ctx)
         local missing = ctx:exec({ bin = "/bin/sh", args = { "-c",

@@ -321,7 +321,7 @@ def _never() -> bool:
     return False
 
 
-_CHUNK = r"#\d+(?=:\d+:)"
+_CHUNK = r"#\d+(?=:\d+\b)"  # "#2:12: msg", and "File: #2:12" (syslua.priority)
 
 
 def _unchunk(message: str, chunks: dict[str, str]) -> str:

@@ -102,7 +102,11 @@ def finalize(manifest: Manifest) -> Manifest:
         for s in strings(props):
             for m in re.finditer(_BY_ID, s):
                 hash_of((m.group(1), m.group(2)))
-        body = {k: v for k, v in props.items() if k not in ("depends_on", "hash", "check", "check_result")}
+        body = {
+            k: v
+            for k, v in props.items()
+            if k not in ("depends_on", "hash", "check", "check_result")
+        }
         digest = hashlib.sha256(
             canonical_json({"type": key[0], "id": key[1], **_substitute(body, hashes)}).encode()
         ).hexdigest()
