@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import HEADER, ok, q, tree
 from conftest import out as out_of
 from httpserver import LocalServer

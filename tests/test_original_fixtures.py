@@ -25,10 +25,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from conftest import ok
+from conftest import ok, tree
 from conftest import out as out_of
-from conftest import tree
 
 ORIGINAL = Path(__file__).parent / "data" / "original"
 ENTRY_POINT = False
