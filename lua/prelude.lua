@@ -207,11 +207,20 @@ end
 -- The frame of the config line that made the declaration: skip frames that
 -- belong to this prelude so wrappers (env, package's __call) report the user.
 local PRELUDE_SOURCE = getinfo(1, "S").source
+-- Frames of syslua's own `require('syslua')` library are skipped too, so a
+-- declaration made by syslua.pkgs or syslua.groups is located at the
+-- config line that called it.
+local LIBRARY_DIR = cfg.lua_dir .. "/syslua/"
+local function in_library(src)
+  local path = source_path(src)
+  return path ~= nil and ssub(path, 1, #LIBRARY_DIR) == LIBRARY_DIR
+end
+
 local function caller(level)
   while true do
     local info = getinfo(level, "Sl")
     if not info then return "=?", 0 end
-    if info.source ~= PRELUDE_SOURCE and info.what ~= "C" then
+    if info.source ~= PRELUDE_SOURCE and info.what ~= "C" and not in_library(info.source) then
       return info.source, info.currentline
     end
     level = level + 1

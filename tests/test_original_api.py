@@ -671,3 +671,25 @@ def test_users_and_groups_under_an_accounts_prefix(sysenv, monkeypatch):
     assert not any(
         line.startswith("devs:") for line in (accounts / "etc" / "group").read_text().splitlines()
     )
+
+
+def test_build_output_holding_an_action_result(sysenv):
+    """`return { version = ctx:exec(...) }`: the result is recorded when built."""
+    config(
+        sysenv,
+        """
+        local b = sys.build {
+          id = "ver",
+          create = function(_, ctx)
+            local r = ctx:script("shell", "echo 1.2.3")
+            return { out = ctx.out, version = ctx:exec("echo v" .. r.stdout), script = r.path }
+          end,
+        }
+        file { path = "~/ver.txt", content = b.outputs.version .. " " .. b.outputs.script }
+        """,
+    )
+    ok(sysenv.run("apply"))
+    [t] = trees(sysenv, "-ver")
+    assert (sysenv.home / "ver.txt").read_text() == f"v1.2.3 {t}/tmp/script_1.sh"
+    ok(sysenv.run("apply"))  # and again from the store, without building
+    assert (sysenv.home / "ver.txt").read_text() == f"v1.2.3 {t}/tmp/script_1.sh"
