@@ -260,6 +260,13 @@ def test_script_formats_refused(fx, sysenv, name, message):
     assert tree(sysenv.root) == before
 
 
+def test_git_input(fx):
+    """Its input is https://github.com/octocat/Hello-World.git: tests never reach the
+    network (the original marks this test #[ignore] too). Git inputs are tested with
+    local bare repositories where the entry point and inputs are built."""
+    pytest.skip("needs github.com; git inputs are covered with local bare repositories")
+
+
 def test_pkg_jq_plans(fx):
     """The original ignores its apply (a download from GitHub); we plan it: the jq
     package from our catalogue and a bind that runs after it."""
