@@ -208,11 +208,20 @@ end
 -- The frame of the config line that made the declaration: skip frames that
 -- belong to this prelude so wrappers (env, package's __call) report the user.
 local PRELUDE_SOURCE = getinfo(1, "S").source
+-- Frames of syslua's own `require('syslua')` library are skipped too, so a
+-- declaration made by syslua.pkgs or syslua.groups is located at the
+-- config line that called it.
+local LIBRARY_DIR = cfg.lua_dir .. "/syslua/"
+local function in_library(src)
+  local path = source_path(src)
+  return path ~= nil and ssub(path, 1, #LIBRARY_DIR) == LIBRARY_DIR
+end
+
 local function caller(level)
   while true do
     local info = getinfo(level, "Sl")
     if not info then return "=?", 0 end
-    if info.source ~= PRELUDE_SOURCE and info.what ~= "C" then
+    if info.source ~= PRELUDE_SOURCE and info.what ~= "C" and not in_library(info.source) then
       return info.source, info.currentline
     end
     level = level + 1
@@ -457,78 +466,231 @@ for k, v in pairs(cfg.core) do sys[k] = v end
 sys.facts = cfg.facts
 sys.data = cfg.data
 sys.dir = cfg.manifest_dir
+-- Where packages are linked (its bin/ is what syslua puts on PATH).
+sys.profile = cfg.profile_dir
 
 ------------------------------------------------------------------------------
 -- sys.build / sys.bind: low-level primitives whose actions are recorded now
--- and performed at apply time (placeholders are resolved then).
+-- and performed at apply time (placeholders are resolved then). The
+-- callbacks have the original sys.lua's signatures:
+--   build: create(inputs, ctx)
+--   bind:  create(inputs, ctx), update(outputs, inputs, ctx),
+--          destroy(outputs, ctx), check(outputs, inputs, ctx) -> { drifted, message }
 ------------------------------------------------------------------------------
+
+local SCRIPT_FORMATS = { shell = "/bin/sh", bash = "/bin/bash" }
+local WINDOWS_FORMATS = { powershell = true, cmd = true }
+
+-- Methods added with sys.register_build_ctx_method / sys.register_bind_ctx_method.
+local ctx_methods = { ["sys.build"] = {}, ["sys.bind"] = {} }
+local BUILTIN_CTX = { exec = true, fetch_url = true, script = true, out = true }
 
 local function action_ctx(kind)
   local actions = {}
+  local scripts = {}  -- script file names used in this phase
   local ctx = { out = "$${out}" }
+  local function add(action)
+    actions[#actions + 1] = action
+    return #actions
+  end
   function ctx:exec(spec)
-    if type(spec) ~= "table" or type(spec.bin) ~= "string" then
-      fail(kind .. ": ctx:exec expects { bin = \"...\", args = {...}, env = {...}, cwd = \"...\" }")
+    if type(spec) == "string" then
+      spec = { bin = "/bin/sh", args = { "-c", spec } }
     end
-    actions[#actions + 1] = { kind = "exec", bin = spec.bin, args = spec.args or {}, env = spec.env or {}, cwd = spec.cwd }
-    return "$${action:" .. #actions .. ":stdout}"
+    if type(spec) ~= "table" or type(spec.bin) ~= "string" then
+      fail(kind .. ": ctx:exec expects a command string or { bin = \"...\", args = {...}, env = {...}, cwd = \"...\" }")
+    end
+    local n = add({ kind = "exec", bin = spec.bin, args = spec.args or {}, env = spec.env or {}, cwd = spec.cwd })
+    return "$${action:" .. n .. ":stdout}"
   end
   function ctx:fetch_url(url, sha256)
     if type(url) ~= "string" or type(sha256) ~= "string" then
       fail(kind .. ": ctx:fetch_url expects (url, sha256)")
     end
-    actions[#actions + 1] = { kind = "fetch", url = url, sha256 = sha256 }
-    return "$${action:" .. #actions .. ":path}"
+    local n = add({ kind = "fetch", url = url, sha256 = sha256 })
+    return "$${action:" .. n .. ":path}"
   end
+  function ctx:script(format, content, opts)
+    if WINDOWS_FORMATS[format] then
+      fail(kind .. ": ctx:script: the " .. format .. " format runs only on Windows; on "
+        .. cfg.core.os .. " the format must be 'shell' or 'bash'")
+    end
+    if not SCRIPT_FORMATS[format] then
+      fail(kind .. ": ctx:script: format must be 'shell' or 'bash' ('powershell' and 'cmd' on Windows), got "
+        .. (type(format) == "string" and ("'" .. format .. "'") or type(format)))
+    end
+    if type(content) ~= "string" then fail(kind .. ": ctx:script: the script content must be a string") end
+    if opts ~= nil and type(opts) ~= "table" then fail(kind .. ": ctx:script: options must be a table such as { name = \"build\" }") end
+    local name = opts and opts.name
+    if name == nil then
+      local i = #scripts + 1
+      name = "script_" .. i
+      while scripts[name] do i = i + 1; name = "script_" .. i end
+    elseif type(name) ~= "string" or not sfind(name, "^[%w][%w._-]*$") then
+      fail(kind .. ": ctx:script: `name` must be a file name (letters, digits, '.', '_', '-'), got " .. tostring(name))
+    elseif scripts[name] then
+      fail(kind .. ": ctx:script: a script named `" .. name .. "` was already written in this phase")
+    end
+    scripts[name] = true
+    scripts[#scripts + 1] = name
+    local file = name .. ".sh"
+    local n = add({ kind = "script", interpreter = SCRIPT_FORMATS[format], name = file, content = content })
+    return { stdout = "$${action:" .. n .. ":stdout}", path = "$${out}/tmp/" .. file }
+  end
+  for name, fn in pairs(ctx_methods[kind]) do ctx[name] = fn end
   return ctx, actions
 end
 
-local function record_primitive(kind, spec, phases)
+local function register_ctx_method(kind, api)
+  return function(name, fn)
+    if type(name) ~= "string" or name == "" then fail(api .. " expects a method name") end
+    if type(fn) ~= "function" then fail(api .. ": `" .. name .. "` must be a function(ctx, ...)") end
+    if BUILTIN_CTX[name] then fail(api .. ": `" .. name .. "` is built in and cannot be replaced") end
+    ctx_methods[kind][name] = fn
+  end
+end
+sys.register_build_ctx_method = register_ctx_method("sys.build", "sys.register_build_ctx_method")
+sys.register_bind_ctx_method = register_ctx_method("sys.bind", "sys.register_bind_ctx_method")
+
+-- What a primitive's `inputs` become in its JSON: a reference returned by a
+-- declaration is encoded by what it names and the outputs it hands over (so
+-- a build's hash follows the builds it uses); `deps` collects the references
+-- so the primitive runs after them.
+local function encode_inputs(v, deps, depth)
+  if depth > 64 then fail("inputs are nested deeper than 64 levels (is a table inside itself?)") end
+  if type(v) ~= "table" then return v end
+  if getmetatable(v) == REF then
+    deps[#deps + 1] = v
+    local outs = rawget(v, "outputs")
+    return { ref = concat(ref_names(v), ", "), outputs = outs }
+  end
+  if getmetatable(v) == PRIO then return v end
+  local out = {}
+  for k, x in pairs(v) do out[k] = encode_inputs(x, deps, depth + 1) end
+  return out
+end
+
+local PHASES = {
+  build = { create = true },
+  bind = { create = true, update = true, destroy = true, check = true },
+}
+
+local primitive_ids = { build = {}, bind = {} }  -- id -> { rec, ref }: `replace` and duplicates
+
+local function record_primitive(kind, spec)
   local key_name = KEY[kind]
-  if type(spec) ~= "table" then fail("sys." .. kind .. " expects a table { " .. key_name .. " = ..., create = function ... }") end
-  local id = spec[key_name]
-  if type(id) ~= "string" or id == "" then fail("sys." .. kind .. ": `" .. key_name .. "` must be a non-empty string") end
-  if type(spec.create) ~= "function" then fail("sys." .. kind .. ": `create` must be a function(inputs, ctx)") end
+  local phases = PHASES[kind]
+  if type(spec) ~= "table" then fail("sys." .. kind .. " expects a table { create = function(inputs, ctx) ... end, ... }") end
   for k in pairs(spec) do
-    local ok = k == key_name or k == "inputs" or k == "depends_on"
-    for _, p in ipairs(phases) do if k == p then ok = true end end
-    if not ok then fail("sys." .. kind .. ": unknown field `" .. tostring(k) .. "`") end
+    local ok = k == key_name or k == "inputs" or k == "depends_on" or k == "replace" or phases[k]
+    if not ok then
+      local fields = kind == "build" and "id, inputs, create, replace, depends_on"
+        or "id, inputs, create, update, destroy, check, replace, depends_on"
+      fail("sys." .. kind .. ": unknown field `" .. tostring(k) .. "` (fields: " .. fields .. ")")
+    end
+  end
+  local id = spec[key_name]
+  if id ~= nil and (type(id) ~= "string" or id == "") then
+    fail("sys." .. kind .. ": `" .. key_name .. "` must be a non-empty string")
+  end
+  if type(spec.create) ~= "function" then fail("sys." .. kind .. ": `create` must be a function(inputs, ctx)") end
+  for phase in pairs(phases) do
+    if spec[phase] ~= nil and type(spec[phase]) ~= "function" then
+      fail("sys." .. kind .. ": `" .. phase .. "` must be a function")
+    end
+  end
+  if spec.replace ~= nil and type(spec.replace) ~= "boolean" then
+    fail("sys." .. kind .. ": `replace` must be true or false")
   end
   local src, line = caller(3)
-  local inputs = spec.inputs or {}
+  local inputs = spec.inputs
+  if type(inputs) == "function" then inputs = inputs() end
+  if inputs == nil then inputs = {} end
+  if type(inputs) ~= "table" or getmetatable(inputs) == REF then
+    fail("sys." .. kind .. ": `inputs` must be a table or a function returning one, got " .. type(inputs))
+  end
+  local deps = {}
+  local encoded_inputs = encode_inputs(inputs, deps, 1)
+  local depends_on = spec.depends_on
+  if #deps > 0 then
+    local all = {}
+    if getmetatable(depends_on) == REF or type(depends_on) == "string" then
+      all[1] = depends_on
+    elseif type(depends_on) == "table" then
+      for _, d in ipairs(depends_on) do all[#all + 1] = d end
+    end
+    for _, d in ipairs(deps) do all[#all + 1] = d end
+    depends_on = all
+  end
   local ctx, actions = action_ctx("sys." .. kind)
   local outputs = spec.create(inputs, ctx)
   if outputs == nil then outputs = { out = ctx.out } end
   if type(outputs) ~= "table" then fail("sys." .. kind .. ": create must return a table of outputs (or nothing)") end
-  local props = { [key_name] = id, inputs = inputs, actions = actions, outputs = outputs, depends_on = spec.depends_on }
+  local props = { inputs = encoded_inputs, actions = actions, outputs = outputs, depends_on = depends_on }
   -- Placeholders for this primitive's own outputs, handed to its other phases.
   local selfs = {}
   for name in pairs(outputs) do selfs[name] = "$${self:" .. name .. "}" end
-  for _, phase in ipairs(phases) do
-    if phase ~= "create" and spec[phase] ~= nil then
-      if type(spec[phase]) ~= "function" then fail("sys." .. kind .. ": `" .. phase .. "` must be a function") end
+  for _, phase in ipairs({ "update", "destroy", "check" }) do
+    if phases[phase] and spec[phase] ~= nil then
       local pctx, pactions = action_ctx("sys." .. kind)
-      local result = spec[phase](selfs, pctx, inputs)
+      local result
+      if phase == "destroy" then
+        result = spec[phase](selfs, pctx)
+      else
+        result = spec[phase](selfs, inputs, pctx)
+      end
       props[phase] = pactions
       if phase == "update" and type(result) == "table" then props.update_outputs = result end
+      if phase == "check" then
+        if type(result) ~= "table" then
+          fail("sys.bind: check must return a table { drifted = <boolean>, message = <string> }, got " .. type(result))
+        end
+        local d = result.drifted
+        if type(d) ~= "boolean" and type(d) ~= "string" then
+          fail("sys.bind: check: `drifted` must be a boolean (or the result of ctx:exec), got " .. type(d))
+        end
+        if result.message ~= nil and type(result.message) ~= "string" then
+          fail("sys.bind: check: `message` must be a string")
+        end
+        props.check_result = { drifted = d, message = result.message }
+      end
     end
   end
+  if id == nil then
+    -- Without an id the declaration is named by what it does, like the original's hash.
+    local ok, body = pcall(to_json, props, "sys." .. kind)
+    if not ok then fail(body) end
+    id = kind .. "-" .. cfg.digest(body)
+  end
+  props[key_name] = id
   local ok, json = pcall(to_json, props, "sys." .. kind)
   if not ok then fail(json) end
+  local seen = primitive_ids[kind][id]
+  if seen then
+    if seen.rec.p == json then return seen.ref end  -- the same declaration twice: one item
+    if not spec.replace then
+      fail("sys." .. kind .. ": a " .. kind .. " with id `" .. id .. "` is already declared at "
+        .. where_of(seen.rec.s, seen.rec.l) .. "; use `replace = true` to override it, or another id")
+    end
+    seen.rec.dropped = true
+  end
   local rec = add_record(kind, src, line, nil, json)
   local ref = make_ref1(kind, id, rec)
   local outs = {}
   for name in pairs(outputs) do outs[name] = "$${" .. kind .. ":@" .. id .. ":" .. name .. "}" end
   rawset(ref, "outputs", outs)
+  rawset(ref, "id", id)
+  rawset(ref, "inputs", inputs)
+  primitive_ids[kind][id] = { rec = rec, ref = ref }
   return ref
 end
 
 function sys.build(spec)
-  return record_primitive("build", spec, { "create" })
+  return record_primitive("build", spec)
 end
 
 function sys.bind(spec)
-  return record_primitive("bind", spec, { "create", "update", "destroy", "check" })
+  return record_primitive("bind", spec)
 end
 
 function sys.readFile(path)
@@ -640,6 +802,55 @@ function sys.getenv(name)
   return real_getenv(name)
 end
 sys.is_elevated = cfg.is_elevated == true
+
+------------------------------------------------------------------------------
+-- Lua 5.4 functions the original sys.lua's configs and modules use (we run
+-- LuaJIT, which is Lua 5.1 with some 5.2 extensions).
+------------------------------------------------------------------------------
+
+local function lua54_compat()
+  table.unpack = table.unpack or unpack
+  table.pack = table.pack or function(...) return { n = select("#", ...), ... } end
+  table.move = table.move or function(a1, f, e, t, a2)
+    a2 = a2 or a1
+    if e >= f then
+      if t > e or t <= f or a1 ~= a2 then
+        for i = 0, e - f do a2[t + i] = a1[f + i] end
+      else
+        for i = e - f, 0, -1 do a2[t + i] = a1[f + i] end
+      end
+    end
+    return a2
+  end
+  math.type = math.type or function(x)
+    if type(x) ~= "number" then return nil end
+    -- LuaJIT has one number type: whole numbers in the integer range count as integers.
+    if x == floor(x) and x >= -2^63 and x < 2^63 then return "integer" end
+    return "float"
+  end
+  math.tointeger = math.tointeger or function(x)
+    if math.type(x) == "integer" then return x end
+    return nil
+  end
+  math.maxinteger = math.maxinteger or 9007199254740991  -- exact in a double: 2^53 - 1
+  math.mininteger = math.mininteger or -9007199254740991
+  math.ult = math.ult or function(m, n)
+    if (m >= 0) == (n >= 0) then return m < n end
+    return m >= 0
+  end
+  -- string.format("%q") of LuaJIT and 5.4 agree for strings; 5.4's `%i` is `%d`.
+  local real_format = string.format
+  string.format = function(fmt, ...)
+    if type(fmt) == "string" and sfind(fmt, "%i", 1, true) then
+      fmt = sgsub(fmt, "%%(%%?)([-#+ 0]*%d*%.?%d*)i", function(esc, flags)
+        if esc == "%" then return "%%" .. flags .. "i" end
+        return "%" .. flags .. "d"
+      end)
+    end
+    return real_format(fmt, ...)
+  end
+end
+lua54_compat()
 
 ------------------------------------------------------------------------------
 -- The sandbox
@@ -1056,9 +1267,10 @@ end
 -- Everything declared, as one JSON document.
 function hooks.export()
   local parts = {}
-  for i, r in ipairs(decls) do
-    parts[i] = sformat('{"t":%s,"s":%s,"l":%d,"q":%d,"w":%s,"p":%s}',
+  for _, r in ipairs(decls) do
+    if not r.dropped then parts[#parts + 1] = sformat('{"t":%s,"s":%s,"l":%d,"q":%d,"w":%s,"p":%s}',
       quote(r.t), quote(source_path(r.s) or r.s), r.l, r.q, r.w and sformat("%d", r.w) or "null", r.p)
+    end
   end
   local ins = {}
   for i, p in ipairs(input_list) do ins[i] = quote(p) end

@@ -47,7 +47,7 @@ function M.marker(id, opts)
       local p = ctx:exec { bin = "/bin/sh", args = { "-c", 'mktemp -p "$1" ' .. id .. '.XXXXXX', "sh", inputs.dir } }
       return { path = p, version = tostring(inputs.version) }
     end,
-    update = opts.update and function(outputs, ctx, inputs)
+    update = opts.update and function(outputs, inputs, ctx)
       ctx:exec { bin = "/bin/sh", args = { "-c", 'echo "$1 $2 -> $3" >> "$4"', "sh", outputs.path, outputs.version,
         tostring(inputs.version), sys.path("~/update.log") } }
       return { path = outputs.path, version = tostring(inputs.version) }
@@ -56,8 +56,9 @@ function M.marker(id, opts)
       ctx:exec { bin = "/bin/sh", args = { "-c", opts.destroy or 'echo "$1" >> "$2"; rm -f "$1"', "sh", outputs.path,
         sys.path("~/destroy.log") } }
     end,
-    check = function(outputs, ctx)
-      ctx:exec { bin = "/bin/test", args = { "-f", outputs.path } }
+    check = function(outputs, inputs, ctx)
+      local state = ctx:exec { bin = "/bin/sh", args = { "-c", 'test -f "$1" && printf false || printf true', "sh", outputs.path } }
+      return { drifted = state, message = "the marker file is missing" }
     end,
   }
 end
@@ -289,9 +290,31 @@ def test_build_validation_errors(sysenv):
     config(sysenv, 'sys.build { id = "x", create = function() end, typo = 1 }\n')
     res = sysenv.run("plan")
     assert res.returncode == 2 and "typo" in out_of(res), out_of(res)
-    config(sysenv, "sys.build { create = function() end }\n")
-    res = sysenv.run("plan")
-    assert res.returncode == 2 and "id" in out_of(res), out_of(res)
+    for body, message in [
+        ("sys.build { id = 5, create = function() end }", "`id` must be a non-empty string"),
+        (
+            "sys.build { inputs = 5, create = function() end }",
+            "`inputs` must be a table or a function",
+        ),
+        ("sys.build { id = 'x' }", "`create` must be a function(inputs, ctx)"),
+        (
+            "sys.bind { create = function() end, check = function() return true end }",
+            "check must return a table { drifted = <boolean>, message = <string> }",
+        ),
+        (
+            "sys.bind { create = function() end, check = function() return { drifted = 1 } end }",
+            "`drifted` must be a boolean",
+        ),
+        (
+            "sys.build { id = 'a', create = function() end }\n"
+            "sys.build { id = 'a', inputs = { v = 2 }, create = function() end }",
+            "a build with id `a` is already declared at",
+        ),
+    ]:
+        config(sysenv, body + "\n")
+        res = sysenv.run("plan")
+        assert res.returncode == 2 and message in out_of(res), out_of(res)
+        assert "sys.lua:" in out_of(res)
 
 
 # -- binds --------------------------------------------------------------------

@@ -56,6 +56,7 @@ function lib.fetchGitHub(spec) end
 ---@field data table data handed down by a parent `apply` ({} in the root config)
 ---@field dir string the directory of the manifest being evaluated
 ---@field is_elevated boolean whether `sys` runs as root (the original sys.lua's name)
+---@field profile string where packages are linked; its bin/ is on PATH
 sys = {}
 
 ---The value of an environment variable, or nil when it is not set.
@@ -108,12 +109,13 @@ function sys.path(rel) end
 
 ---What a phase function of sys.build or sys.bind records its actions with.
 ---@class SysluaActionCtx
----@field out string a build's output directory in the store
+---@field out string the build's output directory (in the store once built), or the bind's own directory
 local SysluaActionCtx = {}
 
 ---Record running a program directly (no shell; `bin` without a `/` is looked
----up in PATH). Returns a placeholder for its trimmed stdout.
----@param spec {bin: string, args?: string[], env?: table<string,string>, cwd?: string}
+---up in PATH), or a command string run with /bin/sh -c. Returns a
+---placeholder for its trimmed stdout.
+---@param spec {bin: string, args?: string[], env?: table<string,string>, cwd?: string}|string
 ---@return string
 function SysluaActionCtx:exec(spec) end
 
@@ -123,27 +125,45 @@ function SysluaActionCtx:exec(spec) end
 ---@return string
 function SysluaActionCtx:fetch_url(url, sha256) end
 
+---Record writing `content` to `ctx.out/tmp/<name>.sh` (kept) and running it
+---with /bin/sh ("shell") or /bin/bash ("bash"); "powershell" and "cmd" are
+---Windows-only and refused here. `opts.name` defaults to script_1, script_2...
+---@param format "shell"|"bash"
+---@param content string
+---@param opts? {name?: string}
+---@return {stdout: string, path: string}
+function SysluaActionCtx:script(format, content, opts) end
+
 ---The reference sys.build and sys.bind return: `outputs.<name>` is a
 ---placeholder for that output, usable in any property of any other item.
+---Given in another build's or bind's `inputs`, it also orders that one after it.
 ---@class SysluaPrimitiveRef: SysluaRef
 ---@field outputs table<string,string>
+---@field id string
+---@field inputs table
 
 ---@alias SysluaDependsOn SysluaRef|string|(SysluaRef|string)[]
 
 ---@class SysluaBuildSpec
----@field id string unique among builds
----@field inputs? table any data, passed to create; part of the build's hash
+---@field id? string unique among builds (default: named by a digest of what it does)
+---@field inputs? table|fun(): table any data, passed to create; part of the build's hash
 ---@field depends_on? SysluaDependsOn
+---@field replace? boolean replace an earlier build with the same id instead of failing
 ---@field create fun(inputs: table, ctx: SysluaActionCtx): table<string,string>? returns the outputs (default { out = ctx.out })
 
+---@class SysluaCheckResult
+---@field drifted boolean|string true (or a ctx:exec result printing "true") when the bind's effect is gone
+---@field message? string shown by `sys status` and `sys plan`
+
 ---@class SysluaBindSpec
----@field id string unique among binds
----@field inputs? table any data, passed to every phase
+---@field id? string unique among binds; needed for `update` (default: named by a digest of what it does)
+---@field inputs? table|fun(): table any data, passed to create, update and check
 ---@field depends_on? SysluaDependsOn
+---@field replace? boolean replace an earlier bind with the same id instead of failing
 ---@field create fun(inputs: table, ctx: SysluaActionCtx): table<string,string>? returns the outputs it records
----@field update? fun(outputs: table<string,string>, ctx: SysluaActionCtx, inputs: table): table<string,string>? returns the new outputs
----@field destroy? fun(outputs: table<string,string>, ctx: SysluaActionCtx, inputs: table) undoes create
----@field check? fun(outputs: table<string,string>, ctx: SysluaActionCtx, inputs: table) fails when the bind's effect is gone
+---@field update? fun(outputs: table<string,string>, inputs: table, ctx: SysluaActionCtx): table<string,string>? returns the new outputs
+---@field destroy? fun(outputs: table<string,string>, ctx: SysluaActionCtx) undoes create
+---@field check? fun(outputs: table<string,string>, inputs: table, ctx: SysluaActionCtx): SysluaCheckResult
 
 ---Something built into the store once, cached by the hash of everything it is made from.
 ---@param spec SysluaBuildSpec
@@ -154,3 +174,13 @@ function sys.build(spec) end
 ---@param spec SysluaBindSpec
 ---@return SysluaPrimitiveRef
 function sys.bind(spec) end
+
+---Add a method to every build context (called as ctx:name(...)); exec, fetch_url, script and out stay built in.
+---@param name string
+---@param fn fun(ctx: SysluaActionCtx, ...): any
+function sys.register_build_ctx_method(name, fn) end
+
+---Add a method to every bind context (called as ctx:name(...)).
+---@param name string
+---@param fn fun(ctx: SysluaActionCtx, ...): any
+function sys.register_bind_ctx_method(name, fn) end

@@ -334,6 +334,8 @@ def run_config(
                 else pkgs_dir,
                 "check": limit.check if limit is not None else _never,
                 "is_elevated": os.geteuid() == 0,
+                "digest": _digest,
+                "profile_dir": str(Paths.from_env().profile),
             }
         ),
         recursive=True,
@@ -406,11 +408,18 @@ def _run_entry(
     return resolution
 
 
+def _digest(data: bytes) -> bytes:
+    """A short content digest naming a `sys.build`/`sys.bind` declared without an id."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()[:16].encode()
+
+
 def _never() -> bool:
     return False
 
 
-_CHUNK = r"#\d+(?=:\d+:)"
+_CHUNK = r"#\d+(?=:\d+\b)"  # "#2:12: msg", and "File: #2:12" (syslua.priority)
 
 
 def _unchunk(message: str, chunks: dict[str, str]) -> str:

@@ -2,7 +2,8 @@
 
 While Lua runs, a primitive's outputs are named by id (`$${build:@tools:out}`),
 because its hash depends on everything it declares. After merging, each
-primitive's hash is computed from its id, inputs, actions and outputs (with
+primitive's hash is computed from its id, inputs, actions and outputs (not
+its `check`, which only watches for drift, as in the original; with
 the placeholders of the primitives it uses already replaced, so a change
 anywhere below changes the hash), and every `@id` in every item becomes the
 hash: `$${build:<hash>:out}`, `$${bind:<hash>:<output>}`.
@@ -101,7 +102,11 @@ def finalize(manifest: Manifest) -> Manifest:
         for s in strings(props):
             for m in re.finditer(_BY_ID, s):
                 hash_of((m.group(1), m.group(2)))
-        body = {k: v for k, v in props.items() if k not in ("depends_on", "hash")}
+        body = {
+            k: v
+            for k, v in props.items()
+            if k not in ("depends_on", "hash", "check", "check_result")
+        }
         digest = hashlib.sha256(
             canonical_json({"type": key[0], "id": key[1], **_substitute(body, hashes)}).encode()
         ).hexdigest()

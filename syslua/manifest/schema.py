@@ -895,6 +895,7 @@ SCHEMAS: dict[str, TypeSchema] = {
             Prop("destroy", anything),
             Prop("check", anything),
             Prop("update_outputs", anything),
+            Prop("check_result", anything),
         ],
     ),
 }

@@ -38,8 +38,11 @@ def run_actions(
             )
             local[f"action:{n}:path"] = str(path)
             continue
-        bin_ = resolver.resolve(action["bin"], local)
-        args = [resolver.resolve(str(a), local) for a in action.get("args") or ()]
+        if action["kind"] == "script":
+            bin_, args = action["interpreter"], [_write_script(what, n, action, local, resolver)]
+        else:
+            bin_ = resolver.resolve(action["bin"], local)
+            args = [resolver.resolve(str(a), local) for a in action.get("args") or ()]
         env = [
             f"{k}={resolver.resolve(str(v), local)}"
             for k, v in sorted((action.get("env") or {}).items())
@@ -66,6 +69,25 @@ def run_actions(
             )
         local[f"action:{n}:stdout"] = result.stdout.strip()
     return local
+
+
+def _write_script(
+    what: str, n: int, action: Mapping[str, Any], local: dict[str, str], resolver: Any
+) -> str:
+    """Write a `ctx:script` body to `$${out}/tmp/<name>` (kept for debugging); its path."""
+    from pathlib import Path
+
+    from syslua.fsutil import atomic_write, make_dir
+
+    out = local.get("out")
+    if out is None:
+        raise ResourceError(f"{what} action {n} (script): no output directory to write it to")
+    tmp = Path(out) / "tmp"
+    make_dir(tmp, 0o755)
+    path = tmp / action["name"]
+    atomic_write(path, resolver.resolve(action["content"], local).encode(), 0o755)
+    local[f"action:{n}:path"] = str(path)
+    return str(path)
 
 
 def _quote(arg: str) -> str:

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from syslua.manifest.model import Item, thaw
+from syslua.manifest.model import Item
 from syslua.resources import bind_phases as phases
-from syslua.resources.actions import run_actions
 from syslua.resources.base import (
     CREATE,
     NONE,
@@ -33,7 +32,6 @@ from syslua.resources.base import (
     Context,
     Decision,
     Removal,
-    ResourceError,
     ResourceType,
     UndoContext,
 )
@@ -41,7 +39,6 @@ from syslua.resources.base import (
 # The state files and the phases are the provider's (bind_phases); these names
 # stay importable from here for the engine (`bind.undo_record`) and the status below.
 from syslua.resources.bind_phases import load_outputs, state_file, undo_record
-from syslua.resources.bind_phases import self_placeholders as _self
 
 __all__ = ["BindType", "load_outputs", "state_file", "undo_record"]
 
@@ -56,11 +53,8 @@ class BindType(ResourceType):
     def status(self, item: Item, ctx: Context) -> dict[str, Any]:
         outputs = load_outputs(ctx.paths.state, item.get("hash")) if ctx.paths else None
         drift = None
-        if outputs is not None and item.get("check"):
-            try:
-                run_actions(f"bind {item.key} check", thaw(item.get("check")), ctx, _self(outputs))
-            except ResourceError as e:
-                drift = str(e)
+        if outputs is not None and (item.get("check") or item.get("check_result")):
+            drift = phases.check(item, outputs, ctx)
         return {"outputs": outputs, "drift": drift, "previous": self._previous(item, ctx)}
 
     def _previous(self, item: Item, ctx: Context) -> Item | None:

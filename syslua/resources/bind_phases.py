@@ -25,6 +25,52 @@ def state_file(state_dir: Path, digest: str) -> Path:
     return state_dir / "binds" / f"{digest}.json"
 
 
+def out_dir(state_dir: Path, bind_id: str) -> Path:
+    """A bind's own directory (`ctx.out`): kept from create until destroy, one per id."""
+    import hashlib
+
+    return state_dir / "bind-out" / hashlib.sha256(bind_id.encode()).hexdigest()[:24]
+
+
+def _with_out(state_dir: Path, bind_id: str, local: dict[str, str]) -> dict[str, str]:
+    path = out_dir(state_dir, bind_id)
+    make_dir(path, PRIVATE_DIR)
+    return {**local, "out": str(path)}
+
+
+def _drop_out(state_dir: Path, bind_id: str) -> None:
+    import shutil
+
+    shutil.rmtree(out_dir(state_dir, bind_id), ignore_errors=True)
+
+
+def check(item: Item, outputs: dict[str, Any], ctx: Context) -> str | None:
+    """Run a bind's check with its recorded outputs: None when in order, else why it drifted.
+
+    The check's actions run first (one that fails is drift, with its error);
+    then its `drifted` (a boolean, or an action's output: "true" means drifted)
+    and `message` are resolved.
+    """
+    from syslua.resources.base import ResourceError
+
+    state = ctx.paths.state if ctx.paths else None
+    local = self_placeholders(outputs)
+    if state is not None:
+        local["out"] = str(out_dir(state, item.key))
+    try:
+        local = run_actions(f"bind {item.key} check", thaw(item.get("check") or []), ctx, local)
+        result = thaw(item.get("check_result") or {})
+        drifted = result.get("drifted", False)
+        if isinstance(drifted, str):
+            drifted = ctx.resolver.resolve(drifted, local).strip().lower() == "true"
+        if not drifted:
+            return None
+        message = result.get("message")
+        return ctx.resolver.resolve(message, local) if message else "its check reported drift"
+    except ResourceError as e:
+        return str(e)
+
+
 def load_outputs(state_dir: Path, digest: str) -> dict[str, Any] | None:
     try:
         return json.loads(state_file(state_dir, digest).read_text())["outputs"]
@@ -104,6 +150,7 @@ def _run_phase(
         }
     )
     ctx.before_change(str(path))
+    local = _with_out(ctx.paths.state, item.key, local)
     local = run_actions(f"bind {item.key} {phase}", actions, ctx, local)
     outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in outputs_spec.items()}
     ctx.note(
@@ -133,7 +180,10 @@ def update_in_place(item: Item, recorded: dict[str, Any], ctx: Context) -> None:
     path = state_file(ctx.paths.state, item.get("hash"))
     ctx.before_change(str(path))
     local = run_actions(
-        f"bind {item.key} update", thaw(item.get("update")), ctx, self_placeholders(recorded)
+        f"bind {item.key} update",
+        thaw(item.get("update")),
+        ctx,
+        _with_out(ctx.paths.state, item.key, self_placeholders(recorded)),
     )
     spec = thaw(item.get("update_outputs") or item.get("outputs") or {})
     outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in spec.items()}
@@ -147,8 +197,12 @@ def destroy(item: Item, outputs: dict[str, Any], ctx: Context, note: Any) -> Non
     path = state_file(ctx.paths.state, item.get("hash"))
     if item.get("destroy"):
         run_actions(
-            f"bind {item.key} destroy", thaw(item.get("destroy")), ctx, self_placeholders(outputs)
+            f"bind {item.key} destroy",
+            thaw(item.get("destroy")),
+            ctx,
+            _with_out(ctx.paths.state, item.key, self_placeholders(outputs)),
         )
+    _drop_out(ctx.paths.state, item.key)
     note(
         {
             "op": "bind",
@@ -183,8 +237,13 @@ def undo_record(
             seen.add(rec["hash"])
         if rec.get("destroy") and rec.get("outputs") is not None:
             run_actions(
-                f"bind {rec['id']} destroy", rec["destroy"], ctx, self_placeholders(rec["outputs"])
+                f"bind {rec['id']} destroy",
+                rec["destroy"],
+                ctx,
+                _with_out(state_dir, rec["id"], self_placeholders(rec["outputs"])),
             )
+        if not rec.get("restore"):
+            _drop_out(state_dir, rec["id"])
         restore = rec.get("restore")
         if restore:  # it was an update: bring the old definition back
             _recreate(restore, ctx)
@@ -195,8 +254,9 @@ def undo_record(
         # Interrupted before its outputs were recorded: outputs that depend only
         # on inputs are still known, and then destroy can run.
         try:
+            out = {"out": str(out_dir(state_dir, rec["id"]))}
             outputs = {
-                k: ctx.resolver.resolve(str(v), {})
+                k: ctx.resolver.resolve(str(v), out)
                 for k, v in (rec.get("outputs_spec") or {}).items()
             }
         except Unresolved:
@@ -207,8 +267,13 @@ def undo_record(
             return
         if rec.get("destroy"):
             run_actions(
-                f"bind {rec['id']} destroy", rec["destroy"], ctx, self_placeholders(outputs)
+                f"bind {rec['id']} destroy",
+                rec["destroy"],
+                ctx,
+                _with_out(state_dir, rec["id"], self_placeholders(outputs)),
             )
+        if phase == "create":
+            _drop_out(state_dir, rec["id"])
         report.restored.append(f"bind {rec['id']}")
     elif phase == "destroyed":
         _recreate(rec, ctx)
@@ -217,8 +282,12 @@ def undo_record(
 
 def _recreate(rec: dict[str, Any], ctx: Context) -> None:
     """The seed's restore: run a bind's create again and record its outputs."""
+    state_dir = Path(rec["state"]).parent.parent
     local = run_actions(
-        f"bind {rec.get('id', rec['hash'][:12])} restore", rec.get("create") or [], ctx, {}
+        f"bind {rec.get('id', rec['hash'][:12])} restore",
+        rec.get("create") or [],
+        ctx,
+        _with_out(state_dir, rec.get("id") or rec["hash"], {}),
     )
     outputs = {
         k: ctx.resolver.resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()

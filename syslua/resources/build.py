@@ -8,9 +8,13 @@ rolled back; a failed build leaves nothing in the store.
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
+from pathlib import Path
 from typing import Any
 
+from syslua.fsutil import atomic_write
 from syslua.manifest.model import Item, thaw
 from syslua.manifest.primitives import tree_name
 from syslua.resources.actions import run_actions
@@ -23,6 +27,28 @@ from syslua.resources.base import (
     RecordContext,
     ResourceType,
 )
+
+
+def outputs_file(state_dir: Path, digest: str) -> Path:
+    """Where a build's outputs that hold action results (`ctx:exec`'s stdout) are kept."""
+    return state_dir / "builds" / f"{digest}.json"
+
+
+def record_action_outputs(item: Item, local: dict[str, str], state_dir: Path) -> None:
+    """Keep the outputs that name an action's result, with that result filled in.
+
+    Other outputs are known from the declaration alone; these are not, and
+    the staging directory they ran in is gone once the tree is in the store.
+    `$${out}` stays a placeholder (the tree's path is filled in on use).
+    """
+    outputs = thaw(item.get("outputs") or {})
+    recorded = {
+        name: re.sub(r"\$\$\{(action:[^}]*)\}", lambda m: local.get(m.group(1), m.group(0)), value)
+        for name, value in outputs.items()
+        if isinstance(value, str) and "$${action:" in value
+    }
+    if recorded:
+        atomic_write(outputs_file(state_dir, item.get("hash")), json.dumps(recorded).encode())
 
 
 class BuildType(ResourceType):
@@ -45,13 +71,14 @@ class BuildType(ResourceType):
         out = staging / "out"
         out.mkdir()
         try:
-            run_actions(
+            local = run_actions(
                 f"build {item.key}",
                 thaw(item.get("actions") or []),
                 ctx,
                 {"out": str(out)},
                 cwd=str(out),
             )
+            record_action_outputs(item, local, ctx.paths.state)
             ctx.store.add_tree(out, tree_name(item))
         finally:
             shutil.rmtree(staging, ignore_errors=True)

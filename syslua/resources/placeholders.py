@@ -37,6 +37,7 @@ class Resolver:
     def __init__(self, manifest: Manifest | None, store: Any, state_dir: Path) -> None:
         self.store = store
         self.binds_dir = state_dir / "binds"
+        self.builds_dir = state_dir / "builds"
         self.builds: dict[str, Item] = {}
         # A manifest known to hold no placeholder skips resolution entirely.
         self.active = manifest is None or manifest.placeholders is not False
@@ -60,7 +61,16 @@ class Resolver:
         outputs = thaw(item.get("outputs") or {})
         if name not in outputs:
             raise Unresolved(f"build {item.key} has no output `{name}`")
-        return self.resolve(str(outputs[name]), {"out": str(tree)})
+        value = str(outputs[name])
+        if "$${action:" in value:  # an action's result, recorded when it was built
+            try:
+                value = json.loads((self.builds_dir / f"{digest}.json").read_text())[name]
+            except (OSError, ValueError, KeyError):
+                raise Unresolved(
+                    f"build {item.key}: output `{name}` holds an action's result, "
+                    "which was not recorded when it was built"
+                ) from None
+        return self.resolve(value, {"out": str(tree)})
 
     def bind_outputs(self, digest: str) -> dict[str, Any]:
         try:

@@ -1,0 +1,1 @@
+return require("syslua.programs.program")("fd")
