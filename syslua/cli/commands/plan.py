@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from syslua.cli.commands.common import load_manifest, state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal, count_paths
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
@@ -69,6 +70,7 @@ def run(
     if term.json_mode:
         term.json(
             {
+                "format": JSON_FORMAT,
                 "manifest": {**manifest.to_dict(), "digest": manifest.digest},
                 "plan": plan.to_dict(),
                 "waves": plan.waves,
