@@ -318,3 +318,238 @@ def _slurped(result: dict[str, Any]) -> str:
     import base64
 
     return base64.b64decode(result["result"]["content"]).decode()
+
+
+# --- over SSH, to two hosts: 127.0.0.1 and 127.0.0.2, each its own user account ---
+
+SSHD = Path("/usr/sbin/sshd")
+
+
+def _closure(names: list[str]) -> list[Any]:
+    """The installed distributions `names` need, themselves included."""
+    import importlib.metadata as md
+
+    seen: dict[str, Any] = {}
+    todo = list(names)
+    while todo:
+        name = re.split(r"[^A-Za-z0-9._-]", todo.pop().strip(), maxsplit=1)[0]
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if not name or key in seen:
+            continue
+        try:
+            dist = md.distribution(name)
+        except md.PackageNotFoundError:
+            continue
+        seen[key] = dist
+        todo += [r for r in dist.requires or [] if "extra ==" not in r]
+    return list(seen.values())
+
+
+def runtime_for_others(world: Path) -> Path:
+    """A `sys` other users can run: the system python3 with copies of syslua's
+    dependencies and of this checkout's syslua, lua and pkgs (the venv and the
+    checkout may sit where other users cannot read)."""
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    site = world / "site"
+    for dist in _closure(deps):
+        for f in dist.files or []:
+            if f.parts[0].endswith(".dist-info") or "__pycache__" in f.parts or f.parts[0] == "..":
+                continue
+            src = Path(dist.locate_file(f))
+            if src.is_file():
+                dest = site / f
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest)
+    for part in ("syslua", "lua", "pkgs"):
+        shutil.copytree(ROOT / part, site / part, ignore=shutil.ignore_patterns("__pycache__"))
+    wrapper = world / "bin" / "sys"
+    wrapper.parent.mkdir()
+    wrapper.write_text(
+        f"#!/bin/sh\nPYTHONPATH='{site}' PYTHONDONTWRITEBYTECODE=1 exec /usr/bin/python3 -m syslua \"$@\"\n"
+    )
+    wrapper.chmod(0o755)
+    for d, dirs, files in os.walk(world):
+        for n in dirs:
+            os.chmod(os.path.join(d, n), 0o755)
+        for n in files:
+            p = os.path.join(d, n)
+            os.chmod(p, 0o755 if os.access(p, os.X_OK) else 0o644)
+    return wrapper
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[str], timeout: float = 10) -> bool:
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        for host in ("127.0.0.1", "127.0.0.2"):
+            try:
+                socket.create_connection((host, port), timeout=0.5).close()
+            except OSError:
+                break
+        else:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def ssh_hosts(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """sshd on 127.0.0.1 and 127.0.0.2 (own config, host key and port), and two
+    user accounts made for the test, each with its own home; removed afterwards."""
+    import tempfile
+    import uuid
+
+    if os.geteuid() != 0:
+        pytest.skip("the SSH test runs as root: it creates user accounts")
+    missing = [
+        t for t in ("ssh", "ssh-keygen", "useradd", "userdel") if shutil.which(t) is None
+    ] + ([str(SSHD)] if not SSHD.exists() else [])
+    if missing:
+        pytest.skip(
+            f"sshd cannot start here: {', '.join(missing)} not installed (Debian: openssh-server)"
+        )
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("the SSH hosts need /usr/bin/python3")
+    world = Path(tempfile.mkdtemp(prefix="syslua-ssh-"))
+    os.chmod(world, 0o755)
+    procs: list[subprocess.Popen[str]] = []
+    users: list[str] = []
+    made_run_dir = False
+    try:
+        wrapper = runtime_for_others(world)
+        keys = tmp_path / "keys"
+        keys.mkdir()
+        for name in ("host", "client"):
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / name)], check=True
+            )
+        tag = uuid.uuid4().hex[:6]
+        homes = {}
+        for n in (1, 2):
+            user = f"syslua{n}{tag}"
+            home = world / f"home{n}"
+            subprocess.run(
+                ["useradd", "-m", "-d", str(home), "-s", "/bin/sh", "-p", "*", user],
+                check=True,
+                capture_output=True,
+            )
+            users.append(user)
+            homes[user] = home
+            ssh_dir = home / ".ssh"
+            ssh_dir.mkdir(mode=0o700)
+            shutil.copy(keys / "client.pub", ssh_dir / "authorized_keys")
+            subprocess.run(["chown", "-R", f"{user}:", str(ssh_dir)], check=True)
+        port = _free_port()
+        config = tmp_path / "sshd_config"
+        config.write_text(
+            f"Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\n"
+            f"HostKey {keys / 'host'}\nPidFile {tmp_path / 'sshd.pid'}\n"
+            "AuthorizedKeysFile .ssh/authorized_keys\nPubkeyAuthentication yes\n"
+            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+            f"PermitRootLogin no\nStrictModes no\nAllowUsers {' '.join(users)}\n"
+            "Subsystem sftp internal-sftp\nLogLevel ERROR\n"
+        )
+        run_dir = Path("/run/sshd")  # sshd's privilege separation directory
+        if not run_dir.exists():
+            run_dir.mkdir(mode=0o755, parents=True)
+            made_run_dir = True
+        sshd = subprocess.Popen(
+            [str(SSHD), "-D", "-e", "-f", str(config)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        procs.append(sshd)
+        if not _wait_for_port(port, sshd):
+            sshd.kill()
+            said = sshd.communicate()[0].strip()
+            pytest.skip(f"sshd did not start on 127.0.0.1/127.0.0.2: {said or 'no answer'}")
+        inventory = (
+            f"host1 ansible_host=127.0.0.1 ansible_user={users[0]} syslua_role=web\n"
+            f"host2 ansible_host=127.0.0.2 ansible_user={users[1]} syslua_role=workstation\n"
+            "[all:vars]\n"
+            f"ansible_port={port}\nansible_ssh_private_key_file={keys / 'client'}\n"
+            "ansible_python_interpreter=/usr/bin/python3\n"
+            "ansible_ssh_common_args='-o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no "
+            "-o LogLevel=ERROR'\n"
+        )
+        yield inventory, wrapper, homes
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(timeout=10)
+        for user in users:
+            _end_processes_of(user)
+            subprocess.run(["userdel", "-r", user], capture_output=True)
+        shutil.rmtree(world, ignore_errors=True)
+        if made_run_dir:
+            shutil.rmtree("/run/sshd", ignore_errors=True)
+
+
+def test_playbook_over_ssh_to_two_hosts(sysenv, ssh_hosts, tmp_path: Path) -> None:
+    import time
+
+    inventory, wrapper, homes = ssh_hosts
+    env = sysenv.env
+    ansible = Ansible(tmp_path / "ansible", env)
+    ansible.env["ANSIBLE_REMOTE_TEMP"] = "~/.ansible/tmp"  # the remote user's own
+    # no connection left open after the run (ControlPersist would keep one per
+    # host, and a logged-in account cannot be removed)
+    ansible.env["ANSIBLE_SSH_ARGS"] = "-o ControlMaster=no -o ControlPath=none"
+    extra = {"syslua_executable": str(wrapper)}
+    started = time.monotonic()
+    p, results = ansible.run(EXAMPLES / "site.yml", inventory, "--forks", "2", extra=extra)
+    took = time.monotonic() - started
+    lines = [ln for ln in p.stdout.splitlines() if RECAP.match(ln)]
+    print(f"\nansible-playbook site.yml over SSH to 2 hosts: {took:.1f}s")
+    print("\n".join(lines))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert recap(p) == {"host1": (3, 2, 0, 0), "host2": (3, 2, 0, 0)}, p.stdout
+    for host, (user, role) in zip(
+        ("host1", "host2"), [(u, r) for u, r in zip(homes, ("web", "workstation"))]
+    ):
+        res = task(results, "Converge with syslua", host)["result"]
+        assert res["changed"] is True and res["failures"] == [], res
+        home = homes[user]
+        assert (
+            home / ".config" / "fleet" / "motd"
+        ).read_text() == f"role: {role}\nmanaged by syslua\n"
+        assert (home / ".config" / "fleet" / "web.conf").exists() == (role == "web")
+        assert (home / ".config" / "fleet" / "motd").stat().st_uid == _uid(user)
+        # each account keeps its own state, under its own home
+        assert list((home / ".local" / "state" / "syslua" / "snapshots").glob("*.json")), home
+
+
+def _end_processes_of(user: str) -> None:
+    """SIGKILL what still runs as an account this test made (an SSH session
+    that outlived its connection), so the account can be removed."""
+    import signal
+
+    uid = _uid(user)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    os.kill(int(entry.name), signal.SIGKILL)
+            except (OSError, ProcessLookupError):
+                pass
+
+
+def _uid(user: str) -> int:
+    import pwd
+
+    return pwd.getpwnam(user).pw_uid
