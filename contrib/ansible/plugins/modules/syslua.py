@@ -19,7 +19,7 @@ description:
   - Runs the C(sys) command of L(syslua,https://github.com/syslua/syslua), a declarative
     system manager, on the target host and reports its result the Ansible way.
   - With I(state=applied) it runs C(sys plan --json), then C(sys apply --json). The task
-    is C(changed) only when items changed. An apply is atomic: when an item fails, syslua
+    is C(changed) only when items changed. An apply is atomic; when an item fails, syslua
     rolls the host back, and the task fails with syslua's message and says so.
   - In check mode it only runs C(sys plan --json) and reports C(changed) when the plan
     has changes. With I(state=planned) it returns the plan, changes nothing and reports
@@ -58,7 +58,7 @@ options:
   facts:
     description:
       - Extra facts for the config, each passed as C(--fact key=value). Nested
-        dictionaries become dotted keys (C({site: {dc: fra1}}) is C(--fact site.dc=fra1)).
+        dictionaries become dotted keys, so C(site) holding C(dc=fra1) is passed as C(--fact site.dc=fra1).
       - The config reads them as C(sys.facts).
     type: dict
     default: {}
