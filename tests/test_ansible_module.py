@@ -24,8 +24,8 @@ MODULE = ROOT / "contrib" / "ansible" / "plugins" / "modules" / "syslua.py"
 
 def docs() -> dict[str, Any]:
     tree_ = ast.parse(MODULE.read_text())
-    found = {
-        node.targets[0].id: node.value.value
+    found: dict[str, str] = {
+        node.targets[0].id: str(node.value.value)
         for node in tree_.body
         if isinstance(node, ast.Assign)
         and isinstance(node.targets[0], ast.Name)
