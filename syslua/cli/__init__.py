@@ -615,19 +615,82 @@ def init(
             "sys.lua is not touched.",
         ),
     ] = False,
+    from_: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="URL",
+            help="Clone this git repository into DIR (missing or empty) with the system git, "
+            "then show its plan.",
+            show_default=False,
+        ),
+    ] = None,
+    apply_: Annotated[
+        bool,
+        typer.Option("--apply", help="With --from: apply the cloned config instead of planning."),
+    ] = False,
+    fact: FactOpt = None,
+    jobs: JobsOpt = None,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
 ) -> None:
     """Write a starter sys.lua, type stubs and a .luarc.json for lua-language-server;
     files that exist are left alone, and each file is listed as written or left alone.
+    With --from URL: clone a config repository instead, and plan or --apply it.
 
     \b
     Examples:
       sys init
       sys init ~/dotfiles && sys plan ~/dotfiles/sys.lua
       sys init --stubs ~/dotfiles         # after upgrading syslua
+      sys init --from https://example.org/me/dotfiles.git --apply
     """
-    from syslua.cli.commands import init as cmd
+    from syslua.errors import UsageError
 
-    raise typer.Exit(cmd.run(_common(), directory, stubs_only=stubs))
+    term = _common(False, verbose, quiet, no_color)
+    if from_ is None:
+        if apply_:
+            raise UsageError("--apply goes with --from URL: `sys init --from URL --apply`")
+        from syslua.cli.commands import init as cmd
+
+        raise typer.Exit(cmd.run(term, directory, stubs_only=stubs))
+    if stubs:
+        raise UsageError("--stubs and --from cannot be used together")
+    from syslua.cli.commands import repo
+
+    raise typer.Exit(
+        repo.init_from(term, from_, directory, apply=apply_, facts=fact or [], jobs=jobs)
+    )
+
+
+@app.command()
+def pull(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="DIR",
+            help="The clone to update (default: the current directory when it holds a config, "
+            "else the directory of the config `sys plan` uses).",
+            show_default=False,
+        ),
+    ] = None,
+    fact: FactOpt = None,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Update a config cloned with `sys init --from` (git pull --ff-only), then show the new plan.
+
+    \b
+    Examples:
+      sys pull                            # in the clone, or for ~/.config/syslua
+      sys pull ~/dotfiles && sys apply ~/dotfiles/sys.lua
+    """
+    from syslua.cli.commands import repo
+
+    term = _common(False, verbose, quiet, no_color)
+    raise typer.Exit(repo.pull(term, directory, facts=fact or []))
 
 
 @app.command()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from syslua.cli import signals
 from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal, count_paths
 from syslua.cli.report import make_reporter, summary_table
 from syslua.errors import Interrupted
@@ -123,7 +124,13 @@ def interrupted_early(term: Terminal, verb: str = "Apply") -> int:
     lock, planning): the command ends at once, and says so."""
     if term.json_mode:
         term.json_event(
-            {"event": "summary", "result": "interrupted", "rolled_back": False, "not_undone": []}
+            {
+                "event": "summary",
+                "format": JSON_FORMAT,
+                "result": "interrupted",
+                "rolled_back": False,
+                "not_undone": [],
+            }
         )
     term.line(f"{verb} interrupted. System unchanged.", "bold red", always=True)
     return INTERRUPTED
@@ -146,6 +153,7 @@ def report(
         term.json_event(
             {
                 "event": "summary",
+                "format": JSON_FORMAT,
                 "result": "ok"
                 if outcome.ok
                 else ("interrupted" if outcome.interrupted else "failed"),
@@ -293,6 +301,7 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float) -> int:
         term.json_event(
             {
                 "event": "summary",
+                "format": JSON_FORMAT,
                 "result": "refused",
                 "counts": outcome.counts(),
                 "duration": round(duration, 3),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from syslua.cli.commands.common import state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.paths import Paths
 from syslua.state.snapshots import Snapshots
@@ -26,6 +27,7 @@ def run(term: Terminal) -> int:
         for snap in reversed(everything):
             rows.append(
                 {
+                    "format": JSON_FORMAT,
                     "id": snap.id,
                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(snap.time)),
                     "message": snap.message,

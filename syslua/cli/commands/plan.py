@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.cli.commands.common import load_manifest, show_skipped, state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal, count_paths
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
@@ -69,6 +70,7 @@ def run(
     plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode, known=known)
     if term.json_mode:
         out: dict[str, Any] = {
+            "format": JSON_FORMAT,
             "manifest": {**manifest.to_dict(), "digest": manifest.digest},
             "plan": plan.to_dict(),
             "waves": plan.waves,

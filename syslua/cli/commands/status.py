@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from syslua.cli.commands.common import state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.execute.materialise import materialise
 from syslua.paths import Paths, abbreviate
@@ -94,6 +95,7 @@ def run(term: Terminal, *, exit_code: bool = False) -> int:
     if term.json_mode:
         term.json(
             {
+                "format": JSON_FORMAT,
                 "snapshot": snap_id,
                 "drift": [{k: v for k, v in d.items() if k != "label"} for d in items],
                 "unrestored": kept,

@@ -1,0 +1,154 @@
+"""Config repositories: `sys init --from URL [DIR] [--apply]` clones one with
+the system git and shows its plan (or applies it), the way a new machine is
+bootstrapped; `sys pull [DIR]` fast-forwards the clone and shows the new plan.
+
+Both refuse rather than guess: `init --from` clones only into a directory
+that is missing or empty (exit 2, nothing changed), and `pull` only
+fast-forwards (a diverged clone is left as it was, exit 2)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from syslua.cli.commands.common import find_config
+from syslua.cli.output import Terminal
+from syslua.errors import UsageError
+from syslua.paths import Paths, home
+from syslua.resources import git
+from syslua.resources.process import Runner
+
+CONFIG_NAMES = ("sys.lua", "init.lua")
+
+
+def default_dir() -> Path:
+    return Path(home()) / ".config" / "syslua"
+
+
+def config_in(directory: Path) -> Path | None:
+    """The config at the top of a clone: sys.lua, else init.lua."""
+    for name in CONFIG_NAMES:
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def init_from(
+    term: Terminal,
+    url: str,
+    directory: Path | None,
+    *,
+    apply: bool,
+    facts: list[str],
+    jobs: int | None = None,
+) -> int:
+    """Clone `url` into `directory` (default ~/.config/syslua), then print the
+    plan of the config in it, or apply it with `apply`."""
+    target = Path(directory) if directory else default_dir()
+    target = Path(target).expanduser()
+    if target.is_symlink() and not target.exists():
+        raise UsageError(f"{target} is a broken symlink: `sys init --from` clones into a directory")
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} is not a directory: `sys init --from` clones into a directory")
+    existed = target.is_dir()
+    if existed and any(target.iterdir()):
+        raise UsageError(
+            f"{target} is not empty: `sys init --from` clones into a new or empty directory",
+            hint=f"Pass another DIR, or update an existing clone with `sys pull {target}`.",
+        )
+    term.log(f"Cloning {url} into {target}...")
+    try:
+        commit = git.clone(url, target, Runner())
+    except BaseException:
+        _clean(target, existed)
+        raise
+    term.line(f"Cloned {url} into {target} at {commit[:12]}.")
+    config = config_in(target)
+    if config is None:
+        raise UsageError(
+            f"{target} has no sys.lua or init.lua at its top: nothing to "
+            f"{'apply' if apply else 'plan'} (the clone is kept)"
+        )
+    return _plan_or_apply(term, config, apply=apply, facts=facts, jobs=jobs)
+
+
+def _clean(target: Path, existed: bool) -> None:
+    """Take back what a failed clone left: the directory it made, or what it
+    wrote into the empty one it was given."""
+    if not target.is_dir():
+        return
+    if not existed:
+        shutil.rmtree(target, ignore_errors=True)
+        return
+    for child in target.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+def pull(term: Terminal, directory: Path | None, *, facts: list[str]) -> int:
+    """`git pull --ff-only` in DIR (default: the current directory when it holds
+    a config, else the directory of the config `sys plan` would use), then the
+    plan of its config."""
+    runner = Runner()
+    config: Path | None = None
+    if directory is not None:
+        start = Path(directory).expanduser()
+        if not start.is_dir():
+            raise UsageError(f"{start} is not a directory")
+    elif config_in(Path.cwd()) is not None:
+        start = Path.cwd()
+    else:
+        config = find_config(None, Paths.from_env(), term, "sys pull path/to/clone")
+        start = config.parent
+    repo = git.toplevel(start, runner)
+    if repo is None:
+        raise UsageError(
+            f"{start} is not in a git repository: `sys pull` updates a config cloned "
+            "with `sys init --from URL`"
+        )
+    term.log(f"Pulling {repo}...")
+    before, after = git.pull(repo, runner)
+    if before == after:
+        term.line(f"{repo} is up to date at {after[:12]}.")
+    else:
+        changes = git.log_lines(repo, before, after, runner)
+        term.line(
+            f"Updated {repo}: {before[:12]}..{after[:12]} "
+            f"({len(changes)} commit{'s' if len(changes) != 1 else ''})."
+        )
+        for line in changes[:20]:
+            term.line(f"  {line}")
+        if len(changes) > 20:
+            term.line(f"  ... and {len(changes) - 20} more")
+    if config is None:
+        config = config_in(start) or config_in(repo)
+    if config is None:
+        raise UsageError(f"{start} has no sys.lua or init.lua: nothing to plan")
+    return _plan_or_apply(term, config, apply=False, facts=facts)
+
+
+def _plan_or_apply(
+    term: Terminal, config: Path, *, apply: bool, facts: list[str], jobs: int | None = None
+) -> int:
+    if apply:
+        from syslua.cli.commands import apply as apply_cmd
+
+        return apply_cmd.run(
+            term,
+            config,
+            noop=False,
+            health_check_only=False,
+            jobs=jobs,
+            facts=facts,
+            impure=False,
+            max_depth=10,
+            message=None,
+            wait=False,
+        )
+    from syslua.cli.commands import plan as plan_cmd
+
+    return plan_cmd.run(
+        term, config, diff=False, exit_code=False, facts=facts, impure=False, max_depth=10
+    )
