@@ -96,6 +96,20 @@ function apply(spec) end
 ---@class packagelib
 ---@overload fun(spec: SysluaPackage): SysluaRef
 
+---Properties of an os_package but its key: what `defaults { os_package = {...} }` may set.
+---@class SysluaOs_packageProps: SysluaCommon
+---@field ensure? "present"|"absent"|"latest"|string "present", "absent", "latest" or a version such as "2.10-3"; default "present"
+---@field provider? "apt"|"dnf" the package manager; chosen from the machine when not given
+
+---A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).
+---@class SysluaOs_package: SysluaOs_packageProps
+---@field name string the package's name, as apt or dnf knows it; the key: declarations with the same name are one item
+
+---A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).
+---@param spec SysluaOs_package
+---@return SysluaRef
+function os_package(spec) end
+
 ---Properties of an user but its key: what `defaults { user = {...} }` may set.
 ---@class SysluaUserProps: SysluaCommon
 ---@field ensure? "present"|"absent" whether the account should exist; default "present"
@@ -129,6 +143,7 @@ function env(vars) end
 ---@field exec? SysluaExecProps
 ---@field apply? SysluaApplyProps
 ---@field package? SysluaPackageProps
+---@field os_package? SysluaOs_packageProps
 ---@field user? SysluaUserProps
 
 ---@param spec SysluaDefaults

@@ -25,6 +25,9 @@ from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
 
 SUPPORTED = ("file", "exec", "apply", "package", "user")
+# CCM's names for syslua's types where they differ: CCM's `package` is an OS
+# package (apt, dnf); syslua's `package` is a tool in its own store.
+DECLARED_AS = {"package": "os_package"}
 _TOP = {"data", "hierarchy", "overrides", "ccm"}
 _CCM = {"resources", "pre_message", "post_message", "fail_on_error"}
 
@@ -205,6 +208,7 @@ def load(
                 f"resource type `{type_}` is not supported (supported: {', '.join(SUPPORTED)})",
                 where,
             )
+        declared = DECLARED_AS.get(str(type_), str(type_))
         for props, line in _expand(type_, body, where):
             seq += 1
             src = Source(str(path), line)
@@ -212,13 +216,15 @@ def load(
                 rendered = _render_props(type_, props, roots)
             except template.TemplateError as e:
                 raise ConfigError(f"{type_}: {e}", src) from None
-            decls.append(RawDeclaration(type=type_, props=rendered, source=src, seq=seq, prio=None))
+            decls.append(
+                RawDeclaration(type=declared, props=rendered, source=src, seq=seq, prio=None)
+            )
     return decls, messages
 
 
 def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], int]]:
     """Both resource forms, as (props, line) with the key under the type's key name."""
-    key = KEYS[type_]
+    key = KEYS[DECLARED_AS.get(type_, type_)]
     if isinstance(body, dict):
         props = _plain(body)
         if "name" not in props and key not in props:

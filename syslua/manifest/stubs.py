@@ -33,7 +33,7 @@ from syslua.paths import shipped_dirs
 COMMAND = "python -m syslua.manifest.stubs"
 
 # The declarations a config writes as a table of properties, in stub order.
-DECLARATIONS = ("file", "exec", "apply", "package", "user")
+DECLARATIONS = ("file", "exec", "apply", "package", "os_package", "user")
 
 _PRIORITY_LABELS = {
     "force": "mkForce",
