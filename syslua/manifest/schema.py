@@ -149,7 +149,7 @@ def name_or_id(v: Any, ctx: Context) -> str:
 
 
 _PACKAGE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._+:@-]*$"
-_VERSION = r"^[A-Za-z0-9][A-Za-z0-9.+~:_^-]*$"
+_VERSION = r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~:_^-]*$"  # versions start with a digit
 _ENSURE_WORDS = ("present", "absent", "latest")
 
 

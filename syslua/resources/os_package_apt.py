@@ -92,16 +92,19 @@ def _failure(what: str, result: ProcessResult) -> ResourceError:
 def installed(runner: Runner, name: str) -> Installed:
     """The package's state as dpkg knows it; only `installed` counts as present."""
     result = _run(runner, ["dpkg-query", "-W", "-f", "${Status} ${Version}\\n", name])
-    if result.exit_code != 0:
-        return Installed(None)  # dpkg never heard of it
-    for line in result.stdout.splitlines():
+    return parse_status(result.stdout if result.exit_code == 0 else "")
+
+
+def parse_status(text: str) -> Installed:
+    """`install ok installed 2.10-3` is present; `deinstall ok config-files 2.10-3`,
+    half-installed and the like are absent (installing again repairs them)."""
+    for line in text.splitlines():
         words = line.split()
-        # `install ok installed 2.10-3`, `deinstall ok config-files 2.10-3`
         if len(words) >= 4 and words[2] == "installed":
             return Installed(words[3], "installed")
         if len(words) >= 3:
             return Installed(None, words[2])
-    return Installed(None)
+    return Installed(None)  # dpkg never heard of it
 
 
 def candidate(runner: Runner, name: str) -> str | None:
