@@ -459,6 +459,25 @@ def test_downgrade_to_a_pinned_version(sysenv, archive) -> None:  # type: ignore
 
 @pytest.mark.root
 @needs_apt
+def test_ccm_yaml_manifest_package(sysenv, archive) -> None:  # type: ignore[no-untyped-def]
+    sysenv.write(
+        "m.yaml",
+        """\
+        ccm:
+          resources:
+            - package:
+                - syslua-probe:
+                    ensure: "1.0-2"
+        """,
+    )
+    p = sysenv.run("plan", "m.yaml")
+    assert "+ os_package syslua-probe: will install (1.0-2)" in p.stdout, out(p)
+    ok(sysenv.run("apply", "m.yaml"))
+    assert _dpkg("syslua-probe") == "1.0-2"
+
+
+@pytest.mark.root
+@needs_apt
 def test_a_version_the_archive_does_not_have_cannot_be_applied(sysenv, archive) -> None:  # type: ignore[no-untyped-def]
     _config(sysenv, 'os_package { name = "syslua-probe", ensure = "9.9-9" }\n')
     p = sysenv.run("apply")
@@ -557,6 +576,8 @@ def test_config_files_state_is_absent_and_configuration_is_kept(sysenv, archive)
     conf.write_text("setting = mine\n")
     subprocess.run(["dpkg", "--remove", "syslua-probe"], check=True, capture_output=True)
     assert conf.read_text() == "setting = mine\n"  # config-files: removed, configuration kept
+    p = sysenv.run("status")
+    assert "D os_package#syslua-probe: package uninstalled" in p.stdout, out(p)
     p = sysenv.run("plan")
     assert "+ os_package syslua-probe: will install (1.0-1)" in p.stdout, out(p)
     ok(sysenv.run("apply"))

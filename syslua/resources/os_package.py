@@ -182,9 +182,10 @@ class OsPackageType(ResourceType):
                 if target is None:
                     return Status(prov.NAME, have, error=self._missing(name, None))
             elif ensure != "absent":
-                target = ensure
                 offered = prov.available(ctx.runner, [name]).get(name, set())
-                if not any(prov.compare(v, ensure) == 0 for v in offered):
+                # as the archive spells it: `2.10-3` for `0:2.10-3`
+                target = next((v for v in offered if prov.compare(v, ensure) == 0), None)
+                if target is None:
                     if item.get("rollback"):
                         return Status(prov.NAME, have, error=f"version {ensure} is gone")
                     return Status(prov.NAME, have, error=self._missing(name, ensure, offered))
@@ -396,8 +397,8 @@ class OsPackageType(ResourceType):
         except ResourceError as e:
             return "changed", str(e)
         ensure = item.get("ensure")
-        if wanted(ensure, have, prov.compare) or ensure == "latest" and have:
-            return None
+        if wanted(ensure, have, prov.compare):
+            return None  # `latest` is not compared with the archive: drift is about the machine
         if have is None:
             return "deleted", "package uninstalled"
         if ensure == "absent":
