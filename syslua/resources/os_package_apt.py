@@ -208,6 +208,11 @@ def restore(runner: Runner, want: Restore) -> None:
     if words:
         args = ["apt-get", "-q", "-y", "install", *KEEP_CONFIG, "--allow-downgrades", *words]
         result = _run(runner, args)
+        if result.exit_code != 0 and "dpkg --configure -a" in result.stderr:
+            # The transaction being undone was killed half-way (Ctrl-C, a
+            # crash): dpkg finishes configuring what it unpacked, then apt can act.
+            _run(runner, ["dpkg", "--configure", "-a", "--force-confold"])
+            result = _run(runner, args)
         if result.exit_code != 0:
             raise _failure("apt-get install " + " ".join(words), result)
     auto = [n for n in want.auto if want.versions.get(n) is not None]
