@@ -539,6 +539,58 @@ def test_failed_apply_undoes_an_upgrade_and_a_removal(sysenv, archive) -> None: 
 
 @pytest.mark.root
 @needs_apt
+def test_killed_apply_is_undone_by_the_next_command(sysenv, archive) -> None:  # type: ignore[no-untyped-def]
+    """SIGKILL after the install: the next `sys` command finds the journal and
+    uninstalls what the dead run installed, dependencies included."""
+    import signal
+    import sys
+    import time
+
+    marker = sysenv.work / "sleeping"
+    _config(
+        sysenv,
+        f"""\
+        local app = os_package {{ name = "syslua-probe-app" }}
+        exec {{ name = "sleep", provider = "shell", undo = "true", depends_on = {{ app }},
+                command = "echo $$ > {marker}.tmp && mv {marker}.tmp {marker} && exec sleep 30" }}
+        """,
+    )
+    env = {**sysenv.env, "APT_CONFIG": str(archive.config)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syslua", "apply"],
+        cwd=sysenv.work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert proc.poll() is None, "sys apply ended before its exec started"
+            assert time.monotonic() < deadline, "timed out waiting for the exec"
+            time.sleep(0.05)
+        assert _dpkg("syslua-probe-app") == "1.0-1"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if marker.exists():  # the exec's sleep, left behind by the killed run
+            try:
+                os.kill(int(marker.read_text()), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+    p = sysenv.run("plan")
+    assert p.returncode == 0, out(p)
+    assert "rolled back an interrupted apply" in out(p), out(p)
+    assert _dpkg("syslua-probe-app") is None
+    assert _dpkg("syslua-probe-lib") is None
+    assert "+ os_package syslua-probe-app: will install" in p.stdout, out(p)
+
+
+@pytest.mark.root
+@needs_apt
 def test_change_is_irreversible_when_the_archive_lost_the_version(sysenv, archive) -> None:  # type: ignore[no-untyped-def]
     _config(sysenv, 'os_package { name = "syslua-probe", ensure = "1.0-1" }\n')
     ok(sysenv.run("apply"))
