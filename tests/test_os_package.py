@@ -239,6 +239,26 @@ def test_decisions(ensure: str, status: Status, expected: tuple) -> None:
     assert _planned(ensure, status) == expected
 
 
+@pytest.mark.parametrize(
+    "recorded,planned",
+    [
+        (
+            {"version": "2.10-3", "before": None},
+            "will uninstall (no longer declared; syslua installed it)",
+        ),
+        (
+            {"version": "2.10-3", "before": "2.10-2"},
+            "no longer declared; it was installed before syslua managed it, so it stays",
+        ),
+        ({"version": None, "before": "2.10-2"}, "no longer declared; it is not installed"),
+        ({"version": None, "before": None}, "no longer declared; it is not installed"),
+    ],
+)
+def test_removal_depends_on_what_syslua_found(recorded: dict, planned: str) -> None:
+    """A package leaving the config is uninstalled only if syslua installed it."""
+    assert OsPackageType().removal_of(_item("present"), recorded).planned == planned
+
+
 # -- the declaration -----------------------------------------------------------------
 @pytest.mark.parametrize(
     "decl,message",

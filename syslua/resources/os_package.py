@@ -315,13 +315,15 @@ class OsPackageType(ResourceType):
 
     def removal_of(self, item: Item, recorded: dict[str, Any]) -> Decision:
         """The removal as the plan shows it, knowing what the last apply recorded."""
-        if "before" in recorded and recorded["before"] is None and recorded.get("version"):
+        if _installed_by_syslua(recorded):
             return Decision(
                 REMOVE,
                 "no longer declared; syslua installed it",
                 "Would have uninstalled",
                 "will uninstall",
             )
+        if "version" in recorded and recorded["version"] is None:
+            return Decision(REMOVE, "no longer declared; it is not installed", verb="")
         return Decision(
             REMOVE,
             "no longer declared; it was installed before syslua managed it, so it stays",
@@ -331,8 +333,8 @@ class OsPackageType(ResourceType):
     def remove(
         self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
     ) -> Removal:
-        if not ("before" in state and state["before"] is None and state.get("version")):
-            return Removal("left installed (it was there before syslua managed it)", changed=False)
+        if not _installed_by_syslua(state):
+            return Removal(self.removal_of(item, state).reason, changed=False)
         absent = Item(
             item.type, item.key, freeze({**thaw(item.props), "ensure": "absent"}), item.parent
         )
@@ -404,6 +406,12 @@ class OsPackageType(ResourceType):
         if ensure == "absent":
             return "changed", f"package installed ({have})"
         return "changed", f"package at {have}, not {ensure}"
+
+
+def _installed_by_syslua(recorded: dict[str, Any]) -> bool:
+    """Whether the snapshot state says the package is installed and was not
+    before syslua first managed it."""
+    return "before" in recorded and recorded["before"] is None and bool(recorded.get("version"))
 
 
 def _also(others: list[Change]) -> str:
