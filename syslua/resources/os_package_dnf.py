@@ -113,10 +113,12 @@ def available(runner: Runner, names: Iterable[str]) -> dict[str, set[str]]:
         runner,
         ["dnf", "-q", "repoquery", "--available", "--qf", "%{name} %{evr}\\n", *names],
     )
-    for line in result.stdout.splitlines():
-        words = line.split()
-        if len(words) == 2 and words[0] in out:
-            out[words[0]].add(words[1].removeprefix("0:"))
+    # dnf 4 ends each entry with a newline itself, dnf 5 only where the format
+    # says so: read name/version pairs, whatever separates them.
+    words = result.stdout.replace("\\n", "\n").split()
+    for pkg, evr in zip(words[0::2], words[1::2], strict=False):
+        if pkg in out:
+            out[pkg].add(evr.removeprefix("0:"))
     return out
 
 
