@@ -97,16 +97,16 @@ function apply(spec) end
 ---@overload fun(spec: SysluaPackage): SysluaRef
 
 ---Properties of an os_package but its key: what `defaults { os_package = {...} }` may set.
----@class SysluaOs_packageProps: SysluaCommon
+---@class SysluaOsPackageProps: SysluaCommon
 ---@field ensure? "present"|"absent"|"latest"|string "present", "absent", "latest" or a version such as "2.10-3"; default "present"
 ---@field provider? "apt"|"dnf" the package manager; chosen from the machine when not given
 
 ---A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).
----@class SysluaOs_package: SysluaOs_packageProps
+---@class SysluaOsPackage: SysluaOsPackageProps
 ---@field name string the package's name, as apt or dnf knows it; the key: declarations with the same name are one item
 
 ---A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).
----@param spec SysluaOs_package
+---@param spec SysluaOsPackage
 ---@return SysluaRef
 function os_package(spec) end
 
@@ -143,7 +143,7 @@ function env(vars) end
 ---@field exec? SysluaExecProps
 ---@field apply? SysluaApplyProps
 ---@field package? SysluaPackageProps
----@field os_package? SysluaOs_packageProps
+---@field os_package? SysluaOsPackageProps
 ---@field user? SysluaUserProps
 
 ---@param spec SysluaDefaults

@@ -58,7 +58,8 @@ def path() -> Path:
 
 
 def class_name(type_: str, props_only: bool = False) -> str:
-    return "Syslua" + type_.capitalize() + ("Props" if props_only else "")
+    camel = "".join(part.capitalize() for part in type_.split("_"))  # os_package: OsPackage
+    return "Syslua" + camel + ("Props" if props_only else "")
 
 
 def _a(word: str) -> str:
