@@ -7,7 +7,8 @@ providers (`os_package_apt`, `os_package_dnf`) read and act:
 1. status: the installed version (dpkg-query / rpm); when the item is not
    in its desired state, the version it would get (the archive's candidate,
    or the one asked for), and what the package manager would change to get
-   there, every dependency included (`apt-get -s`), read-only;
+   there, every dependency included (`apt-get -s`), read-only (planning
+   only: an item about to run leaves the simulation to step 3);
 2. decide: install, upgrade, downgrade or remove, with the versions; whether
    the change can be undone (every version it replaces is still offered by
    the archive) or is irreversible, like an exec without `undo`;
@@ -161,6 +162,11 @@ class OsPackageType(ResourceType):
 
     # -- decide ---------------------------------------------------------------
     def status(self, item: Item, ctx: Context) -> Status:
+        # Planning simulates the transaction; an item about to run leaves that
+        # to `apply`, which simulates under the lock just before it acts.
+        return self._read(item, ctx, simulate=ctx.noop)
+
+    def _read(self, item: Item, ctx: Context, *, simulate: bool) -> Status:
         try:
             prov = provider_of(item)
         except ResourceError as e:
@@ -189,6 +195,9 @@ class OsPackageType(ResourceType):
                     if item.get("rollback"):
                         return Status(prov.NAME, have, error=f"version {ensure} is gone")
                     return Status(prov.NAME, have, error=self._missing(name, ensure, offered))
+            if not simulate:
+                after = None if ensure == "absent" else target
+                return Status(prov.NAME, have, target, (Change(name, have.version, after),))
             changes = tuple(prov.simulate(ctx.runner, name, target, remove=ensure == "absent"))
             lost = prov.unavailable(ctx.runner, changes)
         except ResourceError as e:
@@ -261,7 +270,7 @@ class OsPackageType(ResourceType):
         with LOCK:
             # The plan's view may be stale: simulate again, and journal what
             # the transaction really replaces before it starts.
-            status = self.status(item, ctx)
+            status = self._read(item, ctx, simulate=True)
             if status.error:
                 raise ResourceError(status.error)
             if not status.changes and not status.target:
@@ -338,7 +347,7 @@ class OsPackageType(ResourceType):
         absent = Item(
             item.type, item.key, freeze({**thaw(item.props), "ensure": "absent"}), item.parent
         )
-        status = self.status(absent, ctx)
+        status = self._read(absent, ctx, simulate=False)
         if status.installed.version is None and not status.error:
             return Removal("already uninstalled", changed=False)
         decision = self.decide(absent, status, ctx)
