@@ -248,7 +248,7 @@ class OsPackageType(ResourceType):
             return PackageDecision(
                 CREATE,
                 f"{target}{also}",
-                f"Would have installed version {target}",
+                "Would have installed",
                 "will install",
                 blocked,
             )
@@ -257,7 +257,7 @@ class OsPackageType(ResourceType):
         return PackageDecision(
             UPDATE,
             f"{have} -> {target}{also}",
-            f"Would have {'downgraded' if down else 'upgraded'} to {target}",
+            f"Would have {'downgraded' if down else 'upgraded'}",
             "will downgrade" if down else "will upgrade",
             blocked,
         )
