@@ -287,16 +287,17 @@ class OsPackageType(ResourceType):
                         "lost": dict(status.lost),
                     }
                 )
+            on_line = _on_line(item.id, ctx)
             if ctx.doing is not None:
                 ctx.doing("command", f"{prov.NAME}: {decision.planned}")
             if ensure == "absent":
-                result = prov.uninstall(ctx.runner, name)
+                result = prov.uninstall(ctx.runner, name, on_line)
             else:
                 have = status.installed.version
                 target = status.target
                 down = have is not None and target is not None and prov.compare(have, target) > 0
                 pinned = target if ensure not in ("present",) else None
-                result = prov.install(ctx.runner, name, pinned, down)
+                result = prov.install(ctx.runner, name, pinned, down, on_line)
             ctx.outputs[item.id] = result
 
     def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
@@ -415,6 +416,23 @@ class OsPackageType(ResourceType):
         if ensure == "absent":
             return "changed", f"package installed ({have})"
         return "changed", f"package at {have}, not {ensure}"
+
+
+def _on_line(ident: str, ctx: Context) -> Any:
+    """What the package manager prints goes to the live display, and with -v
+    to the output, as an exec's does."""
+    show = ctx.on_output if ctx.verbose else None
+    doing = ctx.doing
+    if show is None and doing is None:
+        return None
+
+    def on_line(stream: str, line: str) -> None:
+        if doing is not None and line.strip():
+            doing("output", line)
+        if show is not None:
+            show(ident, stream, line)
+
+    return on_line
 
 
 def _installed_by_syslua(recorded: dict[str, Any]) -> bool:

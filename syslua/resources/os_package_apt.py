@@ -12,11 +12,13 @@ or half installed count as absent; installing them again repairs them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from syslua.resources.base import ResourceError
 from syslua.resources.os_package import Change, Installed, Restore
 from syslua.resources.process import CannotStart, ProcessResult, Runner
+
+OnLine = Callable[[str, str], None] | None  # (stream, line) as the command prints it
 
 NAME = "apt"
 TOOLS = ("apt-get", "apt-cache", "apt-mark", "dpkg-query")
@@ -75,9 +77,9 @@ def _cmp_part(a: str, b: str) -> int:
     return 0
 
 
-def _run(runner: Runner, argv: Sequence[str]) -> ProcessResult:
+def _run(runner: Runner, argv: Sequence[str], on_line: OnLine = None) -> ProcessResult:
     try:
-        return runner.run_argv(argv, environment=ENV)
+        return runner.run_argv(argv, environment=ENV, on_line=on_line)
     except CannotStart as e:
         raise ResourceError(str(e)) from e
 
@@ -185,16 +187,18 @@ def auto_installed(runner: Runner, names: Iterable[str]) -> list[str]:
     return sorted(set(result.stdout.split()) & set(names))
 
 
-def install(runner: Runner, name: str, version: str | None, downgrade: bool) -> ProcessResult:
+def install(
+    runner: Runner, name: str, version: str | None, downgrade: bool, on_line: OnLine = None
+) -> ProcessResult:
     args = ["apt-get", "-q", "-y", *_install_args(_spec(name, version), downgrade)]
-    result = _run(runner, args)
+    result = _run(runner, args, on_line)
     if result.exit_code != 0:
         raise _failure(f"apt-get install {_spec(name, version)}", result)
     return result
 
 
-def uninstall(runner: Runner, name: str) -> ProcessResult:
-    result = _run(runner, ["apt-get", "-q", "-y", "remove", name])
+def uninstall(runner: Runner, name: str, on_line: OnLine = None) -> ProcessResult:
+    result = _run(runner, ["apt-get", "-q", "-y", "remove", name], on_line)
     if result.exit_code != 0:
         raise _failure(f"apt-get remove {name}", result)
     return result

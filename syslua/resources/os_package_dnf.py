@@ -11,20 +11,22 @@ what dnf's own cache policy does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from syslua.resources.base import ResourceError
 from syslua.resources.os_package import Change, Installed, Restore
 from syslua.resources.process import CannotStart, ProcessResult, Runner
+
+OnLine = Callable[[str, str], None] | None  # (stream, line) as the command prints it
 
 NAME = "dnf"
 TOOLS = ("dnf", "rpm")
 _QUERY = "%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}\\n"
 
 
-def _run(runner: Runner, argv: Sequence[str]) -> ProcessResult:
+def _run(runner: Runner, argv: Sequence[str], on_line: OnLine = None) -> ProcessResult:
     try:
-        return runner.run_argv(argv)
+        return runner.run_argv(argv, on_line=on_line)
     except CannotStart as e:
         raise ResourceError(str(e)) from e
 
@@ -136,17 +138,19 @@ def auto_installed(runner: Runner, names: Iterable[str]) -> list[str]:
     return []
 
 
-def install(runner: Runner, name: str, version: str | None, downgrade: bool) -> ProcessResult:
+def install(
+    runner: Runner, name: str, version: str | None, downgrade: bool, on_line: OnLine = None
+) -> ProcessResult:
     spec = f"{name}-{version}" if version else name
     args = ["dnf", "-y", "downgrade" if downgrade else "install", spec]
-    result = _run(runner, args)
+    result = _run(runner, args, on_line)
     if result.exit_code != 0:
         raise _failure(" ".join(args[2:]), result)
     return result
 
 
-def uninstall(runner: Runner, name: str) -> ProcessResult:
-    result = _run(runner, ["dnf", "-y", "remove", name])
+def uninstall(runner: Runner, name: str, on_line: OnLine = None) -> ProcessResult:
+    result = _run(runner, ["dnf", "-y", "remove", name], on_line)
     if result.exit_code != 0:
         raise _failure(f"dnf remove {name}", result)
     return result
