@@ -1,7 +1,7 @@
 -- syslua prelude: runs first in every fresh LuaJIT state.
 --
 -- It builds the sandbox the config runs in, the declaration functions
--- (file, exec, apply, env, package, user, archive, defaults), `lib` and `sys`, and
+-- (file, exec, apply, env, package, os_package, user, archive, defaults), `lib` and `sys`, and
 -- returns a few private hooks to the Python side. Nothing here touches the
 -- machine: each declaration is encoded as JSON the moment it is made (so a
 -- table mutated afterwards cannot change what was declared) and the whole
@@ -1084,6 +1084,7 @@ file = declare("file")
 exec = declare("exec")
 apply = declare("apply")
 user = declare("user")
+os_package = declare("os_package")
 archive = declare("archive")
 env = declare_env
 defaults = declare_defaults

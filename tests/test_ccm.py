@@ -85,10 +85,9 @@ ccm:
         - bob:
             groups: [wheel]
     - package:
-        name: rg
-        version: "14"
-        source: {fetch: url, url: "https://example.org/rg.tgz", sha256: "%s"}
-""" % ("ab" * 32)
+        name: zsh
+        ensure: "5.9"
+"""
 
 
 def test_both_resource_forms(sysenv):
@@ -100,7 +99,7 @@ def test_both_resource_forms(sysenv):
         "file#/srv/list-a",
         "file#/srv/list-b",
         "file#/srv/map-form",
-        "package#rg",
+        "os_package#zsh",
         "user#bob",
     ]
     assert props(m, "file#/srv/map-form") == {
@@ -126,11 +125,8 @@ def test_both_resource_forms(sysenv):
     assert props(m, "exec#echo from-a-bare-entry")["command"] == "echo from-a-bare-entry"
     assert props(m, "exec#second")["returns"] == [0, 2]
     assert props(m, "user#bob")["groups"] == ["wheel"]
-    assert props(m, "package#rg")["source"] == {
-        "fetch": "url",
-        "url": "https://example.org/rg.tgz",
-        "sha256": "ab" * 32,
-    }
+    # CCM's package is an OS package: syslua's os_package
+    assert props(m, "os_package#zsh") == {"ensure": "5.9"}
 
 
 @pytest.mark.parametrize(

@@ -546,7 +546,7 @@ LUA_ERRORS = [
         "local a = 1\nundefined_function()\n",
         # Lua's "attempt to call global ... (a nil value)", in words (test_surprises.py)
         "sys.lua:2: `undefined_function` is not defined\n  2 | undefined_function()\n\n"
-        "The declarations are file, exec, apply, package, user, archive, env, defaults, sys.build and sys.bind.",
+        "The declarations are file, exec, apply, package, os_package, user, archive, env, defaults, sys.build and sys.bind.",
     ),
     (
         "error-string",

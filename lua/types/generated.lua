@@ -96,6 +96,20 @@ function apply(spec) end
 ---@class packagelib
 ---@overload fun(spec: SysluaPackage): SysluaRef
 
+---Properties of an os_package but its key: what `defaults { os_package = {...} }` may set.
+---@class SysluaOsPackageProps: SysluaCommon
+---@field ensure? "present"|"absent"|"latest"|string "present", "absent", "latest" or a version such as "2.10-3"; default "present"
+---@field provider? "apt"|"dnf" the package manager; chosen from the machine when not given
+
+---A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).
+---@class SysluaOsPackage: SysluaOsPackageProps
+---@field name string the package's name, as apt or dnf knows it; the key: declarations with the same name are one item
+
+---A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).
+---@param spec SysluaOsPackage
+---@return SysluaRef
+function os_package(spec) end
+
 ---Properties of an user but its key: what `defaults { user = {...} }` may set.
 ---@class SysluaUserProps: SysluaCommon
 ---@field ensure? "present"|"absent" whether the account should exist; default "present"
@@ -153,6 +167,7 @@ function env(vars) end
 ---@field exec? SysluaExecProps
 ---@field apply? SysluaApplyProps
 ---@field package? SysluaPackageProps
+---@field os_package? SysluaOsPackageProps
 ---@field user? SysluaUserProps
 ---@field archive? SysluaArchiveProps
 

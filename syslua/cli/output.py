@@ -299,7 +299,8 @@ class Terminal:
         elif takeovers:
             text += f" - takes over {takeovers} existing files; the originals are kept"
         if entry.irreversible:
-            text += " - irreversible (no undo command)"
+            why = entry.irreversible if isinstance(entry.irreversible, str) else "no undo command"
+            text += f" - irreversible ({why})"
         for note in entry.notes:
             text += f" ({note})"
         if entry.noop and entry.decision.changes:

@@ -39,6 +39,9 @@ from syslua.eval.lua import RawDeclaration
 SUPPORTED = ("file", "exec", "apply", "package", "user", "archive")
 _CONTROL = {"if", "unless"}
 _REFERENCES = ("require", "depends_on", "subscribe")
+# CCM's names for syslua's types where they differ: CCM's `package` is an OS
+# package (apt, dnf); syslua's `package` is a tool in its own store.
+DECLARED_AS = {"package": "os_package"}
 _TOP = {"data", "hierarchy", "overrides", "ccm"}
 _CCM = {"resources", "pre_message", "post_message", "fail_on_error"}
 
@@ -279,6 +282,7 @@ def load(
                 f"resource type `{type_}` is not supported (supported: {', '.join(SUPPORTED)})",
                 where,
             )
+        declared = DECLARED_AS.get(str(type_), str(type_))
         for props, line in _expand(type_, body, where):
             src = Source(str(path), line)
             control = _unwrapped(props.pop("control", None))
@@ -289,7 +293,7 @@ def load(
                     alias = template.render_deep(alias, roots, typed=False)
             except template.TemplateError as e:
                 raise ConfigError(f"{type_}: {e}", src) from None
-            name = _unwrapped(rendered.get(KEYS[type_]))
+            name = _unwrapped(rendered.get(KEYS[declared]))
             subject = f"{type_} {name}"
             if control is not None:
                 reason = _control(control, roots, src, subject)
@@ -307,9 +311,9 @@ def load(
                         f"(at {alias_lines[ref]})",
                         src,
                     )
-                aliases[ref], alias_lines[ref] = f"{type_}#{name}", src
+                aliases[ref], alias_lines[ref] = f"{declared}#{name}", src
             _source_wins(type_, rendered, src, subject, warnings)
-            ident = f"{type_}#{name}"
+            ident = f"{declared}#{name}"
             if ident not in seen:  # a repeated resource merges with the first: no cycle
                 if previous is not None:
                     rendered["after"] = [previous]
@@ -317,10 +321,11 @@ def load(
                 seen.add(ident)
             rendered["fail_on_error"] = fail_on_error
             seq += 1
-            decls.append(RawDeclaration(type=type_, props=rendered, source=src, seq=seq, prio=None))
+            decls.append(
+                RawDeclaration(type=declared, props=rendered, source=src, seq=seq, prio=None)
+            )
     for decl in decls:
-        if aliases:
-            _resolve_aliases(decl.props, aliases)
+        _resolve_aliases(decl.props, aliases)
         _drop_foreign_subscriptions(decl, warnings)
     return decls, messages
 
@@ -390,8 +395,17 @@ def _source_wins(
         warnings.append(f"{src}: {subject}: both `source` and `{dropped[0]}` given; `source` wins")
 
 
+def _reference(ref: str, aliases: dict[str, str]) -> str:
+    """The item a CCM reference names: an alias's resource, and CCM's type
+    names as syslua declares them (`package#nginx` is `os_package#nginx`)."""
+    ref = aliases.get(ref, ref)
+    type_, sep, name = ref.partition("#")
+    return f"{DECLARED_AS[type_]}#{name}" if sep and type_ in DECLARED_AS else ref
+
+
 def _resolve_aliases(props: dict[str, Any], aliases: dict[str, str]) -> None:
-    """`require: [file#conf]` where `conf` is the alias of a file of this manifest."""
+    """`require: [file#conf]` where `conf` is the alias of a file of this manifest,
+    and `package#x` where a `package` of CCM is syslua's `os_package`."""
     for key in _REFERENCES:
         value = props.get(key)
         if value is None:
@@ -399,9 +413,9 @@ def _resolve_aliases(props: dict[str, Any], aliases: dict[str, str]) -> None:
         wrapped = isinstance(value, dict) and "__syslua_prio" in value
         inner = value["__syslua_v"] if wrapped else value
         if isinstance(inner, str):
-            inner = aliases.get(inner, inner)
+            inner = _reference(inner, aliases)
         elif isinstance(inner, list):
-            inner = [aliases.get(r, r) if isinstance(r, str) else r for r in inner]
+            inner = [_reference(r, aliases) if isinstance(r, str) else r for r in inner]
         props[key] = {**value, "__syslua_v": inner} if wrapped else inner
 
 
@@ -446,7 +460,7 @@ def _check_annotations(text: str, data: dict[str, Any], path: Path, warnings: li
 
 def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], int]]:
     """Both resource forms, as (props, line) with the key under the type's key name."""
-    key = KEYS[type_]
+    key = KEYS[DECLARED_AS.get(type_, type_)]
     if isinstance(body, dict):
         props = _plain(body)
         if "name" not in props and key not in props:

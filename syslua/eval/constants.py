@@ -37,6 +37,7 @@ KEYS: Final[dict[str, str]] = {
     "exec": "name",
     "apply": "name",
     "package": "name",
+    "os_package": "name",
     "user": "name",
     "archive": "name",  # where the archive file is saved
     "env": "name",  # env { NAME = value } records { name = NAME, value = value }

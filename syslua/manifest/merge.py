@@ -158,7 +158,7 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
             props[slot] = (prio, {canonical: normal} if prop.slot else normal)
         return Decl(type_, key, props, raw.source, raw.seq, origin, ctx)
     except Invalid as e:
-        raise ConfigError(f"{type_}: {e}", raw.source) from None
+        raise ConfigError(f"{type_}: {e}", raw.source, hint=e.hint) from None
 
 
 def _validate_defaults(raw: RawDeclaration, ctx: Context) -> None:

@@ -28,6 +28,10 @@ from syslua.paths import home
 class Invalid(ValueError):
     """A property value is wrong; the message is shown with the declaration's location."""
 
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
 
 @dataclass(frozen=True, slots=True)
 class Context:
@@ -66,6 +70,9 @@ class TypeSchema:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     required: tuple[str, ...] = ()  # names of the required properties, in schema order
     doc: str = ""  # what a declaration of this type is, for the editor stubs
+    # Hints for properties that belong to another type (`ensure` on a store
+    # package: an OS package is os_package), shown with the unknown-property error.
+    hints: Mapping[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------
@@ -140,6 +147,30 @@ def name_or_id(v: Any, ctx: Context) -> str:
             raise Invalid(f"ids are 0 or more, got {v}")
         return str(v)
     return nonempty_string(v, ctx)
+
+
+_PACKAGE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._+:@-]*$"
+_VERSION = r"^(?:[0-9]+:)?[0-9][A-Za-z0-9.+~:_^-]*$"  # versions start with a digit
+_ENSURE_WORDS = ("present", "absent", "latest")
+
+
+def package_name(v: Any, ctx: Context) -> str:
+    """An OS package's name as apt and dnf spell them: no spaces, globs,
+    `=` or leading `-`, and no trailing `-` (apt-get would read it as "remove")."""
+    s = nonempty_string(v, ctx)
+    if not re.match(_PACKAGE_NAME, s) or s.endswith("-"):
+        raise Invalid(f"not a package name: {_show(v)}")
+    return s
+
+
+def package_ensure(v: Any, ctx: Context) -> str:
+    """present, absent, latest, or a version (`2.10-3`, `1:2.0-1`)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        v = _scalar_text(v)  # `ensure: 5.9` in YAML is a version, not a number
+    s = nonempty_string(v, ctx)
+    if s in _ENSURE_WORDS or re.match(_VERSION, s):
+        return s
+    raise Invalid(f"must be present, absent, latest or a version; got {_show(v)}")
 
 
 def choice(*values: str) -> Check:
@@ -548,6 +579,8 @@ _LUA_TYPES.update(
         path_like_value: "string|string[]",
         env_name: "string",
         env_value: "string|number|boolean",
+        package_name: "string",
+        package_ensure: '"present"|"absent"|"latest"|string',
     }
 )
 
@@ -610,6 +643,7 @@ def _schema(
     defaults: dict[str, Any] | None = None,
     common: bool = True,
     doc: str = "",
+    hints: dict[str, str] | None = None,
 ) -> TypeSchema:
     """The schema of type `name`, keyed by its property in `constants.KEYS`."""
     table = {p.name: p for p in props}
@@ -619,8 +653,14 @@ def _schema(
             table.setdefault(p.name, p)
         aliases.setdefault("require", "depends_on")  # CCM's name for it
     required = tuple(p.name for p in table.values() if p.required)
-    return TypeSchema(name, KEYS[name], table, aliases, defaults or {}, required, doc)
+    return TypeSchema(name, KEYS[name], table, aliases, defaults or {}, required, doc, hints or {})
 
+
+_OS_PACKAGE_HINT = (
+    "`package {}` is a tool fetched into syslua's store (version, source, bin). "
+    "For a package of the operating system (apt, dnf), CCM's `package`, write\n"
+    '  os_package { name = "hello", ensure = "present" }'
+)
 
 SCHEMAS: dict[str, TypeSchema] = {
     "file": _schema(
@@ -809,6 +849,25 @@ SCHEMAS: dict[str, TypeSchema] = {
         ],
         defaults={"strip_components": 0},
         doc="A tool fetched into the store and linked into the profile (docs/resources/package.md).",
+        hints=dict.fromkeys(("ensure", "provider"), _OS_PACKAGE_HINT),
+    ),
+    "os_package": _schema(
+        "os_package",
+        [
+            Prop("name", package_name, doc="the package's name, as apt or dnf knows it"),
+            Prop(
+                "ensure",
+                package_ensure,
+                doc='"present", "absent", "latest" or a version such as "2.10-3"',
+            ),
+            Prop(
+                "provider",
+                choice("apt", "dnf"),
+                doc="the package manager; chosen from the machine when not given",
+            ),
+        ],
+        defaults={"ensure": "present"},
+        doc="A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).",
     ),
     "user": _schema(
         "user",
@@ -900,7 +959,18 @@ SCHEMAS: dict[str, TypeSchema] = {
     ),
 }
 
-REFERABLE = ("file", "exec", "apply", "package", "user", "env", "build", "bind", "archive")
+REFERABLE = (
+    "file",
+    "exec",
+    "apply",
+    "package",
+    "os_package",
+    "user",
+    "env",
+    "build",
+    "bind",
+    "archive",
+)
 
 # Environment variables whose values are lists of paths: merged, not replaced.
 PATH_LIKE = {"PATH", "MANPATH", "INFOPATH", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "FPATH", "CDPATH"}
@@ -934,7 +1004,9 @@ def _suggest(name: str, candidates: Any) -> str:
 def unknown_property(type_: str, name: str) -> Invalid:
     schema = SCHEMAS[type_]
     valid = set(schema.props) | set(schema.aliases)
-    return Invalid(f"unknown property `{name}` for {type_}{_suggest(name, valid)}")
+    hint = schema.hints.get(name)
+    suggest = "" if hint else _suggest(name, valid)
+    return Invalid(f"unknown property `{name}` for {type_}{suggest}", hint)
 
 
 def _kind(v: Any) -> str:

@@ -33,7 +33,7 @@ from syslua.paths import shipped_dirs
 COMMAND = "python -m syslua.manifest.stubs"
 
 # The declarations a config writes as a table of properties, in stub order.
-DECLARATIONS = ("file", "exec", "apply", "package", "user", "archive")
+DECLARATIONS = ("file", "exec", "apply", "package", "os_package", "user", "archive")
 
 _PRIORITY_LABELS = {
     "force": "mkForce",
@@ -58,7 +58,8 @@ def path() -> Path:
 
 
 def class_name(type_: str, props_only: bool = False) -> str:
-    return "Syslua" + type_.capitalize() + ("Props" if props_only else "")
+    camel = "".join(part.capitalize() for part in type_.split("_"))  # os_package: OsPackage
+    return "Syslua" + camel + ("Props" if props_only else "")
 
 
 def _a(word: str) -> str:

@@ -50,7 +50,9 @@ class Entry:
     label: str
     decision: Decision
     diff: str | None = None
-    irreversible: bool = False  # an exec that will run and declares no `undo`
+    # An exec that will run and declares no `undo` (True), or why a change
+    # cannot be undone, as its type says it (an OS package the archive lost).
+    irreversible: bool | str = False
     takeover: bool = False  # a path syslua manages for the first time, which exists now
     noop: bool = False  # in a noop child: it would change, but the apply will not change it
     edited: str | None = None  # what was edited by hand since the last apply, which this overwrites
@@ -103,6 +105,8 @@ class Entry:
             d["diff"] = self.diff
         if self.irreversible:
             d["irreversible"] = True
+            if isinstance(self.irreversible, str):
+                d["irreversible_reason"] = self.irreversible
         if self.takeover:
             d["takeover"] = True
         if self.noop:
@@ -462,7 +466,8 @@ def plan_removals(
         edited, edit_diff = (
             _edit(item.id, previous, ctx, with_diff) if ctx is not None else (None, None)
         )
-        decision = rtype.removal(item)
+        recorded = ctx.last_applied.get(item.id) if ctx is not None and ctx.last_applied else None
+        decision = rtype.removal_of(item, recorded or {})
         original = originals.get(item.id)
         if decision.action == REMOVE and original and original.get("kind") != "absent":
             decision = replace(decision, reason=RESTORED)

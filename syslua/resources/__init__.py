@@ -20,6 +20,7 @@ _MODULES = {
     "apply": ("syslua.resources.apply", "ApplyType"),
     "env": ("syslua.resources.env", "EnvType"),
     "package": ("syslua.resources.package", "PackageType"),
+    "os_package": ("syslua.resources.os_package", "OsPackageType"),
     "user": ("syslua.resources.user", "UserType"),
     "archive": ("syslua.resources.archive", "ArchiveType"),
     "build": ("syslua.resources.build", "BuildType"),

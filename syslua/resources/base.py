@@ -251,8 +251,9 @@ class ResourceType(Protocol):
             return Decision(UPDATE, "changed")
         return Decision(NONE, "unchanged")
 
-    def irreversible(self, item: Item, decision: Decision) -> bool:
-        """Whether running this decision cannot be undone (the plan marks it)."""
+    def irreversible(self, item: Item, decision: Decision) -> bool | str:
+        """Whether running this decision cannot be undone (the plan marks it):
+        True (an exec without `undo`), or why, as the plan should say it."""
         return False
 
     def takes_over(self, item: Item, status: Any) -> bool:
@@ -266,6 +267,11 @@ class ResourceType(Protocol):
     def removal(self, item: Item) -> Decision:
         """How the plan describes removing an item no longer declared (`will remove (REASON)`)."""
         return Decision(REMOVE, "no longer declared")
+
+    def removal_of(self, item: Item, recorded: dict[str, Any]) -> Decision:
+        """`removal`, for a type whose removal depends on what the current
+        snapshot recorded for the item (`snapshot_state`): the plan asks this."""
+        return self.removal(item)
 
     def created_parents(self, item: Item, status: Any) -> list[tuple[str, str]]:
         """What a change of this item creates on its way, that no item declares
