@@ -160,7 +160,9 @@ def _check_server(step: dict[str, Any], server: LocalServer | None) -> list[str]
         problems.append(f"the server got {server.count()} requests, expected {wanted}")
     for path, count in (wanted if isinstance(wanted, dict) else {}).items():
         if server.count(path) != count:
-            problems.append(f"the server got {server.count(path)} requests for /{path}, not {count}")
+            problems.append(
+                f"the server got {server.count(path)} requests for /{path}, not {count}"
+            )
     for path, headers in (step.get("request_headers") or {}).items():
         seen = server.headers(path)
         for key, value in headers.items():
