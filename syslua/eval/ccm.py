@@ -35,6 +35,7 @@ from syslua.errors import ConfigError, Source
 from syslua.eval import template
 from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
+from syslua.paths import abbreviate
 
 SUPPORTED = ("file", "exec", "apply", "package", "user", "archive")
 _CONTROL = {"if", "unless"}
@@ -295,7 +296,9 @@ def load(
                 reason = _control(control, roots, src, subject)
                 if reason is not None:
                     if skipped is not None:
-                        skipped.append((subject, reason, src))
+                        # shown like the plan's items: a path in the home as ~/...
+                        shown = abbreviate(name) if isinstance(name, str) else name
+                        skipped.append((f"{type_} {shown}", reason, src))
                     continue
             if alias is not None:
                 if not isinstance(alias, str) or not alias:
