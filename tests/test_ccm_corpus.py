@@ -29,7 +29,7 @@ without its leading `# `):
     #       absent: [out/other]                          # must not exist, under HOME
     #       modes: {out/motd: "0644"}                    # permission bits
     #       sha256: {out/app.tar.gz: 77a4...}            # a binary file's checksum
-    #       unchanged: true                              # HOME and the work dir are as before
+    #       unchanged: true                              # HOME is exactly as before the step
     #       requests: {releases/app.tar.gz: 1}           # requests the server got so far
     #       request_headers:                             # headers of the last request
     #         private/app.tar.gz: {X-Channel: stable}
