@@ -1,11 +1,10 @@
 """`archive` end to end: CCM's archive resource through the real command line.
 
-Archives are built with tarfile/zipfile (or taken from
-tests/data/ccm/archives) and served by a real HTTP server on 127.0.0.1
-(tests/httpserver.py), which also checks basic-auth credentials and records
-request headers. Configs are Lua (`archive { ... }`) and the CCM YAML
-manifests of tests/data/ccm/archive-*.yaml, whose `@@PORT@@` is the
-server's port. Nothing but the loopback interface is contacted.
+Archives are built with tarfile/zipfile and served by a real HTTP server on
+127.0.0.1 (tests/httpserver.py), which also checks basic-auth credentials and
+records request headers. Configs are Lua (`archive { ... }`); the CCM YAML
+manifests of tests/data/ccm/archive-*.yaml are run, with the same server,
+by tests/test_ccm_corpus.py. Nothing but the loopback interface is contacted.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ from pathlib import Path
 import pytest
 from conftest import ok, tree
 from conftest import out as out_of
-from httpserver import make_tar, make_zip, sha256
+from httpserver import make_tar, make_zip
 
-CORPUS = Path(__file__).parent / "data" / "ccm"
 FAILED = "Apply failed. System unchanged."
 APP = {"app/bin/app": b"#!/bin/sh\necho app 1.2.3\n", "app/README": b"the app\n"}
 
@@ -47,112 +45,6 @@ def lua_archive(target: Path, url: str, **props: object) -> str:
         else:
             parts.append(f'{key} = "{value}"')
     return "archive { " + ", ".join(parts) + " }\n"
-
-
-def corpus(sysenv, server, name: str) -> Path:  # type: ignore[no-untyped-def]
-    """tests/data/ccm/<name>, with the server's port where `@@PORT@@` stands,
-    written into the work dir. The manifests take everything else from facts
-    (the temp home, the running user) and name the archives of
-    tests/data/ccm/archives by their real checksums."""
-    text = (CORPUS / name).read_text().replace("@@PORT@@", server.base.rsplit(":", 1)[1])
-    assert "@@" not in text, text
-    return sysenv.write(name, text, dedent=False)
-
-
-def fixture(server, name: str, at: str) -> str:  # type: ignore[no-untyped-def]
-    """Serve tests/data/ccm/archives/<name> at /<at>; returns its SHA-256."""
-    return server.put(at, (CORPUS / "archives" / name).read_bytes())[1]
-
-
-# -- the CCM corpus ------------------------------------------------------------
-
-
-def test_corpus_has_its_headers() -> None:
-    files = sorted(CORPUS.glob("archive-*.yaml"))
-    assert 3 <= len(files) <= 5
-    for f in files:
-        head = f.read_text().splitlines()[0]
-        assert head.startswith("# "), f"{f.name} opens with what it shows"
-        assert "Expected:" in f.read_text(), f"{f.name} says its expected outcome"
-
-
-@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("archive-*.yaml")))
-def test_corpus_plans_as_written_without_network(sysenv, name: str) -> None:
-    """As written (no port filled in), each manifest plans: a plan reads no URL."""
-    shutil.copy(CORPUS / name, sysenv.work / name)
-    p = sysenv.run("plan", name)
-    expected = 2 if "needs-creates" in name else 0
-    assert p.returncode == expected, out_of(p)
-    assert not (sysenv.home / "srv").exists()
-
-
-def test_corpus_extract(sysenv, server) -> None:
-    sha = fixture(server, "app-1.2.3.tar.gz", "releases/app-1.2.3.tar.gz")
-    manifest = corpus(sysenv, server, "archive-extract.yaml")
-    root = sysenv.home / "srv"
-
-    plan = sysenv.run("plan", manifest.name)
-    ok(plan)
-    assert "will download and extract into" in plan.stdout, out_of(plan)
-    assert "+ dir ~/srv/downloads (parent)" in plan.stdout
-    assert "+ dir ~/srv/opt (parent)" in plan.stdout
-    assert server.count() == 0, "a plan downloads nothing"
-
-    noop = sysenv.run("apply", "--noop", manifest.name)
-    ok(noop)
-    assert "Would have downloaded. Would have extracted" in noop.stdout, out_of(noop)
-    assert server.count() == 0 and not root.exists()
-
-    ok(sysenv.run("apply", manifest.name))
-    assert (root / "opt/app/bin/app").read_bytes() == APP["app/bin/app"]
-    assert (root / "opt/app/README").read_bytes() == APP["app/README"]
-    assert sha256((root / "downloads/app-1.2.3.tar.gz").read_bytes()) == sha
-    assert os.stat(root / "opt/app/bin/app").st_mode & 0o777 == 0o755
-    assert server.count() == 1
-
-    again = sysenv.run("plan", manifest.name)
-    ok(again)
-    assert "No changes" in again.stdout, out_of(again)
-    ok(sysenv.run("apply", manifest.name))
-    assert server.count() == 1, "creates exists: nothing downloaded again"
-
-
-def test_corpus_cleanup_zip(sysenv, server) -> None:
-    files = {"bin/tool": b"#!/bin/sh\necho tool\n", "share/doc.txt": b"doc\n"}
-    fixture(server, "tools.zip", "tools.zip")
-    manifest = corpus(sysenv, server, "archive-cleanup-zip.yaml")
-    root = sysenv.home / "srv"
-
-    plan = sysenv.run("plan", manifest.name)
-    ok(plan)
-    assert "will download, extract into" in plan.stdout
-    assert "and remove the archive file" in plan.stdout, out_of(plan)
-    ok(sysenv.run("apply", manifest.name))
-    assert (root / "tools/bin/tool").read_bytes() == files["bin/tool"]
-    assert (root / "tools/share/doc.txt").read_bytes() == b"doc\n"
-    assert not (root / "tools.zip").exists(), "cleanup removed the archive file"
-
-    again = sysenv.run("apply", manifest.name)
-    ok(again)
-    assert server.count() == 1
-    assert not (root / "tools.zip").exists()
-
-
-def test_corpus_basic_auth_and_headers(sysenv, server) -> None:
-    fixture(server, "app-1.2.3.tar.gz", "private/app.tar.gz")
-    server.protect("private/app.tar.gz", "deploy", "s3cret")
-    manifest = corpus(sysenv, server, "archive-auth-headers.yaml")
-    root = sysenv.home / "srv"
-
-    plan = sysenv.run("plan", manifest.name)
-    ok(plan)
-    assert "no checksum: the download is not verified" in plan.stdout, out_of(plan)
-    ok(sysenv.run("apply", manifest.name))
-    seen = server.headers("private/app.tar.gz")
-    assert seen["Authorization"] == "Basic ZGVwbG95OnMzY3JldA=="  # deploy:s3cret
-    assert seen["X-Release-Channel"] == "stable"
-    assert (root / "private/app/bin/app").read_bytes() == APP["app/bin/app"]
-    assert (root / "private.tar.gz").is_file()
 
 
 def test_wrong_credentials_are_refused_and_nothing_changes(sysenv, server) -> None:
@@ -187,39 +79,6 @@ def test_credentials_in_the_url_are_basic_auth_and_never_shown(sysenv, server) -
     assert p.returncode == 1
     assert "HTTP 401" in p.stdout + p.stderr
     assert "hunter2" not in p.stdout + p.stderr
-
-
-def test_corpus_bad_checksum_extracts_nothing(sysenv, server) -> None:
-    sha = fixture(server, "app-1.2.3.tar.gz", "releases/app-1.2.3.tar.gz")
-    manifest = corpus(sysenv, server, "archive-bad-checksum.yaml")
-    root = sysenv.home / "srv"
-    before = tree(sysenv.home)
-
-    p = sysenv.run("apply", manifest.name)
-    assert p.returncode == 1, out_of(p)
-    text = p.stdout + p.stderr
-    assert "checksum mismatch" in text
-    assert "expected sha256 " + "0" * 64 in text
-    assert f"actual   sha256 {sha}" in text
-    assert "Nothing was downloaded or extracted." in text
-    assert FAILED in text
-    assert not root.exists()
-    assert tree(sysenv.home) == before
-
-
-def test_corpus_cleanup_needs_creates(sysenv, server) -> None:
-    fixture(server, "app-1.2.3.tar.gz", "releases/app-1.2.3.tar.gz")
-    manifest = corpus(sysenv, server, "archive-cleanup-needs-creates.yaml")
-    before = tree(sysenv.home)
-    p = sysenv.run("plan", manifest.name)
-    assert p.returncode == 2, out_of(p)
-    assert "cleanup requires creates to be set" in p.stderr
-    line = next(
-        n for n, text in enumerate(manifest.read_text().splitlines(), 1) if "srv/app.tar.gz" in text
-    )
-    assert f"{manifest.name}:{line}" in p.stderr  # the line of the archive's name
-    assert server.count() == 0
-    assert tree(sysenv.home) == before
 
 
 # -- safety: verified, no escapes, no bombs ----------------------------------

@@ -411,6 +411,41 @@ def test_core_facts(sysenv):
     assert v["UID"] == str(os.getuid())
 
 
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({}, ("", "")),
+        ({".dockerenv": ""}, ("docker", "guest")),
+        ({"run/.containerenv": ""}, ("podman", "guest")),
+        ({"proc/1/environ": "PATH=/bin\0container=lxc\0"}, ("lxc", "guest")),
+        ({"proc/self/cgroup": "0::/docker/4f1e\n"}, ("docker", "guest")),
+        ({"proc/self/cgroup": "0::/init.scope\n"}, ("", "")),
+        ({"sys/class/dmi/id/sys_vendor": "QEMU\n"}, ("kvm", "guest")),
+        ({"sys/class/dmi/id/product_name": "VMware Virtual Platform\n"}, ("vmware", "guest")),
+        ({"sys/class/dmi/id/sys_vendor": "Dell Inc.\n"}, ("", "")),
+    ],
+)
+def test_virtualization_facts_read_the_file_system(tmp_path, files, expected):
+    """host.info.virtualizationSystem / virtualizationRole, as CCM names them."""
+    from syslua.eval.facts import _virtualization
+
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert _virtualization(str(tmp_path)) == expected
+
+
+def test_virtualization_facts_are_in_host_info(sysenv):
+    m = evaluate(
+        sysenv,
+        "env { V = '[' .. sys.facts.host.info.virtualizationSystem .. ']',"
+        " R = '[' .. sys.facts.host.info.virtualizationRole .. ']' }\n",
+    )
+    v = env_values(m)
+    assert v["V"] in {"[]", "[docker]", "[podman]", "[lxc]", "[kvm]", "[vmware]", "[vbox]", "[xen]"}
+    assert v["R"] == ("[]" if v["V"] == "[]" else "[guest]")
+
+
 def test_user_and_cli_facts(sysenv):
     cfg = sysenv.home / ".config" / "syslua"
     cfg.mkdir(parents=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -911,50 +910,6 @@ def test_lua_inline_content_expressions(sysenv):
     sysenv.write("sys.lua", HEADER + body)
     ok(sysenv.run("apply", "--fact", "role=web"))
     assert (sysenv.home / "motd").read_text() == "WEB has 1 ${HOME}"
-
-
-# ---------------------------------------------------------------------------
-# tests/data/ccm/expr-*.yaml: run each as its header says
-# ---------------------------------------------------------------------------
-
-CORPUS = Path(__file__).parent / "data" / "ccm"
-MANIFESTS = sorted(p.name for p in CORPUS.glob("expr-*.yaml"))
-
-
-def _header(path: Path) -> tuple[list[str], str, list[str]]:
-    """(extra CLI args, outcome line, the indented lines under it)."""
-    lines = []
-    for line in path.read_text().splitlines():
-        if not line.startswith("#"):
-            break
-        lines.append(line[1:])
-    run = next(ln for ln in lines if ln.strip().startswith("Run:"))
-    args = run.split(path.name, 1)[1].split()
-    at = next(i for i, ln in enumerate(lines) if ln.strip().startswith("Expected outcome:"))
-    detail = [ln[3:] for ln in lines[at + 1 :] if ln.startswith("   ")]
-    return args, lines[at].strip(), detail
-
-
-def test_the_corpus_has_expression_manifests():
-    assert len(MANIFESTS) >= 8
-
-
-@pytest.mark.parametrize("name", MANIFESTS)
-def test_corpus_manifest(sysenv, name):
-    shutil.copytree(CORPUS, sysenv.work / "ccm")
-    path = sysenv.work / "ccm" / name
-    args, outcome, detail = _header(path)
-    before = tree(sysenv.home)
-    p = sysenv.run("apply", str(path), *args)
-    if outcome.startswith("Expected outcome: exit 2"):
-        assert p.returncode == 2, out(p)
-        assert detail[0] in p.stderr, out(p)
-        assert tree(sysenv.home) == before
-        return
-    ok(p)
-    target = re.search(r"~/(\S+) holds exactly", outcome)
-    assert target, outcome
-    assert (sysenv.home / target.group(1)).read_text() == "".join(d + "\n" for d in detail)
 
 
 # ---------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from syslua.errors import ConfigError, Source
 from syslua.eval import template
 from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
+from syslua.paths import abbreviate
 
 SUPPORTED = ("file", "exec", "apply", "package", "user", "archive")
 _CONTROL = {"if", "unless"}
@@ -299,7 +300,9 @@ def load(
                 reason = _control(control, roots, src, subject)
                 if reason is not None:
                     if skipped is not None:
-                        skipped.append((subject, reason, src))
+                        # shown like the plan's items: a path in the home as ~/...
+                        shown = abbreviate(name) if isinstance(name, str) else name
+                        skipped.append((f"{type_} {shown}", reason, src))
                     continue
             if alias is not None:
                 if not isinstance(alias, str) or not alias:
@@ -361,20 +364,25 @@ def _control(control: Any, roots: dict[str, Any], src: Source, subject: str) -> 
 
 
 def _condition(expr: Any, roots: dict[str, Any], where: Source, what: str) -> bool:
-    """A control expression, evaluated with the template machinery; true or false."""
+    """A control expression; true or false.
+
+    CCM evaluates `if` / `unless` as one bare Expr expression
+    (`lookup("facts.host.info.os") == "linux"`), so that is how it is read:
+    a map literal or a `}}` inside it is just part of the expression. A value
+    written as one whole `{{ expr }}` / `${ expr }` placeholder is accepted too
+    (syslua's extension: CCM would not parse it)."""
     if isinstance(expr, bool):
         return expr
     if not isinstance(expr, str) or not expr.strip():
         raise ConfigError(f"{what} must be an expression giving true or false", where)
     text = expr.strip()
-    if not text.startswith(("{{", "${")):
-        text = "{{ " + text + " }}"
+    found = template.expressions(text, roots) if text.startswith(("{{", "${")) else []
+    if len(found) == 1 and found[0][:2] == (0, len(text)):
+        text = found[0][2]
     try:
-        value = template.render(text, roots, typed=True)
+        value = template.evaluate(text, roots)
     except template.TemplateError as e:
         raise ConfigError(f"{what}: {e}", where) from None
-    if isinstance(value, str) and value.strip() == text:
-        raise ConfigError(f"{what}: cannot evaluate the expression `{expr}`", where)
     if not isinstance(value, bool):
         raise ConfigError(
             f"{what}: the expression `{expr}` must give true or false, got {value!r}", where

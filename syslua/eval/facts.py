@@ -36,6 +36,55 @@ def _os_release() -> dict[str, str]:
     return info
 
 
+# a word in the firmware's vendor or product name -> the hypervisor's name
+_HYPERVISORS = {
+    "kvm": "kvm",
+    "qemu": "kvm",
+    "vmware": "vmware",
+    "virtualbox": "vbox",
+    "innotek": "vbox",
+    "xen": "xen",
+}
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _virtualization(root: str = "/") -> tuple[str, str]:
+    """(system, role) under the names CCM's `host.info.virtualizationSystem`
+    and `virtualizationRole` use: a container first (docker, podman, lxc, as
+    their marker files or process 1's environment say), then a hypervisor
+    the firmware names; ("", "") when nothing says (bare metal, or unknown).
+    `root` is where the file system is read (tests give a made-up one)."""
+
+    def at(path: str) -> str:
+        return os.path.join(root, path)
+
+    if os.path.exists(at(".dockerenv")):
+        return "docker", "guest"
+    if os.path.exists(at("run/.containerenv")):
+        return "podman", "guest"
+    init_env = _read(at("proc/1/environ")).split("\0")
+    for kind in ("lxc", "docker", "podman"):
+        if f"container={kind}" in init_env:
+            return kind, "guest"
+    cgroup = _read(at("proc/self/cgroup"))
+    for kind in ("docker", "lxc"):
+        if f"/{kind}" in cgroup:
+            return kind, "guest"
+    dmi = at("sys/class/dmi/id")
+    firmware = (_read(f"{dmi}/sys_vendor") + " " + _read(f"{dmi}/product_name")).lower()
+    for word, kind in _HYPERVISORS.items():
+        if word in firmware:
+            return kind, "guest"
+    return "", ""
+
+
 @cache
 def _static_facts() -> dict[str, Any]:
     """Facts that do not change during one process."""
@@ -55,6 +104,7 @@ def _static_facts() -> dict[str, Any]:
     except KeyError:
         group = str(gid)
     release = _os_release()
+    virt_system, virt_role = _virtualization()
     distro = release.get("ID", system)
     family = (release.get("ID_LIKE", "").split() or [distro])[0]
     user = {"name": name, "uid": uid, "gid": gid, "group": group, "home": "", "shell": shell}
@@ -73,6 +123,8 @@ def _static_facts() -> dict[str, Any]:
                 "platformVersion": release.get("VERSION_ID", ""),
                 "kernelVersion": uname.release,
                 "kernelArch": machine,
+                "virtualizationSystem": virt_system,
+                "virtualizationRole": virt_role,
             }
         },
     }
