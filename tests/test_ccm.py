@@ -126,7 +126,11 @@ def test_both_resource_forms(sysenv):
     assert props(m, "exec#second")["returns"] == [0, 2]
     assert props(m, "user#bob")["groups"] == ["wheel"]
     # CCM's package is an OS package: syslua's os_package
-    assert props(m, "os_package#zsh") == {"ensure": "5.9"}
+    assert props(m, "os_package#zsh") == {
+        "ensure": "5.9",
+        "after": ["user#bob"],
+        "fail_on_error": False,
+    }
 
 
 @pytest.mark.parametrize(

@@ -335,9 +335,46 @@ def test_yaml_package_is_an_os_package(sysenv) -> None:  # type: ignore[no-untyp
     )
     m = resolve(path, Options())
     assert {i.id: dict(i.props) for i in m} == {
-        "os_package#hello": {"ensure": "latest"},
-        "os_package#zsh": {"ensure": "5.9", "provider": "apt"},
+        # in the order written: hello runs after zsh (CCM's manifest order)
+        "os_package#hello": {
+            "ensure": "latest",
+            "after": ("os_package#zsh",),
+            "fail_on_error": False,
+        },
+        "os_package#zsh": {"ensure": "5.9", "provider": "apt", "fail_on_error": False},
     }
+
+
+def test_yaml_references_to_a_package_name_the_os_package(sysenv) -> None:  # type: ignore[no-untyped-def]
+    """`require: [package#nginx]` in a CCM manifest names CCM's package, which
+    syslua declares as os_package#nginx; an alias of a package resolves the same way."""
+    from syslua.manifest.resolve import Options, resolve
+
+    path = sysenv.write(
+        "m.yaml",
+        """\
+        ccm:
+          resources:
+            - exec:
+                - first:
+                    command: /bin/true
+            - package:
+                - nginx:
+                    ensure: present
+                    alias: web
+            - exec:
+                - reload:
+                    command: /bin/true
+                    refreshonly: true
+                    require: [package#nginx]
+                    subscribe: [package#web]
+        """,
+    )
+    m = resolve(path, Options())
+    reload = m.get("exec#reload")
+    assert reload is not None
+    assert list(reload.get("depends_on")) == ["os_package#nginx"]
+    assert list(reload.get("subscribe")) == ["os_package#nginx"]
 
 
 # -- on the machine: a small archive of our own ----------------------------------------
