@@ -280,6 +280,33 @@ def new_env(base: Path) -> SysEnv:
     return env
 
 
+@contextmanager
+def machine_lock(group: str) -> Iterator[None]:
+    """Hold the lock of `group` across test processes: tests that change what
+    the whole machine shares (real accounts; dpkg, whose lock admits one
+    apt-get at a time) take turns, whichever xdist worker runs them."""
+    import fcntl
+
+    path = os.path.join(tempfile.gettempdir(), f"syslua-tests-{group}.lock")
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _machine_group(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked `xdist_group(NAME)` runs holding `machine_lock(NAME)`."""
+    mark = request.node.get_closest_marker("xdist_group")
+    if mark is None:
+        yield
+        return
+    with machine_lock(str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))):
+        yield
+
+
 @pytest.fixture
 def sysenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> SysEnv:
     env = new_env(tmp_path)

@@ -506,6 +506,8 @@ def ssh_hosts(tmp_path: Path):  # type: ignore[no-untyped-def]
             shutil.rmtree("/run/sshd", ignore_errors=True)
 
 
+# Real accounts (useradd for the SSH hosts): tests of this group take turns.
+@pytest.mark.xdist_group("accounts")
 def test_playbook_over_ssh_to_two_hosts(sysenv, ssh_hosts, tmp_path: Path) -> None:
     import time
 

@@ -17,6 +17,10 @@ from conftest import HEADER, ok, q, tree
 from conftest import out as out_of
 from httpserver import LocalServer
 
+# Real accounts (useradd, the account files): the tests of this group take
+# turns (conftest.machine_lock), whichever worker runs them.
+pytestmark = pytest.mark.xdist_group("accounts")
+
 
 def config(sysenv, body: str) -> None:
     sysenv.write("sys.lua", HEADER + body)

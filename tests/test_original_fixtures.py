@@ -25,6 +25,10 @@ import pytest
 from conftest import ok, tree
 from conftest import out as out_of
 
+# Real accounts (useradd, the account files): the tests of this group take
+# turns (conftest.machine_lock), whichever worker runs them.
+pytestmark = pytest.mark.xdist_group("accounts")
+
 ORIGINAL = Path(__file__).parent / "data" / "original"
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ok, out, tree
+from conftest import machine_lock, ok, out, tree
 
 from syslua.manifest.model import Item, freeze
 from syslua.resources import os_package_apt as apt
@@ -39,6 +39,10 @@ from syslua.resources.os_package import (
     choose_provider,
 )
 from syslua.resources.process import Runner
+
+# dpkg's lock admits one apt-get at a time: the tests of this group take turns
+# (conftest.machine_lock), whichever worker runs them.
+pytestmark = pytest.mark.xdist_group("dpkg")
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 APT_TOOLS = ("apt-get", "apt-cache", "apt-mark", "dpkg-query", "dpkg-deb", "dpkg")
@@ -757,7 +761,10 @@ def debian_hello() -> str:
     found = candidate()
     if found is None:
         try:
-            subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=env, timeout=300)
+            with machine_lock("dpkg"):  # a session fixture: outside the tests' own turns
+                subprocess.run(
+                    ["apt-get", "update", "-q"], capture_output=True, env=env, timeout=300
+                )
         except subprocess.TimeoutExpired:
             pytest.skip("Debian's archive is unreachable: `apt-get update` timed out")
         found = candidate()

@@ -19,6 +19,10 @@ import pytest
 from conftest import ok
 from conftest import out as out_of
 
+# Real accounts (useradd, the account files): the tests of this group take
+# turns (conftest.machine_lock), whichever worker runs them.
+pytestmark = pytest.mark.xdist_group("accounts")
+
 ACCOUNT_FILES = ("passwd", "group", "shadow", "gshadow")
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 HAVE_TOOLS = all(
