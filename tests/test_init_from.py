@@ -111,6 +111,8 @@ def test_a_clone_that_fails_leaves_nothing_behind(sysenv, tmp_path) -> None:
     p = sysenv.run("init", "--from", missing, str(target))
     assert p.returncode == 2, out(p)
     assert f"git clone of {missing} failed: " in p.stderr and "Traceback" not in out(p)
+    # git's reason, not the advice it prints after it
+    assert "does not appear to be a git repository" in p.stderr, out(p)
     assert not target.exists()
     empty = sysenv.work / "empty"
     empty.mkdir()

@@ -165,8 +165,11 @@ def _git(
 
 
 def _last_line(done: ProcessResult) -> str:
-    lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else f"exit {done.exit_code}"
+    """git's reason: its first `fatal:`/`error:` line (what follows is advice such
+    as "Please make sure ... and the repository exists."), else its last line."""
+    lines = [ln.strip() for ln in done.stderr.strip().splitlines() if ln.strip()]
+    fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+    return (fatal or lines[-1:] or [f"exit {done.exit_code}"])[0]
 
 
 def clone(url: str, dest: Path, runner: Runner, *, timeout: float = 600) -> str:
