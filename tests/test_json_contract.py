@@ -64,6 +64,8 @@ def test_plan_apply_status_history_match_their_schemas(sysenv) -> None:
     by_id = {e["id"]: e for e in first["plan"]["items"]}
     entry = by_id[f"file#{sysenv.home}/a.txt"]
     assert entry["takeover"] is True and "+one" in entry["diff"], entry
+    # the diff's headers as docs/json.md describes them
+    assert entry["diff"].startswith("--- ~/a.txt (current)\n+++ ~/a.txt (desired)\n"), entry
     assert by_id["exec#mark"]["irreversible"] is True
 
     p = sysenv.run("apply", "--json")
