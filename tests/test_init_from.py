@@ -120,6 +120,16 @@ def test_a_clone_that_fails_leaves_nothing_behind(sysenv, tmp_path) -> None:
     assert p.returncode == 2 and empty.is_dir() and not any(empty.iterdir()), out(p)
 
 
+def test_an_empty_repository_is_said_so_and_leaves_nothing(sysenv, tmp_path) -> None:
+    bare = tmp_path / "nothing.git"
+    git("init", "--quiet", "--bare", str(bare), cwd=tmp_path)
+    target = sysenv.work / "dots"
+    p = sysenv.run("init", "--from", bare.as_uri(), str(target))
+    assert p.returncode == 2, out(p)
+    assert f"{bare.as_uri()} is an empty repository (no commits): nothing to clone" in p.stderr
+    assert "Traceback" not in out(p) and not target.exists()
+
+
 def test_a_repository_without_a_config_is_said_so(sysenv, tmp_path) -> None:
     bare = tmp_path / "empty.git"
     git("init", "--quiet", "--bare", str(bare), cwd=tmp_path)

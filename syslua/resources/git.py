@@ -179,7 +179,11 @@ def clone(url: str, dest: Path, runner: Runner, *, timeout: float = 600) -> str:
         raise GitError(f"git clone of {url} timed out after {timeout:g}s")
     if done.exit_code != 0:
         raise GitError(f"git clone of {url} failed: {_last_line(done)}")
-    return head(dest, runner)
+    try:
+        return head(dest, runner)
+    except GitError:
+        # git clones an empty repository without complaint, and then has no HEAD
+        raise GitError(f"{url} is an empty repository (no commits): nothing to clone") from None
 
 
 def head(repo: Path, runner: Runner) -> str:
