@@ -103,6 +103,8 @@ def test_plan_apply_status_history_match_their_schemas(sysenv) -> None:
     s = summary(p)
     check("apply-summary", s)
     assert s["result"] == "refused" and s["edited"][0]["label"] == "~/a.txt", s
+    assert s["error"] == "Refusing to overwrite 1 path edited since the last apply", s
+    assert s["kept_edits"] is None and s["not_undone"] == [] and s["snapshot"] is None, s
     assert tree(sysenv.home) == before
 
     p = sysenv.run("apply", "--json", "--force", "-m", "forced")

@@ -310,6 +310,11 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float) -> int:
                 "rolled_back": False,
                 "restore_failed": False,
                 "failures": [],
+                # the same fields as every other summary, so readers need no special case
+                "kept_edits": None,
+                "error": f"Refusing to overwrite {count_paths(len(labels))} edited since the "
+                "last apply",
+                "not_undone": [],
                 "edited": [
                     {"id": e.id, "label": e.label, "edited": e.edited} for e in outcome.refused
                 ],
