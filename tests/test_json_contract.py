@@ -228,3 +228,24 @@ def test_format_is_the_one_number(sysenv) -> None:
         text = path.read_text()
         assert '"format": {"const": 1}' in text and JSON_FORMAT == 1, path
     assert Path(DOC).exists()
+
+
+def test_every_other_json_output_carries_the_format(sysenv) -> None:
+    """SPEC section 8: machine output carries "format": 1, not only the four
+    outputs with a schema."""
+    sysenv.write("sys.lua", CONFIG)
+    assert sysenv.run("apply", "-q").returncode == 0
+    sysenv.write("sys.lua", CONFIG.replace('"one\\n"', '"two\\n"'))
+    assert sysenv.run("apply", "-q").returncode == 0
+    (sysenv.home / "b.txt").write_text("mine\n")
+    outputs = {
+        "diff": sysenv.run("diff", "--json"),
+        "snapshot show": sysenv.run("snapshot", "show", "--json"),
+        "gc": sysenv.run("gc", "--dry-run", "--json"),
+        "destroy --dry-run": sysenv.run("destroy", "--dry-run", "--json"),
+        "add": sysenv.run("add", "--json", str(sysenv.home / "b.txt")),
+    }
+    for name, p in outputs.items():
+        assert p.returncode == 0, (name, out(p))
+        data = json.loads(p.stdout)
+        assert data["format"] == 1, (name, data)

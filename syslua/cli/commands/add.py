@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.cli.commands.common import load_manifest, state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.manifest.model import Item, Manifest
@@ -202,6 +203,7 @@ def _report(
     if term.json_mode:
         term.json(
             {
+                "format": JSON_FORMAT,
                 "added": [
                     {"path": path, "managed": item is not None, "message": step.message}
                     | ({"declaration": step.declaration} if step.declaration else {})

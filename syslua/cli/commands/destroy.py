@@ -17,6 +17,7 @@ import time
 
 from syslua.cli.commands.apply import report, reporter_for
 from syslua.cli.commands.common import state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal, count_paths
 from syslua.errors import UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest
@@ -83,7 +84,9 @@ def _dry_run(term: Terminal, paths: Paths, current: Snapshot, empty: Manifest) -
     )
     plan = make_plan(empty, ctx, previous, with_diff=term.json_mode)
     if term.json_mode:
-        term.json({"snapshot": current.id, "dry_run": True, "plan": plan.to_dict()})
+        term.json(
+            {"format": JSON_FORMAT, "snapshot": current.id, "dry_run": True, "plan": plan.to_dict()}
+        )
         return 0
     term.line(f"sys destroy would remove everything snapshot {current.id} manages:")
     term.plan(plan)

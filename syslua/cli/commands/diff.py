@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from syslua.cli.commands.common import state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.errors import StateError, UsageError
 from syslua.manifest.model import canonical_json
@@ -35,7 +36,7 @@ def run(term: Terminal, a: str | None, b: str | None) -> int:
         sa, sb = snapshots.load(a), snapshots.load(b)
         changes = compare(sa, sb, Store(paths.store))
     if term.json_mode:
-        term.json({"from": a, "to": b, "changes": changes})
+        term.json({"format": JSON_FORMAT, "from": a, "to": b, "changes": changes})
         return 0
     term.line(f"From {a} to {b}:")
     if not changes:

@@ -8,6 +8,7 @@ removed from the store.
 from __future__ import annotations
 
 from syslua.cli.commands.common import state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.paths import Paths
 from syslua.state.originals import Originals, load_unrestored
@@ -52,7 +53,7 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
         "dry_run": dry_run,
     }
     if term.json_mode:
-        term.json(result)
+        term.json({"format": JSON_FORMAT, **result})
         return 0
     verb = "Would remove" if dry_run else "Removed"
     term.line(

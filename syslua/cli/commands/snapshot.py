@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from syslua.cli.commands.common import state
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.paths import Paths
@@ -21,7 +22,7 @@ def show(term: Terminal, snapshot_id: str | None) -> int:
         snap = snapshots.load(ident)
         tags = snapshots.index().get("tags", {}).get(ident, [])
     if term.json_mode:
-        term.json({**snap.to_dict(), "tags": tags})
+        term.json({"format": JSON_FORMAT, **snap.to_dict(), "tags": tags})
         return 0
     term.line(f"Snapshot {snap.id}{' [' + ', '.join(tags) + ']' if tags else ''}")
     term.line(f"  time:     {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snap.time))}")

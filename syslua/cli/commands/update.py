@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from syslua.cli.commands.common import GitInputs, find_config
+from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.eval.facts import parse_fact_args
@@ -66,7 +67,7 @@ def run(
                 "(it does not return { inputs = ..., setup = ... })"
             )
         if term.json_mode:
-            term.json({"format": 1, "config": str(path), "lock": None, "inputs": []})
+            term.json({"format": JSON_FORMAT, "config": str(path), "lock": None, "inputs": []})
         else:
             term.line(f"{path.name} declares no inputs; nothing to update.")
         return 0
@@ -84,7 +85,7 @@ def run(
     if term.json_mode:
         term.json(
             {
-                "format": 1,
+                "format": JSON_FORMAT,
                 "config": str(path),
                 "lock": str(resolution.lock),
                 "dry_run": dry_run,
