@@ -7,9 +7,15 @@ defaults { file = { owner = ME, group = GRP, mode = "0644" } }
 local role = sys.facts.role or "workstation"
 
 -- hosts/<hostname>.lua returns a table of data for that one machine, if there is one
-local ok, host = pcall(require, "hosts." .. sys.hostname)
-if not ok then
-  host = {}
+-- (the full host name first, then its first label: web1.example.org, then web1).
+-- A mistake in that file is an error, not a silent fallback to no data.
+local host = {}
+for _, name in ipairs({ sys.hostname, (sys.hostname:match("^[^.]+")) }) do
+  local found = sys.glob("hosts/" .. name .. ".lua")
+  if found[1] then
+    host = dofile(sys.dir .. "/" .. found[1])
+    break
+  end
 end
 
 file { path = "~/.config/fleet", ensure = "directory", mode = "0755" }
