@@ -742,12 +742,15 @@ end
 -- for the home). Only canonicalize looks at the file system.
 local py_path = cfg.path_ops
 cfg.path_ops = nil
+-- A helper of fixed arity `n` takes its first n arguments and, like any Lua
+-- function (and the original's), leaves the rest alone, so
+-- sys.path.basename(s:gsub('/$', '')) works; join and resolve take them all.
 local function path_args(name, n, ...)
   local count = select("#", ...)
-  if n and count ~= n then
+  if n and count < n then
     fail("sys.path." .. name .. " expects " .. n .. " path string" .. (n > 1 and "s" or "") .. ", got " .. count .. " argument" .. (count == 1 and "" or "s"))
   end
-  for i = 1, count do
+  for i = 1, n or count do
     if type((select(i, ...))) ~= "string" then
       fail("sys.path." .. name .. " expects path strings, argument " .. i .. " is a " .. type((select(i, ...))))
     end
@@ -778,7 +781,7 @@ function path_lib.resolve(...)
 end
 function path_lib.relative(...)
   path_args("relative", 2, ...)
-  return py_path.relative(...)
+  return py_path.relative((select(1, ...)), (select(2, ...)))
 end
 function path_lib.split(...)
   path_args("split", 1, ...)
