@@ -655,6 +655,11 @@ def test_users_and_groups_under_an_accounts_prefix(sysenv, monkeypatch):
         syslua.users.setup({ ada = { homeDir = '/home/ada', description = 'Ada', groups = { 'devs' } } })
         """,
     )
+    # The plan knows the group's bind runs first: the account can be created.
+    plan = sysenv.run("plan", "--exit-code")
+    assert plan.returncode == 4, out_of(plan)
+    assert "+ user ada: will create" in plan.stdout, out_of(plan)
+    assert "cannot be applied" not in out_of(plan)
     ok(sysenv.run("apply"))
     group = (accounts / "etc" / "group").read_text().splitlines()
     assert "devs:x:2345:ada" in group
