@@ -535,6 +535,44 @@ def test_lib_fetch_url_keeps_the_download_in_the_store(sysenv, server: LocalServ
     )
 
 
+def test_lib_extract_unpacks_a_fetched_archive(sysenv, server: LocalServer):
+    """syslua.lib.extract, the original's companion of fetch_url: a build whose
+    `out` is the unpacked tree, without `strip_components` leading directories."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = b"#!/bin/sh\necho hi\n"
+        info = tarfile.TarInfo("tool-1.0/bin/tool")
+        info.size, info.mode = len(data), 0o755
+        tar.addfile(info, io.BytesIO(data))
+    url, sha = server.put("tool.tar.gz", buf.getvalue())
+    config(
+        sysenv,
+        f"""
+        local lib = require('syslua').lib
+        local got = lib.fetch_url({{ url = {q(url)}, sha256 = {q(sha)} }})
+        local x = lib.extract({{ archive = got.outputs.out, format = 'tar.gz', strip_components = 1 }})
+        file {{ path = "~/where.txt", content = x.outputs.out }}
+        """,
+    )
+    ok(sysenv.run("apply"))
+    where = Path((sysenv.home / "where.txt").read_text())
+    assert (where / "bin" / "tool").read_bytes() == b"#!/bin/sh\necho hi\n"
+    assert not (where / "tool-1.0").exists()
+    refused(
+        sysenv,
+        "require('syslua').lib.extract({ archive = '/x.rar', format = 'rar' })\n",
+        "syslua.lib.extract: format must be 'tar.gz', 'tar.xz' or 'zip', got 'rar'",
+    )
+    refused(
+        sysenv,
+        "require('syslua').lib.extract({ archive = '/x.zip', format = 'zip', strip_components = 1 })\n",
+        "syslua.lib.extract: strip_components works with tar archives, not zip",
+    )
+
+
 def test_pkgs_cli_maps_onto_the_catalogue(sysenv):
     config(
         sysenv,
