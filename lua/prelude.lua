@@ -680,6 +680,11 @@ local function record_primitive(kind, spec)
   for name in pairs(outputs) do outs[name] = "$${" .. kind .. ":@" .. id .. ":" .. name .. "}" end
   rawset(ref, "outputs", outs)
   rawset(ref, "id", id)
+  -- The original's `ref.hash`. The content hash is known only once every
+  -- declaration is in (sys plan shows it); until then the reference by id
+  -- stands for it, so '$${build:' .. ref.hash .. ':out}' resolves as the
+  -- SPEC's `$${build:<hash>:out}`.
+  rawset(ref, "hash", "@" .. id)
   rawset(ref, "inputs", inputs)
   primitive_ids[kind][id] = { rec = rec, ref = ref }
   return ref
