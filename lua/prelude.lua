@@ -1161,10 +1161,13 @@ end
 
 -- A config declares; its main chunk returns nothing, or the original
 -- sys.lua's entry table { inputs = ..., setup = function(inputs) ... end }.
-local function returned_error(chunk, path, value, code)
+local function returned_error(chunk, path, value, code, count)
   local line = statement_line(code, return_line(chunk))
   local what
-  if type(value) == "table" then
+  if count then
+    what = "a config's main chunk returned " .. count .. " values; a config declares, "
+      .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
+  elseif type(value) == "table" then
     what = "a config's main chunk returned a table without a `setup` function; a config declares, "
       .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
   else
@@ -1202,7 +1205,7 @@ local function entry_of(chunk, path, results, code)
   local value
   for i = 2, results.n do
     if results[i] ~= nil then
-      if value ~= nil or i > 2 then return false, returned_error(chunk, path, results[i], code) end
+      if value ~= nil or i > 2 then return false, returned_error(chunk, path, results[i], code, results.n - 1) end
       value = results[i]
     end
   end

@@ -64,6 +64,11 @@ BAD_RETURNS = {
     ),
     "number": ("return 42\n", 1, "a config's main chunk returned a number value"),
     "string": ('local x = 1\nreturn "done"\n', 2, "a config's main chunk returned a string value"),
+    "entry-and-more": (
+        "local M = { setup = function() end }\nreturn M, 5\n",
+        2,
+        "a config's main chunk returned 2 values",
+    ),
     "inputs-not-a-table": (
         'return {\n  inputs = "git:x",\n  setup = function() end,\n}\n',
         1,
