@@ -925,6 +925,14 @@ local function module_searcher(name)
 end
 
 package.loaders = { package.loaders[1], module_searcher }
+-- For syslua's own library (syslua.priority): the config line that called
+-- into it, as { file = path, line = n }, or nil when there is none.
+package.loaded["syslua.caller"] = function()
+  local src, line = caller(2)
+  local path = source_path(src)
+  if not path or line == 0 then return nil end
+  return { file = path, line = line }
+end
 package.path = ""
 package.cpath = ""
 package.loadlib = nil

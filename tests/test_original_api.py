@@ -486,6 +486,23 @@ def test_priority_conflict_names_both_places(sysenv):
     assert "Resolution options" in text
 
 
+def test_a_conflict_of_plain_values_given_to_modules_names_the_config_lines(sysenv):
+    """Plain values carry no place of their own: the config lines that passed
+    them to setup() are named, not the module's."""
+    text = refused(
+        sysenv,
+        """
+        local vars = require('syslua.environment.variables')
+        vars.setup({ EDITOR = 'vim' })
+        vars.setup({ EDITOR = 'emacs' })
+        """,
+        "Priority conflict in 'EDITOR'",
+    )
+    assert 'sys.lua:5\n    EDITOR = "vim"' in text, text
+    assert 'sys.lua:6\n    EDITOR = "emacs"' in text, text
+    assert "variables.lua" not in text and "override:0" not in text, text
+
+
 def test_interpolation_and_json(sysenv):
     config(
         sysenv,
