@@ -1249,6 +1249,17 @@ function hooks.run(code, path)
   return kind, json, line
 end
 
+-- sys.dir is the directory of the file being evaluated: an input's init.lua
+-- sees its own directory, while its main chunk runs and while its setup does.
+local smatch = string.match
+local function in_dir_of(path, fn, ...)
+  local saved = sys.dir
+  sys.dir = smatch(path, "^(.*)/[^/]*$") or saved
+  local results = pack(fn(...))
+  sys.dir = saved
+  return unpack(results, 1, results.n)
+end
+
 -- Load an input's init.lua: "entry", its inputs (JSON) and line when it
 -- returns an entry table; true when it returns nothing else worth calling
 -- (a plain Lua file, as the original treats it); false etc. on an error.
@@ -1258,7 +1269,7 @@ function hooks.entry(path)
   if is_binary(code) then return false, path .. " " .. REFUSED, "" end
   local chunk, lerr = load_user(code, chunkname(path))
   if not chunk then return false, lerr, "" end
-  local ok, a, b = guarded(chunk)
+  local ok, a, b = in_dir_of(path, guarded, chunk)
   if ok ~= true then return ok, a, b end
   local value = a[2]
   if type(value) ~= "table" or type(rawget(value, "setup")) ~= "function" then return true end
@@ -1277,7 +1288,7 @@ function hooks.setup(plan)
     local entry = entries[s.path]
     if entry then
       entries[s.path] = nil
-      local ok, a, b = guarded(entry.setup, s.inputs)
+      local ok, a, b = in_dir_of(s.path, guarded, entry.setup, s.inputs)
       if ok ~= true then return ok, a, b end
     end
   end

@@ -560,3 +560,16 @@ def test_a_lock_in_the_originals_layout_is_kept_while_it_pins_the_same(sysenv, r
     p = sysenv.run("update")
     assert p.returncode == 0 and "Lock file updated" in p.stdout, out(p)
     assert locked_rev(sysenv, "dots") == new
+
+
+def test_sys_dir_in_an_inputs_init_lua_is_its_own_directory(sysenv) -> None:
+    """sys.dir is the directory of the file being evaluated: an input's init.lua
+    sees its own, in its main chunk and in its setup; the config sees its own."""
+    sysenv.write(
+        "libs/lib_a/init.lua",
+        "local here = sys.dir\n"
+        "return { setup = function() env { A_MAIN = here, A_SETUP = sys.dir } end }\n",
+    )
+    sysenv.write("init.lua", entry('lib_a = "path:./libs/lib_a"', "    env { ROOT = sys.dir }"))
+    lib = str(sysenv.work / "libs" / "lib_a")
+    assert env_values(sysenv) == {"A_MAIN": lib, "A_SETUP": lib, "ROOT": str(sysenv.work)}
