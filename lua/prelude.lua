@@ -466,6 +466,9 @@ for k, v in pairs(cfg.core) do sys[k] = v end
 sys.facts = cfg.facts
 sys.data = cfg.data
 sys.dir = cfg.manifest_dir
+-- The directory of the file being evaluated (sys.dir, kept here too so a
+-- config that assigns sys.dir does not move sys.path.resolve).
+local current_dir = cfg.manifest_dir
 -- Where packages are linked (its bin/ is what syslua puts on PATH).
 sys.profile = cfg.profile_dir
 
@@ -782,7 +785,7 @@ function path_lib.resolve(...)
   for i, p in ipairs(parts) do
     if ssub(p, 1, 1) == "~" and (#p == 1 or ssub(p, 2, 2) == "/") then parts[i] = cfg.home .. ssub(p, 2) end
   end
-  return py_path.resolve(cfg.manifest_dir, unpack(parts))
+  return py_path.resolve(current_dir, unpack(parts))
 end
 function path_lib.relative(...)
   path_args("relative", 2, ...)
@@ -800,6 +803,7 @@ function path_lib.canonicalize(...)
 end
 sys.path = setmetatable(path_lib, { __call = function(_, rel)
   if type(rel) ~= "string" then fail("sys.path expects a path string") end
+  if ssub(rel, 1, 1) ~= "/" and ssub(rel, 1, 1) ~= "~" then return current_dir .. "/" .. rel end
   return expand(rel)
 end })
 
@@ -1253,10 +1257,11 @@ end
 -- sees its own directory, while its main chunk runs and while its setup does.
 local smatch = string.match
 local function in_dir_of(path, fn, ...)
-  local saved = sys.dir
-  sys.dir = smatch(path, "^(.*)/[^/]*$") or saved
+  local saved, saved_current = sys.dir, current_dir
+  current_dir = smatch(path, "^(.*)/[^/]*$") or current_dir
+  sys.dir = current_dir
   local results = pack(fn(...))
-  sys.dir = saved
+  sys.dir, current_dir = saved, saved_current
   return unpack(results, 1, results.n)
 end
 

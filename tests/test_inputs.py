@@ -568,8 +568,22 @@ def test_sys_dir_in_an_inputs_init_lua_is_its_own_directory(sysenv) -> None:
     sysenv.write(
         "libs/lib_a/init.lua",
         "local here = sys.dir\n"
-        "return { setup = function() env { A_MAIN = here, A_SETUP = sys.dir } end }\n",
+        "return { setup = function()\n"
+        "  env { A_MAIN = here, A_SETUP = sys.dir, A_RES = sys.path.resolve('x'), A_CALL = sys.path('y') }\n"
+        "end }\n",
     )
-    sysenv.write("init.lua", entry('lib_a = "path:./libs/lib_a"', "    env { ROOT = sys.dir }"))
+    sysenv.write(
+        "init.lua",
+        entry(
+            'lib_a = "path:./libs/lib_a"', "    env { ROOT = sys.dir, RES = sys.path.resolve('x') }"
+        ),
+    )
     lib = str(sysenv.work / "libs" / "lib_a")
-    assert env_values(sysenv) == {"A_MAIN": lib, "A_SETUP": lib, "ROOT": str(sysenv.work)}
+    assert env_values(sysenv) == {
+        "A_MAIN": lib,
+        "A_SETUP": lib,
+        "A_RES": f"{lib}/x",
+        "A_CALL": f"{lib}/y",
+        "ROOT": str(sysenv.work),
+        "RES": f"{sysenv.work}/x",
+    }
