@@ -510,6 +510,10 @@ local function action_ctx(kind)
     if type(url) ~= "string" or type(sha256) ~= "string" then
       fail(kind .. ": ctx:fetch_url expects (url, sha256)")
     end
+    -- (a placeholder, another build's output, is checked when it is filled in)
+    if not sfind(sha256, "$${", 1, true) and not (#sha256 == 64 and sfind(sha256, "^%x+$")) then
+      fail(kind .. ": ctx:fetch_url: sha256 must be 64 hexadecimal digits, got '" .. sha256 .. "'")
+    end
     local n = add({ kind = "fetch", url = url, sha256 = sha256 })
     return "$${action:" .. n .. ":path}"
   end

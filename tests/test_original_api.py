@@ -550,6 +550,15 @@ def test_lib_fetch_url_keeps_the_download_in_the_store(sysenv, server: LocalServ
         "require('syslua').lib.fetch_url({ sha256 = 'abc' })\n",
         "syslua.lib.fetch_url requires a 'url' option",
     )
+    # a checksum that cannot be one is refused while evaluating, not after a download
+    text = refused(
+        sysenv,
+        "sys.build { id = 'f', create = function(_, ctx)\n"
+        f"  ctx:fetch_url({q(url)}, 'abc')\n"
+        "  return { out = ctx.out }\nend }\n",
+        "sys.build: ctx:fetch_url: sha256 must be 64 hexadecimal digits, got 'abc'",
+    )
+    assert "sys.lua:" in text
 
 
 def test_lib_extract_unpacks_a_fetched_archive(sysenv, server: LocalServer):
