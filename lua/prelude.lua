@@ -14,6 +14,7 @@ local cfg = ...
 
 local io_open, stderr = io.open, io.stderr
 local getinfo, traceback, sethook = debug.getinfo, debug.traceback, debug.sethook
+local getlocal, getupvalue = debug.getlocal, debug.getupvalue
 local concat, sformat, sgsub, ssub, sbyte, sfind = table.concat, string.format, string.gsub, string.sub, string.byte, string.find
 local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, floor =
       type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, math.floor
@@ -933,6 +934,31 @@ local function module_searcher(name)
 end
 
 package.loaders = { package.loaders[1], module_searcher }
+-- For syslua.interpolation's f"{{name}}" without a values table: the
+-- variables in scope at the config line that called into the library (its
+-- upvalues, then its locals over them). Only the user's own frame is read;
+-- `debug.getlocal` and `debug.getupvalue` themselves stay out of the sandbox.
+package.loaded["syslua.caller_vars"] = function()
+  for level = 2, 10000 do
+    local info = getinfo(level, "Sf")
+    if not info then return {} end
+    if info.source ~= PRELUDE_SOURCE and info.what ~= "C" and not in_library(info.source) then
+      local vars = {}
+      for i = 1, 255 do
+        local name, value = getupvalue(info.func, i)
+        if not name then break end
+        vars[name] = value
+      end
+      for i = 1, 255 do
+        local name, value = getlocal(level, i)
+        if not name then break end
+        if ssub(name, 1, 1) ~= "(" then vars[name] = value end
+      end
+      return vars
+    end
+  end
+  return {}
+end
 -- For syslua's own library (syslua.priority): the config line that called
 -- into it, as { file = path, line = n }, or nil when there is none.
 package.loaded["syslua.caller"] = function()

@@ -523,6 +523,27 @@ def test_interpolation_and_json(sysenv):
     ]
 
 
+def test_interpolation_without_values_sees_the_callers_variables(sysenv):
+    """As the original: f"..." without a values table reads the caller's
+    locals, then its upvalues, then the globals."""
+    config(
+        sysenv,
+        """
+        local f = require('syslua.interpolation')
+        local person = "ada"
+        SHELLNAME = "zsh"
+        local function line(n)
+          local who = person  -- an upvalue is seen only where the code names it
+          local s = f"{{who}} #{{n}} uses {{SHELLNAME}} ({{person}})"
+          return s
+        end
+        file { path = "~/out.txt", content = f"{{person}}\\n" .. line(2) .. "\\n" }
+        """,
+    )
+    ok(sysenv.run("apply"))
+    assert (sysenv.home / "out.txt").read_text() == "ada\nada #2 uses zsh (ada)\n"
+
+
 def test_interpolation_errors_are_located(sysenv):
     refused(
         sysenv,
