@@ -14,6 +14,7 @@ local cfg = ...
 
 local io_open, stderr = io.open, io.stderr
 local getinfo, traceback, sethook = debug.getinfo, debug.traceback, debug.sethook
+local getlocal, getupvalue = debug.getlocal, debug.getupvalue
 local concat, sformat, sgsub, ssub, sbyte, sfind = table.concat, string.format, string.gsub, string.sub, string.byte, string.find
 local type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, floor =
       type, pairs, ipairs, tostring, select, error, setmetatable, getmetatable, rawget, next, math.floor
@@ -466,6 +467,9 @@ for k, v in pairs(cfg.core) do sys[k] = v end
 sys.facts = cfg.facts
 sys.data = cfg.data
 sys.dir = cfg.manifest_dir
+-- The directory of the file being evaluated (sys.dir, kept here too so a
+-- config that assigns sys.dir does not move sys.path.resolve).
+local current_dir = cfg.manifest_dir
 -- Where packages are linked (its bin/ is what syslua puts on PATH).
 sys.profile = cfg.profile_dir
 
@@ -506,6 +510,10 @@ local function action_ctx(kind)
   function ctx:fetch_url(url, sha256)
     if type(url) ~= "string" or type(sha256) ~= "string" then
       fail(kind .. ": ctx:fetch_url expects (url, sha256)")
+    end
+    -- (a placeholder, another build's output, is checked when it is filled in)
+    if not sfind(sha256, "$${", 1, true) and not (#sha256 == 64 and sfind(sha256, "^%x+$")) then
+      fail(kind .. ": ctx:fetch_url: sha256 must be 64 hexadecimal digits, got '" .. sha256 .. "'")
     end
     local n = add({ kind = "fetch", url = url, sha256 = sha256 })
     return "$${action:" .. n .. ":path}"
@@ -680,6 +688,11 @@ local function record_primitive(kind, spec)
   for name in pairs(outputs) do outs[name] = "$${" .. kind .. ":@" .. id .. ":" .. name .. "}" end
   rawset(ref, "outputs", outs)
   rawset(ref, "id", id)
+  -- The original's `ref.hash`. The content hash is known only once every
+  -- declaration is in (sys plan shows it); until then the reference by id
+  -- stands for it, so '$${build:' .. ref.hash .. ':out}' resolves as the
+  -- SPEC's `$${build:<hash>:out}`.
+  rawset(ref, "hash", "@" .. id)
   rawset(ref, "inputs", inputs)
   primitive_ids[kind][id] = { rec = rec, ref = ref }
   return ref
@@ -742,12 +755,15 @@ end
 -- for the home). Only canonicalize looks at the file system.
 local py_path = cfg.path_ops
 cfg.path_ops = nil
+-- A helper of fixed arity `n` takes its first n arguments and, like any Lua
+-- function (and the original's), leaves the rest alone, so
+-- sys.path.basename(s:gsub('/$', '')) works; join and resolve take them all.
 local function path_args(name, n, ...)
   local count = select("#", ...)
-  if n and count ~= n then
+  if n and count < n then
     fail("sys.path." .. name .. " expects " .. n .. " path string" .. (n > 1 and "s" or "") .. ", got " .. count .. " argument" .. (count == 1 and "" or "s"))
   end
-  for i = 1, count do
+  for i = 1, n or count do
     if type((select(i, ...))) ~= "string" then
       fail("sys.path." .. name .. " expects path strings, argument " .. i .. " is a " .. type((select(i, ...))))
     end
@@ -774,11 +790,11 @@ function path_lib.resolve(...)
   for i, p in ipairs(parts) do
     if ssub(p, 1, 1) == "~" and (#p == 1 or ssub(p, 2, 2) == "/") then parts[i] = cfg.home .. ssub(p, 2) end
   end
-  return py_path.resolve(cfg.manifest_dir, unpack(parts))
+  return py_path.resolve(current_dir, unpack(parts))
 end
 function path_lib.relative(...)
   path_args("relative", 2, ...)
-  return py_path.relative(...)
+  return py_path.relative((select(1, ...)), (select(2, ...)))
 end
 function path_lib.split(...)
   path_args("split", 1, ...)
@@ -792,6 +808,7 @@ function path_lib.canonicalize(...)
 end
 sys.path = setmetatable(path_lib, { __call = function(_, rel)
   if type(rel) ~= "string" then fail("sys.path expects a path string") end
+  if ssub(rel, 1, 1) ~= "/" and ssub(rel, 1, 1) ~= "~" then return current_dir .. "/" .. rel end
   return expand(rel)
 end })
 
@@ -917,6 +934,39 @@ local function module_searcher(name)
 end
 
 package.loaders = { package.loaders[1], module_searcher }
+-- For syslua.interpolation's f"{{name}}" without a values table: the
+-- variables in scope at the config line that called into the library (its
+-- upvalues, then its locals over them). Only the user's own frame is read;
+-- `debug.getlocal` and `debug.getupvalue` themselves stay out of the sandbox.
+package.loaded["syslua.caller_vars"] = function()
+  for level = 2, 10000 do
+    local info = getinfo(level, "Sf")
+    if not info then return {} end
+    if info.source ~= PRELUDE_SOURCE and info.what ~= "C" and not in_library(info.source) then
+      local vars = {}
+      for i = 1, 255 do
+        local name, value = getupvalue(info.func, i)
+        if not name then break end
+        vars[name] = value
+      end
+      for i = 1, 255 do
+        local name, value = getlocal(level, i)
+        if not name then break end
+        if ssub(name, 1, 1) ~= "(" then vars[name] = value end
+      end
+      return vars
+    end
+  end
+  return {}
+end
+-- For syslua's own library (syslua.priority): the config line that called
+-- into it, as { file = path, line = n }, or nil when there is none.
+package.loaded["syslua.caller"] = function()
+  local src, line = caller(2)
+  local path = source_path(src)
+  if not path or line == 0 then return nil end
+  return { file = path, line = line }
+end
 package.path = ""
 package.cpath = ""
 package.loadlib = nil
@@ -1153,10 +1203,13 @@ end
 
 -- A config declares; its main chunk returns nothing, or the original
 -- sys.lua's entry table { inputs = ..., setup = function(inputs) ... end }.
-local function returned_error(chunk, path, value, code)
+local function returned_error(chunk, path, value, code, count)
   local line = statement_line(code, return_line(chunk))
   local what
-  if type(value) == "table" then
+  if count then
+    what = "a config's main chunk returned " .. count .. " values; a config declares, "
+      .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
+  elseif type(value) == "table" then
     what = "a config's main chunk returned a table without a `setup` function; a config declares, "
       .. "it returns nothing or the entry table { inputs = { ... }, setup = function(inputs) ... end }"
   else
@@ -1194,7 +1247,7 @@ local function entry_of(chunk, path, results, code)
   local value
   for i = 2, results.n do
     if results[i] ~= nil then
-      if value ~= nil or i > 2 then return false, returned_error(chunk, path, results[i], code) end
+      if value ~= nil or i > 2 then return false, returned_error(chunk, path, results[i], code, results.n - 1) end
       value = results[i]
     end
   end
@@ -1230,6 +1283,18 @@ function hooks.run(code, path)
   return kind, json, line
 end
 
+-- sys.dir is the directory of the file being evaluated: an input's init.lua
+-- sees its own directory, while its main chunk runs and while its setup does.
+local smatch = string.match
+local function in_dir_of(path, fn, ...)
+  local saved, saved_current = sys.dir, current_dir
+  current_dir = smatch(path, "^(.*)/[^/]*$") or current_dir
+  sys.dir = current_dir
+  local results = pack(fn(...))
+  sys.dir, current_dir = saved, saved_current
+  return unpack(results, 1, results.n)
+end
+
 -- Load an input's init.lua: "entry", its inputs (JSON) and line when it
 -- returns an entry table; true when it returns nothing else worth calling
 -- (a plain Lua file, as the original treats it); false etc. on an error.
@@ -1239,7 +1304,7 @@ function hooks.entry(path)
   if is_binary(code) then return false, path .. " " .. REFUSED, "" end
   local chunk, lerr = load_user(code, chunkname(path))
   if not chunk then return false, lerr, "" end
-  local ok, a, b = guarded(chunk)
+  local ok, a, b = in_dir_of(path, guarded, chunk)
   if ok ~= true then return ok, a, b end
   local value = a[2]
   if type(value) ~= "table" or type(rawget(value, "setup")) ~= "function" then return true end
@@ -1258,7 +1323,7 @@ function hooks.setup(plan)
     local entry = entries[s.path]
     if entry then
       entries[s.path] = nil
-      local ok, a, b = guarded(entry.setup, s.inputs)
+      local ok, a, b = in_dir_of(s.path, guarded, entry.setup, s.inputs)
       if ok ~= true then return ok, a, b end
     end
   end

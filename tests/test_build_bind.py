@@ -508,3 +508,26 @@ def test_drift_with_update_runs_update_from_the_recorded_outputs(sysenv):
     assert lines(sysenv.home / "update.log") == [f"{marker} 1 -> 1"]
     assert not (sysenv.home / "destroy.log").exists()
     assert res.returncode == 1 and "desired state not reached" in out_of(res), out_of(res)
+
+
+def test_ref_hash_names_the_primitive_in_placeholders(sysenv):
+    """The original's `ref.hash` is a string; written into the SPEC's
+    `$${build:<hash>:out}` / `$${bind:<hash>:<output>}` it resolves when run."""
+    config(
+        sysenv,
+        """
+local b = sys.build { id = "b", create = function(_, ctx)
+  ctx:exec("echo x > " .. ctx.out .. "/f")
+  return { out = ctx.out }
+end }
+local d = sys.bind { id = "d", inputs = { b = b }, create = function(_, ctx)
+  ctx:exec("cat $${build:" .. b.hash .. ":out}/f > $HOME/via-build")
+  return { o = "recorded" }
+end, destroy = function() end }
+assert(type(b.hash) == "string" and type(d.hash) == "string")
+file { path = "~/via-bind", content = "$${bind:" .. d.hash .. ":o}" }
+""",
+    )
+    ok(sysenv.run("apply"))
+    assert (sysenv.home / "via-build").read_text() == "x\n"
+    assert (sysenv.home / "via-bind").read_text() == "recorded"

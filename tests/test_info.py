@@ -76,6 +76,19 @@ def test_dash_o_json_is_json(sysenv, args) -> None:
         )
 
 
+@pytest.mark.parametrize(
+    "args", [["-o", "text"], ["--output", "text"], ["-otext"], ["--output=text"]]
+)
+def test_dash_o_text_is_the_plain_output(sysenv, args) -> None:
+    """The original's default format, spelled out, is our plain output."""
+    apply_ok(sysenv, 'file { path = "~/a.txt", content = "a\\n" }\n')
+    for command in ("history", "plan", "status", "info"):
+        p = sysenv.run(command, *args)
+        assert p.returncode == 0, out(p)
+        assert p.stdout == sysenv.run(command).stdout, out(p)
+        assert not p.stdout.lstrip().startswith(("{", "["))
+
+
 def test_dash_o_elsewhere_is_refused(sysenv) -> None:
     p = sysenv.run("env", "-o", "json")
     assert p.returncode == 2, out(p)

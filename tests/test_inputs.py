@@ -538,3 +538,52 @@ def test_sys_update_commit_commits_the_lock_alone(sysenv, repo) -> None:
     assert git(sysenv.work, "status", "--porcelain") == "?? notes.txt"
     p = sysenv.run("update", "--commit")
     assert "Nothing to commit: the lock file is as committed." in p.stdout, out(p)
+
+
+def test_a_lock_in_the_originals_layout_is_kept_while_it_pins_the_same(sysenv, repo) -> None:
+    """A lock written by the original (its `lastModified`, its own layout) is
+    read as it is: `sys plan` and `sys update` leave it byte for byte until a
+    pin changes, and then write ours."""
+    sysenv.write("init.lua", entry(f'dots = "git:{repo.url}"', GREET))
+    env_values(sysenv)
+    doc = lock(sysenv)
+    for node_id, node in doc["nodes"].items():
+        if node_id != "root":
+            node["lastModified"] = 1733667300
+    theirs = json.dumps(doc, indent=4).encode()
+    (sysenv.work / "syslua.lock").write_bytes(theirs)
+    assert env_values(sysenv) == {"HI": "v1", "DOT": "dot v1"}
+    p = sysenv.run("update")
+    assert p.returncode == 0 and "All inputs are up to date." in p.stdout, out(p)
+    assert (sysenv.work / "syslua.lock").read_bytes() == theirs
+    new = repo.commit({"dotrc": "dot v2"})
+    p = sysenv.run("update")
+    assert p.returncode == 0 and "Lock file updated" in p.stdout, out(p)
+    assert locked_rev(sysenv, "dots") == new
+
+
+def test_sys_dir_in_an_inputs_init_lua_is_its_own_directory(sysenv) -> None:
+    """sys.dir is the directory of the file being evaluated: an input's init.lua
+    sees its own, in its main chunk and in its setup; the config sees its own."""
+    sysenv.write(
+        "libs/lib_a/init.lua",
+        "local here = sys.dir\n"
+        "return { setup = function()\n"
+        "  env { A_MAIN = here, A_SETUP = sys.dir, A_RES = sys.path.resolve('x'), A_CALL = sys.path('y') }\n"
+        "end }\n",
+    )
+    sysenv.write(
+        "init.lua",
+        entry(
+            'lib_a = "path:./libs/lib_a"', "    env { ROOT = sys.dir, RES = sys.path.resolve('x') }"
+        ),
+    )
+    lib = str(sysenv.work / "libs" / "lib_a")
+    assert env_values(sysenv) == {
+        "A_MAIN": lib,
+        "A_SETUP": lib,
+        "A_RES": f"{lib}/x",
+        "A_CALL": f"{lib}/y",
+        "ROOT": str(sysenv.work),
+        "RES": f"{sysenv.work}/x",
+    }

@@ -486,6 +486,23 @@ def test_priority_conflict_names_both_places(sysenv):
     assert "Resolution options" in text
 
 
+def test_a_conflict_of_plain_values_given_to_modules_names_the_config_lines(sysenv):
+    """Plain values carry no place of their own: the config lines that passed
+    them to setup() are named, not the module's."""
+    text = refused(
+        sysenv,
+        """
+        local vars = require('syslua.environment.variables')
+        vars.setup({ EDITOR = 'vim' })
+        vars.setup({ EDITOR = 'emacs' })
+        """,
+        "Priority conflict in 'EDITOR'",
+    )
+    assert 'sys.lua:5\n    EDITOR = "vim"' in text, text
+    assert 'sys.lua:6\n    EDITOR = "emacs"' in text, text
+    assert "variables.lua" not in text and "override:0" not in text, text
+
+
 def test_interpolation_and_json(sysenv):
     config(
         sysenv,
@@ -504,6 +521,27 @@ def test_interpolation_and_json(sysenv):
         '{"a":true,"b":[1,2.5,"xé"],"n":null}',
         "true",
     ]
+
+
+def test_interpolation_without_values_sees_the_callers_variables(sysenv):
+    """As the original: f"..." without a values table reads the caller's
+    locals, then its upvalues, then the globals."""
+    config(
+        sysenv,
+        """
+        local f = require('syslua.interpolation')
+        local person = "ada"
+        SHELLNAME = "zsh"
+        local function line(n)
+          local who = person  -- an upvalue is seen only where the code names it
+          local s = f"{{who}} #{{n}} uses {{SHELLNAME}} ({{person}})"
+          return s
+        end
+        file { path = "~/out.txt", content = f"{{person}}\\n" .. line(2) .. "\\n" }
+        """,
+    )
+    ok(sysenv.run("apply"))
+    assert (sysenv.home / "out.txt").read_text() == "ada\nada #2 uses zsh (ada)\n"
 
 
 def test_interpolation_errors_are_located(sysenv):
@@ -532,6 +570,53 @@ def test_lib_fetch_url_keeps_the_download_in_the_store(sysenv, server: LocalServ
         sysenv,
         "require('syslua').lib.fetch_url({ sha256 = 'abc' })\n",
         "syslua.lib.fetch_url requires a 'url' option",
+    )
+    # a checksum that cannot be one is refused while evaluating, not after a download
+    text = refused(
+        sysenv,
+        "sys.build { id = 'f', create = function(_, ctx)\n"
+        f"  ctx:fetch_url({q(url)}, 'abc')\n"
+        "  return { out = ctx.out }\nend }\n",
+        "sys.build: ctx:fetch_url: sha256 must be 64 hexadecimal digits, got 'abc'",
+    )
+    assert "sys.lua:" in text
+
+
+def test_lib_extract_unpacks_a_fetched_archive(sysenv, server: LocalServer):
+    """syslua.lib.extract, the original's companion of fetch_url: a build whose
+    `out` is the unpacked tree, without `strip_components` leading directories."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = b"#!/bin/sh\necho hi\n"
+        info = tarfile.TarInfo("tool-1.0/bin/tool")
+        info.size, info.mode = len(data), 0o755
+        tar.addfile(info, io.BytesIO(data))
+    url, sha = server.put("tool.tar.gz", buf.getvalue())
+    config(
+        sysenv,
+        f"""
+        local lib = require('syslua').lib
+        local got = lib.fetch_url({{ url = {q(url)}, sha256 = {q(sha)} }})
+        local x = lib.extract({{ archive = got.outputs.out, format = 'tar.gz', strip_components = 1 }})
+        file {{ path = "~/where.txt", content = x.outputs.out }}
+        """,
+    )
+    ok(sysenv.run("apply"))
+    where = Path((sysenv.home / "where.txt").read_text())
+    assert (where / "bin" / "tool").read_bytes() == b"#!/bin/sh\necho hi\n"
+    assert not (where / "tool-1.0").exists()
+    refused(
+        sysenv,
+        "require('syslua').lib.extract({ archive = '/x.rar', format = 'rar' })\n",
+        "syslua.lib.extract: format must be 'tar.gz', 'tar.xz' or 'zip', got 'rar'",
+    )
+    refused(
+        sysenv,
+        "require('syslua').lib.extract({ archive = '/x.zip', format = 'zip', strip_components = 1 })\n",
+        "syslua.lib.extract: strip_components works with tar archives, not zip",
     )
 
 
@@ -655,6 +740,11 @@ def test_users_and_groups_under_an_accounts_prefix(sysenv, monkeypatch):
         syslua.users.setup({ ada = { homeDir = '/home/ada', description = 'Ada', groups = { 'devs' } } })
         """,
     )
+    # The plan knows the group's bind runs first: the account can be created.
+    plan = sysenv.run("plan", "--exit-code")
+    assert plan.returncode == 4, out_of(plan)
+    assert "+ user ada: will create" in plan.stdout, out_of(plan)
+    assert "cannot be applied" not in out_of(plan)
     ok(sysenv.run("apply"))
     group = (accounts / "etc" / "group").read_text().splitlines()
     assert "devs:x:2345:ada" in group

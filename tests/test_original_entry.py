@@ -4,11 +4,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 
 import pytest
-from conftest import HEADER, apply_ok, current, out, tree
+from conftest import HEADER, apply_ok, current, ok, out, tree
 
 ENTRY = """\
 return {
@@ -63,6 +64,11 @@ BAD_RETURNS = {
     ),
     "number": ("return 42\n", 1, "a config's main chunk returned a number value"),
     "string": ('local x = 1\nreturn "done"\n', 2, "a config's main chunk returned a string value"),
+    "entry-and-more": (
+        "local M = { setup = function() end }\nreturn M, 5\n",
+        2,
+        "a config's main chunk returned 2 values",
+    ),
     "inputs-not-a-table": (
         'return {\n  inputs = "git:x",\n  setup = function() end,\n}\n',
         1,
@@ -289,3 +295,17 @@ def test_setup_runs_under_the_evaluation_time_limit(sysenv) -> None:
     p = sysenv.run("plan", "--eval-timeout", "0.5", "init.lua")
     assert p.returncode == 2, out(p)
     assert "Error: evaluation did not finish within 0.5 s (init.lua:3)" in p.stderr, out(p)
+
+
+def test_sys_path_helpers_leave_extra_arguments_alone(sysenv) -> None:
+    """Like any Lua function (and the original's), a helper of fixed arity takes
+    its first arguments: gsub's count after the string is not an error."""
+    sysenv.write(
+        "sys.lua",
+        "env { B = sys.path.basename(('/a/b/'):gsub('/$', '')),\n"
+        "      R = sys.path.relative('/a/b', '/a/c', 'extra') }\n",
+    )
+    p = sysenv.run("plan", "--json")
+    ok(p)
+    items = {i["key"]: i["props"]["value"] for i in json.loads(p.stdout)["manifest"]["items"]}
+    assert items == {"B": "b", "R": "../c"}

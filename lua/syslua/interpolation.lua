@@ -4,8 +4,8 @@
 --   f("{{name}} is {{age:%03d}}", { name = "ada", age = 7 })  --> "ada is 007"
 --   f("{{x=}}", { x = 42 })                                   --> "x=42"
 --
--- Each {{ }} holds a Lua expression, evaluated with `values` (then the
--- globals) in scope; `:%fmt` formats the value with string.format; a
+-- Each {{ }} holds a Lua expression, evaluated with `values` (or, without
+-- them, the caller's local variables and upvalues; then the globals) in scope; `:%fmt` formats the value with string.format; a
 -- trailing `=` prints the expression's text before its value.
 
 local sformat, sfind, ssub = string.format, string.find, string.sub
@@ -30,8 +30,14 @@ local function interpolate(template, values)
   if values ~= nil and type(values) ~= "table" then
     error("syslua.interpolation: values must be a table, got " .. type(values), 2)
   end
+  -- Without `values`, the caller's local variables and upvalues are in
+  -- scope, as in the original (f"Hello {{name}}" after local name = ...).
+  if values == nil then
+    local ok, vars = pcall(require, "syslua.caller_vars")
+    values = ok and type(vars) == "function" and vars() or {}
+  end
   local env = setmetatable({}, { __index = function(_, k)
-    if values ~= nil and values[k] ~= nil then return values[k] end
+    if values[k] ~= nil then return values[k] end
     return _G[k]
   end })
   local out, pos = {}, 1

@@ -24,6 +24,14 @@ function M.get_source(level)
   return { file = file, line = info.currentline or 0 }
 end
 
+--- The config line that called into the syslua library, or nil: where a
+--- plain value given to a module's setup() was written.
+function M.caller_source()
+  local ok, where = pcall(require, "syslua.caller")
+  if ok and type(where) == "function" then return where() end
+  return nil
+end
+
 function M.wrap(value, priority, source)
   if type(priority) ~= "number" then error("syslua.priority.wrap: the priority must be a number", 2) end
   if getmetatable(value) == PRIO then value = value.value end
@@ -137,10 +145,12 @@ function M.merge(base, override, path)
   if base == nil then base = {} end
   if override == nil then override = {} end
   local seq = 0
+  local here = M.caller_source()
   local state = { singular = {}, combined = {}, config = {} }
   local old = merged_state[base]
   local result = {}
-  local function take(t, st, label)
+  local function take(t, st, label, source)
+    source = source or { file = label, line = 0 }
     for k, v in pairs(t) do
       seq = seq + 1
       local key = path and (path .. "." .. tostring(k)) or tostring(k)
@@ -155,11 +165,11 @@ function M.merge(base, override, path)
         end
       elseif state.config[k] then
         state.combined[k] = state.combined[k] or {}
-        state.combined[k][#state.combined[k] + 1] = entry(v, seq, { file = label, line = 0 })
+        state.combined[k][#state.combined[k] + 1] = entry(v, seq, source)
       elseif is_record(M.unwrap(v)) and is_record(result[k]) then
         result[k] = M.merge(result[k], v, key)
       else
-        local e = (st and st.singular[k]) or entry(v, seq, { file = label, line = 0 })
+        local e = (st and st.singular[k]) or entry(v, seq, source)
         e.seq = seq
         local cur = state.singular[k]
         if cur == nil or e.priority < cur.priority then
@@ -179,7 +189,7 @@ function M.merge(base, override, path)
     end
   end
   take(base, old, "base")
-  take(override, nil, "override")
+  take(override, nil, "override", here)
   for k, entries in pairs(state.combined) do
     result[k] = combine(entries, state.config[k])
   end

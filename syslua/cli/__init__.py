@@ -813,9 +813,10 @@ def update(
 
 def _output_synonym(argv: list[str]) -> list[str]:
     """The original sys.lua's `-o json` / `--output json`: `--json`, on the
-    commands that have `--json` (elsewhere the option is left for click to refuse)."""
-    spelled = {"-o", "--output", "-ojson", "--output=json", "-o=json"}
-    if not any(a in spelled for a in argv):
+    commands that have `--json` (elsewhere the option is left for click to refuse).
+    Its default, `-o text`, is the plain output: the option is dropped."""
+    joined = {f"{o}{v}" for o in ("-o", "-o=", "--output=") for v in ("json", "text")}
+    if not any(a in joined or a in ("-o", "--output") for a in argv):
         return argv
     out: list[str] = []
     i = 0
@@ -824,11 +825,14 @@ def _output_synonym(argv: list[str]) -> list[str]:
         if a == "--":
             out += argv[i:]
             break
-        if a in ("-o", "--output") and i + 1 < len(argv) and argv[i + 1] == "json":
-            out.append("--json")
+        if a in ("-o", "--output") and i + 1 < len(argv) and argv[i + 1] in ("json", "text"):
+            out += ["--json"] if argv[i + 1] == "json" else []
             i += 2
             continue
-        out.append("--json" if a in ("-ojson", "--output=json", "-o=json") else a)
+        if a in joined:
+            out += ["--json"] if a.endswith("json") else []
+        else:
+            out.append(a)
         i += 1
     if out != argv and not _has_json(out):
         return argv

@@ -221,6 +221,29 @@ class Lock:
         return self.nodes.get(node_id) if node_id else None
 
 
+# What a lock node pins; other fields (the original's `lastModified`) are kept
+# as they are while the pins do not change.
+_PIN_FIELDS = ("type", "url", "rev", "ref", "inputs")
+
+
+def _pins(text: str | None) -> Any:
+    """What a lock's text pins, apart from its layout and extra fields: a lock
+    that pins the same (one written by the original, or formatted by hand) is
+    not rewritten. None when it cannot be read."""
+    if text is None:
+        return None
+    try:
+        doc = json.loads(text)
+        root = doc.get("root", ROOT)
+        return (
+            doc.get("version"),
+            doc["nodes"][root].get("inputs", {}),
+            {k: {f: v.get(f) for f in _PIN_FIELDS} for k, v in doc["nodes"].items() if k != root},
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 @dataclass(slots=True)
 class Change:
     """What `sys update` did to one input: added, updated or unchanged."""
@@ -560,7 +583,7 @@ def resolve(
             current = new.path.read_text(encoding="utf-8")
         except OSError:
             current = None
-        if current != text and options.write_lock:
+        if current != text and options.write_lock and _pins(current) != _pins(text):
             atomic_write(new.path, text.encode("utf-8"))
             written = True
     setups = [

@@ -74,11 +74,18 @@ class UserType(ResourceType):
     def decide(
         self, item: Item, status: Account, ctx: Context, triggered: bool = False
     ) -> Decision:
-        for g in item.get("groups", ()):
-            if _gid(g) is None:
-                return Decision(FAIL, f"group `{g}` does not exist")
+        # In a plan, a group that an item this account waits for would create
+        # (syslua.groups' bind, an exec running groupadd) is not there yet:
+        # that is no failure, and the apply checks again when the account's
+        # turn comes, after those items ran.
+        pending = ctx.noop and any(
+            d in ctx.changed or d in ctx.would_change for d in item.get("depends_on", ())
+        )
+        missing = [g for g in item.get("groups", ()) if _gid(g) is None]
         if item.get("gid") is not None and _gid(str(item.get("gid"))) is None:
-            return Decision(FAIL, f"group `{item.get('gid')}` does not exist")
+            missing.append(str(item.get("gid")))
+        if missing and not pending:
+            return Decision(FAIL, f"group `{missing[0]}` does not exist")
         if item.get("ensure") == "absent":
             decision = (
                 Decision(REMOVE, "the account exists", "Would have removed the user")
