@@ -897,3 +897,57 @@ def test_allow_apply_error_names_the_parent_briefly(sysenv):
 def test_empty_yaml_manifest_declares_nothing(sysenv):
     m = load(sysenv, "# nothing here\n")
     assert len(m) == 0 and list(m.messages) == []
+
+
+
+@pytest.mark.parametrize(
+    "yaml_value,expected",
+    [
+        ("yes", "yes"),
+        ("no", "no"),
+        ("on", "on"),
+        ("Off", "Off"),
+        ("y", "y"),
+        ("1:20", "1:20"),
+        ("true", True),
+        ("False", False),
+        ("TRUE", True),
+        ("12", 12),
+    ],
+)
+def test_scalars_are_read_as_yaml_1_2_as_ccm_reads_them(sysenv, yaml_value, expected):
+    """CCM's YAML reader (goccy/go-yaml) follows YAML 1.2: yes/no/on/off are
+    text, not booleans, and `1:20` is not a base-60 number."""
+    m = load(
+        sysenv,
+        f"""
+    data:
+      value: {yaml_value}
+    ccm:
+      resources:
+        - exec:
+            name: show
+            command: "echo {{{{ type(Data.value) }}}} {{{{ Data.value }}}}"
+    """,
+    )
+    kind = {str: "string", bool: "bool", int: "int"}[type(expected)]
+    shown = str(expected).lower() if isinstance(expected, bool) else str(expected)
+    assert props(m, "exec#show")["command"] == f"echo {kind} {shown}"
+
+
+def test_yes_and_no_keys_stay_text(sysenv):
+    m = load(
+        sysenv,
+        """
+    data:
+      answers:
+        yes: 1
+        no: 2
+    ccm:
+      resources:
+        - exec:
+            name: show
+            command: "echo {{ Data.answers.yes }} {{ Data.answers['no'] }}"
+    """,
+    )
+    assert props(m, "exec#show")["command"] == "echo 1 2"

@@ -78,10 +78,21 @@ def _loader() -> Any:
         text = loader.construct_scalar(node)
         if len(text) > 1 and text[0] == "0" and text[1] not in "xX":
             return text
+        if ":" in text:  # YAML 1.1's base 60 (`1:20` is 80); text in YAML 1.2, as in CCM
+            return text
         return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+    def construct_bool(loader: Any, node: Any) -> Any:
+        # CCM reads YAML 1.2 (goccy/go-yaml): only true/false are booleans;
+        # YAML 1.1's yes/no/on/off/y/n are plain text there, so they are here.
+        text = loader.construct_scalar(node)
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        return text
 
     Loader.add_constructor("tag:yaml.org,2002:map", construct_map)
     Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    Loader.add_constructor("tag:yaml.org,2002:bool", construct_bool)
     return Loader
 
 
