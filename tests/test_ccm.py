@@ -899,7 +899,6 @@ def test_empty_yaml_manifest_declares_nothing(sysenv):
     assert len(m) == 0 and list(m.messages) == []
 
 
-
 @pytest.mark.parametrize(
     "yaml_value,expected",
     [
