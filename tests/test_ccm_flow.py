@@ -496,3 +496,37 @@ def test_lua_subscribe_to_a_type_syslua_lacks_stays_an_error(sysenv):
     res = sysenv.run("plan")
     assert res.returncode == 2
     assert "names an unknown type `service`" in out(res)
+
+
+@pytest.mark.parametrize(
+    "expression,shown",
+    [("Data.nothing", "got nil"), ("Data.name", 'got "web01"'), ("Data.n", "got 3")],
+)
+def test_control_that_is_not_a_boolean_shows_the_value_as_expressions_write_it(
+    sysenv, expression, shown
+):
+    write(
+        sysenv,
+        "m.yaml",
+        f"""
+        data:
+          nothing: null
+          name: web01
+          n: 3
+        ccm:
+          resources:
+            - exec:
+                - a:
+                    command: /bin/true
+                    control: {{if: "{expression}"}}
+        """,
+    )
+    before = tree(sysenv.home)
+    res = sysenv.run("plan", "m.yaml")
+    assert res.returncode == 2
+    assert (
+        f"m.yaml:8: exec a: control.if: the expression `{expression}` must give true or false, {shown}"
+        in out(res)
+    )
+    assert "None" not in out(res)
+    assert tree(sysenv.home) == before

@@ -27,6 +27,7 @@ A `.json` manifest is the same document written in JSON.
 from __future__ import annotations
 
 import copy
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,14 @@ def _loader() -> Any:
     Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     Loader.add_constructor("tag:yaml.org,2002:bool", construct_bool)
     return Loader
+
+
+def _expr_text(value: Any) -> str:
+    """A value as the expression language writes it (`nil`, `"web"`, `[1, 2]`), not Python's repr."""
+    if value is None:
+        return "nil"
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def deep_merge(a: Any, b: Any) -> Any:
@@ -396,7 +405,8 @@ def _condition(expr: Any, roots: dict[str, Any], where: Source, what: str) -> bo
         raise ConfigError(f"{what}: {e}", where) from None
     if not isinstance(value, bool):
         raise ConfigError(
-            f"{what}: the expression `{expr}` must give true or false, got {value!r}", where
+            f"{what}: the expression `{expr}` must give true or false, got {_expr_text(value)}",
+            where,
         )
     return value
 
