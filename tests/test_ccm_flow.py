@@ -530,3 +530,30 @@ def test_control_that_is_not_a_boolean_shows_the_value_as_expressions_write_it(
     )
     assert "None" not in out(res)
     assert tree(sysenv.home) == before
+
+
+def test_a_require_of_an_undeclared_resource_is_named_require_in_yaml(sysenv):
+    write(
+        sysenv,
+        "m.yaml",
+        """
+        ccm:
+          resources:
+            - exec:
+                - a:
+                    command: /bin/true
+                    require: [exec#nothere]
+        """,
+    )
+    res = sysenv.run("plan", "m.yaml")
+    assert res.returncode == 2
+    assert "m.yaml:4: exec a: `require` names exec#nothere, which is not declared" in out(res)
+
+
+def test_a_depends_on_of_an_undeclared_item_keeps_its_lua_name(sysenv):
+    sysenv.write(
+        "sys.lua", 'exec { name = "a", command = "/bin/true", depends_on = { "exec#nothere" } }'
+    )
+    res = sysenv.run("plan")
+    assert res.returncode == 2
+    assert "sys.lua:1: exec a: `depends_on` names exec#nothere, which is not declared" in out(res)
