@@ -491,7 +491,7 @@ ERRORS = [
           order: [a]
           merge: widest
         """,
-        "hierarchy:",
+        "merge: widest",
         "`hierarchy.merge` must be first or deep, got widest",
     ),
     (
@@ -499,8 +499,17 @@ ERRORS = [
         hierarchy:
           order: a
         """,
-        "hierarchy:",
+        "order: a",
         "`hierarchy.order` must be a list of strings",
+    ),
+    (
+        """
+        ccm:
+          resources: []
+        data: [1, 2]
+        """,
+        "data:",
+        "`data` must be a map of names to values",
     ),
     (
         """
@@ -514,8 +523,40 @@ ERRORS = [
         ccm:
           pre_message: "hello {{ lookup('data.nope') }}"
         """,
-        "ccm:",
-        "ccm: lookup('data.nope'): no such key",
+        "pre_message:",
+        "ccm.pre_message: lookup('data.nope'): no such key",
+    ),
+    (
+        """
+        data:
+          a: 1
+          b: "{{ Nope.x }}"
+        """,
+        "b: ",
+        "data.b: `Nope.x`: unknown name Nope (the variables are Facts, Data and Environ; "
+        "call lookup('...') for a path)",
+    ),
+    (
+        """
+        hierarchy:
+          merge: first
+          order:
+            - "os:{{ upper( }}"
+        """,
+        "order:",
+        "hierarchy.order: `upper(`: syntax error: unexpected end of the expression",
+    ),
+    (
+        """
+        hierarchy:
+          order: [default]
+        overrides:
+          other: {a: 1}
+          default:
+            a: "{{ jet('x.jet') }}"
+        """,
+        "default:",
+        "overrides.default: `jet('x.jet')`: jet() (Jet templates) is not supported by syslua",
     ),
 ]
 

@@ -127,35 +127,56 @@ def _plain(value: Any) -> Any:
 def resolve_data(
     doc: dict[str, Any], facts: dict[str, Any], extra: dict[str, Any], where: Source
 ) -> dict[str, Any]:
-    """CCM/tinyhiera data resolution (see module docstring)."""
+    """CCM/tinyhiera data resolution (see module docstring). An expression that
+    cannot be evaluated is an error at the line of its data key, its
+    `hierarchy.order` or its override block (`where` when lines are unknown)."""
     # CCM allows only lookup() and the language's own functions here, no files.
     hier_roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
-    try:
-        base = template.render_deep(_plain(doc.get("data") or {}), hier_roots, strict=False)
-        hierarchy = doc.get("hierarchy") or {}
-        if not isinstance(hierarchy, dict):
-            raise ConfigError("`hierarchy` must be a map with `order` and `merge`", where)
-        order = hierarchy.get("order", ["default"])
-        if not isinstance(order, list) or not all(isinstance(o, str) for o in order):
-            raise ConfigError("`hierarchy.order` must be a list of strings", where)
-        strategy = str(hierarchy.get("merge") or "first").lower()
-        if strategy not in ("first", "deep"):
-            raise ConfigError(f"`hierarchy.merge` must be first or deep, got {strategy}", where)
-        overrides = doc.get("overrides") or {}
-        for entry in order:
+
+    def at(mapping: Any, key: Any) -> Source:
+        return Source(where.file, _line_of(mapping, key, where.line))
+
+    data = doc.get("data") or {}
+    if not isinstance(data, dict):
+        raise ConfigError("`data` must be a map of names to values", at(doc, "data"))
+    base: dict[str, Any] = {}
+    for name, value in data.items():
+        try:
+            base[str(name)] = template.render_deep(_plain(value), hier_roots, strict=False)
+        except template.TemplateError as e:
+            raise ConfigError(f"data.{name}: {e}", at(data, name)) from None
+    hierarchy = doc.get("hierarchy") or {}
+    if not isinstance(hierarchy, dict):
+        raise ConfigError(
+            "`hierarchy` must be a map with `order` and `merge`", at(doc, "hierarchy")
+        )
+    order = hierarchy.get("order", ["default"])
+    if not isinstance(order, list) or not all(isinstance(o, str) for o in order):
+        raise ConfigError("`hierarchy.order` must be a list of strings", at(hierarchy, "order"))
+    strategy = str(hierarchy.get("merge") or "first").lower()
+    if strategy not in ("first", "deep"):
+        raise ConfigError(
+            f"`hierarchy.merge` must be first or deep, got {strategy}", at(hierarchy, "merge")
+        )
+    overrides = doc.get("overrides") or {}
+    for entry in order:
+        try:
             key, matched = _render_entry(entry, hier_roots)
-            if not matched or (key == "data" and "data" in doc):
-                continue
-            block = overrides.get(key) if isinstance(overrides, dict) else None
-            if not isinstance(block, dict):
-                continue
+        except template.TemplateError as e:
+            raise ConfigError(f"hierarchy.order: {e}", at(hierarchy, "order")) from None
+        if not matched or (key == "data" and "data" in doc):
+            continue
+        block = overrides.get(key) if isinstance(overrides, dict) else None
+        if not isinstance(block, dict):
+            continue
+        try:
             block = template.render_deep(_plain(block), hier_roots, strict=False)
-            if strategy == "first":
-                base = {**base, **block}
-                break
-            base = deep_merge(base, block)
-    except template.TemplateError as e:
-        raise ConfigError(f"data: {e}", where) from None
+        except template.TemplateError as e:
+            raise ConfigError(f"overrides.{key}: {e}", at(overrides, key)) from None
+        if strategy == "first":
+            base = {**base, **block}
+            break
+        base = deep_merge(base, block)
     return deep_merge(base, extra) if extra else base
 
 
@@ -259,7 +280,9 @@ def load(
     if ccm is None:
         ccm = {}
     if not isinstance(ccm, dict):
-        raise ConfigError("`ccm` must be a map with `resources`", top)
+        raise ConfigError(
+            "`ccm` must be a map with `resources`", Source(str(path), _line_of(doc, "ccm"))
+        )
     for key in ccm:
         if key == "resources_jet_file":
             raise ConfigError(
@@ -273,12 +296,13 @@ def load(
                 Source(str(path), _line_of(ccm, key)),
             )
     messages = []
-    try:
-        for kind in ("pre_message", "post_message"):
-            if ccm.get(kind):
+    for kind in ("pre_message", "post_message"):
+        if ccm.get(kind):
+            try:
                 messages.append((kind, str(template.render(str(ccm[kind]), roots))))
-    except template.TemplateError as e:
-        raise ConfigError(f"ccm: {e}", top) from None
+            except template.TemplateError as e:
+                where = Source(str(path), _line_of(ccm, kind, _line_of(doc, "ccm")))
+                raise ConfigError(f"ccm.{kind}: {e}", where) from None
     resources = ccm.get("resources") or []
     if not isinstance(resources, list):
         raise ConfigError(
