@@ -209,7 +209,7 @@ def test_a_skipped_by_control_resource_is_not_an_item_and_the_next_follows_the_o
     assert "exec#b" not in m
     c = m.get("exec#c")
     assert c is not None and c.get("after") == ("exec#a",)
-    assert m.skipped == (("exec b", "if: False is false", "m.yaml:5"),)
+    assert m.skipped == (("exec b", "if: false is false", "m.yaml:5"),)
 
 
 def test_plan_json_lists_resources_skipped_by_control(sysenv):
@@ -223,13 +223,16 @@ def test_plan_json_lists_resources_skipped_by_control(sysenv):
           resources:
             - exec:
                 - a: {command: /bin/true, control: {unless: true}}
+            - package:
+                - hello: {control: {if: false}}
         """,
     )
     res = sysenv.run("plan", "--json", "m.yaml")
     assert res.returncode == 0, out(res)
     data = json.loads(res.stdout)
     assert data["skipped_by_control"] == [
-        {"subject": "exec a", "reason": "unless: True is true", "declared_at": "m.yaml:4"}
+        {"subject": "exec a", "reason": "unless: true is true", "declared_at": "m.yaml:4"},
+        {"subject": "os_package hello", "reason": "if: false is false", "declared_at": "m.yaml:6"},
     ]
 
 

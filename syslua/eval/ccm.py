@@ -352,7 +352,8 @@ def load(
                     if skipped is not None:
                         # shown like the plan's items: a path in the home as ~/...
                         shown = abbreviate(name) if isinstance(name, str) else name
-                        skipped.append((f"{type_} {shown}", reason, src))
+                        # and named by its syslua type, as the plan names the item
+                        skipped.append((f"{declared} {shown}", reason, src))
                     continue
             if alias is not None:
                 if not isinstance(alias, str) or not alias:
@@ -407,10 +408,15 @@ def _control(control: Any, roots: dict[str, Any], src: Source, subject: str) -> 
             where = Source(src.file, _line_of(control, key, src.line))
             results[key] = _condition(control[key], roots, where, f"{subject}: control.{key}")
     if results.get("if") is False:
-        return f"if: {control['if']} is false"
+        return f"if: {_written(control['if'])} is false"
     if results.get("unless") is True:
-        return f"unless: {control['unless']} is true"
+        return f"unless: {_written(control['unless'])} is true"
     return None
+
+
+def _written(expr: Any) -> str:
+    """A control value as the manifest wrote it (`true`, not Python's True)."""
+    return _expr_text(expr) if isinstance(expr, bool) else str(expr)
 
 
 def _condition(expr: Any, roots: dict[str, Any], where: Source, what: str) -> bool:
