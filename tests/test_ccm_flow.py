@@ -560,3 +560,58 @@ def test_a_depends_on_of_an_undeclared_item_keeps_its_lua_name(sysenv):
     res = sysenv.run("plan")
     assert res.returncode == 2
     assert "sys.lua:1: exec a: `depends_on` names exec#nothere, which is not declared" in out(res)
+
+
+def test_a_require_of_a_resource_skipped_by_control_is_met_as_in_ccm(sysenv):
+    """CCM skips a resource only when what it requires failed; one that control
+    left out did not fail, so the resource that requires it (by name or
+    alias) still runs, and a subscription to it never triggers."""
+    write(
+        sysenv,
+        "m.yaml",
+        f"""
+        ccm:
+          resources:
+            - exec:
+                - apt-update:
+                    command: /bin/true
+                    alias: index
+                    control: {{if: false}}
+                - {sysenv.home}/ran-by-name:
+                    command: /bin/touch {sysenv.home}/ran-by-name
+                    creates: {sysenv.home}/ran-by-name
+                    require: [exec#apt-update]
+                - {sysenv.home}/ran-by-alias:
+                    command: /bin/touch {sysenv.home}/ran-by-alias
+                    creates: {sysenv.home}/ran-by-alias
+                    require: exec#index
+                - reload:
+                    command: /bin/touch {sysenv.home}/reloaded
+                    refreshonly: true
+                    subscribe: [exec#index]
+        """,
+    )
+    res = sysenv.run("apply", "m.yaml")
+    assert res.returncode == 0, out(res)
+    assert "exec apt-update: skipped by control (if: false is false)" in out(res)
+    assert "Warning" not in out(res)
+    assert (sysenv.home / "ran-by-name").exists()
+    assert (sysenv.home / "ran-by-alias").exists()
+    assert not (sysenv.home / "reloaded").exists()
+
+
+def test_a_require_of_a_resource_skipped_by_control_in_lua_stays_an_error(sysenv):
+    write(
+        sysenv,
+        "child.yaml",
+        "ccm:\n  resources:\n    - exec:\n        - a: {command: /bin/true, control: {if: false}}\n",
+    )
+    sysenv.write(
+        "sys.lua",
+        'apply { name = "child.yaml" }\nexec { name = "b", command = "/bin/true", depends_on = { "exec#a" } }',
+    )
+    before = tree(sysenv.home)
+    res = sysenv.run("plan")
+    assert res.returncode == 2
+    assert "exec b: `depends_on` names exec#a, which is not declared" in out(res)
+    assert tree(sysenv.home) == before

@@ -319,6 +319,7 @@ def load(
     alias_lines: dict[str, Source] = {}
     previous: str | None = None
     seen: set[str] = set()
+    unmanaged: set[str] = set()  # resources their `control` left out
     seq = seq_start
     for entry in resources:
         line = getattr(entry, "line", getattr(ccm, "line", 1))
@@ -354,6 +355,9 @@ def load(
                         shown = abbreviate(name) if isinstance(name, str) else name
                         # and named by its syslua type, as the plan names the item
                         skipped.append((f"{declared} {shown}", reason, src))
+                    unmanaged.add(f"{declared}#{name}")
+                    if isinstance(alias, str) and alias:
+                        aliases.setdefault(f"{type_}#{alias}", f"{declared}#{name}")
                     continue
             if alias is not None:
                 if not isinstance(alias, str) or not alias:
@@ -380,8 +384,28 @@ def load(
             )
     for decl in decls:
         _resolve_aliases(decl.props, aliases)
+        _drop_unmanaged(decl.props, unmanaged - seen)
         _drop_foreign_subscriptions(decl, warnings)
     return decls, messages
+
+
+def _drop_unmanaged(props: dict[str, Any], unmanaged: set[str]) -> None:
+    """A `require` or `subscribe` naming a resource that `control` leaves
+    unmanaged is met, as in CCM (a skipped resource did not fail, and never
+    changes): the reference is dropped, so the resource still runs."""
+    if not unmanaged:
+        return
+    for key in _REFERENCES:
+        value = props.get(key)
+        wrapped = isinstance(value, dict) and "__syslua_prio" in value
+        inner = value["__syslua_v"] if wrapped else value
+        if isinstance(inner, str):
+            inner = [inner]
+        if not isinstance(inner, list):
+            continue
+        kept = [r for r in inner if r not in unmanaged]
+        if len(kept) != len(inner):
+            props[key] = {**value, "__syslua_v": kept} if wrapped else kept
 
 
 def _unwrapped(value: Any) -> Any:
