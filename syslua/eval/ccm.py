@@ -396,7 +396,7 @@ def _drop_unmanaged(props: dict[str, Any], unmanaged: set[str]) -> None:
     if not unmanaged:
         return
     for key in _REFERENCES:
-        value = props.get(key)
+        value: Any = props.get(key)
         wrapped = isinstance(value, dict) and "__syslua_prio" in value
         inner = value["__syslua_v"] if wrapped else value
         if isinstance(inner, str):
