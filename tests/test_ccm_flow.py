@@ -615,3 +615,53 @@ def test_a_require_of_a_resource_skipped_by_control_in_lua_stays_an_error(sysenv
     assert res.returncode == 2
     assert "exec b: `depends_on` names exec#a, which is not declared" in out(res)
     assert tree(sysenv.home) == before
+
+
+def test_a_forward_require_moves_what_is_needed_before_and_keeps_one_at_a_time(sysenv):
+    """`a` needs `c`, which needs `d`: d and c move to just before a; every
+    resource still runs after the one before it, none in parallel."""
+    write(
+        sysenv,
+        "m.yaml",
+        """
+        ccm:
+          resources:
+            - exec:
+                - a: {command: /bin/true, require: [exec#c]}
+                - b: {command: /bin/true}
+                - c: {command: /bin/true, require: [exec#d]}
+                - d: {command: /bin/true}
+                - e: {command: /bin/true, subscribe: [exec#a]}
+        """,
+    )
+    res = sysenv.run("plan", "--json", "m.yaml")
+    assert res.returncode == 0, out(res)
+    import json
+
+    waves = json.loads(res.stdout)["plan"]["waves"]
+    assert waves == [["exec#d"], ["exec#c"], ["exec#a"], ["exec#b"], ["exec#e"]]
+
+
+def test_a_forward_subscribe_through_an_alias_keeps_the_rest_in_order(sysenv):
+    write(
+        sysenv,
+        "m.yaml",
+        f"""
+        ccm:
+          resources:
+            - exec:
+                - reload: {{command: /bin/true, refreshonly: true, subscribe: [file#cfg]}}
+            - file:
+                - {sysenv.home}/c.conf:
+                    alias: cfg
+                    owner: "{{{{ lookup('facts.user.name') }}}}"
+                    group: "{{{{ lookup('facts.user.group') }}}}"
+                    mode: "0644"
+                    content: x
+            - exec:
+                - last: {{command: /bin/true}}
+        """,
+    )
+    res = sysenv.run("plan", "m.yaml")
+    assert res.returncode == 0, out(res)
+    assert "[Wave 1] ~/c.conf\n  [Wave 2] reload\n  [Wave 3] last\n" in res.stdout

@@ -320,6 +320,8 @@ def load(
     previous: str | None = None
     seen: set[str] = set()
     unmanaged: set[str] = set()  # resources their `control` left out
+    heads: dict[str, RawDeclaration] = {}  # each resource's first declaration, in order
+    heads_refs: list[tuple[str, RawDeclaration]] = []  # its repeated declarations
     seq = seq_start
     for entry in resources:
         line = getattr(entry, "line", getattr(ccm, "line", 1))
@@ -372,21 +374,79 @@ def load(
                 aliases[ref], alias_lines[ref] = f"{declared}#{name}", src
             _source_wins(type_, rendered, src, subject, warnings)
             ident = f"{declared}#{name}"
+            rendered["fail_on_error"] = fail_on_error
+            seq += 1
+            decl = RawDeclaration(type=declared, props=rendered, source=src, seq=seq, prio=None)
             if ident not in seen:  # a repeated resource merges with the first: no cycle
                 if previous is not None:
                     rendered["after"] = [previous]
                 previous = ident
                 seen.add(ident)
-            rendered["fail_on_error"] = fail_on_error
-            seq += 1
-            decls.append(
-                RawDeclaration(type=declared, props=rendered, source=src, seq=seq, prio=None)
-            )
+                heads[ident] = decl
+            else:
+                heads_refs.append((ident, decl))
+            decls.append(decl)
     for decl in decls:
         _resolve_aliases(decl.props, aliases)
         _drop_unmanaged(decl.props, unmanaged - seen)
         _drop_foreign_subscriptions(decl, warnings)
+    _order_with_requires(heads, heads_refs)
     return decls, messages
+
+
+def _refs(props: dict[str, Any]) -> list[str]:
+    """The resources a declaration requires or subscribes to."""
+    out: list[str] = []
+    for key in _REFERENCES:
+        value = _unwrapped(props.get(key))
+        out += [value] if isinstance(value, str) else [r for r in value or () if isinstance(r, str)]
+    return out
+
+
+def _order_with_requires(
+    heads: dict[str, RawDeclaration], repeats: list[tuple[str, RawDeclaration]]
+) -> None:
+    """Chain the manifest's resources one after another, in the order written,
+    except that a resource comes after what it requires or subscribes to in
+    this manifest even when that is written later: what it needs is moved
+    to just before it (in the order written). So each resource
+    still runs after the one before it, none in parallel. Without such a
+    forward reference this is the written order; with a cycle it is left as
+    written, for the DAG to report. `heads` are the first declarations of
+    each resource (which carry `after`), `repeats` the later ones."""
+    written = list(heads)
+    index = {ident: n for n, ident in enumerate(written)}
+    needs: dict[str, set[str]] = {ident: set() for ident in written}
+    for ident, decl in [*heads.items(), *repeats]:
+        needs[ident] |= {r for r in _refs(decl.props) if r in index and r != ident}
+    if all(index[r] < index[i] for i, rs in needs.items() for r in rs):
+        return  # nothing reaches forward: the written order stands
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1: its requirements are being placed, 2: placed
+    for start in written:
+        stack = [(start, iter(sorted(needs[start], key=index.__getitem__)))]
+        state.setdefault(start, 1)
+        if state[start] == 2:
+            continue
+        while stack:
+            ident, todo = stack[-1]
+            for r in todo:
+                if state.get(r) == 1:
+                    return  # a cycle: the DAG reports it
+                if r not in state:
+                    state[r] = 1
+                    stack.append((r, iter(sorted(needs[r], key=index.__getitem__))))
+                    break
+            else:
+                stack.pop()
+                state[ident] = 2
+                order.append(ident)
+    for n, ident in enumerate(order):
+        props = heads[ident].props
+        if n:
+            props["after"] = [order[n - 1]]
+        else:
+            props.pop("after", None)
 
 
 def _drop_unmanaged(props: dict[str, Any], unmanaged: set[str]) -> None:
