@@ -209,7 +209,7 @@ def test_a_skipped_by_control_resource_is_not_an_item_and_the_next_follows_the_o
     assert "exec#b" not in m
     c = m.get("exec#c")
     assert c is not None and c.get("after") == ("exec#a",)
-    assert m.skipped == (("exec b", "if: False is false", "m.yaml:5"),)
+    assert m.skipped == (("exec b", "if: false is false", "m.yaml:5"),)
 
 
 def test_plan_json_lists_resources_skipped_by_control(sysenv):
@@ -223,13 +223,16 @@ def test_plan_json_lists_resources_skipped_by_control(sysenv):
           resources:
             - exec:
                 - a: {command: /bin/true, control: {unless: true}}
+            - package:
+                - hello: {control: {if: false}}
         """,
     )
     res = sysenv.run("plan", "--json", "m.yaml")
     assert res.returncode == 0, out(res)
     data = json.loads(res.stdout)
     assert data["skipped_by_control"] == [
-        {"subject": "exec a", "reason": "unless: True is true", "declared_at": "m.yaml:4"}
+        {"subject": "exec a", "reason": "unless: true is true", "declared_at": "m.yaml:4"},
+        {"subject": "os_package hello", "reason": "if: false is false", "declared_at": "m.yaml:6"},
     ]
 
 
@@ -496,3 +499,169 @@ def test_lua_subscribe_to_a_type_syslua_lacks_stays_an_error(sysenv):
     res = sysenv.run("plan")
     assert res.returncode == 2
     assert "names an unknown type `service`" in out(res)
+
+
+@pytest.mark.parametrize(
+    "expression,shown",
+    [("Data.nothing", "got nil"), ("Data.name", 'got "web01"'), ("Data.n", "got 3")],
+)
+def test_control_that_is_not_a_boolean_shows_the_value_as_expressions_write_it(
+    sysenv, expression, shown
+):
+    write(
+        sysenv,
+        "m.yaml",
+        f"""
+        data:
+          nothing: null
+          name: web01
+          n: 3
+        ccm:
+          resources:
+            - exec:
+                - a:
+                    command: /bin/true
+                    control: {{if: "{expression}"}}
+        """,
+    )
+    before = tree(sysenv.home)
+    res = sysenv.run("plan", "m.yaml")
+    assert res.returncode == 2
+    assert (
+        f"m.yaml:8: exec a: control.if: the expression `{expression}` must give true or false, {shown}"
+        in out(res)
+    )
+    assert "None" not in out(res)
+    assert tree(sysenv.home) == before
+
+
+def test_a_require_of_an_undeclared_resource_is_named_require_in_yaml(sysenv):
+    write(
+        sysenv,
+        "m.yaml",
+        """
+        ccm:
+          resources:
+            - exec:
+                - a:
+                    command: /bin/true
+                    require: [exec#nothere]
+        """,
+    )
+    res = sysenv.run("plan", "m.yaml")
+    assert res.returncode == 2
+    assert "m.yaml:4: exec a: `require` names exec#nothere, which is not declared" in out(res)
+
+
+def test_a_depends_on_of_an_undeclared_item_keeps_its_lua_name(sysenv):
+    sysenv.write(
+        "sys.lua", 'exec { name = "a", command = "/bin/true", depends_on = { "exec#nothere" } }'
+    )
+    res = sysenv.run("plan")
+    assert res.returncode == 2
+    assert "sys.lua:1: exec a: `depends_on` names exec#nothere, which is not declared" in out(res)
+
+
+def test_a_require_of_a_resource_skipped_by_control_is_met_as_in_ccm(sysenv):
+    """CCM skips a resource only when what it requires failed; one that control
+    left out did not fail, so the resource that requires it (by name or
+    alias) still runs, and a subscription to it never triggers."""
+    write(
+        sysenv,
+        "m.yaml",
+        f"""
+        ccm:
+          resources:
+            - exec:
+                - apt-update:
+                    command: /bin/true
+                    alias: index
+                    control: {{if: false}}
+                - {sysenv.home}/ran-by-name:
+                    command: /bin/touch {sysenv.home}/ran-by-name
+                    creates: {sysenv.home}/ran-by-name
+                    require: [exec#apt-update]
+                - {sysenv.home}/ran-by-alias:
+                    command: /bin/touch {sysenv.home}/ran-by-alias
+                    creates: {sysenv.home}/ran-by-alias
+                    require: exec#index
+                - reload:
+                    command: /bin/touch {sysenv.home}/reloaded
+                    refreshonly: true
+                    subscribe: [exec#index]
+        """,
+    )
+    res = sysenv.run("apply", "m.yaml")
+    assert res.returncode == 0, out(res)
+    assert "exec apt-update: skipped by control (if: false is false)" in out(res)
+    assert "Warning" not in out(res)
+    assert (sysenv.home / "ran-by-name").exists()
+    assert (sysenv.home / "ran-by-alias").exists()
+    assert not (sysenv.home / "reloaded").exists()
+
+
+def test_a_require_of_a_resource_skipped_by_control_in_lua_stays_an_error(sysenv):
+    write(
+        sysenv,
+        "child.yaml",
+        "ccm:\n  resources:\n    - exec:\n        - a: {command: /bin/true, control: {if: false}}\n",
+    )
+    sysenv.write(
+        "sys.lua",
+        'apply { name = "child.yaml" }\nexec { name = "b", command = "/bin/true", depends_on = { "exec#a" } }',
+    )
+    before = tree(sysenv.home)
+    res = sysenv.run("plan")
+    assert res.returncode == 2
+    assert "exec b: `depends_on` names exec#a, which is not declared" in out(res)
+    assert tree(sysenv.home) == before
+
+
+def test_a_forward_require_moves_what_is_needed_before_and_keeps_one_at_a_time(sysenv):
+    """`a` needs `c`, which needs `d`: d and c move to just before a; every
+    resource still runs after the one before it, none in parallel."""
+    write(
+        sysenv,
+        "m.yaml",
+        """
+        ccm:
+          resources:
+            - exec:
+                - a: {command: /bin/true, require: [exec#c]}
+                - b: {command: /bin/true}
+                - c: {command: /bin/true, require: [exec#d]}
+                - d: {command: /bin/true}
+                - e: {command: /bin/true, subscribe: [exec#a]}
+        """,
+    )
+    res = sysenv.run("plan", "--json", "m.yaml")
+    assert res.returncode == 0, out(res)
+    import json
+
+    waves = json.loads(res.stdout)["plan"]["waves"]
+    assert waves == [["exec#d"], ["exec#c"], ["exec#a"], ["exec#b"], ["exec#e"]]
+
+
+def test_a_forward_subscribe_through_an_alias_keeps_the_rest_in_order(sysenv):
+    write(
+        sysenv,
+        "m.yaml",
+        f"""
+        ccm:
+          resources:
+            - exec:
+                - reload: {{command: /bin/true, refreshonly: true, subscribe: [file#cfg]}}
+            - file:
+                - {sysenv.home}/c.conf:
+                    alias: cfg
+                    owner: "{{{{ lookup('facts.user.name') }}}}"
+                    group: "{{{{ lookup('facts.user.group') }}}}"
+                    mode: "0644"
+                    content: x
+            - exec:
+                - last: {{command: /bin/true}}
+        """,
+    )
+    res = sysenv.run("plan", "m.yaml")
+    assert res.returncode == 0, out(res)
+    assert "[Wave 1] ~/c.conf\n  [Wave 2] reload\n  [Wave 3] last\n" in res.stdout

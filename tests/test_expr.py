@@ -781,12 +781,14 @@ def test_bad_expressions_in_a_yaml_manifest(sysenv, command, prop, message):
 def test_bad_expression_in_a_pre_message_and_in_hierarchy(sysenv):
     yaml_manifest(sysenv, "a.yaml", 'ccm:\n  pre_message: "hi {{ Nope }}"\n')
     p = sysenv.run("plan", "a.yaml")
-    assert p.returncode == 2 and "a.yaml:1: ccm: `Nope`: unknown name Nope" in p.stderr, out(p)
+    assert (
+        p.returncode == 2 and "a.yaml:2: ccm.pre_message: `Nope`: unknown name Nope" in p.stderr
+    ), out(p)
     yaml_manifest(sysenv, "b.yaml", "hierarchy:\n  order: ['x:{{ readFile(\"f\") }}']\n")
     p = sysenv.run("plan", "b.yaml")
     assert p.returncode == 2, out(p)
     assert (
-        'b.yaml:1: data: `readFile("f")`: readFile() is not available here '
+        'b.yaml:2: hierarchy.order: `readFile("f")`: readFile() is not available here '
         "(hierarchy data may only use lookup())"
     ) in p.stderr, out(p)
 

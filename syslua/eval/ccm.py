@@ -27,6 +27,7 @@ A `.json` manifest is the same document written in JSON.
 from __future__ import annotations
 
 import copy
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -78,11 +79,30 @@ def _loader() -> Any:
         text = loader.construct_scalar(node)
         if len(text) > 1 and text[0] == "0" and text[1] not in "xX":
             return text
+        if ":" in text:  # YAML 1.1's base 60 (`1:20` is 80); text in YAML 1.2, as in CCM
+            return text
         return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+    def construct_bool(loader: Any, node: Any) -> Any:
+        # CCM reads YAML 1.2 (goccy/go-yaml): only true/false are booleans;
+        # YAML 1.1's yes/no/on/off/y/n are plain text there, so they are here.
+        text = loader.construct_scalar(node)
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        return text
 
     Loader.add_constructor("tag:yaml.org,2002:map", construct_map)
     Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    Loader.add_constructor("tag:yaml.org,2002:bool", construct_bool)
     return Loader
+
+
+def _expr_text(value: Any) -> str:
+    """A value as the expression language writes it (`nil`, `"web"`, `[1, 2]`), not Python's repr."""
+    if value is None:
+        return "nil"
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def deep_merge(a: Any, b: Any) -> Any:
@@ -107,35 +127,56 @@ def _plain(value: Any) -> Any:
 def resolve_data(
     doc: dict[str, Any], facts: dict[str, Any], extra: dict[str, Any], where: Source
 ) -> dict[str, Any]:
-    """CCM/tinyhiera data resolution (see module docstring)."""
+    """CCM/tinyhiera data resolution (see module docstring). An expression that
+    cannot be evaluated is an error at the line of its data key, its
+    `hierarchy.order` or its override block (`where` when lines are unknown)."""
     # CCM allows only lookup() and the language's own functions here, no files.
     hier_roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
-    try:
-        base = template.render_deep(_plain(doc.get("data") or {}), hier_roots, strict=False)
-        hierarchy = doc.get("hierarchy") or {}
-        if not isinstance(hierarchy, dict):
-            raise ConfigError("`hierarchy` must be a map with `order` and `merge`", where)
-        order = hierarchy.get("order", ["default"])
-        if not isinstance(order, list) or not all(isinstance(o, str) for o in order):
-            raise ConfigError("`hierarchy.order` must be a list of strings", where)
-        strategy = str(hierarchy.get("merge") or "first").lower()
-        if strategy not in ("first", "deep"):
-            raise ConfigError(f"`hierarchy.merge` must be first or deep, got {strategy}", where)
-        overrides = doc.get("overrides") or {}
-        for entry in order:
+
+    def at(mapping: Any, key: Any) -> Source:
+        return Source(where.file, _line_of(mapping, key, where.line))
+
+    data = doc.get("data") or {}
+    if not isinstance(data, dict):
+        raise ConfigError("`data` must be a map of names to values", at(doc, "data"))
+    base: dict[str, Any] = {}
+    for name, value in data.items():
+        try:
+            base[str(name)] = template.render_deep(_plain(value), hier_roots, strict=False)
+        except template.TemplateError as e:
+            raise ConfigError(f"data.{name}: {e}", at(data, name)) from None
+    hierarchy = doc.get("hierarchy") or {}
+    if not isinstance(hierarchy, dict):
+        raise ConfigError(
+            "`hierarchy` must be a map with `order` and `merge`", at(doc, "hierarchy")
+        )
+    order = hierarchy.get("order", ["default"])
+    if not isinstance(order, list) or not all(isinstance(o, str) for o in order):
+        raise ConfigError("`hierarchy.order` must be a list of strings", at(hierarchy, "order"))
+    strategy = str(hierarchy.get("merge") or "first").lower()
+    if strategy not in ("first", "deep"):
+        raise ConfigError(
+            f"`hierarchy.merge` must be first or deep, got {strategy}", at(hierarchy, "merge")
+        )
+    overrides = doc.get("overrides") or {}
+    for entry in order:
+        try:
             key, matched = _render_entry(entry, hier_roots)
-            if not matched or (key == "data" and "data" in doc):
-                continue
-            block = overrides.get(key) if isinstance(overrides, dict) else None
-            if not isinstance(block, dict):
-                continue
+        except template.TemplateError as e:
+            raise ConfigError(f"hierarchy.order: {e}", at(hierarchy, "order")) from None
+        if not matched or (key == "data" and "data" in doc):
+            continue
+        block = overrides.get(key) if isinstance(overrides, dict) else None
+        if not isinstance(block, dict):
+            continue
+        try:
             block = template.render_deep(_plain(block), hier_roots, strict=False)
-            if strategy == "first":
-                base = {**base, **block}
-                break
-            base = deep_merge(base, block)
-    except template.TemplateError as e:
-        raise ConfigError(f"data: {e}", where) from None
+        except template.TemplateError as e:
+            raise ConfigError(f"overrides.{key}: {e}", at(overrides, key)) from None
+        if strategy == "first":
+            base = {**base, **block}
+            break
+        base = deep_merge(base, block)
     return deep_merge(base, extra) if extra else base
 
 
@@ -239,20 +280,29 @@ def load(
     if ccm is None:
         ccm = {}
     if not isinstance(ccm, dict):
-        raise ConfigError("`ccm` must be a map with `resources`", top)
+        raise ConfigError(
+            "`ccm` must be a map with `resources`", Source(str(path), _line_of(doc, "ccm"))
+        )
     for key in ccm:
+        if key == "resources_jet_file":
+            raise ConfigError(
+                "`ccm.resources_jet_file` (resources generated by a Jet template) is not "
+                "supported by syslua; list the resources under `ccm.resources`",
+                Source(str(path), _line_of(ccm, key)),
+            )
         if key not in _CCM:
             raise ConfigError(
                 f"unknown key `ccm.{key}` (expected {', '.join(sorted(_CCM))})",
                 Source(str(path), _line_of(ccm, key)),
             )
     messages = []
-    try:
-        for kind in ("pre_message", "post_message"):
-            if ccm.get(kind):
+    for kind in ("pre_message", "post_message"):
+        if ccm.get(kind):
+            try:
                 messages.append((kind, str(template.render(str(ccm[kind]), roots))))
-    except template.TemplateError as e:
-        raise ConfigError(f"ccm: {e}", top) from None
+            except template.TemplateError as e:
+                where = Source(str(path), _line_of(ccm, kind, _line_of(doc, "ccm")))
+                raise ConfigError(f"ccm.{kind}: {e}", where) from None
     resources = ccm.get("resources") or []
     if not isinstance(resources, list):
         raise ConfigError(
@@ -269,6 +319,9 @@ def load(
     alias_lines: dict[str, Source] = {}
     previous: str | None = None
     seen: set[str] = set()
+    unmanaged: set[str] = set()  # resources their `control` left out
+    heads: dict[str, RawDeclaration] = {}  # each resource's first declaration, in order
+    heads_refs: list[tuple[str, RawDeclaration]] = []  # its repeated declarations
     seq = seq_start
     for entry in resources:
         line = getattr(entry, "line", getattr(ccm, "line", 1))
@@ -302,7 +355,11 @@ def load(
                     if skipped is not None:
                         # shown like the plan's items: a path in the home as ~/...
                         shown = abbreviate(name) if isinstance(name, str) else name
-                        skipped.append((f"{type_} {shown}", reason, src))
+                        # and named by its syslua type, as the plan names the item
+                        skipped.append((f"{declared} {shown}", reason, src))
+                    unmanaged.add(f"{declared}#{name}")
+                    if isinstance(alias, str) and alias:
+                        aliases.setdefault(f"{type_}#{alias}", f"{declared}#{name}")
                     continue
             if alias is not None:
                 if not isinstance(alias, str) or not alias:
@@ -317,20 +374,98 @@ def load(
                 aliases[ref], alias_lines[ref] = f"{declared}#{name}", src
             _source_wins(type_, rendered, src, subject, warnings)
             ident = f"{declared}#{name}"
+            rendered["fail_on_error"] = fail_on_error
+            seq += 1
+            decl = RawDeclaration(type=declared, props=rendered, source=src, seq=seq, prio=None)
             if ident not in seen:  # a repeated resource merges with the first: no cycle
                 if previous is not None:
                     rendered["after"] = [previous]
                 previous = ident
                 seen.add(ident)
-            rendered["fail_on_error"] = fail_on_error
-            seq += 1
-            decls.append(
-                RawDeclaration(type=declared, props=rendered, source=src, seq=seq, prio=None)
-            )
+                heads[ident] = decl
+            else:
+                heads_refs.append((ident, decl))
+            decls.append(decl)
     for decl in decls:
         _resolve_aliases(decl.props, aliases)
+        _drop_unmanaged(decl.props, unmanaged - seen)
         _drop_foreign_subscriptions(decl, warnings)
+    _order_with_requires(heads, heads_refs)
     return decls, messages
+
+
+def _refs(props: dict[str, Any]) -> list[str]:
+    """The resources a declaration requires or subscribes to."""
+    out: list[str] = []
+    for key in _REFERENCES:
+        value = _unwrapped(props.get(key))
+        out += [value] if isinstance(value, str) else [r for r in value or () if isinstance(r, str)]
+    return out
+
+
+def _order_with_requires(
+    heads: dict[str, RawDeclaration], repeats: list[tuple[str, RawDeclaration]]
+) -> None:
+    """Chain the manifest's resources one after another, in the order written,
+    except that a resource comes after what it requires or subscribes to in
+    this manifest even when that is written later: what it needs is moved
+    to just before it (in the order written). So each resource
+    still runs after the one before it, none in parallel. Without such a
+    forward reference this is the written order; with a cycle it is left as
+    written, for the DAG to report. `heads` are the first declarations of
+    each resource (which carry `after`), `repeats` the later ones."""
+    written = list(heads)
+    index = {ident: n for n, ident in enumerate(written)}
+    needs: dict[str, set[str]] = {ident: set() for ident in written}
+    for ident, decl in [*heads.items(), *repeats]:
+        needs[ident] |= {r for r in _refs(decl.props) if r in index and r != ident}
+    if all(index[r] < index[i] for i, rs in needs.items() for r in rs):
+        return  # nothing reaches forward: the written order stands
+    order: list[str] = []
+    state: dict[str, int] = {}  # 1: its requirements are being placed, 2: placed
+    for start in written:
+        stack = [(start, iter(sorted(needs[start], key=index.__getitem__)))]
+        state.setdefault(start, 1)
+        if state[start] == 2:
+            continue
+        while stack:
+            ident, todo = stack[-1]
+            for r in todo:
+                if state.get(r) == 1:
+                    return  # a cycle: the DAG reports it
+                if r not in state:
+                    state[r] = 1
+                    stack.append((r, iter(sorted(needs[r], key=index.__getitem__))))
+                    break
+            else:
+                stack.pop()
+                state[ident] = 2
+                order.append(ident)
+    for n, ident in enumerate(order):
+        props = heads[ident].props
+        if n:
+            props["after"] = [order[n - 1]]
+        else:
+            props.pop("after", None)
+
+
+def _drop_unmanaged(props: dict[str, Any], unmanaged: set[str]) -> None:
+    """A `require` or `subscribe` naming a resource that `control` leaves
+    unmanaged is met, as in CCM (a skipped resource did not fail, and never
+    changes): the reference is dropped, so the resource still runs."""
+    if not unmanaged:
+        return
+    for key in _REFERENCES:
+        value: Any = props.get(key)
+        wrapped = isinstance(value, dict) and "__syslua_prio" in value
+        inner = value["__syslua_v"] if wrapped else value
+        if isinstance(inner, str):
+            inner = [inner]
+        if not isinstance(inner, list):
+            continue
+        kept = [r for r in inner if r not in unmanaged]
+        if len(kept) != len(inner):
+            props[key] = {**value, "__syslua_v": kept} if wrapped else kept
 
 
 def _unwrapped(value: Any) -> Any:
@@ -357,10 +492,15 @@ def _control(control: Any, roots: dict[str, Any], src: Source, subject: str) -> 
             where = Source(src.file, _line_of(control, key, src.line))
             results[key] = _condition(control[key], roots, where, f"{subject}: control.{key}")
     if results.get("if") is False:
-        return f"if: {control['if']} is false"
+        return f"if: {_written(control['if'])} is false"
     if results.get("unless") is True:
-        return f"unless: {control['unless']} is true"
+        return f"unless: {_written(control['unless'])} is true"
     return None
+
+
+def _written(expr: Any) -> str:
+    """A control value as the manifest wrote it (`true`, not Python's True)."""
+    return _expr_text(expr) if isinstance(expr, bool) else str(expr)
 
 
 def _condition(expr: Any, roots: dict[str, Any], where: Source, what: str) -> bool:
@@ -385,7 +525,8 @@ def _condition(expr: Any, roots: dict[str, Any], where: Source, what: str) -> bo
         raise ConfigError(f"{what}: {e}", where) from None
     if not isinstance(value, bool):
         raise ConfigError(
-            f"{what}: the expression `{expr}` must give true or false, got {value!r}", where
+            f"{what}: the expression `{expr}` must give true or false, got {_expr_text(value)}",
+            where,
         )
     return value
 

@@ -327,7 +327,12 @@ def merge(
         messages=tuple(messages),
         skipped=tuple(skipped),
     )
-    _check_references(manifest)
+    ccm = {
+        f"{t}#{k}"
+        for (t, k), g in groups.items()
+        if all(d.context is not None and d.context.ccm for d in g)
+    }
+    _check_references(manifest, ccm)
     _check_bins(manifest)
     _check_nesting(manifest)
     return manifest
@@ -566,18 +571,21 @@ def _traversable(mode: str) -> str:
     return mode if int(mode, 8) & 0o111 else tree.traversable(mode)
 
 
-def _check_references(manifest: Manifest) -> None:
+def _check_references(manifest: Manifest, ccm: set[str]) -> None:
+    """Every `depends_on`/`subscribe` names a declared item other than itself.
+    Items only CCM manifests declare are told in CCM's word, `require`."""
     for item in manifest:
         for prop in ("depends_on", "subscribe"):
+            word = "require" if prop == "depends_on" and item.id in ccm else prop
             for ref in item.get(prop, ()):
                 if ref not in manifest:
                     raise ConfigError(
-                        f"{_label(item.type, item.key)}: `{prop}` names {ref}, which is not declared",
+                        f"{_label(item.type, item.key)}: `{word}` names {ref}, which is not declared",
                         manifest.sources[item.id][0],
                     )
                 if ref == item.id:
                     raise ConfigError(
-                        f"{_label(item.type, item.key)}: `{prop}` names the item itself",
+                        f"{_label(item.type, item.key)}: `{word}` names the item itself",
                         manifest.sources[item.id][0],
                     )
 
