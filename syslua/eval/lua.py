@@ -364,6 +364,10 @@ def run_config(
     if isinstance(result, tuple) and result[0] == b"entry":
         resolution = _run_entry(runtime, prelude, check, path, result, inputs)
     exported = prelude[b"export"]()
+    # The Lua state is no longer needed: close it before the declarations are
+    # decoded, so that its memory and theirs are not held at the same time.
+    del check, result, cfg, runtime
+    prelude = None  # the last reference (rebound, not deleted: `check` named it)
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
     placeholders = b"$${" in exported
     decls = [
