@@ -87,19 +87,28 @@ class Store:
         return self._put(fill)
 
     def put_file(self, source: str | os.PathLike[str]) -> str:
-        """Copy a file into the store, hashing while copying."""
+        """Copy a file into the store, hashing while copying.
+
+        A file of up to one chunk is read whole and hashed first: when the
+        store already has it (the old content an update replaces, every file
+        of a rollback), nothing is written at all."""
 
         import hashlib
 
-        def fill(f: AtomicFile) -> str:
-            h = hashlib.sha256()
-            with open(source, "rb") as src:
+        with open(source, "rb") as src:
+            first = src.read(CHUNK)
+            if len(first) < CHUNK:  # the whole file
+                return self.put_bytes(first)
+
+            def fill(f: AtomicFile) -> str:
+                h = hashlib.sha256(first)
+                f.write(first)
                 while chunk := src.read(CHUNK):
                     h.update(chunk)
                     f.write(chunk)
-            return h.hexdigest()
+                return h.hexdigest()
 
-        return self._put(fill)
+            return self._put(fill)
 
     def read(self, digest: str) -> bytes:
         import hashlib
