@@ -157,3 +157,35 @@ def test_inline_items_run_in_the_scheduler_thread_while_workers_run_the_rest():
     assert all(inline_saw_slow_running)  # the exec was handed out before any file ran
     order = [r.id for r in done]
     assert order.index(after.id) > order.index("exec#slow")
+
+
+def test_a_signal_delivered_to_a_worker_thread_is_handled_while_items_run():
+    """Python runs signal handlers only in the main thread, between bytecodes;
+    the kernel may hand a process's signal to any thread. The scheduler's
+    thread therefore never blocks untimed while items run: a Ctrl-C that lands
+    on a worker still reaches the handler (which stops the run) at once,
+    not when the running command happens to end."""
+    import signal
+
+    m = manifest({"long": ()})
+    handled = threading.Event()
+    worker: list[int] = []
+
+    def run(ident: str) -> ItemResult:
+        worker.append(threading.get_ident())
+        time.sleep(0.3)  # the scheduler's thread is waiting for this item by now
+        # The signal goes to this worker thread, not to the main thread.
+        signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)
+        handled.wait(5)  # a command that runs until Ctrl-C stops it
+        return result(ident)
+
+    previous = signal.signal(signal.SIGUSR1, lambda *_: handled.set())
+    try:
+        t0 = time.monotonic()
+        done = scheduler.execute(Dag.from_manifest(m), m, run, jobs=2)
+        elapsed = time.monotonic() - t0
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert worker and worker[0] != threading.get_ident()
+    assert handled.is_set() and [r.id for r in done] == ["exec#long"]
+    assert elapsed < 2, f"the handler ran only after {elapsed:.1f} s"

@@ -31,6 +31,7 @@ from syslua.plan.dag import Dag
 from syslua.resources import get as get_type
 
 DEFAULT_JOBS = max(4, min(16, (os.cpu_count() or 1) * 4))
+SIGNAL_POLL = 0.1  # seconds: how late a signal's handler may run while items run
 
 
 def execute(
@@ -152,6 +153,9 @@ def execute(
                     collect([f for f in running if f.done()])
                 continue
             if running:
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                # Never an untimed wait: a signal (Ctrl-C) that the kernel hands
+                # to another thread would not wake this one, and Python runs
+                # signal handlers only in this thread, between bytecodes.
+                finished, _ = wait(running, timeout=SIGNAL_POLL, return_when=FIRST_COMPLETED)
                 collect(finished)
     return done
