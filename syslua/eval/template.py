@@ -24,11 +24,17 @@ reads as "" (CCM's hierarchy resolution).
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
-from syslua.eval import expr as exprlib
+
+def _lib() -> ModuleType:
+    """The expression language, imported on first use: most configs have no
+    placeholder, and every command imports this module."""
+    from syslua.eval import expr
+
+    return expr
 
 
 class TemplateError(ValueError):
@@ -115,7 +121,7 @@ def placeholders(
 
 
 def _ours(inner: str) -> bool:
-    return bool(exprlib.names(inner))
+    return bool(_lib().names(inner))
 
 
 def expressions(text: str, roots: Mapping[str, Any]) -> list[tuple[int, int, str]]:
@@ -129,7 +135,7 @@ def evaluate(
     inner: str, roots: Mapping[str, Any], *, strict: bool = True, reads: list[str] | None = None
 ) -> Any:
     """The value of one expression; errors name it."""
-    env = exprlib.Env(
+    env = _lib().Env(
         roots=roots,
         base_dir=getattr(roots, "base_dir", None),
         reads=reads if reads is not None else getattr(roots, "reads", None),
@@ -137,8 +143,8 @@ def evaluate(
         missing_ok=not strict,
     )
     try:
-        return exprlib.evaluate(inner, env)
-    except exprlib.ExprError as e:
+        return _lib().evaluate(inner, env)
+    except _lib().ExprError as e:
         message = str(e)
         if (
             getattr(roots, "ccm", False)
@@ -174,13 +180,15 @@ def render(
         start, end, inner = found[0]
         if text.strip() == text[start:end]:
             value = evaluate(inner, roots, strict=strict, reads=reads)
+            import datetime as dt
+
             # a time is the one value that is not plain data: keep its text
-            return exprlib.text(value) if isinstance(value, dt.datetime) else value
+            return _lib().text(value) if isinstance(value, dt.datetime) else value
     parts: list[str] = []
     at = 0
     for start, end, inner in found:
         parts.append(text[at:start])
-        parts.append(exprlib.text(evaluate(inner, roots, strict=strict, reads=reads)))
+        parts.append(_lib().text(evaluate(inner, roots, strict=strict, reads=reads)))
         at = end
     parts.append(text[at:])
     return "".join(parts)
