@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from syslua.errors import ConfigError, Source, UsageError
+from syslua.eval.input_options import InputOptions
 from syslua.fsutil import atomic_write, make_dir
 from syslua.paths import home
 
@@ -269,17 +270,6 @@ class Resolution:
 # Reads an input's init.lua in the config's own Lua state: its declared
 # inputs (the `inputs` table as plain data) when it returned an entry table.
 ReadEntry = Callable[[Path], "dict[str, Any] | None"]
-
-
-@dataclass
-class InputOptions:
-    """How to resolve inputs: the cache, git, and what `sys update` asks for."""
-
-    cache: Path
-    git: GitFetcher | None = None
-    update: frozenset[str] | None = None  # names to resolve again; empty set: all
-    only_inputs: bool = False  # `sys update`: resolve and lock, do not run `setup`
-    write_lock: bool = True  # False: `sys update --dry-run`
 
 
 class _Resolver:

@@ -88,7 +88,7 @@ def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = 
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
     if options.eval_timeout is not None:
         run.limit = TimeLimit(options.eval_timeout)
-    from syslua.eval.inputs import InputOptions
+    from syslua.eval.input_options import InputOptions
 
     run.inputs_options = InputOptions(
         cache=paths.cache,
