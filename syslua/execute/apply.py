@@ -307,6 +307,7 @@ def apply_manifest(
                     snapshots,
                     store,
                     current,
+                    previous,
                     originals,
                     options,
                     config,
@@ -620,6 +621,7 @@ def _record(
     snapshots: Snapshots,
     store: Store,
     current: Snapshot | None,
+    prev_manifest: Manifest | None,  # current's manifest, loaded once by the caller
     originals: dict[str, dict[str, Any]],
     options: ApplyOptions,
     config: str | None,
@@ -633,7 +635,6 @@ def _record(
         outcome.kept = kept[1]
     items: dict[str, dict[str, Any]] = {}
     prev_items = current.items if current else {}
-    prev_manifest = current.load_manifest() if current else None
     changed = {e.id for e in plan.entries if e.decision.changes}
     by_id = {r.id: r for r in outcome.results}
     for item in manifest:
