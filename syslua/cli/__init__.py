@@ -811,7 +811,7 @@ def update(
     )
 
 
-def _output_synonym(argv: list[str]) -> list[str]:
+def _output_synonym(argv: list[str], group: click.Group) -> list[str]:
     """The original sys.lua's `-o json` / `--output json`: `--json`, on the
     commands that have `--json` (elsewhere the option is left for click to refuse).
     Its default, `-o text`, is the plain output: the option is dropped."""
@@ -834,16 +834,16 @@ def _output_synonym(argv: list[str]) -> list[str]:
         else:
             out.append(a)
         i += 1
-    if out != argv and not _has_json(out):
+    if out != argv and not _has_json(out, group):
         return argv
     return out
 
 
-def _has_json(argv: list[str]) -> bool:
-    """Whether the command these arguments name takes `--json`."""
+def _has_json(argv: list[str], group: click.Group) -> bool:
+    """Whether the command these arguments name (in `group`) takes `--json`."""
     import click
 
-    command: click.Command = typer.main.get_command(app)
+    command: click.Command = group
     for word in argv:
         if word.startswith("-"):
             continue
@@ -875,7 +875,8 @@ def main() -> None:
         completion_init()
     try:
         with signals.handling():
-            click_app(app)(args=_output_synonym(sys.argv[1:]), complete_var=COMPLETE_VAR)
+            group = click_app(app)
+            group(args=_output_synonym(sys.argv[1:], group), complete_var=COMPLETE_VAR)
     except Interrupted as e:  # Ctrl-C or SIGTERM before anything changed
         sys.stderr.write(e.message + "\n")
         sys.exit(e.exit_code)
