@@ -63,22 +63,13 @@ class InputFetcher:
         self.timeout = timeout
 
     def _git(self, *args: str, cwd: Path | None = None) -> str:
-        git = shutil.which("git")
-        if git is None:
+        if shutil.which("git") is None:  # said here as a config error, not as `_git` says it
             raise ConfigError("git inputs need git, which is not installed")
-        done = self.runner.run_argv(
-            [git, *args],
-            cwd=str(cwd) if cwd is not None else None,
-            environment=["GIT_TERMINAL_PROMPT=0"],
-            timeout=self.timeout,
-        )
+        done = _git(self.runner, list(args), cwd=cwd, timeout=self.timeout)
         if done.timed_out:
             raise ConfigError(f"git {args[0]} timed out after {self.timeout:g} s")
         if done.exit_code != 0:
-            lines = [line.strip() for line in done.stderr.strip().splitlines() if line.strip()]
-            fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
-            why = (fatal or lines[-1:] or [f"exit {done.exit_code}"])[0]
-            raise ConfigError(f"git {args[0]} failed: {why}")
+            raise ConfigError(f"git {args[0]} failed: {_last_line(done)}")
         return done.stdout
 
     def latest(self, url: str, ref: str | None) -> str:
