@@ -419,3 +419,44 @@ def apply_ok(sysenv, body: str, name: str = "sys.lua") -> str:  # type: ignore[n
     m = re.search(r"(?:Apply|Rollback) complete: snapshot (\S+)\.", p.stdout)
     assert m, out(p)
     return m.group(1)
+
+
+# -- the store, as a user's hands reach it -------------------------------------------
+def store_objects(root: Path) -> set[str]:
+    """Every blob in the store under SYSLUA_ROOT `root` (loose or packed)."""
+    from syslua.state.store import Store
+
+    return set(Store(root / "store").all_objects())
+
+
+def store_read(root: Path, digest: str) -> bytes:
+    from syslua.state.store import Store
+
+    return Store(root / "store").read(digest)
+
+
+def delete_object(root: Path, digest: str) -> None:
+    """A blob deleted by hand: its loose file, or its bytes cut out of its pack."""
+    from syslua.state.store import Store
+
+    store = Store(root / "store")
+    assert store.has(digest), digest
+    store.remove_objects([digest])
+    assert not Store(root / "store").has(digest)
+
+
+def corrupt_object(root: Path, digest: str) -> list[str]:
+    """Overwrite the first byte of a blob where it is kept; returns the files that hold it."""
+    from syslua.state.store import Store
+
+    store = Store(root / "store")
+    found = store._find(digest)
+    path, offset = (found[0].path, found[1]) if found else (store.path(digest), 0)
+    os.chmod(path, 0o600)
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        first = f.read(1)
+        f.seek(offset)
+        f.write(bytes([first[0] ^ 0xFF]))
+    os.chmod(path, 0o400)
+    return store.files_of([digest])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 
-from conftest import HEADER, history, out, put, tree
+from conftest import HEADER, history, out, put, store_objects, store_read, tree
 
 VIMRC = 'file { path = "~/.vimrc", source = "dotfiles/vimrc" }\n'
 GITCONFIG = 'file { path = "~/.gitconfig", content = "[user]\\n\\tname = me\\n" }\n'
@@ -74,10 +74,9 @@ def test_the_overwritten_source_content_is_kept(sysenv) -> None:
     [record] = show["pre"]["records"]
     assert record["path"] == str(sysenv.work / "dotfiles" / "vimrc")
     blob = record["prev"]["blob"]
-    kept = sysenv.root / "store" / "objects" / blob[:2] / blob[2:]
-    assert kept.read_text() == 'set nu\n" unapplied repository change\n'
+    assert store_read(sysenv.root, blob) == b'set nu\n" unapplied repository change\n'
     assert sysenv.run("gc", "--keep", "0").returncode == 0
-    assert kept.exists()
+    assert blob in store_objects(sysenv.root)
 
 
 def test_inline_content_is_refused_with_the_declaration(sysenv) -> None:

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, out, tree
+from conftest import HEADER, delete_object, out, store_objects, tree
 from httpserver import file_url, make_tar, make_zip, sha256, tool
 
 from syslua.state.store import Store
@@ -352,9 +352,8 @@ def test_status_names_missing_store_objects_and_items_it_cannot_check(sysenv) ->
     src = sysenv.work / "src.txt"
     src.write_text("from source\n")
     apply_ok(sysenv, f'file {{ path = "~/b.txt", source = "{src}" }}\n')
-    for blob in (sysenv.root / "store" / "objects").rglob("*"):
-        if blob.is_file():
-            blob.unlink()
+    for blob in store_objects(sysenv.root):
+        delete_object(sysenv.root, blob)
     p = sysenv.run("status")
     text = out(p)
     assert p.returncode == 1, text

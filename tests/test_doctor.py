@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import HEADER, _in_process, ok, out, tree
+from conftest import HEADER, _in_process, corrupt_object, ok, out, store_objects, tree
 from test_lock import Holder
 
 CHECKS = ["lua", "permissions", "lock", "journals", "store", "env", "path", "config"]
@@ -181,17 +181,18 @@ def test_failed_journals_are_named(healthy) -> None:
 
 
 def test_a_corrupt_store_object_is_found(healthy) -> None:
-    objects = healthy.root / "store" / "objects"
-    blob = next(p for p in objects.rglob("*") if p.is_file())
-    blob.chmod(0o600)
-    blob.write_bytes(b"not what was stored\n")
-    blob.chmod(0o400)
+    digest = sorted(store_objects(healthy.root))[0]
+    files = corrupt_object(healthy.root, digest)
+    where = f"{files[0]} (object {digest[:12]})" if files[0].endswith(".pack") else files[0]
     for args in ((), ("--quick",)):  # a sample of a small store is all of it
         p = doctor(healthy, *args)
         assert p.returncode == 1, out(p)
-        assert f"do not match their hash: {blob}" in line_of(p, "store")
-        assert fix_of(p, "store").startswith(f"delete them (rm {blob})")
-    blob.unlink()  # gone now: the current snapshot refers to it
+        assert f"do not match their hash: {where}" in line_of(p, "store")
+        assert fix_of(p, "store").startswith(
+            f"delete the files that hold them (rm {' '.join(files)})"
+        )
+    for f in files:  # gone now: the current snapshot refers to what they held
+        os.unlink(f)
     p = doctor(healthy)
     assert "objects and 0 of 0 trees the current snapshot refers to are missing" in line_of(
         p, "store"

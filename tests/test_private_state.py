@@ -30,6 +30,8 @@ RULES: list[tuple[str, int | str | None]] = [
     (r"store/objects", 0o700),
     (r"store/objects/[0-9a-f]{2}", 0o700),
     (r"store/objects/[0-9a-f]{2}/[0-9a-f]{62}", 0o400),
+    (r"store/packs", 0o700),
+    (r"store/packs/[0-9a-f]{32}\.(pack|idx)", 0o400),
     (r"store/tmp", 0o700),
     (r"store/trees", 0o711),
     (r"store/trees/[^/]+(/.*)?", None),
@@ -167,7 +169,7 @@ def test_a_state_dir_left_open_is_tightened_once(sysenv) -> None:
                 continue
             if p.is_dir():
                 p.chmod(0o755)
-            elif "objects" in p.parts:
+            elif "objects" in p.parts or "packs" in p.parts:
                 p.chmod(0o444)
             else:
                 p.chmod(0o644)
@@ -247,15 +249,16 @@ def test_another_user_runs_the_tools_but_reads_no_secret(tmp_path: Path) -> None
         p = as_nobody(f". {root}/state/env.sh && hello world")
         assert p.returncode == 0 and p.stdout == "hello world\n", p
         snap = next((root / "state" / "snapshots").glob("2*.json"))
-        blob = next(p for p in (root / "store" / "objects").rglob("*") if p.is_file())
+        pack = next((root / "store" / "packs").glob("*.pack"))
         download = next((root / "cache" / "downloads").iterdir())
-        for target in (snap, blob, download, root / "state" / "lock"):
+        for target in (snap, pack, pack.with_suffix(".idx"), download, root / "state" / "lock"):
             p = as_nobody(f"cat {target}")
             assert p.returncode != 0 and "Permission denied" in p.stderr, (target, p)
         for listing in (
             "store",
             "state",
             "store/objects",
+            "store/packs",
             "state/snapshots",
             "cache",
             "store/trees",

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from conftest import HEADER, history, out, tree
+from conftest import HEADER, delete_object, history, out, store_objects, tree
 
 
 def ids(h: list[dict]) -> list[str]:
@@ -53,8 +53,7 @@ def index_file(sysenv) -> Path:  # type: ignore[no-untyped-def]
 
 
 def objects(sysenv) -> set[str]:  # type: ignore[no-untyped-def]
-    d = sysenv.root / "store" / "objects"
-    return {p.parent.name + p.name for p in d.glob("*/*")} if d.is_dir() else set()
+    return store_objects(sysenv.root)
 
 
 def no_traceback(p) -> None:  # type: ignore[no-untyped-def]
@@ -408,10 +407,7 @@ def test_store_object_deleted_by_hand(sysenv) -> None:
         sysenv,
         'file { path = "~/.zshrc", source = "./zshrc" }\nfile { path = "~/x", content = "x\\n" }\n',
     )
-    obj = sysenv.root / "store" / "objects" / blob[:2] / blob[2:]
-    assert obj.is_file()
-    os.chmod(obj, 0o644)
-    obj.unlink()
+    delete_object(sysenv.root, blob)
     before, index = tree(sysenv.home), index_file(sysenv).read_bytes()
     p = sysenv.run("rollback", s1)
     assert p.returncode != 0, out(p)

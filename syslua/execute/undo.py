@@ -46,11 +46,24 @@ def undo_records(
             report.failed.append(f"{what}: {e}")
             if op == "path":
                 report.unrestored.append({"path": rec["path"], "prev": rec["prev"], "why": str(e)})
+                _copy_out(rec["prev"], store)
         except (KeyError, TypeError, ValueError) as e:  # a record damaged on disk
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: the journal record is damaged ({type(e).__name__}: {e})")
     sweep_created_dirs(records, store, report)
     return report
+
+
+def _copy_out(prev: dict[str, Any], store: Store) -> None:
+    """Give the previous content of a path that was not put back a file of
+    its own in the store (a packed blob has none), which `sys status` names
+    so that it can be copied back by hand."""
+    blob = prev.get("blob") if isinstance(prev, dict) else None
+    if blob:
+        try:
+            store.loose_path(blob)
+        except (OSError, StateError):
+            pass  # status names where it is kept, whatever holds it
 
 
 def sweep_created_dirs(records: list[dict[str, Any]], store: Store, report: UndoReport) -> None:

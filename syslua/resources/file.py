@@ -177,6 +177,20 @@ def members_of(manifest: Manifest | None, root_id: str) -> Sequence[Item]:
     return [i for i in items[lo:hi] if i.parent == root_id]
 
 
+def _from_store(props: dict[str, Any], blob: str, store: Any) -> None:
+    """Point `props` at the stored content `blob`: inline when it is a small
+    packed blob (a thousand of them are read from one pack, not copied out),
+    otherwise the loose object's path."""
+    if store.loose(blob) is None:
+        data = store.read(blob)
+        if b"$${" not in data:  # placeholder syntax in content would be resolved again
+            props.pop("source", None)
+            props["content"] = data.decode("utf-8", "surrogateescape")
+            return
+    props.pop("content", None)
+    props["source"] = str(store.loose_path(blob))
+
+
 class FileType(ResourceType):
     name = "file"
     in_dag = True
@@ -618,7 +632,7 @@ class FileType(ResourceType):
                         f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) "
                         "is missing; it was deleted from the store by hand"
                     )
-                link["source"] = str(store.path(blob))
+                _from_store(link, blob, store)
             return Item(
                 item.type, item.key, freeze(link), item.parent, item.noop, item.health_check_only
             )
@@ -636,8 +650,7 @@ class FileType(ResourceType):
                     f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
                     "it was deleted from the store by hand"
                 )
-            props.pop("content", None)
-            props["source"] = str(store.path(blob))
+            _from_store(props, blob, store)
         if mode:
             props["mode"] = mode
         return Item(

@@ -25,7 +25,7 @@ import os
 import stat
 from typing import Any
 
-from syslua.errors import display_path
+from syslua.errors import StateError, display_path
 from syslua.manifest.model import Item
 from syslua.paths import abbreviate
 from syslua.resources import file_posix as posix
@@ -48,12 +48,25 @@ def _checks_content(item: Item) -> bool:
     return content is None or PLACEHOLDER not in content
 
 
-def _recorded_blob(item: Item, recorded: dict[str, Any], store: Any) -> Any:
-    """The store path of the content the last apply recorded, when it can be compared."""
+def _recorded_blob(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
+    """The digest of the content the last apply recorded, when it can be compared."""
     blob = recorded.get("blob")
     if not blob or store is None or not _checks_content(item) or not store.has(blob):
         return None
-    return store.path(blob)
+    return str(blob)
+
+
+def _same_as_blob(path: str, size: int, blob: str, store: Any) -> bool:
+    """Does the file at `path` (of `size` bytes) hold the content `blob`?"""
+    if store.size(blob) != size:
+        return False
+    loose = store.loose(blob)
+    if loose is not None:
+        return posix.same_content(path, str(loose), size)
+    try:
+        return posix.read_small(path, size) == store.read(blob)
+    except StateError:  # a damaged store: what it holds is not what is there
+        return False
 
 
 def _link_edited(item: Item) -> str | None:
@@ -82,10 +95,8 @@ def edited(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
         return None
     out = []
     blob = _recorded_blob(item, recorded, store)
-    if blob is not None:
-        size = blob.stat().st_size
-        if size != state.size or not posix.same_content(item.key, str(blob), size):
-            out.append("content edited")
+    if blob is not None and not _same_as_blob(item.key, state.size, blob, store):
+        out.append("content edited")
     mode = recorded.get("mode")
     if mode and state.mode != mode:
         out.append(f"mode changed from {mode} to {state.mode}")
@@ -108,8 +119,8 @@ def edit_diff(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
     blob = _recorded_blob(item, recorded, store)
     if blob is not None:
         try:
-            before, after = blob.read_bytes(), _read(item.key)
-        except OSError:
+            before, after = store.read(blob), _read(item.key)
+        except (OSError, StateError):
             return text or None
         label = abbreviate(item.key)
         text += unified(before, after, f"{label} (last applied)", f"{label} (live)")

@@ -10,7 +10,7 @@ except what installed tools and shells need: package and build trees
 |-------------------------------------------------------------------|------|
 | `store/`, `store/trees/`, `state/`, `state/profiles/`             | 0711 (on the way to the exceptions: traversable, not listable) |
 | every other directory                                             | 0700 |
-| store blobs (`store/objects/<2 hex>/<62 hex>`)                    | 0400 |
+| store blobs (`store/objects/<2 hex>/<62 hex>`, `store/packs/*`)   | 0400 |
 | snapshots, index, tags, journals, failed journals, bind outputs, the lock, downloads | 0600 |
 | trees (the exception)                                             | dirs 0555, files 0444 or 0555 |
 | profiles (the exception)                                          | 0755 |
@@ -70,6 +70,7 @@ def _watched(paths: Paths) -> list[Path]:
     return [
         paths.store,
         paths.store / "objects",
+        paths.store / "packs",
         paths.store / "trees",
         paths.store / "tmp",
         paths.state,

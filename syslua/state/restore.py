@@ -40,10 +40,7 @@ def _matches(path: str, prev: dict[str, Any], store: Store) -> bool:
             return False
         from syslua.fsutil import sha256_file
 
-        return (
-            st.st_size == store.path(prev["blob"]).stat().st_size
-            and sha256_file(path) == prev["blob"]
-        )
+        return st.st_size == store.size(prev["blob"]) and sha256_file(path) == prev["blob"]
     return True
 
 

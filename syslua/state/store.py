@@ -1,12 +1,24 @@
 """Content-addressed store: blobs and trees by SHA-256 under the data dir.
 
-Blobs live at `objects/<2 hex>/<62 hex>`, trees (unpacked packages, build
-outputs) at `trees/<name>`. An object is written to a temp file in the store's
-`tmp/` (`fsutil.AtomicFile`), hashed while written, made read-only for its
-owner alone (0400: blobs hold originals, secrets and config sources), then
-renamed into place, so an object either exists whole or not at all; writing
-the same content twice keeps one copy. `sync()` makes everything written so far durable at once,
-which lets the journal batch many backups under one flush.
+A blob of up to `PACK_MAX` bytes (most config files) is kept in a pack:
+`packs/<name>.pack` holds the contents one after another, and
+`packs/<name>.idx` lists each one's digest, offset and length, sorted by
+digest. Small blobs wait in memory until `sync()` (or until `PACK_FLUSH`
+bytes wait), which writes them as one pack: an apply of a thousand files
+creates two store files, not a thousand. A larger blob is a loose object at
+`objects/<2 hex>/<62 hex>`, streamed to a temp file in the store's `tmp/`
+(`fsutil.AtomicFile`) and hashed while written. Trees (unpacked packages,
+build outputs) live at `trees/<name>`.
+
+Every object is read-only for its owner alone (0400: blobs hold originals,
+secrets and config sources), and appears whole or not at all: a pack and
+then its index are renamed into place, the index last, and a pack whose
+size is not the one its index records (a crash that kept the names but not
+the bytes) is ignored. Writing the same content twice keeps one copy.
+`sync()` makes everything written so far durable at once, which lets the
+journal batch many backups under one flush. A caller that records a digest
+anywhere calls `sync()` first: until then a small blob may exist only in
+this process's memory.
 """
 
 from __future__ import annotations
@@ -14,7 +26,9 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Callable
+import struct
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from syslua.errors import StateError
@@ -22,16 +36,76 @@ from syslua.fsutil import CHUNK, AtomicFile, fsync_dir, make_dir
 from syslua.state.layout import BLOB, PASSAGE, PRIVATE_DIR
 
 SYNC_ONE_BY_ONE = 16
+PACK_MAX = 64 << 10  # larger blobs are loose objects, streamed, never held in memory
+PACK_FLUSH = 32 << 20  # bytes waiting in memory that are written as a pack before `sync()`
+MAX_PACKS = 32  # more, and `sync()` writes them all as one
+_PACK_MAGIC = b"sluapak1"
+_IDX_MAGIC = b"sluaidx1"
+_IDX_HEAD = struct.Struct("<8sQ")  # magic, size of the pack
+_IDX_REC = struct.Struct("<32sQQ")  # digest, offset, length
+
+
+class _Pack:
+    """One pack and its index, read lazily; lookups bisect the sorted index."""
+
+    __slots__ = ("count", "fd", "index", "name", "path")
+
+    def __init__(self, path: Path, index: bytes) -> None:
+        self.path = path
+        self.name = path.stem
+        self.index = index
+        self.count = (len(index) - _IDX_HEAD.size) // _IDX_REC.size
+        self.fd: int | None = None
+
+    def find(self, key: bytes) -> tuple[int, int] | None:
+        """Offset and length of the blob whose raw digest is `key`."""
+        index, rec, head = self.index, _IDX_REC.size, _IDX_HEAD.size
+        lo, hi = 0, self.count
+        while lo < hi:
+            mid = (lo + hi) // 2
+            at = head + mid * rec
+            here = index[at : at + 32]
+            if here < key:
+                lo = mid + 1
+            elif here > key:
+                hi = mid
+            else:
+                _, offset, length = _IDX_REC.unpack_from(index, at)
+                return offset, length
+        return None
+
+    def entries(self) -> Iterable[tuple[bytes, int, int]]:
+        return _IDX_REC.iter_unpack(self.index[_IDX_HEAD.size :])
+
+    def read(self, offset: int, length: int) -> bytes:
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        return os.pread(self.fd, length, offset)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    __del__ = close  # a Store goes with its command: so do the packs it read
 
 
 class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.objects = root / "objects"
+        self.packs = root / "packs"
         self.trees = root / "trees"
         self.tmp = root / "tmp"
-        self._unsynced: list[Path] = []  # blobs written since the last sync
-        self._created: list[Path] = []  # every blob this Store wrote (see `mark`)
+        self._lock = threading.RLock()  # items of an apply store blobs from worker threads
+        self._pending: dict[str, bytes] = {}  # small blobs not yet in a pack
+        self._pending_size = 0
+        self._loaded: list[_Pack] | None = None  # the packs on disk, read on first lookup
+        self._unsynced: list[Path] = []  # loose blobs and packs written since the last sync
+        self._created: list[str] = []  # every blob this Store wrote (see `mark`)
+        self._made: dict[
+            str, list[str]
+        ] = {}  # pack name -> its digests, for packs this Store wrote
         self._dirs: set[Path] = (
             set()
         )  # directories known to exist (a thousand blobs, one check each)
@@ -41,18 +115,134 @@ class Store:
             return
         make_dir(self.root, PASSAGE, parents_mode=PASSAGE)
         make_dir(self.objects, PRIVATE_DIR)
+        make_dir(self.packs, PRIVATE_DIR)
         make_dir(self.trees, PASSAGE)  # package trees are reached through the profile
         make_dir(self.tmp, PRIVATE_DIR)
         self._dirs.add(self.tmp)
 
     def path(self, digest: str) -> Path:
+        """Where the loose object `digest` is (or would be)."""
         return self.objects / digest[:2] / digest[2:]
 
+    # -- packs -------------------------------------------------------------------
+    def _pack_list(self) -> list[_Pack]:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = [p for n in self._pack_names() if (p := self._open_pack(n))]
+            return self._loaded
+
+    def _pack_names(self) -> list[str]:
+        try:
+            names = os.listdir(self.packs)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(n[:-4] for n in names if n.endswith(".idx"))
+
+    def _open_pack(self, name: str) -> _Pack | None:
+        """The pack `name`, or None when its index or its size is not whole."""
+        try:
+            index = (self.packs / f"{name}.idx").read_bytes()
+            size = os.stat(self.packs / f"{name}.pack").st_size
+        except OSError:
+            return None
+        if len(index) < _IDX_HEAD.size or (len(index) - _IDX_HEAD.size) % _IDX_REC.size:
+            return None
+        magic, expected = _IDX_HEAD.unpack_from(index)
+        if magic != _IDX_MAGIC or size != expected:
+            return None
+        return _Pack(self.packs / f"{name}.pack", index)
+
+    def _find(self, digest: str) -> tuple[_Pack, int, int] | None:
+        try:
+            key = bytes.fromhex(digest)
+        except ValueError:
+            return None
+        for pack in self._pack_list():
+            found = pack.find(key)
+            if found is not None:
+                return pack, found[0], found[1]
+        return None
+
+    def _write_pack(self, blobs: dict[str, bytes], *, durable: bool) -> _Pack:
+        """Write `blobs` as one pack, then its index (the index last: a pack
+        is found only once it is whole)."""
+        import hashlib
+
+        self._ensure()
+        keys = sorted(blobs)
+        name = hashlib.sha256("".join(keys).encode()).hexdigest()[:32]
+        records, offset = [], len(_PACK_MAGIC)
+        with AtomicFile(self.packs / f"{name}.pack", BLOB, durable=durable, sync_dir=False) as f:
+            f.write(_PACK_MAGIC)
+            for key in keys:
+                data = blobs[key]
+                f.write(data)
+                records.append(_IDX_REC.pack(bytes.fromhex(key), offset, len(data)))
+                offset += len(data)
+        index = _IDX_HEAD.pack(_IDX_MAGIC, offset) + b"".join(records)
+        with AtomicFile(self.packs / f"{name}.idx", BLOB, durable=durable) as f:
+            f.write(index)
+        pack = _Pack(self.packs / f"{name}.pack", index)
+        self._made[name] = keys
+        if not durable:
+            self._unsynced += [pack.path, pack.path.with_suffix(".idx")]
+        return pack
+
+    def _flush(self, *, durable: bool) -> None:
+        """Write the blobs waiting in memory as a pack."""
+        with self._lock:
+            if not self._pending:
+                return
+            pack = self._write_pack(self._pending, durable=durable)
+            self._pack_list().append(pack)
+            self._pending, self._pending_size = {}, 0
+
+    # -- blobs -------------------------------------------------------------------
     def has(self, digest: str) -> bool:
+        with self._lock:
+            if digest in self._pending or self._find(digest) is not None:
+                return True
         return self.path(digest).is_file()
 
+    def loose(self, digest: str) -> Path | None:
+        """The loose object's path, when `digest` is one (packed blobs are not)."""
+        p = self.path(digest)
+        return p if p.is_file() else None
+
+    def size(self, digest: str) -> int:
+        with self._lock:
+            data = self._pending.get(digest)
+            if data is not None:
+                return len(data)
+            found = self._find(digest)
+        if found is not None:
+            return found[2]
+        try:
+            return self.path(digest).stat().st_size
+        except FileNotFoundError:
+            raise self._missing(digest) from None
+
+    def location(self, digest: str) -> str:
+        """Where `digest` is kept, for messages: a loose object's path, or its pack's."""
+        found = self._find(digest)
+        if found is not None:
+            return f"{found[0].path} (object {digest[:12]})"
+        return str(self.path(digest))
+
+    def files_of(self, digests: Iterable[str]) -> list[str]:
+        """The store files that hold `digests` (a pack and its index, or a loose object)."""
+        out: dict[str, None] = {}
+        for d in digests:
+            found = self._find(d)
+            if found is not None:
+                out[str(found[0].path)] = None
+                out[str(found[0].path.with_suffix(".idx"))] = None
+            else:
+                out[str(self.path(d))] = None
+        return list(out)
+
     def _put(self, fill: Callable[[AtomicFile], str]) -> str:
-        """Write an object with `fill` (which returns its digest), then name it by its digest.
+        """Write a loose object with `fill` (which returns its digest), then name it by its digest.
 
         The temp file lives in `tmp/`, never among the objects; an object that
         is already there is kept and the new copy dropped.
@@ -61,7 +251,7 @@ class Store:
         with AtomicFile(None, BLOB, durable=False, temp_dir=self.tmp) as f:
             digest = fill(f)
             target = self.path(digest)
-            if target.exists():
+            if self.has(digest):
                 f.discard()
             else:
                 if target.parent not in self._dirs:
@@ -69,22 +259,33 @@ class Store:
                     self._dirs.add(target.parent)
                 f.target = target
         if f.committed:
-            self._unsynced.append(target)  # made durable by sync(), in one batch
-            self._created.append(target)
+            with self._lock:
+                self._unsynced.append(target)  # made durable by sync(), in one batch
+                self._created.append(digest)
         return digest
 
     def put_bytes(self, data: bytes) -> str:
         import hashlib  # on first use, not at import: loading OpenSSL costs a run that hashes nothing
 
         digest = hashlib.sha256(data).hexdigest()
-        if self.has(digest):
-            return digest
+        if len(data) > PACK_MAX:
+            if self.has(digest):
+                return digest
 
-        def fill(f: AtomicFile) -> str:
-            f.write(data)
-            return digest
+            def fill(f: AtomicFile) -> str:
+                f.write(data)
+                return digest
 
-        return self._put(fill)
+            return self._put(fill)
+        with self._lock:
+            if self.has(digest):
+                return digest
+            self._pending[digest] = data
+            self._pending_size += len(data)
+            self._created.append(digest)
+            if self._pending_size >= PACK_FLUSH:
+                self._flush(durable=False)
+        return digest
 
     def put_file(self, source: str | os.PathLike[str]) -> str:
         """Copy a file into the store, hashing while copying.
@@ -110,18 +311,74 @@ class Store:
 
             return self._put(fill)
 
+    def _missing(self, digest: str) -> StateError:
+        return StateError(f"store object {digest[:12]} is missing from {self.root}")
+
+    def _raw(self, digest: str) -> bytes:
+        with self._lock:
+            data = self._pending.get(digest)
+            if data is not None:
+                return data
+            found = self._find(digest)
+            if found is not None:
+                pack, offset, length = found
+                data = pack.read(offset, length)
+                if len(data) != length:
+                    raise StateError(
+                        f"store object {digest[:12]} is corrupt (its pack {pack.path} is cut short)"
+                    )
+                return data
+        try:
+            return self.path(digest).read_bytes()
+        except FileNotFoundError:
+            raise self._missing(digest) from None
+
     def read(self, digest: str) -> bytes:
         import hashlib
 
-        try:
-            data = self.path(digest).read_bytes()
-        except FileNotFoundError:
-            raise StateError(f"store object {digest[:12]} is missing from {self.objects}") from None
+        data = self._raw(digest)
         if hashlib.sha256(data).hexdigest() != digest:
             raise StateError(
                 f"store object {digest[:12]} is corrupt (its content does not match its hash)"
             )
         return data
+
+    def verify(self, digest: str) -> bool:
+        """Does the object hold the content its name says? (False: missing or corrupt)"""
+        import hashlib
+
+        loose = self.loose(digest) if self._find(digest) is None else None
+        if loose is None:
+            try:
+                self.read(digest)
+            except StateError:
+                return False
+            return True
+        h = hashlib.sha256()
+        try:
+            with open(loose, "rb") as f:
+                while chunk := f.read(CHUNK):
+                    h.update(chunk)
+        except OSError:
+            return False
+        return h.hexdigest() == digest
+
+    def loose_path(self, digest: str) -> Path:
+        """A loose copy of `digest`, made from its pack when it has none, for
+        a caller that needs a path (a link to the content)."""
+        p = self.loose(digest)
+        if p is not None:
+            return p
+        data = self.read(digest)
+        self._ensure()
+        target = self.path(digest)
+        with AtomicFile(None, BLOB, durable=False, temp_dir=self.tmp) as f:
+            f.write(data)
+            make_dir(target.parent, PRIVATE_DIR)
+            f.target = target
+        with self._lock:
+            self._unsynced.append(target)
+        return target
 
     def mark(self) -> int:
         """A point to `remove_since` (objects this Store wrote after it)."""
@@ -131,24 +388,53 @@ class Store:
         """Remove the objects written since `mark`: they are new (an object
         already there is never written again), and the caller knows nothing
         refers to them (an apply that stopped before changing anything, a
-        snapshot that could not be recorded)."""
-        gone, self._created = self._created[mark:], self._created[:mark]
-        for path in gone:
+        snapshot that could not be recorded). A pack goes when every blob in
+        it is one of them."""
+        with self._lock:
+            gone, self._created = self._created[mark:], self._created[:mark]
+            gone_set = set(gone)
+            for digest in gone:
+                if self._pending.pop(digest, None) is not None:
+                    continue
+                path = self.path(digest)
+                try:
+                    path.unlink()
+                    path.parent.rmdir()  # only when it held nothing else
+                    self._dirs.discard(path.parent)
+                except OSError:
+                    pass
+            self._pending_size = sum(len(d) for d in self._pending.values())
+            for name, keys in list(self._made.items()):
+                if gone_set.issuperset(keys):
+                    self._drop_pack(name)
+            self._unsynced = [p for p in self._unsynced if p.exists()]
+
+    def _drop_pack(self, name: str) -> None:
+        """Remove a pack: its index first, so that it is never found half gone."""
+        for pack in self._pack_list():
+            if pack.name == name:
+                pack.close()
+                self._pack_list().remove(pack)
+                break
+        for suffix in (".idx", ".pack"):
             try:
-                path.unlink()
-                path.parent.rmdir()  # only when it held nothing else
-                self._dirs.discard(path.parent)
-            except OSError:
+                (self.packs / f"{name}{suffix}").unlink()
+            except FileNotFoundError:
                 pass
-        self._unsynced = [p for p in self._unsynced if p not in set(gone)]
+        self._made.pop(name, None)
 
     def sync(self) -> None:
         """Make every blob written since the last sync durable (one batch).
 
-        A few blobs are fsynced one by one; a large batch (an apply that backs
-        up hundreds of files) takes a single system-wide sync instead.
+        The blobs waiting in memory become one pack, fsynced with its index.
+        A few loose blobs are fsynced one by one; a large batch (an apply that
+        backs up hundreds of large files) takes a single system-wide sync.
         """
-        pending, self._unsynced = self._unsynced, []
+        self._flush(durable=True)
+        if len(self._pack_list()) > MAX_PACKS:
+            self.compact()  # lookups bisect every pack: keep them few
+        with self._lock:
+            pending, self._unsynced = self._unsynced, []
         if len(pending) > SYNC_ONE_BY_ONE:
             os.sync()
             return
@@ -213,19 +499,61 @@ class Store:
         return Path(tempfile.mkdtemp(dir=self.tmp, prefix=prefix))
 
     def all_objects(self) -> list[str]:
-        if not self.objects.is_dir():
-            return []
-        return [d.name + f.name for d in self.objects.iterdir() if d.is_dir() for f in d.iterdir()]
+        """Every blob on disk: loose objects, then the packs' (each digest once)."""
+        out: dict[str, None] = {}
+        if self.objects.is_dir():
+            for d in self.objects.iterdir():
+                if d.is_dir():
+                    for f in d.iterdir():
+                        out[d.name + f.name] = None
+        for pack in self._pack_list():
+            for key, _offset, _length in pack.entries():
+                out[key.hex()] = None
+        return list(out)
 
     def all_trees(self) -> list[str]:
         if not self.trees.is_dir():
             return []
         return [t.name for t in self.trees.iterdir()]
 
-    def remove_object(self, digest: str) -> None:
-        p = self.path(digest)
-        try:
-            os.chmod(p, 0o644)
-            p.unlink()
-        except FileNotFoundError:
-            pass
+    def remove_objects(self, dead: Iterable[str]) -> None:
+        """Remove blobs nothing refers to. A pack that holds any of them is
+        written again without them (or removed, when it holds nothing else);
+        the new pack is durable before the old one goes."""
+        dead = set(dead)
+        for digest in dead:
+            p = self.path(digest)
+            try:
+                os.chmod(p, 0o644)
+                p.unlink()
+            except FileNotFoundError:
+                pass
+        with self._lock:
+            for pack in list(self._pack_list()):
+                entries = list(pack.entries())
+                if not any(key.hex() in dead for key, _o, _n in entries):
+                    continue
+                live = {
+                    key.hex(): pack.read(offset, length)
+                    for key, offset, length in entries
+                    if key.hex() not in dead
+                }
+                if live:
+                    self._pack_list().append(self._write_pack(live, durable=True))
+                self._drop_pack(pack.name)
+
+    def compact(self) -> None:
+        """Write every pack's blobs as one pack (durable before the others go)."""
+        with self._lock:
+            packs = list(self._pack_list())
+            if len(packs) < 2:
+                return
+            blobs: dict[str, bytes] = {}
+            for pack in packs:
+                for key, offset, length in pack.entries():
+                    blobs.setdefault(key.hex(), pack.read(offset, length))
+            merged = self._write_pack(blobs, durable=True)
+            self._pack_list().append(merged)
+            for pack in packs:
+                if pack.name != merged.name:
+                    self._drop_pack(pack.name)

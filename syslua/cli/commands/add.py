@@ -99,6 +99,7 @@ def run(
             new = step.act() if step.act is not None else None
             if new is not None and item is not None:
                 states[item.id] = new
+        store.sync()  # the contents the new states name, before the snapshot names them
         snapshot = None
         if current is not None and (states or records):
             taken = [path for path, item, _ in steps if item is not None]

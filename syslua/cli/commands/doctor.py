@@ -21,7 +21,6 @@ permissions (other commands do that). It exits 1 when any check fails.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 import re
@@ -32,7 +31,6 @@ from pathlib import Path
 
 from syslua.cli.output import Terminal
 from syslua.errors import SysluaError
-from syslua.fsutil import CHUNK
 from syslua.paths import Paths, abbreviate
 
 FAILED = 1
@@ -250,16 +248,18 @@ def store(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     st = Store(paths.store)
     names = [n for n in st.all_objects() if _OBJECT.fullmatch(n)]
     sample = random.sample(names, QUICK_SAMPLE) if quick and len(names) > QUICK_SAMPLE else names
-    corrupt = [str(st.path(n)) for n in sample if not _matches(st.path(n), n)]
+    corrupt = [n for n in sample if not st.verify(n)]
     missing = store_check(paths)
     problems, fixes = [], []
     if corrupt:
         problems.append(
             f"{len(corrupt)} of {len(sample)} objects checked do not match their hash: "
-            + _named(corrupt)
+            + _named([st.location(n) for n in corrupt])
         )
         fixes.append(
-            "delete them (rm " + " ".join(corrupt) + "), then `sys apply` stores file contents "
+            "delete the files that hold them (rm "
+            + " ".join(st.files_of(corrupt))
+            + "), then `sys apply` stores file contents "
             "again; an original or an older content kept only there cannot be restored"
         )
     if missing is not None:
@@ -277,17 +277,6 @@ def store(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     if quick and len(sample) < len(names):
         return True, f"{len(sample)} of {len(names)} objects checked (a sample): hashes match", None
     return True, f"{len(names)} objects: every hash matches", None
-
-
-def _matches(path: Path, digest: str) -> bool:
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(CHUNK):
-                h.update(chunk)
-    except OSError:
-        return False
-    return h.hexdigest() == digest
 
 
 # -- 6. the env line --------------------------------------------------------------------

@@ -37,11 +37,10 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
         trees |= _profile_trees(paths)
         dead_blobs = [b for b in store.all_objects() if b not in blobs]
         dead_trees = [t for t in store.all_trees() if t not in trees]
-        freed = 0
-        for b in dead_blobs:
-            freed += store.path(b).stat().st_size
-            if not dry_run:
-                store.remove_object(b)
+        freed = sum(store.size(b) for b in dead_blobs)
+        if not dry_run:
+            store.remove_objects(dead_blobs)
+            store.compact()
         for t in dead_trees:
             if not dry_run:
                 store.remove_tree(t)

@@ -164,7 +164,8 @@ def _unrestored(record: dict[str, Any], store: Store) -> dict[str, str]:
     prev, path = record["prev"], record["path"]
     kind = prev.get("kind")
     if kind == "file":
-        before = f"its previous content is kept in {store.path(prev['blob'])}"
+        blob = prev["blob"]
+        before = f"its previous content is kept in {store.loose(blob) or store.location(blob)}"
     elif kind == "absent":
         before = "it did not exist before"
     elif kind == "link":
