@@ -86,3 +86,20 @@ def test_killed_before_the_commit_of_the_very_first_apply(sysenv) -> None:
     assert RECOVERED in out(p)
     assert tree(sysenv.home) == before
     assert history(sysenv) == []
+
+
+def test_killed_once_the_first_records_are_written_puts_every_file_back(sysenv) -> None:
+    """The records name the previous contents by hash; a small content waits
+    in the store's memory until a sync. The store syncs before the records
+    reach the journal file, so a kill right after that finds every content
+    the records name, and the undo puts back the exact previous bytes."""
+    for i in range(0, 40, 2):
+        put(sysenv.home / "d" / f"f{i:03}.txt", f"by hand {i}\n", 0o640)
+    before = tree(sysenv.home)
+    sysenv.write("sys.lua", HEADER + DIR + V1)
+    killed_at(sysenv, "journal-batch")
+    p = sysenv.run("status")
+    assert p.returncode == 0, out(p)
+    assert RECOVERED in out(p), out(p)
+    assert tree(sysenv.home) == before
+    assert history(sysenv) == []

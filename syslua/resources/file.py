@@ -63,6 +63,7 @@ from syslua.resources.base import (
 )
 from syslua.resources.placeholders import Unresolved
 from syslua.state.restore import restore_path
+from syslua.state.store import PACK_MAX
 
 _LINKS = "file:linked-parents"  # ctx.planned: the planning run's cache of parent symlinks
 _ROOTS = "file:symlinked-roots"  # ctx.planned: the planning run's cache of trees' roots
@@ -175,6 +176,20 @@ def members_of(manifest: Manifest | None, root_id: str) -> Sequence[Item]:
     lo = bisect_left(items, prefix, key=lambda i: i.id)
     hi = bisect_left(items, root_id + "0", lo=lo, key=lambda i: i.id)  # "0" follows "/"
     return [i for i in items[lo:hi] if i.parent == root_id]
+
+
+def _small_source(source: str) -> bytes | None:
+    """A source's whole content when it is small enough to be kept until the
+    snapshot is recorded (None: copy it in chunks)."""
+    try:
+        with open(source, "rb") as f:
+            if os.fstat(f.fileno()).st_size > PACK_MAX:
+                return None
+            return f.read()
+    except FileNotFoundError as e:
+        raise ResourceError(f"source file not found: {source}") from e
+    except PermissionError as e:
+        raise ResourceError(f"cannot read source file {source}: permission denied") from e
 
 
 def _from_store(props: dict[str, Any], blob: str, store: Any) -> None:
@@ -369,15 +384,22 @@ class FileType(ResourceType):
                 posix.replace_with_directory(item.key, before_change=before)
             posix.create_directory(item.key, uid=uid, gid=gid, mode=mode, before_change=before)
             return
+        content, source = _desired_bytes(item), item.get("source")
+        if content is None and source is not None and ctx.store is not None:
+            content = _small_source(source)
+            if content is not None:
+                source = None
         posix.store(
             item.key,
-            content=_desired_bytes(item),
-            source=item.get("source"),
+            content=content,
+            source=source,
             uid=uid,
             gid=gid,
             mode=mode,
             before_change=before,
         )
+        if item.get("source") is not None and content is not None and ctx.store is not None:
+            ctx.store.written[item.key] = content  # what the snapshot records, not read again
 
     def _ids(self, item: Item, ctx: Context) -> tuple[int, int]:
         uid, gid = ctx.uid(item.get("owner")), ctx.gid(item.get("group"))
@@ -613,7 +635,12 @@ class FileType(ResourceType):
                     item.get("content").encode("utf-8", "surrogateescape")
                 )
             elif item.get("source"):
-                state["blob"] = rctx.store.put_file(item.get("source"))
+                written = rctx.store.written.pop(item.key, None)
+                state["blob"] = (
+                    rctx.store.put_bytes(written)
+                    if written is not None
+                    else rctx.store.put_file(item.get("source"))
+                )
             state["mode"] = item.get("mode")  # what was applied: a later change is an edit
         return state
 

@@ -7,8 +7,9 @@ symlink). Any other record is a resource type's own (an exec's undo command,
 a profile swap, an account as it was), named by its `type` and undone by it.
 
 Records are batched: `prepare` captures the paths an item is expected to
-touch, and `flush` makes a whole batch durable at once: the store syncs the
-blobs the records name, then the journal file is fsynced. A path no one predicted is recorded on the spot by
+touch, and `flush` makes a whole batch durable at once: the store writes
+and syncs the blobs the records name (a small blob waits in memory until
+then), then the records are written and the journal file is fsynced. A path no one predicted is recorded on the spot by
 `before_change`, which flushes before returning. The journal is deleted only
 after the apply has committed its snapshot; a journal found by a later
 command means an apply was interrupted and is rolled back.
@@ -43,9 +44,11 @@ CRASH_AT = "SYSLUA_CRASH_AT"
 def crash_point(name: str) -> None:
     """Fault injection for the crash tests: a real SIGKILL of this process at
     the point called `name`, when the environment variable SYSLUA_CRASH_AT
-    names it. Points: `before-commit` (every change written and the snapshot
-    saved, nothing synced, no commit record), `after-commit` (the commit
-    record durable, the snapshot not yet current)."""
+    names it. Points: `journal-batch` (the first batch of path records
+    written to the journal file, not yet fsynced), `before-commit` (every
+    change written and the snapshot saved, nothing synced, no commit
+    record), `after-commit` (the commit record durable, the snapshot not yet
+    current)."""
     if os.environ.get(CRASH_AT) == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -174,12 +177,18 @@ class Journal:
                 return
             if self._fh is None:
                 raise StateError("the journal is closed")
+            # The blobs these records name are on disk and durable before
+            # the records reach the file: a small blob waits in memory until
+            # the store syncs, and a record naming it must never outlive a
+            # kill that lost it.
+            self.store.sync()
             self._fh.write(
                 "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending)
             )
             self._fh.flush()
+            if any(r["op"] == "path" for r in self._pending):
+                crash_point("journal-batch")
             self._pending.clear()
-            self.store.sync()  # the blobs these records name, then the records
             os.fsync(self._fh.fileno())
 
     def sync_touched(self, *extra: Path) -> None:

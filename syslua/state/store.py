@@ -103,12 +103,12 @@ class Store:
         self._loaded: list[_Pack] | None = None  # the packs on disk, read on first lookup
         self._unsynced: list[Path] = []  # loose blobs and packs written since the last sync
         self._created: list[str] = []  # every blob this Store wrote (see `mark`)
-        self._made: dict[
-            str, list[str]
-        ] = {}  # pack name -> its digests, for packs this Store wrote
-        self._dirs: set[Path] = (
-            set()
-        )  # directories known to exist (a thousand blobs, one check each)
+        self._made: dict[str, list[str]] = {}  # pack name -> its digests (packs written here)
+        self._dirs: set[Path] = set()  # directories known to exist (one check for many blobs)
+        # Content an apply copied from a source to a path (by path): the
+        # snapshot records it from here instead of reading the source again,
+        # and so records what was written even if the source changed since.
+        self.written: dict[str, bytes] = {}
 
     def _ensure(self) -> None:
         if self.tmp in self._dirs:
