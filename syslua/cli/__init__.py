@@ -899,10 +899,14 @@ def click_app(typer_app: typer.Typer) -> click.Group:
 
     from typer.main import get_command_name, get_group, solve_typer_info_defaults
 
-    def group_of(commands: list[Any], groups: list[Any]) -> click.Group:
-        # `typer_app` with only these commands and sub-groups, made by typer itself
+    def group_of(commands: list[Any], groups: list[Any], top: bool = False) -> click.Group:
+        # `typer_app` with only these commands and sub-groups, made by typer itself.
+        # Only the top group keeps the app's options (--version...): a command is
+        # taken out of its group, and making the options again would be wasted.
         shell = copy.copy(typer_app)
         shell.registered_commands, shell.registered_groups = commands, groups
+        if not top:
+            shell.registered_callback = None
         return get_group(shell)
 
     makers: dict[str, Callable[[], click.Group]] = {}
@@ -913,7 +917,7 @@ def click_app(typer_app: typer.Typer) -> click.Group:
         group_name = solve_typer_info_defaults(group).name
         assert group_name, "a sub-group without a name would merge its commands into the top"
         makers[group_name] = partial(group_of, [], [group])
-    top = group_of([], [])
+    top = group_of([], [], top=True)
     top.commands = _LazyCommands(makers)
     return top
 
