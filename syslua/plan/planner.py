@@ -28,7 +28,6 @@ noop child keeps CCM's noop message (`Would have created the file`), as
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest
@@ -527,7 +526,7 @@ def plan_removals(
         decision = rtype.removal_of(item, recorded or {})
         original = originals.get(item.id)
         if decision.action == REMOVE and original and original.get("kind") != "absent":
-            decision = replace(decision, reason=RESTORED)
+            decision = decision.replace(reason=RESTORED)
         out.append(
             Entry(
                 item.id,
