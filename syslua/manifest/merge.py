@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any
 
 from syslua.errors import ConfigError, Source
@@ -385,7 +384,7 @@ def _loose_subscriptions(
             )
         props = dict(item.props)
         props["subscribe"] = tuple(t for t in targets if t in declared)
-        items[n] = replace(item, props=freeze(props))
+        items[n] = item.replace(props=freeze(props))
 
 
 def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> tree.Expansion | None:
