@@ -9,8 +9,9 @@ is a bug, printed as `Internal error: ...` with its traceback, exit 70.
 `main` also installs the SIGINT/SIGTERM handler (`cli/signals.py`).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads the commands'
+# signatures, and string annotations would be compiled and evaluated again
+# each time it does (twice per command, a millisecond of every start).
 import gc as _gc  # the module: `gc` below is the command
 import os
 import sys
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 # A run allocates many small, short-lived, acyclic objects (declarations,
 # items): collecting cycles less often saves a tenth of a large evaluation.
@@ -28,10 +29,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 GC_THRESHOLD = (100_000, 50, 100)
 _gc.set_threshold(*GC_THRESHOLD)
 
+import click  # noqa: E402  (after the threshold, on purpose; for annotations)
 import typer  # noqa: E402  (after the threshold, on purpose)
-
-if TYPE_CHECKING:
-    import click
 
 app = typer.Typer(
     name="sys",
@@ -922,7 +921,7 @@ def click_app(typer_app: typer.Typer) -> click.Group:
     return top
 
 
-class _LazyCommands(MutableMapping[str, "click.Command"]):
+class _LazyCommands(MutableMapping[str, click.Command]):
     """A group's commands by name, in declaration order. `makers[name]()` gives a
     group holding the command `name`; it is called the first time `name` is looked up."""
 
