@@ -232,7 +232,7 @@ def _read_dir(path: bytes) -> tuple[bool, bytes]:
     return True, b"\0".join(part for entry in entries for part in entry)
 
 
-_MAGIC = re.compile(rb"[*?[]")
+_MAGIC = rb"[*?[]"  # compiled by `re` on first use (and cached there), not at every start
 
 
 def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
@@ -247,7 +247,7 @@ def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
     parts = pattern.split(b"/")
     fixed = []
     for part in parts[:-1]:
-        if _MAGIC.search(part):
+        if re.search(_MAGIC, part):
             break
         fixed.append(part)
     base = b"/".join(fixed) if fixed else b""

@@ -1060,15 +1060,16 @@ def _kind(v: Any) -> str:
     return type(v).__name__
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL = "[\x00-\x1f\x7f-\x9f]"  # compiled by `re` on first use (and cached there)
 
 
 def escaped(text: str) -> str:
     """`text` with control characters shown as escapes (`\\n`, `\\x1b`), for
     messages that quote a value: it cannot start a line of its own."""
-    if _CONTROL.search(text) is None:
+    control = re.compile(_CONTROL)
+    if control.search(text) is None:
         return text
-    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+    return control.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 def _show(v: Any) -> str:
