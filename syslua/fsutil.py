@@ -122,7 +122,8 @@ def _temp_path(directory: Path, name: str) -> Path:
 
 
 # `_temp_path`'s names, and `.<name>.syslua-restore-<pid>` of older versions.
-_TEMP_SUFFIX = re.compile(r"\.syslua-(?:(?P<pid>\d+)-[0-9a-f]{8}|restore-(?P<old>\d+))")
+# Compiled by `re` on first use (and cached there), not at every start.
+_TEMP_SUFFIX = r"\.syslua-(?:(?P<pid>\d+)-[0-9a-f]{8}|restore-(?P<old>\d+))"
 
 
 def remove_temp_leftovers(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -167,7 +168,7 @@ def _temp_owner(entry: str, names: set[str]) -> int | None:
     marker = entry.rfind(".syslua-")
     if marker <= 1 or entry[1:marker] not in names:
         return None
-    m = _TEMP_SUFFIX.fullmatch(entry, marker)
+    m = re.compile(_TEMP_SUFFIX).fullmatch(entry, marker)
     if m is None:
         return None
     return int(m.group("pid") or m.group("old"))

@@ -9,8 +9,9 @@ is a bug, printed as `Internal error: ...` with its traceback, exit 70.
 `main` also installs the SIGINT/SIGTERM handler (`cli/signals.py`).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typer reads the commands'
+# signatures, and string annotations would be compiled and evaluated again
+# each time it does (twice per command, a millisecond of every start).
 import gc as _gc  # the module: `gc` below is the command
 import os
 import sys
@@ -18,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 # A run allocates many small, short-lived, acyclic objects (declarations,
 # items): collecting cycles less often saves a tenth of a large evaluation.
@@ -28,10 +29,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 GC_THRESHOLD = (100_000, 50, 100)
 _gc.set_threshold(*GC_THRESHOLD)
 
+import click  # noqa: E402  (after the threshold, on purpose; for annotations)
 import typer  # noqa: E402  (after the threshold, on purpose)
-
-if TYPE_CHECKING:
-    import click
 
 app = typer.Typer(
     name="sys",
@@ -899,10 +898,14 @@ def click_app(typer_app: typer.Typer) -> click.Group:
 
     from typer.main import get_command_name, get_group, solve_typer_info_defaults
 
-    def group_of(commands: list[Any], groups: list[Any]) -> click.Group:
-        # `typer_app` with only these commands and sub-groups, made by typer itself
+    def group_of(commands: list[Any], groups: list[Any], top: bool = False) -> click.Group:
+        # `typer_app` with only these commands and sub-groups, made by typer itself.
+        # Only the top group keeps the app's options (--version...): a command is
+        # taken out of its group, and making the options again would be wasted.
         shell = copy.copy(typer_app)
         shell.registered_commands, shell.registered_groups = commands, groups
+        if not top:
+            shell.registered_callback = None
         return get_group(shell)
 
     makers: dict[str, Callable[[], click.Group]] = {}
@@ -913,12 +916,12 @@ def click_app(typer_app: typer.Typer) -> click.Group:
         group_name = solve_typer_info_defaults(group).name
         assert group_name, "a sub-group without a name would merge its commands into the top"
         makers[group_name] = partial(group_of, [], [group])
-    top = group_of([], [])
+    top = group_of([], [], top=True)
     top.commands = _LazyCommands(makers)
     return top
 
 
-class _LazyCommands(MutableMapping[str, "click.Command"]):
+class _LazyCommands(MutableMapping[str, click.Command]):
     """A group's commands by name, in declaration order. `makers[name]()` gives a
     group holding the command `name`; it is called the first time `name` is looked up."""
 

@@ -33,10 +33,27 @@ COLORS = {"+": "green", "~": "yellow", "-": "red", "=": "dim", "!": "bold red"}
 # C0 controls but tab, DEL and C1 (0x9b is a one-byte CSI to some terminals),
 # bidirectional overrides (they reorder what is shown), and lone surrogates
 # (bytes of a path that are not UTF-8, which a UTF-8 stream cannot write).
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_CONTROL_BUT_NEWLINE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+# Compiled on first use (a millisecond of every start otherwise), which plain
+# ASCII text never reaches: `_clean` answers for it.
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_patterns: dict[bool, re.Pattern[str]] = {}
+
+
+def _pattern(newlines: bool) -> re.Pattern[str]:
+    """The control characters to escape; with `newlines`, newlines are not among them."""
+    pattern = _patterns.get(newlines)
+    if pattern is None:
+        pattern = _patterns[newlines] = re.compile(
+            f"[{_CONTROLS}]" if newlines else f"[\n{_CONTROLS}]"
+        )
+    return pattern
+
+
+def _clean(text: str) -> bool:
+    """Printable ASCII only: nothing to escape (a shortcut past the pattern)."""
+    return text.isascii() and text.isprintable()
+
+
 _NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
 
 
@@ -53,7 +70,9 @@ def _escape(m: re.Match[str]) -> str:
 def printable(text: str, *, newlines: bool = False) -> str:
     """`text` with its control characters shown as escapes (`\n`, `\r`, `\x1b`...);
     with `newlines`, newlines are kept (they separate lines syslua wrote)."""
-    pattern = _CONTROL_BUT_NEWLINE if newlines else _CONTROL
+    if _clean(text):
+        return text
+    pattern = _pattern(newlines)
     if pattern.search(text) is None:
         return text
     return pattern.sub(_escape, text)
@@ -128,7 +147,9 @@ class Terminal:
         """Show every message on one line from now on if one of these item ids
         (a declared name or path, or one being removed) has a control character."""
         if not Terminal._distrusted:
-            Terminal._distrusted = any(_CONTROL.search(i) is not None for i in ids)
+            Terminal._distrusted = any(
+                not _clean(i) and _pattern(False).search(i) is not None for i in ids
+            )
 
     def printable(self, text: str) -> str:
         """Text of several lines, escaped for this terminal (see `distrust`)."""

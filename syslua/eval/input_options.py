@@ -7,7 +7,6 @@ cache), which this keeps out of every other start.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,12 +14,22 @@ if TYPE_CHECKING:
     from syslua.eval.inputs import GitFetcher
 
 
-@dataclass
 class InputOptions:
-    """How to resolve inputs: the cache, git, and what `sys update` asks for."""
+    """How to resolve inputs: the cache, git, and what `sys update` asks for.
 
-    cache: Path
-    git: GitFetcher | None = None
-    update: frozenset[str] | None = None  # names to resolve again; empty set: all
-    only_inputs: bool = False  # `sys update`: resolve and lock, do not run `setup`
-    write_lock: bool = True  # False: `sys update --dry-run`
+    A plain class, not a dataclass: that would cost every start half a
+    millisecond to generate methods nothing uses."""
+
+    def __init__(
+        self,
+        cache: Path,
+        git: GitFetcher | None = None,
+        update: frozenset[str] | None = None,  # names to resolve again; empty set: all
+        only_inputs: bool = False,  # `sys update`: resolve and lock, do not run `setup`
+        write_lock: bool = True,  # False: `sys update --dry-run`
+    ) -> None:
+        self.cache = cache
+        self.git = git
+        self.update = update
+        self.only_inputs = only_inputs
+        self.write_lock = write_lock

@@ -20,7 +20,6 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,36 +32,59 @@ if TYPE_CHECKING:
     from syslua.eval.inputs import InputOptions, Resolution
 
 
-@dataclass(slots=True)
+# Plain classes, not dataclasses: a dataclass costs every start half a
+# millisecond to generate its methods, and nothing compares or prints these.
+
+
 class RawDeclaration:
     """One declaration as the config made it: not yet validated or merged."""
 
-    type: str
-    props: dict[str, Any]
-    source: Source
-    seq: int
-    prio: int | None  # whole-declaration priority, None for plain
+    __slots__ = ("type", "props", "source", "seq", "prio")
+
+    def __init__(
+        self,
+        type: str,
+        props: dict[str, Any],
+        source: Source,
+        seq: int,
+        prio: int | None,  # whole-declaration priority, None for plain
+    ) -> None:
+        self.type = type
+        self.props = props
+        self.source = source
+        self.seq = seq
+        self.prio = prio
 
 
-@dataclass(slots=True)
 class LuaResult:
     """What evaluating one Lua manifest gave: its declarations and the files it read."""
 
-    declarations: list[RawDeclaration]
-    inputs: list[str]
-    placeholders: bool = False  # some value contains `$${`
-    resolution: Resolution | None = None  # the inputs, for a config in the entry form
+    __slots__ = ("declarations", "inputs", "placeholders", "resolution")
+
+    def __init__(
+        self,
+        declarations: list[RawDeclaration],
+        inputs: list[str],
+        placeholders: bool = False,  # some value contains `$${`
+        resolution: Resolution | None = None,  # the inputs, for a config in the entry form
+    ) -> None:
+        self.declarations = declarations
+        self.inputs = inputs
+        self.placeholders = placeholders
+        self.resolution = resolution
 
 
 DEFAULT_EVAL_TIMEOUT = 60.0  # seconds, for the whole evaluation (`--eval-timeout`)
 
 
-@dataclass(frozen=True, slots=True)
 class TimeLimit:
     """How long a whole evaluation (root config and every child) may take."""
 
-    seconds: float
-    start: float = field(default_factory=time.monotonic)
+    __slots__ = ("seconds", "start")
+
+    def __init__(self, seconds: float, start: float | None = None) -> None:
+        self.seconds = seconds
+        self.start = time.monotonic() if start is None else start
 
     def check(self) -> bool:
         """Called by the prelude's watchdog: has the limit passed?"""
@@ -210,7 +232,7 @@ def _read_dir(path: bytes) -> tuple[bool, bytes]:
     return True, b"\0".join(part for entry in entries for part in entry)
 
 
-_MAGIC = re.compile(rb"[*?[]")
+_MAGIC = rb"[*?[]"  # compiled by `re` on first use (and cached there), not at every start
 
 
 def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
@@ -225,7 +247,7 @@ def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
     parts = pattern.split(b"/")
     fixed = []
     for part in parts[:-1]:
-        if _MAGIC.search(part):
+        if re.search(_MAGIC, part):
             break
         fixed.append(part)
     base = b"/".join(fixed) if fixed else b""

@@ -16,7 +16,7 @@ a failure means for the rest of the run.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from syslua.execute.health import CheckResult, run_checks
@@ -140,15 +140,14 @@ def run_item(
     ictx = ctx
     ident = item.id
     if journal is not None:
-        ictx = replace(
-            ctx,
+        ictx = ctx.replace(
             record=lambda path: journal.before_change(ident, path),
             record_batch=lambda paths: journal.before_changes(ident, paths),
             note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
         )
     if ctx.on_activity is not None:
         on_activity = ctx.on_activity
-        ictx = replace(ictx, doing=lambda kind, text: on_activity(ident, kind, text))
+        ictx = ictx.replace(doing=lambda kind, text: on_activity(ident, kind, text))
     try:
         rtype.apply(item, decision, ictx)
     except ResourceError as e:

@@ -10,7 +10,6 @@ so a failed apply puts removed items back.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from typing import Any
 
 from syslua.execute.item import CHANGED, FAILED, UNCHANGED, ItemResult
@@ -38,8 +37,7 @@ def remove_item(
             ident, item.type, label, status, message, "remove", time.monotonic() - start, **kw
         )
 
-    rctx = replace(
-        ctx,
+    rctx = ctx.replace(
         record=lambda path: journal.before_change(ident, path),
         record_batch=lambda paths: journal.before_changes(ident, paths),
         note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
 from typing import Any
 
 from syslua.errors import ConfigError, Source
@@ -31,28 +30,50 @@ from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
 from syslua.manifest.schema import Context, Invalid, Prop
 from syslua.paths import abbreviate
 
+# Plain classes, not dataclasses: a dataclass costs every start half a
+# millisecond to generate its methods, and nothing compares or prints these.
 
-@dataclass(frozen=True, slots=True)
+
 class Origin:
-    """The `apply` context a declaration was made in (root: parent None)."""
+    """The `apply` context a declaration was made in (root: parent None). Read-only."""
 
-    parent: str | None = None
-    noop: bool = False
-    health_check_only: bool = False
-    depth: int = 0
+    __slots__ = ("parent", "noop", "health_check_only", "depth")
+
+    def __init__(
+        self,
+        parent: str | None = None,
+        noop: bool = False,
+        health_check_only: bool = False,
+        depth: int = 0,
+    ) -> None:
+        self.parent = parent
+        self.noop = noop
+        self.health_check_only = health_check_only
+        self.depth = depth
 
 
-@dataclass(slots=True)
 class Decl:
     """A validated declaration: normalised values tagged with priorities."""
 
-    type: str
-    key: str
-    props: dict[str, tuple[int, Any]]  # slot-or-name -> (priority, value)
-    source: Source
-    seq: int
-    origin: Origin
-    context: Context | None = None  # where it was validated: template roots of its manifest
+    __slots__ = ("type", "key", "props", "source", "seq", "origin", "context")
+
+    def __init__(
+        self,
+        type: str,
+        key: str,
+        props: dict[str, tuple[int, Any]],  # slot-or-name -> (priority, value)
+        source: Source,
+        seq: int,
+        origin: Origin,
+        context: Context | None = None,  # where it was validated: template roots of its manifest
+    ) -> None:
+        self.type = type
+        self.key = key
+        self.props = props
+        self.source = source
+        self.seq = seq
+        self.origin = origin
+        self.context = context
 
     @property
     def id(self) -> str:
@@ -363,7 +384,7 @@ def _loose_subscriptions(
             )
         props = dict(item.props)
         props["subscribe"] = tuple(t for t in targets if t in declared)
-        items[n] = replace(item, props=freeze(props))
+        items[n] = item.replace(props=freeze(props))
 
 
 def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> tree.Expansion | None:

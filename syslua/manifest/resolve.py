@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,42 +39,60 @@ DEFAULT_MAX_DEPTH = 10
 CCM_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-@dataclass
+# Plain classes, not dataclasses: a dataclass costs every start half a
+# millisecond to generate its methods, and nothing compares or prints these.
+
+
 class Options:
     """How to resolve: facts from the command line, impure evaluation, nesting, modes."""
 
-    cli_facts: dict[str, Any] = field(default_factory=dict)
-    impure: bool = False
-    max_depth: int = DEFAULT_MAX_DEPTH
-    noop: bool = False  # `sys apply --noop`: children cannot weaken it
-    health_check_only: bool = False
-    eval_timeout: float | None = DEFAULT_EVAL_TIMEOUT  # seconds for all Lua files; None: no limit
-    # Inputs of a config in the original's entry form (eval/inputs.py): how
-    # git inputs are fetched (None: only from the cache), and which inputs
-    # `sys update` resolves again (None: none, empty: all).
-    git: GitFetcher | None = None
-    update: frozenset[str] | None = None
-    write_lock: bool = True  # False: `sys update --dry-run`
+    def __init__(
+        self,
+        cli_facts: dict[str, Any] | None = None,
+        impure: bool = False,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        noop: bool = False,  # `sys apply --noop`: children cannot weaken it
+        health_check_only: bool = False,
+        eval_timeout: float
+        | None = DEFAULT_EVAL_TIMEOUT,  # seconds for all Lua files; None: no limit
+        # Inputs of a config in the original's entry form (eval/inputs.py): how
+        # git inputs are fetched (None: only from the cache), and which inputs
+        # `sys update` resolves again (None: none, empty: all).
+        git: GitFetcher | None = None,
+        update: frozenset[str] | None = None,
+        write_lock: bool = True,  # False: `sys update --dry-run`
+    ) -> None:
+        self.cli_facts: dict[str, Any] = {} if cli_facts is None else cli_facts
+        self.impure = impure
+        self.max_depth = max_depth
+        self.noop = noop
+        self.health_check_only = health_check_only
+        self.eval_timeout = eval_timeout
+        self.git = git
+        self.update = update
+        self.write_lock = write_lock
 
 
-@dataclass(eq=False, repr=False)  # compared by identity: no `__eq__`/`__repr__` to compile
 class _Run:
     """One resolution in progress: facts, and what the manifests evaluated so far gave."""
 
-    root_dir: str
-    facts: dict[str, Any]
-    core: dict[str, Any]
-    options: Options
-    decls: list[Decl] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    messages: list[tuple[str, str]] = field(default_factory=list)
-    skipped: list[tuple[str, str, Source]] = field(default_factory=list)  # by `control`
-    seq: int = 0
-    placeholders: bool = False
-    limit: TimeLimit | None = None
-    inputs_options: InputOptions | None = None
-    resolution: Resolution | None = None  # the root config's inputs
+    def __init__(
+        self, root_dir: str, facts: dict[str, Any], core: dict[str, Any], options: Options
+    ) -> None:
+        self.root_dir = root_dir
+        self.facts = facts
+        self.core = core
+        self.options = options
+        self.decls: list[Decl] = []
+        self.inputs: list[str] = []
+        self.warnings: list[str] = []
+        self.messages: list[tuple[str, str]] = []
+        self.skipped: list[tuple[str, str, Source]] = []  # by `control`
+        self.seq = 0
+        self.placeholders = False
+        self.limit: TimeLimit | None = None
+        self.inputs_options: InputOptions | None = None
+        self.resolution: Resolution | None = None  # the root config's inputs
 
 
 def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = False) -> _Run:

@@ -18,11 +18,10 @@ import difflib
 import posixpath
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from syslua.eval.constants import KEYS
-from syslua.paths import home
+from syslua.paths import home as _home
 
 
 class Invalid(ValueError):
@@ -33,46 +32,82 @@ class Invalid(ValueError):
         self.hint = hint
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: they are made at every start, where a
+# dataclass costs half a millisecond each to generate its methods, and
+# nothing compares, hashes or prints them. Treat them as read-only.
+
+
 class Context:
     """What normalisation needs to know about where a declaration was made."""
 
-    manifest_dir: str
-    roots: Mapping[str, Any] = field(default_factory=dict)  # template roots
-    render_templates: bool = True
-    home: str = field(default_factory=home)  # read once: `~` is expanded for every path
-    ccm: bool = False  # a CCM YAML/JSON manifest: its reader may set the `CCM_ONLY` properties
+    __slots__ = ("manifest_dir", "roots", "render_templates", "home", "ccm")
+
+    def __init__(
+        self,
+        manifest_dir: str,
+        roots: Mapping[str, Any] | None = None,  # template roots
+        render_templates: bool = True,
+        home: str | None = None,  # read once: `~` is expanded for every path
+        ccm: bool = False,  # a CCM YAML/JSON manifest: its reader may set the `CCM_ONLY` properties
+    ) -> None:
+        self.manifest_dir = manifest_dir
+        self.roots: Mapping[str, Any] = {} if roots is None else roots
+        self.render_templates = render_templates
+        self.home: str = _home() if home is None else home
+        self.ccm = ccm
 
 
 Check = Callable[[Any, Context], Any]
 
 
-@dataclass(frozen=True, slots=True)
 class Prop:
     """One property of a type: how its values are checked, and how they merge."""
 
-    name: str
-    check: Check
-    mergeable: bool = False
-    slot: str | None = None  # properties sharing a slot are alternatives (content/source)
-    required: bool = False  # the merged item must have it (a declaration or defaults{} may give it)
-    doc: str = ""  # one line for the editor stubs
+    __slots__ = ("name", "check", "mergeable", "slot", "required", "doc")
+
+    def __init__(
+        self,
+        name: str,
+        check: Check,
+        mergeable: bool = False,
+        slot: str | None = None,  # properties sharing a slot are alternatives (content/source)
+        required: bool = False,  # the merged item must have it (a declaration or defaults{} may give it)
+        doc: str = "",  # one line for the editor stubs
+    ) -> None:
+        self.name = name
+        self.check = check
+        self.mergeable = mergeable
+        self.slot = slot
+        self.required = required
+        self.doc = doc
 
 
-@dataclass(frozen=True)
 class TypeSchema:
     """What a declaration type accepts: its key property, properties, aliases, defaults."""
 
-    name: str
-    key: str
-    props: Mapping[str, Prop]
-    aliases: Mapping[str, str] = field(default_factory=dict)
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    required: tuple[str, ...] = ()  # names of the required properties, in schema order
-    doc: str = ""  # what a declaration of this type is, for the editor stubs
-    # Hints for properties that belong to another type (`ensure` on a store
-    # package: an OS package is os_package), shown with the unknown-property error.
-    hints: Mapping[str, str] = field(default_factory=dict)
+    __slots__ = ("name", "key", "props", "aliases", "defaults", "required", "doc", "hints")
+
+    def __init__(
+        self,
+        name: str,
+        key: str,
+        props: Mapping[str, Prop],
+        aliases: Mapping[str, str] | None = None,
+        defaults: Mapping[str, Any] | None = None,
+        required: tuple[str, ...] = (),  # names of the required properties, in schema order
+        doc: str = "",  # what a declaration of this type is, for the editor stubs
+        # Hints for properties that belong to another type (`ensure` on a store
+        # package: an OS package is os_package), shown with the unknown-property error.
+        hints: Mapping[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.key = key
+        self.props = props
+        self.aliases: Mapping[str, str] = {} if aliases is None else aliases
+        self.defaults: Mapping[str, Any] = {} if defaults is None else defaults
+        self.required = required
+        self.doc = doc
+        self.hints: Mapping[str, str] = {} if hints is None else hints
 
 
 # ---------------------------------------------------------------------------
@@ -1025,15 +1060,16 @@ def _kind(v: Any) -> str:
     return type(v).__name__
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL = "[\x00-\x1f\x7f-\x9f]"  # compiled by `re` on first use (and cached there)
 
 
 def escaped(text: str) -> str:
     """`text` with control characters shown as escapes (`\\n`, `\\x1b`), for
     messages that quote a value: it cannot start a line of its own."""
-    if _CONTROL.search(text) is None:
+    control = re.compile(_CONTROL)
+    if control.search(text) is None:
         return text
-    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+    return control.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 def _show(v: Any) -> str:

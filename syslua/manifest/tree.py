@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from syslua.eval import template as templating
@@ -43,11 +42,19 @@ class TreeError(ValueError):
     """What is wrong with a tree or a link; merge shows it at the declaration's line."""
 
 
-@dataclass
 class Expansion:
-    items: list[Item] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)  # files read while expanding (templates)
-    members: int = 0  # items added besides the declaration's own
+    """The items a declaration stands for. (A plain class: a dataclass would cost
+    every start half a millisecond to generate methods nothing uses.)"""
+
+    def __init__(
+        self,
+        items: list[Item] | None = None,
+        inputs: list[str] | None = None,  # files read while expanding (templates)
+        members: int = 0,  # items added besides the declaration's own
+    ) -> None:
+        self.items: list[Item] = [] if items is None else items
+        self.inputs: list[str] = [] if inputs is None else inputs
+        self.members = members
 
 
 def traversable(mode: str) -> str:

@@ -28,7 +28,6 @@ noop child keeps CCM's noop message (`Would have created the file`), as
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest
@@ -41,27 +40,75 @@ EDITED = "edited since the last apply"
 RESTORED = "the original is restored"
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: a dataclass costs every start half a
+# millisecond or more to generate its methods, and nothing compares entries
+# or prints them. Entries are read-only: `replace` makes a changed copy.
+
+
 class Entry:
     """One line of the plan: an item (or a removal), its decision and remarks."""
 
-    id: str
-    type: str
-    label: str
-    decision: Decision
-    diff: str | None = None
-    # An exec that will run and declares no `undo` (True), or why a change
-    # cannot be undone, as its type says it (an OS package the archive lost).
-    irreversible: bool | str = False
-    takeover: bool = False  # a path syslua manages for the first time, which exists now
-    noop: bool = False  # in a noop child: it would change, but the apply will not change it
-    edited: str | None = None  # what was edited by hand since the last apply, which this overwrites
-    edit_diff: str | None = None  # the edit, from what the last apply left to what is there now
-    notes: tuple[str, ...] = ()  # the type's remarks, shown in parentheses
-    group: str | None = None  # the id of the item this one is part of (a tree's member)
-    note: str | None = None  # shown in parentheses after the subject, instead of the message
-    subject: str | None = None  # how the line names it, when not "<type> <label>"
-    parent: bool = False  # a directory created on the way (not an item: not counted)
+    __slots__ = (
+        "id",
+        "type",
+        "label",
+        "decision",
+        "diff",
+        "irreversible",
+        "takeover",
+        "noop",
+        "edited",
+        "edit_diff",
+        "notes",
+        "group",
+        "note",
+        "subject",
+        "parent",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        type: str,
+        label: str,
+        decision: Decision,
+        diff: str | None = None,
+        # An exec that will run and declares no `undo` (True), or why a change
+        # cannot be undone, as its type says it (an OS package the archive lost).
+        irreversible: bool | str = False,
+        takeover: bool = False,  # a path syslua manages for the first time, which exists now
+        noop: bool = False,  # in a noop child: it would change, but the apply will not change it
+        edited: str
+        | None = None,  # what was edited by hand since the last apply, which this overwrites
+        edit_diff: str
+        | None = None,  # the edit, from what the last apply left to what is there now
+        notes: tuple[str, ...] = (),  # the type's remarks, shown in parentheses
+        group: str | None = None,  # the id of the item this one is part of (a tree's member)
+        note: str | None = None,  # shown in parentheses after the subject, instead of the message
+        subject: str | None = None,  # how the line names it, when not "<type> <label>"
+        parent: bool = False,  # a directory created on the way (not an item: not counted)
+    ) -> None:
+        self.id = id
+        self.type = type
+        self.label = label
+        self.decision = decision
+        self.diff = diff
+        self.irreversible = irreversible
+        self.takeover = takeover
+        self.noop = noop
+        self.edited = edited
+        self.edit_diff = edit_diff
+        self.notes = notes
+        self.group = group
+        self.note = note
+        self.subject = subject
+        self.parent = parent
+
+    def replace(self, **changes: Any) -> Entry:
+        """A copy with `changes` made (what `dataclasses.replace` does for a dataclass)."""
+        values = {name: getattr(self, name) for name in Entry.__slots__}
+        values.update(changes)
+        return Entry(**values)
 
     @property
     def symbol(self) -> str:
@@ -127,21 +174,31 @@ class Entry:
         return d
 
 
-@dataclass(eq=False, repr=False)  # compared by identity; a field repr would print the manifest
 class Plan:
     """The decisions for a manifest against the machine, in execution order."""
 
-    manifest: Manifest
-    entries: list[Entry]  # declared items, in execution order
-    removals: list[Entry]  # no longer declared, in removal order
-    waves: list[list[str]]
-    labels: dict[str, str] = field(default_factory=dict)
-    dag: Dag | None = None
-    # group id -> its members' entries (declared, then removed), in plan order
-    groups: dict[str, list[Entry]] = field(default_factory=dict)
-    # Items outside the DAG (env variables), also among `entries`: compared,
-    # never run; the apply reports them once their outputs are written.
-    values: list[Entry] = field(default_factory=list)
+    def __init__(
+        self,
+        manifest: Manifest,
+        entries: list[Entry],  # declared items, in execution order
+        removals: list[Entry],  # no longer declared, in removal order
+        waves: list[list[str]],
+        labels: dict[str, str] | None = None,
+        dag: Dag | None = None,
+        # group id -> its members' entries (declared, then removed), in plan order
+        groups: dict[str, list[Entry]] | None = None,
+        # Items outside the DAG (env variables), also among `entries`: compared,
+        # never run; the apply reports them once their outputs are written.
+        values: list[Entry] | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self.entries = entries
+        self.removals = removals
+        self.waves = waves
+        self.labels: dict[str, str] = {} if labels is None else labels
+        self.dag = dag
+        self.groups: dict[str, list[Entry]] = {} if groups is None else groups
+        self.values: list[Entry] = [] if values is None else values
 
     @property
     def size(self) -> int:
@@ -365,8 +422,7 @@ def _group(plan: Plan, previous: Manifest | None) -> None:
                 if it is not None:
                     pairs.append((it, m.decision))
             rtype = get_type(root.type)
-            entries[n] = replace(
-                e,
+            entries[n] = e.replace(
                 note=rtype.group_note(root, e.decision, pairs),
                 subject=rtype.subject(rtype.label(root)),
                 takeover=False,
@@ -470,7 +526,7 @@ def plan_removals(
         decision = rtype.removal_of(item, recorded or {})
         original = originals.get(item.id)
         if decision.action == REMOVE and original and original.get("kind") != "absent":
-            decision = replace(decision, reason=RESTORED)
+            decision = decision.replace(reason=RESTORED)
         out.append(
             Entry(
                 item.id,

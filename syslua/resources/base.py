@@ -12,9 +12,8 @@ from __future__ import annotations
 import grp
 import pwd
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from syslua.errors import ResourceError, StateError
 
@@ -51,16 +50,56 @@ CHANGES = frozenset({CREATE, UPDATE, REMOVE, RUN})
 FUTURE = {CREATE: "will create", UPDATE: "will update", RUN: "will run", REMOVE: "will remove"}
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What a resource would do, and why."""
+# The classes below are written out rather than made by @dataclass: generating
+# a dataclass's methods costs every start about half a millisecond each.
 
+
+class Decision:
+    """What a resource would do, and why. Read-only; equal when its fields are
+    (a subclass adds fields to `_names` and `__init__`, as PackageDecision does)."""
+
+    __slots__ = ("action", "reason", "noop_message", "verb")
+    _names: ClassVar[tuple[str, ...]] = __slots__
     action: str
     reason: str
-    noop_message: str | None = None
+    noop_message: str | None
     # How the plan says it (`planned`): None for `will <action>` (FUTURE);
     # "" when the reason says it all (an env variable's `"more" -> "bat"`).
-    verb: str | None = None
+    verb: str | None
+
+    def __init__(
+        self, action: str, reason: str, noop_message: str | None = None, verb: str | None = None
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "action", action)
+        _set(self, "reason", reason)
+        _set(self, "noop_message", noop_message)
+        _set(self, "verb", verb)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._names)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={v!r}" for n, v in zip(self._names, self._fields(), strict=True))
+        return f"{type(self).__qualname__}({fields})"
+
+    def replace(self, **changes: Any) -> Decision:
+        """A copy with `changes` made, of the same class (what `dataclasses.replace` does)."""
+        return type(self)(**{**dict(zip(self._names, self._fields(), strict=True)), **changes})
 
     @property
     def symbol(self) -> str:
@@ -90,54 +129,89 @@ class Decision:
 
 # Contexts (this one, UndoContext, RecordContext) are compared by identity and
 # shown by the default repr (a field-by-field one would print the whole
-# manifest); not generating `__eq__` and `__repr__` also saves compiling them
-# at every start.
-@dataclass(eq=False, repr=False)
+# manifest).
 class Context:
     """Run-wide facilities handed to resource types (plain sequential code)."""
 
-    runner: Runner
-    noop: bool = True
-    manifest: Manifest | None = None
-    # Items changed (or that would change, in a noop run) so far in this run.
-    changed: set[str] = field(default_factory=set)
-    # Items of noop children that would have changed in a real run: they
-    # trigger only subscribers that are noop themselves.
-    would_change: set[str] = field(default_factory=set)
-    verbose: bool = False
-    on_output: Any = None  # callable(item_id, stream, line) for live command output
-    # callable(item_id, kind, text): what a running item does now, for the live
-    # display: kind "command" (a command line it starts) or "output" (a line
-    # the command printed). Items reach it through `doing`.
-    on_activity: Any = None
-    doing: Any = None  # callable(kind, text): `on_activity` for the item that runs
-    store: Any = None  # the content store, when the executor has one
-    paths: Any = None  # syslua.paths.Paths, for the cache and the profile
-    record: Any = None  # callable(path) before a path changes (the journal)
-    # callable(paths): record many paths before they change, made durable
-    # together (one sync instead of one per path); `before_changes` falls
-    # back to `record` where no journal offers it.
-    record_batch: Any = None
-    note: Any = (
-        None  # callable(record): an undo record the type itself undoes (`ResourceType.undo`)
-    )
-    progress: Any = None  # callable(label) -> callable(done, total) for downloads
-    resolver: Any = None  # syslua.resources.placeholders.Resolver, for placeholders
-    previous: Any = None  # the current snapshot's manifest, when there is one
-    # item id -> what was at its path before syslua took it over (the record
-    # of originals), when known: the plan says which removals restore one.
-    originals: Any = None
-    # item id -> what the current snapshot recorded for it (`snapshot_state`),
-    # when there is one: edits made since the last apply are found from it.
-    last_applied: Any = None
-    max_unpack: int | None = None  # bytes an archive may unpack to (--max-unpack); None: 4 GiB
-    outputs: dict[str, Any] = field(default_factory=dict)  # item id -> command result
-    failed: set[str] = field(default_factory=set)
-    # What a type saw of an item while planning, for checks when it runs
-    # (shared by the plan's and the apply's contexts; item id -> anything).
-    planned: dict[str, Any] = field(default_factory=dict)
-    _uids: dict[str, int | None] = field(default_factory=dict)
-    _gids: dict[str, int | None] = field(default_factory=dict)
+    def __init__(
+        self,
+        runner: Runner,
+        noop: bool = True,
+        manifest: Manifest | None = None,
+        # Items changed (or that would change, in a noop run) so far in this run.
+        changed: set[str] | None = None,
+        # Items of noop children that would have changed in a real run: they
+        # trigger only subscribers that are noop themselves.
+        would_change: set[str] | None = None,
+        verbose: bool = False,
+        on_output: Any = None,  # callable(item_id, stream, line) for live command output
+        # callable(item_id, kind, text): what a running item does now, for the live
+        # display: kind "command" (a command line it starts) or "output" (a line
+        # the command printed). Items reach it through `doing`.
+        on_activity: Any = None,
+        doing: Any = None,  # callable(kind, text): `on_activity` for the item that runs
+        store: Any = None,  # the content store, when the executor has one
+        paths: Any = None,  # syslua.paths.Paths, for the cache and the profile
+        record: Any = None,  # callable(path) before a path changes (the journal)
+        # callable(paths): record many paths before they change, made durable
+        # together (one sync instead of one per path); `before_changes` falls
+        # back to `record` where no journal offers it.
+        record_batch: Any = None,
+        # callable(record): an undo record the type itself undoes (`ResourceType.undo`)
+        note: Any = None,
+        progress: Any = None,  # callable(label) -> callable(done, total) for downloads
+        resolver: Any = None,  # syslua.resources.placeholders.Resolver, for placeholders
+        previous: Any = None,  # the current snapshot's manifest, when there is one
+        # item id -> what was at its path before syslua took it over (the record
+        # of originals), when known: the plan says which removals restore one.
+        originals: Any = None,
+        # item id -> what the current snapshot recorded for it (`snapshot_state`),
+        # when there is one: edits made since the last apply are found from it.
+        last_applied: Any = None,
+        max_unpack: int | None = None,  # bytes an archive may unpack to (--max-unpack); None: 4 GiB
+        outputs: dict[str, Any] | None = None,  # item id -> command result
+        failed: set[str] | None = None,
+        # What a type saw of an item while planning, for checks when it runs
+        # (shared by the plan's and the apply's contexts; item id -> anything).
+        planned: dict[str, Any] | None = None,
+        _uids: dict[str, int | None] | None = None,
+        _gids: dict[str, int | None] | None = None,
+    ) -> None:
+        self.runner = runner
+        self.noop = noop
+        self.manifest = manifest
+        self.changed: set[str] = set() if changed is None else changed
+        self.would_change: set[str] = set() if would_change is None else would_change
+        self.verbose = verbose
+        self.on_output = on_output
+        self.on_activity = on_activity
+        self.doing = doing
+        self.store = store
+        self.paths = paths
+        self.record = record
+        self.record_batch = record_batch
+        self.note = note
+        self.progress = progress
+        self.resolver = resolver
+        self.previous = previous
+        self.originals = originals
+        self.last_applied = last_applied
+        self.max_unpack = max_unpack
+        self.outputs: dict[str, Any] = {} if outputs is None else outputs
+        self.failed: set[str] = set() if failed is None else failed
+        self.planned: dict[str, Any] = {} if planned is None else planned
+        self._uids: dict[str, int | None] = {} if _uids is None else _uids
+        self._gids: dict[str, int | None] = {} if _gids is None else _gids
+
+    def replace(self, **changes: Any) -> Context:
+        """A copy with `changes` made, sharing everything else (the sets and dicts
+        too), as `dataclasses.replace` made it."""
+        unknown = changes.keys() - self.__dict__.keys()
+        if unknown:
+            raise TypeError(f"Context has no field {', '.join(sorted(unknown))}")
+        new = object.__new__(Context)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
 
     def before_change(self, path: str) -> None:
         """Called by providers before they change or remove `path` (the journal hook)."""
@@ -400,41 +474,67 @@ class ResourceType(Protocol):
         return None
 
 
-@dataclass
 class Removal:
     """The outcome of removing an item no longer declared."""
 
-    message: str
-    changed: bool = True
-    failed: bool = False
-    output: Any = None  # the ProcessResult of a command it ran
+    def __init__(
+        self,
+        message: str,
+        changed: bool = True,
+        failed: bool = False,
+        output: Any = None,  # the ProcessResult of a command it ran
+    ) -> None:
+        self.message = message
+        self.changed = changed
+        self.failed = failed
+        self.output = output
+
+    def __repr__(self) -> str:
+        return (
+            f"Removal(message={self.message!r}, changed={self.changed!r}, "
+            f"failed={self.failed!r}, output={self.output!r})"
+        )
 
 
-@dataclass
 class TakeBack:
     """What `sys add` does for one path: checked for every path first, then done."""
 
-    message: str  # what it does, or why it refuses
-    refused: bool = False
-    # Files of the configuration it overwrites: their previous content is kept
-    # in the store (and recorded with the snapshot) before `act` runs.
-    writes: tuple[str, ...] = ()
-    # Does it; returns the item's new snapshot state (the live content taken
-    # back is now what the last apply left), or None when there is none to record.
-    act: Callable[[], dict[str, Any] | None] | None = None
-    declaration: str | None = None  # for a path nothing managed: what to add to the config
+    def __init__(
+        self,
+        message: str,  # what it does, or why it refuses
+        refused: bool = False,
+        # Files of the configuration it overwrites: their previous content is kept
+        # in the store (and recorded with the snapshot) before `act` runs.
+        writes: tuple[str, ...] = (),
+        # Does it; returns the item's new snapshot state (the live content taken
+        # back is now what the last apply left), or None when there is none to record.
+        act: Callable[[], dict[str, Any] | None] | None = None,
+        declaration: str | None = None,  # for a path nothing managed: what to add to the config
+    ) -> None:
+        self.message = message
+        self.refused = refused
+        self.writes = writes
+        self.act = act
+        self.declaration = declaration
 
 
-@dataclass
 class UndoReport:
     """What undoing journal records did: restored, left in place, failed, not undoable."""
 
-    restored: list[str] = field(default_factory=list)
-    left: list[str] = field(default_factory=list)  # paths left in place, with why
-    failed: list[str] = field(default_factory=list)  # what could not be undone
-    not_undone: list[str] = field(default_factory=list)  # irreversible execs
-    # path records that could not be put back: {"path": ..., "prev": what it was}
-    unrestored: list[dict[str, Any]] = field(default_factory=list)
+    def __init__(
+        self,
+        restored: list[str] | None = None,
+        left: list[str] | None = None,  # paths left in place, with why
+        failed: list[str] | None = None,  # what could not be undone
+        not_undone: list[str] | None = None,  # irreversible execs
+        # path records that could not be put back: {"path": ..., "prev": what it was}
+        unrestored: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.restored: list[str] = [] if restored is None else restored
+        self.left: list[str] = [] if left is None else left
+        self.failed: list[str] = [] if failed is None else failed
+        self.not_undone: list[str] = [] if not_undone is None else not_undone
+        self.unrestored: list[dict[str, Any]] = [] if unrestored is None else unrestored
 
     @property
     def ok(self) -> bool:
@@ -448,26 +548,43 @@ class UndoReport:
         self.unrestored += other.unrestored
 
 
-@dataclass(eq=False, repr=False)  # as Context
 class UndoContext:
-    """What undoing a type's journal records may use."""
+    """What undoing a type's journal records may use (compared by identity, as Context)."""
 
-    store: Any
-    runner: Runner
-    state_dir: Path | None
-    report: UndoReport
-    memo: dict[str, Any] = field(default_factory=dict)  # per undo run, for a type's own bookkeeping
+    def __init__(
+        self,
+        store: Any,
+        runner: Runner,
+        state_dir: Path | None,
+        report: UndoReport,
+        memo: dict[str, Any] | None = None,  # per undo run, for a type's own bookkeeping
+    ) -> None:
+        self.store = store
+        self.runner = runner
+        self.state_dir = state_dir
+        self.report = report
+        self.memo: dict[str, Any] = {} if memo is None else memo
 
 
-@dataclass(eq=False, repr=False)  # as Context
 class RecordContext:
-    """What `snapshot_state` may use when an apply records its snapshot."""
+    """What `snapshot_state` may use when an apply records its snapshot
+    (compared by identity, as Context)."""
 
-    store: Any
-    records: list[dict[str, Any]]  # the item's journal records in this apply
-    previous: dict[str, Any]  # what the current snapshot recorded for the item
-    changed: bool  # whether the item changed in this apply
-    declared_as_before: Callable[[], bool]  # same declaration as in the current snapshot
-    manifest: Manifest | None = None  # the manifest being recorded
-    # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
-    recorded: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    def __init__(
+        self,
+        store: Any,
+        records: list[dict[str, Any]],  # the item's journal records in this apply
+        previous: dict[str, Any],  # what the current snapshot recorded for the item
+        changed: bool,  # whether the item changed in this apply
+        declared_as_before: Callable[[], bool],  # same declaration as in the current snapshot
+        manifest: Manifest | None = None,  # the manifest being recorded
+        # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
+        recorded: Mapping[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.store = store
+        self.records = records
+        self.previous = previous
+        self.changed = changed
+        self.declared_as_before = declared_as_before
+        self.manifest = manifest
+        self.recorded: Mapping[str, dict[str, Any]] = {} if recorded is None else recorded

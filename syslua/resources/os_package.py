@@ -94,11 +94,23 @@ class Status:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class PackageDecision(Decision):
     """A decision that knows whether undoing it can bring back what it replaces."""
 
-    irreversible_because: str = ""
+    __slots__ = ("irreversible_because",)
+    _names = (*Decision._names, "irreversible_because")
+    irreversible_because: str
+
+    def __init__(
+        self,
+        action: str,
+        reason: str,
+        noop_message: str | None = None,
+        verb: str | None = None,
+        irreversible_because: str = "",
+    ) -> None:
+        super().__init__(action, reason, noop_message, verb)
+        object.__setattr__(self, "irreversible_because", irreversible_because)
 
 
 def choose_provider(platform: str, family: str, have: Any = shutil.which) -> str:

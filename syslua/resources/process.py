@@ -18,12 +18,10 @@ interrupted apply stops at once; the rollback then uses a new Runner.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import signal
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from syslua.resources.base import ResourceError
@@ -46,15 +44,32 @@ class Cancelled(ResourceError):
         super().__init__("interrupted")
 
 
-@dataclass(frozen=True, slots=True)
 class ProcessResult:
-    """How a process ended, with the tails of its output."""
+    """How a process ended, with the tails of its output. Read-only. (A plain
+    class: a dataclass costs every start half a millisecond to generate its
+    methods, and nothing compares results.)"""
 
-    exit_code: int
-    stdout: str  # tail
-    stderr: str  # tail
-    duration: float
-    timed_out: bool = False
+    __slots__ = ("exit_code", "stdout", "stderr", "duration", "timed_out")
+
+    def __init__(
+        self,
+        exit_code: int,
+        stdout: str,  # tail
+        stderr: str,  # tail
+        duration: float,
+        timed_out: bool = False,
+    ) -> None:
+        self.exit_code = exit_code
+        self.stdout = stdout
+        self.stderr = stderr
+        self.duration = duration
+        self.timed_out = timed_out
+
+    def __repr__(self) -> str:
+        return (
+            f"ProcessResult(exit_code={self.exit_code!r}, stdout={self.stdout!r}, "
+            f"stderr={self.stderr!r}, duration={self.duration!r}, timed_out={self.timed_out!r})"
+        )
 
     def describe(self) -> str:
         """`exit code 3` / `timed out after 5s`, with the stderr tail when there is one."""
@@ -73,6 +88,8 @@ class ProcessResult:
 def argv_for(command: str, provider: str) -> list[str]:
     if provider == "shell":
         return ["/bin/sh", "-c", command]
+    import shlex  # here: only commands split by the posix provider need it
+
     try:
         argv = shlex.split(command)
     except ValueError as e:
@@ -84,6 +101,8 @@ def argv_for(command: str, provider: str) -> list[str]:
 
 def program_name(command: str, provider: str) -> str | None:
     """The program a command runs (basename), for DAG edges to packages."""
+    import shlex
+
     try:
         words = shlex.split(command)
     except ValueError:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.cli import signals
 from syslua.cli.output import Terminal
@@ -17,7 +17,9 @@ from syslua.eval.facts import parse_fact_args
 from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths, config_in, default_config
-from syslua.state.lock import Holder, StateLock
+
+if TYPE_CHECKING:
+    from syslua.state.lock import Holder, StateLock
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -162,6 +164,11 @@ def state(
             f"Tightened permissions of {', '.join(str(p) for p in tightened)}: "
             "other users could read syslua's state"
         )
+    if not exclusive and not journal.exists(paths.journal):
+        yield None  # reading, and nothing to recover: no lock (its module is not even loaded)
+        return
+    from syslua.state.lock import StateLock
+
     lock = StateLock(paths.lock)
     if exclusive:
         layout.ensure(paths)
@@ -172,7 +179,7 @@ def state(
         finally:
             lock.release()
         return
-    if journal.exists(paths.journal) and not lock.is_held_by_other():
+    if not lock.is_held_by_other():  # an interrupted apply's journal: recover
         try:
             lock.acquire(wait=False)
         except LockHeldError:
