@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -123,7 +124,22 @@ def _size_differs(item: Item, target_size: int) -> bool:
         return True
 
 
-def _content_differs(item: Item, target: str, target_size: int) -> bool:
+def _source_size(source: str) -> int:
+    """The size of a regular source file (one `stat`); an error when it is not one."""
+    try:
+        st = os.stat(source)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ResourceError(f"source file not found: {source}") from None
+    except PermissionError as e:
+        raise ResourceError(f"cannot read source file {source}: permission denied") from e
+    if not stat.S_ISREG(st.st_mode):
+        raise ResourceError(f"source is not a regular file: {source}")
+    return st.st_size
+
+
+def _content_differs(
+    item: Item, target: str, target_size: int, source_size: int | None = None
+) -> bool:
     """Does the file at `target` differ from the desired content? (None: content not managed)
 
     Sizes first, then bytes: comparing the bytes directly costs less than
@@ -135,7 +151,8 @@ def _content_differs(item: Item, target: str, target_size: int) -> bool:
         return False
     try:
         if data is None:
-            if os.stat(source).st_size != target_size:
+            size = source_size if source_size is not None else os.stat(source).st_size
+            if size != target_size:
                 return True
             return not posix.same_content(source, target, target_size)
         if len(data) != target_size:
@@ -223,12 +240,9 @@ class FileType(ResourceType):
         try:
             source = item.get("source")
             ensure = item.get("ensure")
-            if source is not None and ensure == "present" and not os.path.isfile(source):
-                raise ResourceError(
-                    f"source file not found: {source}"
-                    if not os.path.exists(source)
-                    else f"source is not a regular file: {source}"
-                )
+            source_size = None
+            if source is not None and ensure == "present":
+                source_size = _source_size(source)
             state = posix.status(item.key)
             # Planning asks once per tree (the root does not change while planning).
             root = _symlinked_root(item, ctx.planned.setdefault(_ROOTS, {}) if ctx.noop else None)
@@ -236,7 +250,7 @@ class FileType(ResourceType):
                 # What is there now lies behind a symlink that the tree
                 # replaces with a real directory: this path will be new.
                 state = posix.FileState(item.key, posix.ABSENT)
-            differences = tuple(self._differences(item, state, ctx))
+            differences = tuple(self._differences(item, state, ctx, source_size=source_size))
             parents: tuple[str, ...] = ()
             if state.ensure == posix.ABSENT and ensure != "absent":
                 parents = tuple(self._parents(item, ctx))
@@ -274,7 +288,13 @@ class FileType(ResourceType):
         return missing
 
     def _differences(
-        self, item: Item, state: posix.FileState, ctx: Context, *, written: bool = False
+        self,
+        item: Item,
+        state: posix.FileState,
+        ctx: Context,
+        *,
+        written: bool = False,
+        source_size: int | None = None,
     ) -> list[str]:
         ensure = item.get("ensure")
         if ensure == "absent":
@@ -294,7 +314,7 @@ class FileType(ResourceType):
         if want == posix.PRESENT and (
             _size_differs(item, state.size)
             if written
-            else _content_differs(item, item.key, state.size)
+            else _content_differs(item, item.key, state.size, source_size)
         ):
             out.append("content changed")
         if want == posix.LINK and state.link_target != item.get("target"):
