@@ -188,14 +188,15 @@ class Store:
             self._unsynced += [pack.path, pack.path.with_suffix(".idx")]
         return pack
 
-    def _flush(self, *, durable: bool) -> None:
-        """Write the blobs waiting in memory as a pack."""
+    def _flush(self, *, durable: bool) -> bool:
+        """Write the blobs waiting in memory as a pack (False: none waited)."""
         with self._lock:
             if not self._pending:
-                return
+                return False
             pack = self._write_pack(self._pending, durable=durable)
             self._pack_list().append(pack)
             self._pending, self._pending_size = {}, 0
+            return True
 
     # -- blobs -------------------------------------------------------------------
     def has(self, digest: str) -> bool:
@@ -430,8 +431,7 @@ class Store:
         A few loose blobs are fsynced one by one; a large batch (an apply that
         backs up hundreds of large files) takes a single system-wide sync.
         """
-        self._flush(durable=True)
-        if len(self._pack_list()) > MAX_PACKS:
+        if self._flush(durable=True) and len(self._pack_list()) > MAX_PACKS:
             self.compact()  # lookups bisect every pack: keep them few
         with self._lock:
             pending, self._unsynced = self._unsynced, []
