@@ -18,6 +18,8 @@ zip's declared sizes are checked before anything is decompressed).
 
 from __future__ import annotations
 
+import bz2
+import io
 import lzma
 import os
 import posixpath
@@ -27,7 +29,7 @@ import tarfile
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any
 
 from syslua.errors import ResourceError
 
@@ -223,63 +225,195 @@ def _copy(src: IO[bytes], out: Path, budget: _Budget) -> None:
             f.write(chunk)
 
 
+class _Forward:
+    """The uncompressed bytes of a tar archive, read strictly forward.
+
+    tarfile's random-access mode (`r:`) only reads, tells and seeks ahead when
+    members are taken in order, so this is all it needs; member data bypasses
+    tarfile (`copy_to`), decompressed once and written from the decompressor's
+    own buffers. tarfile's stream mode (`r|gz`) joins and slices every chunk
+    several times while holding the GIL, which made unpacking the slowest
+    part of installing packages in parallel.
+
+    A compressed stream that ends before its end marker is an error
+    (`EOFError`); concatenated streams (pigz, pbzip2, multi-stream xz) are
+    read one after the other.
+    """
+
+    def __init__(self, raw: IO[bytes], fmt: str, budget: _Budget) -> None:
+        self.raw = raw
+        self.fmt = fmt
+        self.budget = budget
+        self.pos = 0  # offset in the uncompressed data
+        self.pending = memoryview(b"")  # decompressed, not yet handed out
+        self.feed = b""  # compressed input not yet given to the decompressor
+        self.dec: Any = self._decompressor()
+
+    def _decompressor(self) -> Any:
+        if self.fmt == "tar.gz":
+            return zlib.decompressobj(31)  # the gzip header and trailer, checked by zlib
+        if self.fmt == "tar.xz":
+            return lzma.LZMADecompressor()
+        if self.fmt == "tar.bz2":
+            return bz2.BZ2Decompressor()
+        return None  # an uncompressed tar
+
+    def _input(self) -> bytes:
+        data, self.feed = self.feed or self.raw.read(_CHUNK), b""
+        return data
+
+    def _more(self, want: int) -> bytes:
+        """Up to `want` (> 0) more uncompressed bytes; b"" where the data ends."""
+        while True:
+            dec = self.dec
+            if dec is None:
+                return self.raw.read(want)
+            if dec.eof:
+                # Zeros between streams are padding (xz's stream padding, gzip's too).
+                rest = (self.feed or self.raw.read(_CHUNK)).lstrip(b"\0")
+                while not rest and (chunk := self.raw.read(_CHUNK)):
+                    rest = chunk.lstrip(b"\0")
+                if not rest:
+                    return b""
+                self.feed, self.dec = rest, self._decompressor()
+                continue
+            # zlib takes its unconsumed input back each time; lzma and bz2 keep
+            # theirs and say when they need more.
+            zlib_like = isinstance(dec, _ZLIB_DECOMPRESS)
+            asked = zlib_like or dec.needs_input
+            data = self._input() if asked else b""
+            try:
+                out = dec.decompress(data, want)
+            except (zlib.error, lzma.LZMAError, OSError) as e:  # bz2 raises OSError
+                raise tarfile.ReadError(f"invalid compressed data ({e})") from None
+            if dec.eof:
+                self.feed = dec.unused_data
+            elif zlib_like:
+                self.feed = dec.unconsumed_tail
+            if out:
+                return out
+            if asked and not data and not dec.eof:
+                raise EOFError("the compressed data ends early")
+
+    def _take(self, n: int) -> memoryview:
+        """Up to `n` bytes, as a view (no copy): buffered ones first."""
+        if not self.pending:
+            self.pending = memoryview(self._more(_CHUNK))
+        part, self.pending = self.pending[:n], self.pending[n:]
+        self.pos += len(part)
+        return part
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0:
+            raise io.UnsupportedOperation("reading a tar archive to its end at once")
+        if n > _CHUNK:  # only a huge pax or GNU long-name header asks for this much
+            self.budget.take(n)
+        parts = []
+        while n > 0:
+            part = self._take(n)
+            if not part:
+                break
+            parts.append(part)
+            n -= len(part)
+        return b"".join(parts)
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if whence != 0 or offset < self.pos:
+            raise io.UnsupportedOperation("a compressed tar archive is read forward only")
+        self.skip(offset - self.pos)
+        return self.pos
+
+    def skip(self, n: int) -> None:
+        while n > 0:
+            part = self._take(n)
+            if not part:
+                raise EOFError("unexpected end of data")
+            n -= len(part)
+
+    def copy_to(self, out: IO[bytes], n: int) -> None:
+        """Write the next `n` bytes to `out`."""
+        while n > 0:
+            part = self._take(n)
+            if not part:
+                raise EOFError("unexpected end of data")
+            out.write(part)
+            n -= len(part)
+
+
+_CHUNK = 1 << 20
+_ZLIB_DECOMPRESS = type(zlib.decompressobj())
+
+
 def _untar(archive: Path, dest: Path, strip: int, fmt: str, budget: _Budget) -> None:
-    """One streaming pass: each member is checked, then written inside `dest`.
+    """One forward pass: each member is checked, then written inside `dest`.
 
     Writing as we go is safe because `dest` is a fresh staging directory that
     `unpack` empties again when any member is rejected; reading the archive once
     (rather than listing it, then seeking back for each member) halves the
     decompression work.
     """
-    modes: dict[str, Literal["r|gz", "r|xz", "r|bz2", "r|"]] = {
-        "tar.gz": "r|gz",
-        "tar.xz": "r|xz",
-        "tar.bz2": "r|bz2",
-        "tar": "r|",
-    }
-    mode = modes[fmt]
-    with tarfile.open(archive, mode, bufsize=1 << 20) as tar:
-        for m in tar:
-            # Counted before anything is written (the stream reads exactly
-            # m.size bytes), skipped members too: they are decompressed all the same.
-            if m.isreg():
-                budget.take(m.size)
-            rel = _clean(m.name, strip)
-            if rel is None:
-                continue
-            if m.ischr() or m.isblk() or m.isfifo() or m.isdev():
-                raise UnpackError(f"archive member {m.name!r} is a device or fifo")
-            if m.issym() and not _inside(posixpath.dirname(rel), m.linkname):
-                raise UnpackError(
-                    f"archive member {m.name!r} links outside the archive ({m.linkname})"
-                )
-            out = _destination(dest, rel, m.name, m.isdir())
-            if out is None:
-                continue
-            if m.issym():
-                _safe_link(dest, out, m.linkname, m.name)
-                os.symlink(m.linkname, out)
-            elif m.islnk():
-                target = _clean(m.linkname, strip)
-                if target is None:
-                    raise UnpackError(
-                        f"archive member {m.name!r} is a hard link outside the archive"
-                    )
-                source = _safe_target(dest, target, m.name)
-                if os.path.islink(source) or not source.is_file():
-                    raise UnpackError(
-                        f"archive member {m.name!r} is a hard link to something that is not a file in the archive"
-                    )
-                budget.take(source.stat().st_size)
-                shutil.copyfile(source, out)
-                os.chmod(out, (m.mode or 0o644) & 0o755)
-            else:
+    with open(archive, "rb") as raw:
+        stream = _Forward(raw, fmt, budget)
+        with tarfile.open(fileobj=stream, mode="r:") as tar:  # type: ignore[call-overload]
+            for m in tar:
+                _untar_member(tar, stream, m, dest, strip, budget)
+
+
+def _untar_member(
+    tar: tarfile.TarFile,
+    stream: _Forward,
+    m: tarfile.TarInfo,
+    dest: Path,
+    strip: int,
+    budget: _Budget,
+) -> None:
+    # Counted before anything is written (a member's data is exactly m.size
+    # bytes), skipped members too: they are decompressed all the same.
+    if m.isreg():
+        budget.take(m.size)
+    rel = _clean(m.name, strip)
+    if rel is None:
+        return
+    if m.ischr() or m.isblk() or m.isfifo() or m.isdev():
+        raise UnpackError(f"archive member {m.name!r} is a device or fifo")
+    if m.issym() and not _inside(posixpath.dirname(rel), m.linkname):
+        raise UnpackError(f"archive member {m.name!r} links outside the archive ({m.linkname})")
+    out = _destination(dest, rel, m.name, m.isdir())
+    if out is None:
+        return
+    if m.issym():
+        _safe_link(dest, out, m.linkname, m.name)
+        os.symlink(m.linkname, out)
+    elif m.islnk():
+        target = _clean(m.linkname, strip)
+        if target is None:
+            raise UnpackError(f"archive member {m.name!r} is a hard link outside the archive")
+        source = _safe_target(dest, target, m.name)
+        if os.path.islink(source) or not source.is_file():
+            raise UnpackError(
+                f"archive member {m.name!r} is a hard link to something that is not a file in the archive"
+            )
+        budget.take(source.stat().st_size)
+        shutil.copyfile(source, out)
+        os.chmod(out, (m.mode or 0o644) & 0o755)
+    else:
+        # Created here, never through whatever might be at `out` (O_EXCL | O_NOFOLLOW).
+        fd = os.open(
+            out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
+        with open(fd, "wb") as f:
+            if m.issparse():
                 src = tar.extractfile(m)
                 if src is None:
                     raise UnpackError(f"archive member {m.name!r} cannot be read")
-                with src, open(out, "wb") as f:
-                    shutil.copyfileobj(src, f, 1 << 20)
-                os.chmod(out, (m.mode or 0o644) & 0o755 | 0o400)
+                shutil.copyfileobj(src, f, _CHUNK)
+            else:
+                stream.seek(m.offset_data)
+                stream.copy_to(f, m.size)
+            os.fchmod(fd, (m.mode or 0o644) & 0o755 | 0o400)
 
 
 def _unzip(archive: Path, dest: Path, strip: int, budget: _Budget) -> None:
