@@ -150,27 +150,71 @@ def _inside(rel_link_dir: str, target: str) -> bool:
     return not (joined == ".." or joined.startswith("../"))
 
 
-def _safe_target(dest: Path, rel: str, name: str) -> Path:
-    """Where `rel` really lands, following links already unpacked: it must stay in `dest`.
+class _Tree:
+    """The staging directory being filled, and the real path of each of its
+    directories already checked, so that a member's destination costs a
+    lookup rather than a realpath of every component of its path."""
 
-    Checking the member's name is not enough: `x -> .` then `x/x/l -> ../..`
-    passes a name check while `l` points out of the tree.
-    """
-    root = os.path.realpath(dest)
-    out = dest / rel
-    parent = os.path.realpath(out.parent)
-    if parent != root and not parent.startswith(root + os.sep):
-        raise UnpackError(
-            f"archive member {name!r} would be written outside the archive (through a link)"
-        )
-    return Path(parent) / out.name
+    def __init__(self, dest: Path) -> None:
+        self.root = os.path.realpath(dest)
+        self.dirs = {"": self.root}  # relative directory -> its real path, inside
 
+    def inside(self, real: str) -> bool:
+        return real == self.root or real.startswith(self.root + os.sep)
 
-def _safe_link(dest: Path, where: Path, target: str, name: str) -> None:
-    root = os.path.realpath(dest)
-    resolved = os.path.realpath(os.path.join(where.parent, target))
-    if target.startswith("/") or (resolved != root and not resolved.startswith(root + os.sep)):
-        raise UnpackError(f"archive member {name!r} links outside the archive ({target})")
+    def target(self, rel: str, name: str) -> Path:
+        """Where `rel` really lands, following links already unpacked: it must stay in the tree.
+
+        Checking the member's name is not enough: `x -> .` then `x/x/l -> ../..`
+        passes a name check while `l` points out of the tree.
+        """
+        parent_rel, base = posixpath.split(rel)
+        parent = self.dirs.get(parent_rel)
+        if parent is None:
+            parent = os.path.realpath(os.path.join(self.root, parent_rel))
+            if not self.inside(parent):
+                raise UnpackError(
+                    f"archive member {name!r} would be written outside the archive (through a link)"
+                )
+        return Path(parent) / base
+
+    def mkdirs(self, rel: str, name: str) -> None:
+        """Create the directories of `rel` one by one, never through a link that leaves the tree."""
+        current = ""
+        for part in [p for p in rel.split("/") if p]:
+            current = f"{current}/{part}" if current else part
+            if current in self.dirs:
+                continue
+            target = self.target(current, name)
+            if os.path.isdir(target):
+                real = os.path.realpath(target)  # a link to a directory unpacked earlier
+                if not self.inside(real):
+                    raise UnpackError(
+                        f"archive member {name!r} would be written outside the archive (through a link)"
+                    )
+            else:
+                if os.path.lexists(target):
+                    raise UnpackError(f"archive member {name!r} needs a directory where a file is")
+                target.mkdir()
+                real = str(target)
+            # Nothing replaces it later: a member never lands where something already is.
+            self.dirs[current] = real
+
+    def check_link(self, where: Path, target: str, name: str) -> None:
+        resolved = os.path.realpath(os.path.join(where.parent, target))
+        if target.startswith("/") or not self.inside(resolved):
+            raise UnpackError(f"archive member {name!r} links outside the archive ({target})")
+
+    def destination(self, rel: str, name: str, is_dir: bool) -> Path | None:
+        """Create what a member needs and return where it is written (None for a directory)."""
+        if is_dir:
+            self.mkdirs(rel, name)
+            return None
+        self.mkdirs(posixpath.dirname(rel), name)
+        out = self.target(rel, name)
+        if os.path.lexists(out):
+            raise UnpackError(f"archive member {name!r} appears twice or replaces a link")
+        return out
 
 
 def unpack(
@@ -357,16 +401,17 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str, budget: _Budget) -> 
     """
     with open(archive, "rb") as raw:
         stream = _Forward(raw, fmt, budget)
+        tree = _Tree(dest)
         with tarfile.open(fileobj=stream, mode="r:") as tar:  # type: ignore[call-overload]
             for m in tar:
-                _untar_member(tar, stream, m, dest, strip, budget)
+                _untar_member(tar, stream, m, tree, strip, budget)
 
 
 def _untar_member(
     tar: tarfile.TarFile,
     stream: _Forward,
     m: tarfile.TarInfo,
-    dest: Path,
+    tree: _Tree,
     strip: int,
     budget: _Budget,
 ) -> None:
@@ -381,17 +426,17 @@ def _untar_member(
         raise UnpackError(f"archive member {m.name!r} is a device or fifo")
     if m.issym() and not _inside(posixpath.dirname(rel), m.linkname):
         raise UnpackError(f"archive member {m.name!r} links outside the archive ({m.linkname})")
-    out = _destination(dest, rel, m.name, m.isdir())
+    out = tree.destination(rel, m.name, m.isdir())
     if out is None:
         return
     if m.issym():
-        _safe_link(dest, out, m.linkname, m.name)
+        tree.check_link(out, m.linkname, m.name)
         os.symlink(m.linkname, out)
     elif m.islnk():
         target = _clean(m.linkname, strip)
         if target is None:
             raise UnpackError(f"archive member {m.name!r} is a hard link outside the archive")
-        source = _safe_target(dest, target, m.name)
+        source = tree.target(target, m.name)
         if os.path.islink(source) or not source.is_file():
             raise UnpackError(
                 f"archive member {m.name!r} is a hard link to something that is not a file in the archive"
@@ -427,6 +472,7 @@ def _unzip(archive: Path, dest: Path, strip: int, budget: _Budget) -> None:
         if bad is not None:
             raise UnpackError(f"the archive is corrupt: member {bad!r} fails its CRC check")
         plan = []
+        tree = _Tree(dest)
         for info in zf.infolist():
             rel = _clean(info.filename, strip)
             if rel is None:
@@ -442,38 +488,14 @@ def _unzip(archive: Path, dest: Path, strip: int, budget: _Budget) -> None:
                 raise UnpackError(f"archive member {info.filename!r} is a device or fifo")
             plan.append((info, rel, mode))
         for info, rel, mode in plan:
-            out = _destination(dest, rel, info.filename, info.is_dir())
+            out = tree.destination(rel, info.filename, info.is_dir())
             if out is None:
                 continue
             if stat.S_ISLNK(mode):
                 target = zf.read(info).decode("utf-8", "replace")
-                _safe_link(dest, out, target, info.filename)
+                tree.check_link(out, target, info.filename)
                 os.symlink(target, out)
                 continue
             with zf.open(info) as src:
                 _copy(src, out, budget)
             os.chmod(out, (stat.S_IMODE(mode) or 0o644) & 0o755 | 0o400)
-
-
-def _destination(dest: Path, rel: str, name: str, is_dir: bool) -> Path | None:
-    """Create what a member needs and return where it is written (None for a directory)."""
-    if is_dir:
-        _mkdirs(dest, rel, name)
-        return None
-    _mkdirs(dest, posixpath.dirname(rel), name)
-    out = _safe_target(dest, rel, name)
-    if os.path.lexists(out):
-        raise UnpackError(f"archive member {name!r} appears twice or replaces a link")
-    return out
-
-
-def _mkdirs(dest: Path, rel: str, name: str) -> None:
-    """Create the directories of `rel` one by one, never through a link that leaves `dest`."""
-    current = ""
-    for part in [p for p in rel.split("/") if p]:
-        current = f"{current}/{part}" if current else part
-        target = _safe_target(dest, current, name)
-        if not os.path.isdir(target):
-            if os.path.lexists(target):
-                raise UnpackError(f"archive member {name!r} needs a directory where a file is")
-            target.mkdir()
