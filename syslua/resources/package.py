@@ -39,7 +39,18 @@ INSTALL = "Would have installed the package"
 LINK = "Would have linked the package into the profile"
 
 
+_TREE_NAMES: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its tree's name)
+
+
 def tree_name(item: Item) -> str:
+    """The store name of the item's tree, from what identifies its content.
+
+    Remembered per item (an apply asks for each package's many times: its
+    status, every profile rebuild, verify, the snapshot); the entry holds the
+    item, so its id cannot be reused by another item."""
+    known = _TREE_NAMES.get(id(item))
+    if known is not None and known[0] is item:
+        return known[1]
     ident = {
         "name": item.key,
         "version": item.get("version"),
@@ -48,7 +59,9 @@ def tree_name(item: Item) -> str:
         "format": item.get("format"),
     }
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
-    return f"{digest}-{item.key}-{item.get('version')}"
+    name = f"{digest}-{item.key}-{item.get('version')}"
+    _TREE_NAMES[id(item)] = (item, name)
+    return name
 
 
 def bins(item: Item) -> list[str]:
@@ -92,7 +105,7 @@ class PackageType(ResourceType):
             and tree is not None
             and ctx.paths is not None
             and all(
-                os.path.realpath(ctx.paths.profile / "bin" / name) == os.path.realpath(target)
+                profile.points_at(ctx.paths.profile / "bin" / name, target)
                 for name, target in profile.links_of(tree, bins(item)).items()
             )
         )

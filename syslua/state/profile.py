@@ -36,33 +36,68 @@ def links_of(tree: Path, bins: Iterable[str]) -> dict[str, Path]:
     return {os.path.basename(b): tree / b for b in bins}
 
 
+def points_at(link: Path, target: Path) -> bool:
+    """Does `link` lead to `target`? One readlink when it is the link `build`
+    made (its text is the target's path); otherwise both paths resolved."""
+    try:
+        if os.readlink(link) == str(target):
+            return True
+    except OSError:
+        pass
+    return os.path.realpath(link) == os.path.realpath(target)
+
+
 def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
-    """A new profile directory for `packages` (tree, bin entries), not yet in use."""
+    """A new profile directory for `packages` (tree, bin entries), not yet in use.
+
+    The directory is new, so what is in it is what this call made: the links
+    and directories are remembered rather than looked up (parallel installs
+    rebuild the profile several times in one apply)."""
     make_dir(paths.profiles, PASSAGE, parents_mode=PASSAGE)
     root = paths.profiles / f"p-{os.urandom(6).hex()}"
     # Readable by everyone, like the trees it links to: other users' shells use it.
     make_dir(root / "bin", PUBLIC_DIR)
+    made: set[str] = {"bin"}
     for tree, bins in sorted(packages, key=lambda p: str(p[0])):
         for name, target in links_of(tree, bins).items():
-            link = root / "bin" / name
-            if not os.path.lexists(link):
-                os.symlink(target, link)
+            if f"bin/{name}" not in made:  # the first package providing a name keeps it
+                made.add(f"bin/{name}")
+                os.symlink(target, root / "bin" / name)
         for sub in ("share", "man"):
-            _link_files(tree / sub, root / sub)
+            _link_files(tree, sub, root, made)
     return root
 
 
-def _link_files(src: Path, dst: Path) -> None:
-    if not src.is_dir():
-        return
-    for dirpath, _dirs, files in os.walk(src):
-        rel = os.path.relpath(dirpath, src)
-        out = dst / rel if rel != "." else dst
-        make_dir(out, PUBLIC_DIR)
+def _link_files(tree: Path, sub: str, root: Path, made: set[str]) -> None:
+    for rel, files in _listing(tree, sub):
+        if rel not in made:
+            made.add(rel)
+            d = root / rel
+            os.mkdir(d)
+            os.chmod(d, PUBLIC_DIR)  # mkdir's mode is filtered by the umask
         for f in files:
-            link = out / f
-            if not os.path.lexists(link):  # the first package providing a file keeps it
-                os.symlink(Path(dirpath) / f, link)
+            name = f"{rel}/{f}"
+            if name not in made:  # the first package providing a file keeps it
+                made.add(name)
+                os.symlink(tree / name, root / name)
+
+
+# A store tree never changes once it is in the store, so its listing is read once.
+_LISTINGS: dict[tuple[str, str], list[tuple[str, list[str]]]] = {}
+
+
+def _listing(tree: Path, sub: str) -> list[tuple[str, list[str]]]:
+    """(directory relative to the tree, its files) for `sub` of `tree`, parents first."""
+    key = (str(tree), sub)
+    known = _LISTINGS.get(key)
+    if known is None:
+        src = tree / sub
+        known = []
+        for dirpath, _dirs, files in os.walk(src):  # nothing when `sub` is missing
+            rel = os.path.relpath(dirpath, tree)
+            known.append((rel, sorted(files)))
+        _LISTINGS[key] = known
+    return known
 
 
 def swap(paths: Paths, new_root: Path, note: Callable[[dict[str, Any]], None] | None) -> None:
