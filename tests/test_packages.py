@@ -306,6 +306,32 @@ def test_removal_unlinks_keeps_tree_until_gc_and_rollback_relinks(sysenv, server
     assert (profile_bin(sysenv) / "other").is_symlink()
 
 
+def test_a_new_profile_borrows_the_links_the_old_one_has(sysenv, server):
+    """Adding a package builds a new profile; links already right are hard
+    links to the old profile's (no new inode each), which outlive it."""
+    url, sha = server.put("t.tar.gz", make_tar({"bin/mytool": tool("hi"), "share/t.txt": b"t\n"}))
+    other_url, other_sha = server.put("o.tar.gz", make_tar({"bin/other": tool("other")}))
+    sysenv.write("sys.lua", pkg("mytool", url, sha, ["bin/mytool"]))
+    ok(sysenv.run("apply"))
+    first = snapshot_ids(sysenv)[0]
+    profile = sysenv.root / "state" / "profile"
+    old = os.path.realpath(profile)
+    inodes = {rel: os.lstat(profile / rel).st_ino for rel in ("bin/mytool", "share/t.txt")}
+    sysenv.write(
+        "sys.lua",
+        pkg("mytool", url, sha, ["bin/mytool"]) + pkg("other", other_url, other_sha, ["bin/other"]),
+    )
+    ok(sysenv.run("apply"))
+    assert os.path.realpath(profile) != old
+    assert not os.path.exists(old)  # pruned after the commit; its links live on
+    assert {rel: os.lstat(profile / rel).st_ino for rel in inodes} == inodes
+    assert (profile / "share" / "t.txt").read_text() == "t\n"
+    assert in_shell(sysenv, "sh", "mytool && other").stdout.split() == ["hi", "other"]
+    ok(sysenv.run("rollback", first))
+    assert in_shell(sysenv, "sh", "mytool").stdout.strip() == "hi"
+    assert not os.path.lexists(profile_bin(sysenv) / "other")
+
+
 def test_file_url_source(sysenv, tmp_path):
     path = tmp_path / "local.tar.bz2"
     data = make_tar({"bin/localtool": tool("local")}, "bz2")

@@ -38,8 +38,7 @@ def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -
         else:
             progress = ctx.progress(label) if ctx.progress else None
             archive = fetch.download(source, ctx.paths.cache, progress=progress)
-            content = staging / "tree"
-            content.mkdir()
+            content = staging  # unpacked in place: the staging dir becomes the tree
             fmt = unpack.detect_format(fetch.file_name(source), item.get("format"))
             unpack.unpack(
                 archive,

@@ -50,36 +50,59 @@ def points_at(link: Path, target: Path) -> bool:
 def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
     """A new profile directory for `packages` (tree, bin entries), not yet in use.
 
-    The directory is new, so what is in it is what this call made: the links
-    and directories are remembered rather than looked up (parallel installs
-    rebuild the profile several times in one apply)."""
-    make_dir(paths.profiles, PASSAGE, parents_mode=PASSAGE)
-    root = paths.profiles / f"p-{os.urandom(6).hex()}"
-    # Readable by everyone, like the trees it links to: other users' shells use it.
-    make_dir(root / "bin", PUBLIC_DIR)
-    made: set[str] = {"bin"}
-    for tree, bins in sorted(packages, key=lambda p: str(p[0])):
-        for name, target in links_of(tree, bins).items():
-            if f"bin/{name}" not in made:  # the first package providing a name keeps it
-                made.add(f"bin/{name}")
-                os.symlink(target, root / "bin" / name)
-        for sub in ("share", "man"):
-            _link_files(tree, sub, root, made)
+    Each link the profile in use already has, with the same target, is
+    hard-linked from it rather than made again: a new inode costs far more
+    than a new name on a busy filesystem, and parallel installs rebuild the
+    profile several times in one apply, each time with one package more."""
+    dirs, links = _plan(packages)
+    with lock:  # the profile in use stays while its links are borrowed
+        current = _current_dir(paths)
+        make_dir(paths.profiles, PASSAGE, parents_mode=PASSAGE)
+        root = paths.profiles / f"p-{os.urandom(6).hex()}"
+        # Readable by everyone, like the trees it links to: other users' shells use it.
+        make_dir(root, PUBLIC_DIR)
+        for rel in dirs:
+            os.mkdir(root / rel)
+            os.chmod(root / rel, PUBLIC_DIR)  # mkdir's mode is filtered by the umask
+        for rel, target in links.items():
+            if current is not None and _same_link(current / rel, target):
+                try:
+                    os.link(current / rel, root / rel, follow_symlinks=False)
+                    continue
+                except OSError:
+                    pass  # a filesystem without hard links to symlinks: a new one
+            os.symlink(target, root / rel)
     return root
 
 
-def _link_files(tree: Path, sub: str, root: Path, made: set[str]) -> None:
-    for rel, files in _listing(tree, sub):
-        if rel not in made:
-            made.add(rel)
-            d = root / rel
-            os.mkdir(d)
-            os.chmod(d, PUBLIC_DIR)  # mkdir's mode is filtered by the umask
-        for f in files:
-            name = f"{rel}/{f}"
-            if name not in made:  # the first package providing a file keeps it
-                made.add(name)
-                os.symlink(tree / name, root / name)
+def _plan(packages: list[tuple[Path, list[str]]]) -> tuple[list[str], dict[str, str]]:
+    """The directories (parents first) and links (path -> target) of a profile for `packages`."""
+    dirs = ["bin"]
+    links: dict[str, str] = {}
+    for tree, bins in sorted(packages, key=lambda p: str(p[0])):
+        for name, target in links_of(tree, bins).items():
+            links.setdefault(
+                f"bin/{name}", str(target)
+            )  # the first package providing a name keeps it
+        for sub in ("share", "man"):
+            for rel, files in _listing(tree, sub):
+                if rel not in dirs:
+                    dirs.append(rel)
+                for f in files:
+                    links.setdefault(f"{rel}/{f}", str(tree / rel / f))
+    return dirs, links
+
+
+def _current_dir(paths: Paths) -> Path | None:
+    target = current_target(paths)
+    return None if target is None else paths.profile.parent / target
+
+
+def _same_link(path: Path, target: str) -> bool:
+    try:
+        return os.readlink(path) == target
+    except OSError:
+        return False
 
 
 # A store tree never changes once it is in the store, so its listing is read once.
