@@ -350,7 +350,7 @@ class _Forward:
     def read(self, n: int = -1) -> bytes:
         if n < 0:
             raise io.UnsupportedOperation("reading a tar archive to its end at once")
-        if n > _CHUNK:  # only a huge pax or GNU long-name header asks for this much
+        if n > _BIG_HEADER:  # only a huge pax or GNU long-name header asks for this much
             self.budget.take(n)
         parts = []
         while n > 0:
@@ -387,7 +387,11 @@ class _Forward:
             n -= len(part)
 
 
-_CHUNK = 1 << 20
+# Pieces of 128 KiB: the allocator reuses memory this size, while pieces of
+# 1 MiB came fresh from the kernel each time (a page fault every 4 KiB, about
+# a third of unpacking's CPU time with eight installs at once).
+_CHUNK = 128 << 10
+_BIG_HEADER = 1 << 20
 _ZLIB_DECOMPRESS = type(zlib.decompressobj())
 
 
