@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from syslua.errors import ResourceError
+from syslua.fsutil import write_back_soon
 
 ARCHIVES = {
     ".tar.gz": "tar.gz",
@@ -462,6 +463,8 @@ def _untar_member(
             else:
                 stream.seek(m.offset_data)
                 stream.copy_to(f, m.size)
+            f.flush()
+            write_back_soon(fd)
             os.fchmod(fd, (m.mode or 0o644) & 0o755 | 0o400)
 
 
