@@ -61,17 +61,18 @@ def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
         root = paths.profiles / f"p-{os.urandom(6).hex()}"
         # Readable by everyone, like the trees it links to: other users' shells use it.
         make_dir(root, PUBLIC_DIR)
+        new, old = str(root), None if current is None else str(current)
         for rel in dirs:
-            os.mkdir(root / rel)
-            os.chmod(root / rel, PUBLIC_DIR)  # mkdir's mode is filtered by the umask
+            os.mkdir(f"{new}/{rel}")
+            os.chmod(f"{new}/{rel}", PUBLIC_DIR)  # mkdir's mode is filtered by the umask
         for rel, target in links.items():
-            if current is not None and _same_link(current / rel, target):
+            if old is not None and _same_link(f"{old}/{rel}", target):
                 try:
-                    os.link(current / rel, root / rel, follow_symlinks=False)
+                    os.link(f"{old}/{rel}", f"{new}/{rel}", follow_symlinks=False)
                     continue
                 except OSError:
                     pass  # a filesystem without hard links to symlinks: a new one
-            os.symlink(target, root / rel)
+            os.symlink(target, f"{new}/{rel}")
     return root
 
 
@@ -84,12 +85,13 @@ def _plan(packages: list[tuple[Path, list[str]]]) -> tuple[list[str], dict[str, 
             links.setdefault(
                 f"bin/{name}", str(target)
             )  # the first package providing a name keeps it
+        where = str(tree)
         for sub in ("share", "man"):
             for rel, files in _listing(tree, sub):
                 if rel not in dirs:
                     dirs.append(rel)
                 for f in files:
-                    links.setdefault(f"{rel}/{f}", str(tree / rel / f))
+                    links.setdefault(f"{rel}/{f}", f"{where}/{rel}/{f}")
     return dirs, links
 
 
@@ -98,7 +100,7 @@ def _current_dir(paths: Paths) -> Path | None:
     return None if target is None else paths.profile.parent / target
 
 
-def _same_link(path: Path, target: str) -> bool:
+def _same_link(path: str, target: str) -> bool:
     try:
         return os.readlink(path) == target
     except OSError:
