@@ -512,6 +512,42 @@ def test_failed_package_rolls_back_the_other_one(sysenv, server):
     assert not os.path.lexists(profile_bin(sysenv) / "bad")
 
 
+def test_parallel_installs_that_fail_leave_the_previous_profile_as_it_was(sysenv, server):
+    """Installs running in parallel grow one new profile in place; a failure
+    rolls back to the previous apply's profile, untouched, whatever grew."""
+    base_url, base_sha = server.put("base.tar.gz", make_tar({"bin/base": tool("base")}))
+    first = pkg("base", base_url, base_sha, ["bin/base"])
+    sysenv.write("sys.lua", first)
+    ok(sysenv.run("apply"))
+    profile = sysenv.root / "state" / "profile"
+    before_target = os.readlink(profile)
+    before = tree(Path(os.path.realpath(profile)))
+    cfg = first
+    for i in range(6):
+        url, sha = server.put(
+            f"t{i}.tar.gz", make_tar({f"bin/t{i}": tool(f"t{i}"), f"share/t{i}.txt": b"x"})
+        )
+        cfg += pkg(f"t{i}", url, sha, [f"bin/t{i}"])
+    cfg += pkg("bad", server.url("404/bad.tar.gz"), sha256(b"x"), ["bin/bad"])
+    sysenv.write("sys.lua", cfg)
+    res = sysenv.run("apply", "--jobs", "4")
+    assert res.returncode == 1, out_of(res)
+    assert os.readlink(profile) == before_target
+    assert tree(Path(os.path.realpath(profile))) == before
+    assert sorted(os.listdir(profile_bin(sysenv))) == ["base"]
+    # and the same packages, all good, end linked in one profile
+    sysenv.write(
+        "sys.lua",
+        cfg.replace(pkg("bad", server.url("404/bad.tar.gz"), sha256(b"x"), ["bin/bad"]), ""),
+    )
+    ok(sysenv.run("apply", "--jobs", "4"))
+    assert sorted(os.listdir(profile_bin(sysenv))) == ["base"] + [f"t{i}" for i in range(6)]
+    assert sorted(os.listdir(profile.parent / "profiles")) == [
+        os.path.basename(os.readlink(profile))
+    ]
+    assert (profile / "share" / "t5.txt").read_bytes() == b"x"
+
+
 def test_two_packages_same_bin_is_a_config_error(sysenv, server):
     a_url, a_sha = server.put("a.tar.gz", make_tar({"bin/tool": tool("a")}))
     b_url, b_sha = server.put("b.tar.gz", make_tar({"x/tool": tool("b")}))

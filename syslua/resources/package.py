@@ -129,7 +129,8 @@ class PackageType(ResourceType):
             # Packages installed in parallel share one rebuild: whoever comes
             # first links every package whose tree is there by then.
             if not self.status(item, ctx)["linked"]:
-                _provider().link(ctx.paths, installed_packages(ctx, ctx.manifest), ctx.note)
+                installed = installed_packages(ctx, ctx.manifest)
+                _provider().link(ctx.paths, installed, ctx.note, apply=ctx.store)
 
     def _install(self, item: Item, tree: Path, ctx: Context) -> None:
         _provider().install(item, tree, bins(item), ctx, self.label(item))

@@ -68,7 +68,8 @@ def link(
     paths: Paths,
     packages: list[tuple[Path, list[str]]],
     note: Callable[[dict[str, Any]], None] | None,
+    apply: object | None = None,
 ) -> None:
-    """Make the profile link exactly `packages` (tree, bin entries), recording the old one with `note`."""
-    new_root = profile.build(paths, packages)
-    profile.swap(paths, new_root, note)
+    """Make the profile link exactly `packages` (tree, bin entries), recording the old one
+    with `note`; `apply` (the apply's store) lets a profile it built grow in place."""
+    profile.update(paths, packages, note, apply)

@@ -52,28 +52,89 @@ def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
 
     Each link the profile in use already has, with the same target, is
     hard-linked from it rather than made again: a new inode costs far more
-    than a new name on a busy filesystem, and parallel installs rebuild the
-    profile several times in one apply, each time with one package more."""
+    than a new name on a busy filesystem."""
     dirs, links = _plan(packages)
     with lock:  # the profile in use stays while its links are borrowed
-        current = _current_dir(paths)
-        make_dir(paths.profiles, PASSAGE, parents_mode=PASSAGE)
-        root = paths.profiles / f"p-{os.urandom(6).hex()}"
-        # Readable by everyone, like the trees it links to: other users' shells use it.
-        make_dir(root, PUBLIC_DIR)
-        new, old = str(root), None if current is None else str(current)
-        for rel in dirs:
-            os.mkdir(f"{new}/{rel}")
-            os.chmod(f"{new}/{rel}", PUBLIC_DIR)  # mkdir's mode is filtered by the umask
-        for rel, target in links.items():
-            if old is not None and _same_link(f"{old}/{rel}", target):
-                try:
-                    os.link(f"{old}/{rel}", f"{new}/{rel}", follow_symlinks=False)
-                    continue
-                except OSError:
-                    pass  # a filesystem without hard links to symlinks: a new one
-            os.symlink(target, f"{new}/{rel}")
+        return _make(paths, dirs, links)
+
+
+def _make(paths: Paths, dirs: list[str], links: dict[str, str]) -> Path:
+    current = _current_dir(paths)
+    make_dir(paths.profiles, PASSAGE, parents_mode=PASSAGE)
+    root = paths.profiles / f"p-{os.urandom(6).hex()}"
+    # Readable by everyone, like the trees it links to: other users' shells use it.
+    make_dir(root, PUBLIC_DIR)
+    new, old = str(root), None if current is None else str(current)
+    for rel in dirs:
+        os.mkdir(f"{new}/{rel}")
+        os.chmod(f"{new}/{rel}", PUBLIC_DIR)  # mkdir's mode is filtered by the umask
+    for rel, target in links.items():
+        if old is not None and _same_link(f"{old}/{rel}", target):
+            try:
+                os.link(f"{old}/{rel}", f"{new}/{rel}", follow_symlinks=False)
+                continue
+            except OSError:
+                pass  # a filesystem without hard links to symlinks: a new one
+        os.symlink(target, f"{new}/{rel}")
     return root
+
+
+# The profile directory the running apply built and swapped in last: the
+# apply (a token living as long as it: its store), the directory, and its
+# directories and links.
+_grown: tuple[object, str, list[str], dict[str, str]] | None = None
+
+
+def update(
+    paths: Paths,
+    packages: list[tuple[Path, list[str]]],
+    note: Callable[[dict[str, Any]], None] | None,
+    apply: object | None = None,
+) -> None:
+    """Make the profile link exactly `packages`, recording the old one with `note`.
+
+    A new directory is built and swapped in, except where it would only add
+    to a profile that this same apply (`apply`, an object that lives as long
+    as it) built and swapped in itself: then the links are added to it in
+    place. Each addition is atomic, so a shell sees the packages before or
+    after it, and nothing before this apply is changed: undoing the apply's
+    swap still returns the profile to what it was. Packages installed in
+    parallel take one directory and one swap instead of one per wave of
+    installs (and as many directories to delete after the commit).
+    """
+    global _grown
+    dirs, links = _plan(packages)
+    with lock:
+        grown = _grown
+        current = _current_dir(paths)
+        if (
+            apply is not None
+            and grown is not None
+            and grown[0] is apply
+            and current is not None
+            and os.path.normpath(current) == grown[1]
+            and _only_adds(grown[2], grown[3], dirs, links)
+        ):
+            have_dirs, have_links = set(grown[2]), grown[3]
+            for rel in dirs:
+                if rel not in have_dirs:
+                    os.mkdir(f"{grown[1]}/{rel}")
+                    os.chmod(f"{grown[1]}/{rel}", PUBLIC_DIR)
+            for rel, target in links.items():
+                if rel not in have_links:
+                    os.symlink(target, f"{grown[1]}/{rel}")
+            _grown = (apply, grown[1], dirs, links)
+            return
+        root = _make(paths, dirs, links)
+        swap(paths, root, note)
+        _grown = None if apply is None else (apply, os.path.normpath(root), dirs, links)
+
+
+def _only_adds(
+    old_dirs: list[str], old_links: dict[str, str], dirs: list[str], links: dict[str, str]
+) -> bool:
+    """Does the profile (`dirs`, `links`) keep every directory and link of the old one?"""
+    return set(old_dirs) <= set(dirs) and all(links.get(k) == v for k, v in old_links.items())
 
 
 def _plan(packages: list[tuple[Path, list[str]]]) -> tuple[list[str], dict[str, str]]:
