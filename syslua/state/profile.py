@@ -6,7 +6,9 @@ ship them, `share/` and `man/` (links to their files). A new profile is
 built in a fresh directory and swapped in by renaming a new symlink over
 the old one, so a shell never sees a half-built PATH. Each swap is recorded
 in the journal, so rollback points the profile back where it was; package
-trees stay in the store until `sys gc`.
+trees stay in the store until `sys gc`. Within one apply, a profile that
+apply swapped in itself grows in place when packages only add links
+(`update`): the profile from before the apply is never changed.
 """
 
 from __future__ import annotations
@@ -47,18 +49,12 @@ def points_at(link: Path, target: Path) -> bool:
     return os.path.realpath(link) == os.path.realpath(target)
 
 
-def build(paths: Paths, packages: list[tuple[Path, list[str]]]) -> Path:
-    """A new profile directory for `packages` (tree, bin entries), not yet in use.
+def _make(paths: Paths, dirs: list[str], links: dict[str, str]) -> Path:
+    """A new profile directory with `dirs` and `links`, not yet in use (under `lock`).
 
     Each link the profile in use already has, with the same target, is
     hard-linked from it rather than made again: a new inode costs far more
     than a new name on a busy filesystem."""
-    dirs, links = _plan(packages)
-    with lock:  # the profile in use stays while its links are borrowed
-        return _make(paths, dirs, links)
-
-
-def _make(paths: Paths, dirs: list[str], links: dict[str, str]) -> Path:
     current = _current_dir(paths)
     make_dir(paths.profiles, PASSAGE, parents_mode=PASSAGE)
     root = paths.profiles / f"p-{os.urandom(6).hex()}"
