@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import ResourceError
-from syslua.fsutil import AtomicFile, make_dir, sha256_file, write_back_soon
+from syslua.fsutil import AtomicFile, make_dir, sha256_file
 from syslua.state.layout import PRIVATE_DIR, PRIVATE_FILE
 
 DEFAULT_TIMEOUT = float(os.environ.get("SYSLUA_FETCH_TIMEOUT", "30"))
@@ -79,7 +79,6 @@ def download(
     # Not fsynced: a cache entry is checked against its hash whenever it is used.
     with AtomicFile(target, PRIVATE_FILE, durable=False) as out:
         actual = _copy_url(url, out, timeout, progress, headers)
-        write_back_soon(out.fileno())  # the apply's commit syncs it with the rest
         if actual != expected:
             raise FetchError(
                 f"checksum mismatch for {url}:\n    expected sha256 {expected}\n    actual   sha256 {actual}\n"

@@ -410,6 +410,9 @@ def _untar(archive: Path, dest: Path, strip: int, fmt: str, budget: _Budget) -> 
         with tarfile.open(fileobj=stream, mode="r:") as tar:  # type: ignore[call-overload]
             for m in tar:
                 _untar_member(tar, stream, m, tree, strip, budget)
+        # A download just written to the cache and read once: its writeback
+        # can start now (not before it was read: its pages would be dropped).
+        write_back_soon(raw.fileno())
 
 
 def _untar_member(
