@@ -602,6 +602,14 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    # socketserver listens with a backlog of 5: eight clients connecting at
+    # once overflow it, and the kernel drops the handshake of the others,
+    # which the client repeats only after its 1 s retransmission timeout.
+    # The run would time that timer, not the downloads.
+    request_queue_size = 128
+
+
 def _archive(name: str, size: int) -> bytes:
     buf = io.BytesIO()
     payload = os.urandom(size)
@@ -644,7 +652,7 @@ def packages(runs: int, out: Path, count: int = 20, size: int = 1 << 20) -> dict
             f'  source = lib.fetchUrl {{ url = URL .. "/{name}.tar.gz", sha256 = "{sha}" }} }}\n'
         )
     handler = lambda *a, **k: _Quiet(*a, directory=str(serve), **k)  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     (work / "pkgs.lua").write_text(f'local URL = "{url}"\n' + "".join(lines))

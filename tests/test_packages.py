@@ -306,6 +306,32 @@ def test_removal_unlinks_keeps_tree_until_gc_and_rollback_relinks(sysenv, server
     assert (profile_bin(sysenv) / "other").is_symlink()
 
 
+def test_a_new_profile_borrows_the_links_the_old_one_has(sysenv, server):
+    """Adding a package builds a new profile; links already right are hard
+    links to the old profile's (no new inode each), which outlive it."""
+    url, sha = server.put("t.tar.gz", make_tar({"bin/mytool": tool("hi"), "share/t.txt": b"t\n"}))
+    other_url, other_sha = server.put("o.tar.gz", make_tar({"bin/other": tool("other")}))
+    sysenv.write("sys.lua", pkg("mytool", url, sha, ["bin/mytool"]))
+    ok(sysenv.run("apply"))
+    first = snapshot_ids(sysenv)[0]
+    profile = sysenv.root / "state" / "profile"
+    old = os.path.realpath(profile)
+    inodes = {rel: os.lstat(profile / rel).st_ino for rel in ("bin/mytool", "share/t.txt")}
+    sysenv.write(
+        "sys.lua",
+        pkg("mytool", url, sha, ["bin/mytool"]) + pkg("other", other_url, other_sha, ["bin/other"]),
+    )
+    ok(sysenv.run("apply"))
+    assert os.path.realpath(profile) != old
+    assert not os.path.exists(old)  # pruned after the commit; its links live on
+    assert {rel: os.lstat(profile / rel).st_ino for rel in inodes} == inodes
+    assert (profile / "share" / "t.txt").read_text() == "t\n"
+    assert in_shell(sysenv, "sh", "mytool && other").stdout.split() == ["hi", "other"]
+    ok(sysenv.run("rollback", first))
+    assert in_shell(sysenv, "sh", "mytool").stdout.strip() == "hi"
+    assert not os.path.lexists(profile_bin(sysenv) / "other")
+
+
 def test_file_url_source(sysenv, tmp_path):
     path = tmp_path / "local.tar.bz2"
     data = make_tar({"bin/localtool": tool("local")}, "bz2")
@@ -484,6 +510,42 @@ def test_failed_package_rolls_back_the_other_one(sysenv, server):
     assert "System unchanged" in out_of(res)
     assert not os.path.lexists(profile_bin(sysenv) / "good")
     assert not os.path.lexists(profile_bin(sysenv) / "bad")
+
+
+def test_parallel_installs_that_fail_leave_the_previous_profile_as_it_was(sysenv, server):
+    """Installs running in parallel grow one new profile in place; a failure
+    rolls back to the previous apply's profile, untouched, whatever grew."""
+    base_url, base_sha = server.put("base.tar.gz", make_tar({"bin/base": tool("base")}))
+    first = pkg("base", base_url, base_sha, ["bin/base"])
+    sysenv.write("sys.lua", first)
+    ok(sysenv.run("apply"))
+    profile = sysenv.root / "state" / "profile"
+    before_target = os.readlink(profile)
+    before = tree(Path(os.path.realpath(profile)))
+    cfg = first
+    for i in range(6):
+        url, sha = server.put(
+            f"t{i}.tar.gz", make_tar({f"bin/t{i}": tool(f"t{i}"), f"share/t{i}.txt": b"x"})
+        )
+        cfg += pkg(f"t{i}", url, sha, [f"bin/t{i}"])
+    cfg += pkg("bad", server.url("404/bad.tar.gz"), sha256(b"x"), ["bin/bad"])
+    sysenv.write("sys.lua", cfg)
+    res = sysenv.run("apply", "--jobs", "4")
+    assert res.returncode == 1, out_of(res)
+    assert os.readlink(profile) == before_target
+    assert tree(Path(os.path.realpath(profile))) == before
+    assert sorted(os.listdir(profile_bin(sysenv))) == ["base"]
+    # and the same packages, all good, end linked in one profile
+    sysenv.write(
+        "sys.lua",
+        cfg.replace(pkg("bad", server.url("404/bad.tar.gz"), sha256(b"x"), ["bin/bad"]), ""),
+    )
+    ok(sysenv.run("apply", "--jobs", "4"))
+    assert sorted(os.listdir(profile_bin(sysenv))) == ["base"] + [f"t{i}" for i in range(6)]
+    assert sorted(os.listdir(profile.parent / "profiles")) == [
+        os.path.basename(os.readlink(profile))
+    ]
+    assert (profile / "share" / "t5.txt").read_bytes() == b"x"
 
 
 def test_two_packages_same_bin_is_a_config_error(sysenv, server):

@@ -9,11 +9,15 @@ and no staging directory in the store.
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
 import lzma
 import os
 import random
+import shutil
 import stat
+import subprocess
 import tarfile
 import zipfile
 import zlib
@@ -129,6 +133,85 @@ def test_single_binary_goes_to_bin_name(tmp_path, stage):
     out = stage / "bin" / "jq"
     assert out.read_bytes() == tool("jq")
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o755
+
+
+def _tar_bytes(files: dict[str, bytes]) -> bytes:
+    return make_tar(files, "")
+
+
+def test_uncompressed_tar_by_name(tmp_path, stage):
+    data = _tar_bytes({"top/bin/tool": tool("t"), "top/big": os.urandom(3 << 20)})
+    unpack.unpack(write(tmp_path, "a.tar", data), stage, "tar", strip=1)
+    assert (stage / "bin" / "tool").read_bytes() == tool("t")
+    assert (stage / "big").stat().st_size == 3 << 20
+
+
+@pytest.mark.parametrize("fmt", ["tar.gz", "tar.xz", "tar.bz2"])
+def test_concatenated_streams_are_read_one_after_the_other(tmp_path, stage, fmt):
+    """pigz, pbzip2 and multi-stream xz write several streams: the tar runs across them."""
+    big = random.Random(3).randbytes(3 << 20)
+    raw = _tar_bytes({"bin/tool": tool("t"), "share/big": big, "share/last": b"end\n"})
+    compress = {
+        "tar.gz": lambda b: gzip.compress(b, compresslevel=1),
+        "tar.xz": lambda b: lzma.compress(b, preset=0),
+        "tar.bz2": lambda b: bz2.compress(b, compresslevel=1),
+    }[fmt]
+    cuts = [0, 700, len(raw) // 2, len(raw)]
+    data = b"".join(compress(raw[a:b]) for a, b in zip(cuts, cuts[1:]))
+    if fmt != "tar.bz2":
+        data += b"\0" * 8  # padding after the last stream is allowed
+    unpack.unpack(write(tmp_path, "a." + fmt, data), stage, fmt)
+    assert (stage / "share" / "big").read_bytes() == big
+    assert (stage / "share" / "last").read_bytes() == b"end\n"
+
+
+def test_gzip_stream_cut_between_members_is_truncated(tmp_path, stage):
+    """Cut where a member ends: the tar alone would look complete, the gzip stream is not."""
+    raw = _tar_bytes({"bin/tool": tool("t"), "share/more": os.urandom(20000)})
+    comp = zlib.compressobj(1, zlib.DEFLATED, 31)
+    data = comp.compress(raw[:1024]) + comp.flush(zlib.Z_FULL_FLUSH)  # header + bin/tool's data
+    rejected(tmp_path, stage, data, "tar.gz", "truncated or corrupt")
+
+
+def test_garbage_after_a_stream_is_corrupt_when_the_tar_goes_on(tmp_path, stage):
+    raw = _tar_bytes({"bin/tool": tool("t"), "share/more": os.urandom(20000)})
+    data = gzip.compress(raw[:1024]) + b"<html>not an archive</html>"
+    rejected(tmp_path, stage, data, "tar.gz", "truncated or corrupt")
+
+
+def test_a_huge_pax_header_counts_against_the_limit(tmp_path, stage):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as t:
+        info = tarfile.TarInfo("bin/tool")
+        info.pax_headers = {"comment": "x" * (3 << 20)}
+        data = tool("t")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    archive = write(tmp_path, "a.tar.gz", buf.getvalue())
+    with pytest.raises(UnpackError, match="unpacks to more than"):
+        unpack.unpack(archive, stage, "tar.gz", max_unpack=2 << 20)
+    assert list(stage.iterdir()) == []
+
+
+def test_sparse_members_are_expanded(tmp_path, stage):
+    if not shutil.which("tar"):
+        pytest.skip("GNU tar makes the sparse archive")
+    src = tmp_path / "src"
+    src.mkdir()
+    head, tail = os.urandom(8192), os.urandom(8192)
+    with open(src / "holes", "wb") as f:
+        f.write(head)
+        f.seek(64 << 10)
+        f.write(tail)
+    archive = tmp_path / "dl" / "a.tar.gz"
+    archive.parent.mkdir()
+    subprocess.run(["tar", "-S", "-czf", str(archive), "-C", str(src), "holes"], check=True)
+    unpack.unpack(archive, stage, "tar.gz")
+    listing = subprocess.run(
+        ["tar", "-tvzf", str(archive)], check=True, capture_output=True, text=True
+    ).stdout
+    got = (stage / "holes").read_bytes()
+    assert got == head + bytes((64 << 10) - 8192) + tail, listing
 
 
 def test_links_inside_the_tree_are_kept(tmp_path, stage):

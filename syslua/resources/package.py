@@ -39,7 +39,18 @@ INSTALL = "Would have installed the package"
 LINK = "Would have linked the package into the profile"
 
 
+_TREE_NAMES: dict[int, tuple[Item, str]] = {}  # id(item) -> (item, its tree's name)
+
+
 def tree_name(item: Item) -> str:
+    """The store name of the item's tree, from what identifies its content.
+
+    Remembered per item (an apply asks for each package's many times: its
+    status, every profile rebuild, verify, the snapshot); the entry holds the
+    item, so its id cannot be reused by another item."""
+    known = _TREE_NAMES.get(id(item))
+    if known is not None and known[0] is item:
+        return known[1]
     ident = {
         "name": item.key,
         "version": item.get("version"),
@@ -48,7 +59,11 @@ def tree_name(item: Item) -> str:
         "format": item.get("format"),
     }
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
-    return f"{digest}-{item.key}-{item.get('version')}"
+    name = f"{digest}-{item.key}-{item.get('version')}"
+    if len(_TREE_NAMES) > 10_000:  # a long-running process (the tests) applies many manifests
+        _TREE_NAMES.clear()
+    _TREE_NAMES[id(item)] = (item, name)
+    return name
 
 
 def bins(item: Item) -> list[str]:
@@ -92,7 +107,7 @@ class PackageType(ResourceType):
             and tree is not None
             and ctx.paths is not None
             and all(
-                os.path.realpath(ctx.paths.profile / "bin" / name) == os.path.realpath(target)
+                profile.points_at(ctx.paths.profile / "bin" / name, target)
                 for name, target in profile.links_of(tree, bins(item)).items()
             )
         )
@@ -116,7 +131,8 @@ class PackageType(ResourceType):
             # Packages installed in parallel share one rebuild: whoever comes
             # first links every package whose tree is there by then.
             if not self.status(item, ctx)["linked"]:
-                _provider().link(ctx.paths, installed_packages(ctx, ctx.manifest), ctx.note)
+                installed = installed_packages(ctx, ctx.manifest)
+                _provider().link(ctx.paths, installed, ctx.note, apply=ctx.store)
 
     def _install(self, item: Item, tree: Path, ctx: Context) -> None:
         _provider().install(item, tree, bins(item), ctx, self.label(item))

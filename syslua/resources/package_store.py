@@ -38,8 +38,7 @@ def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -
         else:
             progress = ctx.progress(label) if ctx.progress else None
             archive = fetch.download(source, ctx.paths.cache, progress=progress)
-            content = staging / "tree"
-            content.mkdir()
+            content = staging  # unpacked in place: the staging dir becomes the tree
             fmt = unpack.detect_format(fetch.file_name(source), item.get("format"))
             unpack.unpack(
                 archive,
@@ -69,7 +68,8 @@ def link(
     paths: Paths,
     packages: list[tuple[Path, list[str]]],
     note: Callable[[dict[str, Any]], None] | None,
+    apply: object | None = None,
 ) -> None:
-    """Make the profile link exactly `packages` (tree, bin entries), recording the old one with `note`."""
-    new_root = profile.build(paths, packages)
-    profile.swap(paths, new_root, note)
+    """Make the profile link exactly `packages` (tree, bin entries), recording the old one
+    with `note`; `apply` (the apply's store) lets a profile it built grow in place."""
+    profile.update(paths, packages, note, apply)
