@@ -199,10 +199,15 @@ def _small_source(source: str) -> bytes | None:
     """A source's whole content when it is small enough to be kept until the
     snapshot is recorded (None: copy it in chunks)."""
     try:
-        with open(source, "rb") as f:
-            if os.fstat(f.fileno()).st_size > PACK_MAX:
+        fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)  # four system calls; open() makes ten
+        try:
+            size = os.fstat(fd).st_size
+            if size > PACK_MAX:
                 return None
-            return f.read()
+            data = os.read(fd, size + 1)  # a regular file reads whole, to its end
+            return data if len(data) <= size else None  # it grew: copied in chunks
+        finally:
+            os.close(fd)
     except FileNotFoundError as e:
         raise ResourceError(f"source file not found: {source}") from e
     except PermissionError as e:
