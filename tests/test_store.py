@@ -257,3 +257,30 @@ def test_doctor_names_the_pack_of_a_corrupt_blob_and_rollback_refuses_a_missing_
     assert p.returncode == 1, out(p)
     assert f"store object {digest[:12]}" in p.stderr and "missing" in p.stderr
     assert {f: (sysenv.home / "d" / f).read_bytes() for f in before} == before
+
+
+def test_an_index_whose_records_point_outside_its_pack_is_refused(sysenv) -> None:
+    """An index whose head is whole but whose records are garbage (a disk
+    that returned other bytes): a blob it names is corrupt, never a read of
+    what its offsets say, and doctor reports it instead of crashing."""
+    sysenv.write("sys.lua", files_config(5, "v1"))
+    ok(sysenv.run("apply"))
+    store = Store(sysenv.root / "store")
+    [idx] = store.packs.glob("*.idx")
+    data = idx.read_bytes()
+    os.chmod(idx, 0o600)
+    head = store_mod._IDX_HEAD.size
+    keys = [data[at : at + 32] for at in range(head, len(data), store_mod._IDX_REC.size)]
+    idx.write_bytes(
+        data[:head] + b"".join(store_mod._IDX_REC.pack(k, 1 << 62, 1 << 62) for k in keys)
+    )
+    again = Store(sysenv.root / "store")
+    digest = keys[0].hex()
+    with pytest.raises(StateError, match="is corrupt"):
+        again.read(digest)
+    assert not again.verify(digest)
+    p = sysenv.run("doctor")
+    assert p.returncode == 1 and "Traceback" not in out(p), out(p)
+    assert f"(object {digest[:12]})" in p.stdout, out(p)
+    p = sysenv.run("gc")
+    assert "Traceback" not in out(p), out(p)

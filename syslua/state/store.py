@@ -48,13 +48,14 @@ _IDX_REC = struct.Struct("<32sQQ")  # digest, offset, length
 class _Pack:
     """One pack and its index, read lazily; lookups bisect the sorted index."""
 
-    __slots__ = ("count", "fd", "index", "name", "path")
+    __slots__ = ("count", "fd", "index", "name", "path", "size")
 
     def __init__(self, path: Path, index: bytes) -> None:
         self.path = path
         self.name = path.stem
         self.index = index
         self.count = (len(index) - _IDX_HEAD.size) // _IDX_REC.size
+        self.size = _IDX_HEAD.unpack_from(index)[1]
         self.fd: int | None = None
 
     def find(self, key: bytes) -> tuple[int, int] | None:
@@ -76,6 +77,14 @@ class _Pack:
 
     def entries(self) -> Iterable[tuple[bytes, int, int]]:
         return _IDX_REC.iter_unpack(self.index[_IDX_HEAD.size :])
+
+    def holds(self, offset: int, length: int) -> bool:
+        """Is this record inside the pack? (False: a damaged index)"""
+        return len(_PACK_MAGIC) <= offset and offset + length <= self.size
+
+    def whole(self) -> bool:
+        """Does every record of the index point inside the pack?"""
+        return all(self.holds(offset, length) for _key, offset, length in self.entries())
 
     def read(self, offset: int, length: int) -> bytes:
         if self.fd is None:
@@ -323,6 +332,11 @@ class Store:
             found = self._find(digest)
             if found is not None:
                 pack, offset, length = found
+                if not pack.holds(offset, length):
+                    raise StateError(
+                        f"store object {digest[:12]} is corrupt "
+                        f"(the index of its pack {pack.path} is damaged)"
+                    )
                 data = pack.read(offset, length)
                 if len(data) != length:
                     raise StateError(
@@ -531,8 +545,8 @@ class Store:
         with self._lock:
             for pack in list(self._pack_list()):
                 entries = list(pack.entries())
-                if not any(key.hex() in dead for key, _o, _n in entries):
-                    continue
+                if not any(key.hex() in dead for key, _o, _n in entries) or not pack.whole():
+                    continue  # a damaged index is left as it is (doctor reports it)
                 live = {
                     key.hex(): pack.read(offset, length)
                     for key, offset, length in entries
@@ -545,7 +559,7 @@ class Store:
     def compact(self) -> None:
         """Write every pack's blobs as one pack (durable before the others go)."""
         with self._lock:
-            packs = list(self._pack_list())
+            packs = [p for p in self._pack_list() if p.whole()]  # a damaged index stays as it is
             if len(packs) < 2:
                 return
             blobs: dict[str, bytes] = {}
