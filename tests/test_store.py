@@ -284,3 +284,24 @@ def test_an_index_whose_records_point_outside_its_pack_is_refused(sysenv) -> Non
     assert f"(object {digest[:12]})" in p.stdout, out(p)
     p = sysenv.run("gc")
     assert "Traceback" not in out(p), out(p)
+
+
+def test_a_sync_that_merges_packs_makes_the_merged_pack_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blobs written as a pack before `sync()` (more than PACK_FLUSH waited)
+    may be merged by the compaction that sync starts: syncing must not then
+    look for the pack that merging removed."""
+    monkeypatch.setattr(store_mod, "MAX_PACKS", 3)
+    monkeypatch.setattr(store_mod, "PACK_FLUSH", 100)
+    store = Store(tmp_path / "store")
+    digests = []
+    for i in range(3):
+        digests.append(store.put_bytes(f"blob {i}\n".encode()))
+        store.sync()
+    digests.append(store.put_bytes(b"x" * 200))  # over PACK_FLUSH: a pack now, synced later
+    digests.append(store.put_bytes(b"waiting\n"))
+    store.sync()
+    again = Store(tmp_path / "store")
+    assert sorted(again.all_objects()) == sorted(digests)
+    assert len(packs(again)) == 2

@@ -431,12 +431,15 @@ class Store:
                 pack.close()
                 self._pack_list().remove(pack)
                 break
-        for suffix in (".idx", ".pack"):
+        files = [self.packs / f"{name}{suffix}" for suffix in (".idx", ".pack")]
+        for path in files:
             try:
-                (self.packs / f"{name}{suffix}").unlink()
+                path.unlink()
             except FileNotFoundError:
                 pass
         self._made.pop(name, None)
+        # Not synced yet, and gone: what it held is in the pack that replaced it.
+        self._unsynced = [p for p in self._unsynced if p not in files]
 
     def sync(self) -> None:
         """Make every blob written since the last sync durable (one batch).
