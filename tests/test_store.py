@@ -305,3 +305,25 @@ def test_a_sync_that_merges_packs_makes_the_merged_pack_durable(
     again = Store(tmp_path / "store")
     assert sorted(again.all_objects()) == sorted(digests)
     assert len(packs(again)) == 2
+
+
+def test_the_file_of_its_own_a_packed_blob_gets_is_durable_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sys status` names it to a user whose files a failed undo could not
+    put back (unrestored.json is durable right after), and rollback copies
+    from it rather than from the pack: it must not wait for a sync that
+    may never come in the Store that made it."""
+    store = Store(tmp_path / "store")
+    d = store.put_bytes(b"the original\n")
+    store.sync()
+    synced: list[int] = []  # inodes
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:  # the real fsync, remembering what it synced
+        synced.append(os.fstat(fd).st_ino)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    p = store.loose_path(d)
+    assert p.stat().st_ino in synced and p.parent.stat().st_ino in synced

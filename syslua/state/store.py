@@ -387,12 +387,12 @@ class Store:
         data = self.read(digest)
         self._ensure()
         target = self.path(digest)
-        with AtomicFile(None, BLOB, durable=False, temp_dir=self.tmp) as f:
+        # Durable at once: a name for the content is handed out now (status
+        # names it, rollback copies from it), and this Store may never sync.
+        with AtomicFile(None, BLOB, durable=True, temp_dir=self.tmp) as f:
             f.write(data)
             make_dir(target.parent, PRIVATE_DIR)
             f.target = target
-        with self._lock:
-            self._unsynced.append(target)
         return target
 
     def mark(self) -> int:
