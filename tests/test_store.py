@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, corrupt_object, delete_object, ok, out, store_objects
+from conftest import HEADER, corrupt_object, delete_object, ok, out, store_objects, tree
 
 from syslua.errors import StateError
 from syslua.state import store as store_mod
@@ -250,7 +250,8 @@ def test_doctor_names_the_pack_of_a_corrupt_blob_and_rollback_refuses_a_missing_
     files = corrupt_object(sysenv.root, digest)
     p = sysenv.run("doctor")
     assert p.returncode == 1, out(p)
-    assert f"(object {digest[:12]})" in p.stdout and f"rm {' '.join(files)}" in p.stdout, out(p)
+    assert f"(object {digest[:12]})" in p.stdout and "run `sys gc`" in p.stdout, out(p)
+    assert files[0].endswith(".pack") and f"rm {files[0]}" not in p.stdout
     delete_object(sysenv.root, digest)
     before = {f: (sysenv.home / "d" / f).read_bytes() for f in os.listdir(sysenv.home / "d")}
     p = sysenv.run("rollback")
@@ -327,3 +328,35 @@ def test_the_file_of_its_own_a_packed_blob_gets_is_durable_at_once(
     monkeypatch.setattr(os, "fsync", fsync)
     p = store.loose_path(d)
     assert p.stat().st_ino in synced and p.parent.stat().st_ino in synced
+
+
+def test_a_corrupt_packed_blob_is_dropped_alone_never_its_whole_pack(sysenv) -> None:
+    """After gc every blob shares one pack: deleting the pack that holds a
+    corrupt blob would delete every original with it. doctor sends the user
+    to `sys gc`, which writes the pack again without the corrupt blob."""
+    for i in range(3):
+        (sysenv.home / f"f{i}").write_text(f"hand-made {i}\n")
+    originals = tree(sysenv.home)
+    sysenv.write("sys.lua", files_config(3, "v1").replace("~/d/f00", "~/f"))
+    ok(sysenv.run("apply"))
+    sysenv.write("sys.lua", files_config(3, "v2").replace("~/d/f00", "~/f"))
+    ok(sysenv.run("apply"))
+    ok(sysenv.run("gc"))
+    store = Store(sysenv.root / "store")
+    assert len([p for p in packs(store) if p.endswith(".pack")]) == 1
+    digest = sha(b"v1 1\n")
+    corrupt_object(sysenv.root, digest)
+    p = sysenv.run("doctor")
+    assert p.returncode == 1, out(p)
+    assert f"(object {digest[:12]})" in p.stdout and "rm " not in p.stdout, out(p)
+    assert "run `sys gc`" in p.stdout, out(p)
+    p = sysenv.run("gc")
+    assert f"1 corrupt store object(s) (they did not match their hash): {digest[:12]}" in p.stdout
+    assert digest not in store_objects(sysenv.root)
+    # Missing now, as a deleted loose object was: only it.
+    p = sysenv.run("doctor")
+    assert "do not match their hash" not in p.stdout, out(p)
+    assert "1 of " in p.stdout and "the current snapshot refers to are missing" in p.stdout
+    p = sysenv.run("destroy", input="y\n")
+    assert p.returncode == 0, out(p)
+    assert tree(sysenv.home) == originals
