@@ -360,3 +360,18 @@ def test_a_corrupt_packed_blob_is_dropped_alone_never_its_whole_pack(sysenv) -> 
     p = sysenv.run("destroy", input="y\n")
     assert p.returncode == 0, out(p)
     assert tree(sysenv.home) == originals
+
+
+def test_a_reader_finds_blobs_whose_pack_another_store_merged(tmp_path: Path) -> None:
+    """`sys status` takes no lock: an apply (or gc) may merge the packs it
+    listed before it reads from them. It looks again, not crash."""
+    writer = Store(tmp_path / "store")
+    a = writer.put_bytes(b"a\n")
+    writer.sync()
+    b = writer.put_bytes(b"b\n")
+    writer.sync()
+    reader = Store(tmp_path / "store")
+    assert reader.has(a) and reader.has(b)  # the two packs are listed
+    writer.compact()
+    assert len(packs(writer)) == 2  # one pack now
+    assert reader.read(a) == b"a\n" and reader.read(b) == b"b\n"

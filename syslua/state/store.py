@@ -86,10 +86,13 @@ class _Pack:
         """Does every record of the index point inside the pack?"""
         return all(self.holds(offset, length) for _key, offset, length in self.entries())
 
-    def read(self, offset: int, length: int) -> bytes:
+    def open(self) -> int:
         if self.fd is None:
             self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        return os.pread(self.fd, length, offset)
+        return self.fd
+
+    def read(self, offset: int, length: int) -> bytes:
+        return os.pread(self.open(), length, offset)
 
     def close(self) -> None:
         if self.fd is not None:
@@ -330,6 +333,11 @@ class Store:
             if data is not None:
                 return data
             found = self._find(digest)
+            if found is not None and not self._readable(found[0]):
+                # Merged or rewritten by another command since this Store
+                # listed the packs (a reader takes no lock): list them again.
+                self._reload()
+                found = self._find(digest)
             if found is not None:
                 pack, offset, length = found
                 if not pack.holds(offset, length):
@@ -423,6 +431,19 @@ class Store:
                 if gone_set.issuperset(keys):
                     self._drop_pack(name)
             self._unsynced = [p for p in self._unsynced if p.exists()]
+
+    def _readable(self, pack: _Pack) -> bool:
+        """Can `pack` still be read? (opens it: an open pack stays readable)"""
+        try:
+            pack.open()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _reload(self) -> None:
+        for pack in self._loaded or ():
+            pack.close()
+        self._loaded = None
 
     def _drop_pack(self, name: str) -> None:
         """Remove a pack: its index first, so that it is never found half gone."""
