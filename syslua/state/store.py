@@ -14,7 +14,8 @@ Every object is read-only for its owner alone (0400: blobs hold originals,
 secrets and config sources), and appears whole or not at all: a pack and
 then its index are renamed into place, the index last, and a pack whose
 size is not the one its index records (a crash that kept the names but not
-the bytes) is ignored. Writing the same content twice keeps one copy.
+the bytes), or whose index is not sorted or points outside it, is ignored.
+Writing the same content twice keeps one copy.
 `sync()` makes everything written so far durable at once, which lets the
 journal batch many backups under one flush. A caller that records a digest
 anywhere calls `sync()` first: until then a small blob may exist only in
@@ -78,13 +79,15 @@ class _Pack:
     def entries(self) -> Iterable[tuple[bytes, int, int]]:
         return _IDX_REC.iter_unpack(self.index[_IDX_HEAD.size :])
 
-    def holds(self, offset: int, length: int) -> bool:
-        """Is this record inside the pack? (False: a damaged index)"""
-        return len(_PACK_MAGIC) <= offset and offset + length <= self.size
-
-    def whole(self) -> bool:
-        """Does every record of the index point inside the pack?"""
-        return all(self.holds(offset, length) for _key, offset, length in self.entries())
+    def sound(self) -> bool:
+        """Are the index's records sorted, and inside the pack? (False: a
+        damaged index, whose offsets must never be read nor its digests listed)"""
+        start, end, last = len(_PACK_MAGIC), self.size, b""
+        for key, offset, length in self.entries():
+            if key <= last or offset < start or offset + length > end:
+                return False
+            last = key
+        return True
 
     def open(self) -> int:
         if self.fd is None:
@@ -162,7 +165,8 @@ class Store:
         magic, expected = _IDX_HEAD.unpack_from(index)
         if magic != _IDX_MAGIC or size != expected:
             return None
-        return _Pack(self.packs / f"{name}.pack", index)
+        pack = _Pack(self.packs / f"{name}.pack", index)
+        return pack if pack.sound() else None
 
     def _find(self, digest: str) -> tuple[_Pack, int, int] | None:
         try:
@@ -340,11 +344,6 @@ class Store:
                 found = self._find(digest)
             if found is not None:
                 pack, offset, length = found
-                if not pack.holds(offset, length):
-                    raise StateError(
-                        f"store object {digest[:12]} is corrupt "
-                        f"(the index of its pack {pack.path} is damaged)"
-                    )
                 data = pack.read(offset, length)
                 if len(data) != length:
                     raise StateError(
@@ -569,8 +568,8 @@ class Store:
         with self._lock:
             for pack in list(self._pack_list()):
                 entries = list(pack.entries())
-                if not any(key.hex() in dead for key, _o, _n in entries) or not pack.whole():
-                    continue  # a damaged index is left as it is (doctor reports it)
+                if not any(key.hex() in dead for key, _o, _n in entries):
+                    continue
                 live = {
                     key.hex(): pack.read(offset, length)
                     for key, offset, length in entries
@@ -589,8 +588,6 @@ class Store:
         bad, good = set(), set()
         with self._lock:
             for pack in self._pack_list():
-                if not pack.whole():
-                    continue  # nothing in it can be read back: doctor names its files
                 for key, offset, length in pack.entries():
                     fine = hashlib.sha256(pack.read(offset, length)).digest() == key
                     (good if fine else bad).add(key.hex())
@@ -599,7 +596,7 @@ class Store:
     def compact(self) -> None:
         """Write every pack's blobs as one pack (durable before the others go)."""
         with self._lock:
-            packs = [p for p in self._pack_list() if p.whole()]  # a damaged index stays as it is
+            packs = list(self._pack_list())
             if len(packs) < 2:
                 return
             blobs: dict[str, bytes] = {}

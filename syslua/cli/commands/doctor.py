@@ -257,7 +257,7 @@ def store(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
             + _named([st.location(n) for n in corrupt])
         )
         # A pack holds many other blobs (every original, after gc): only a
-        # loose object or a pack whose index is damaged is deleted whole.
+        # loose object is deleted whole.
         packed = set(st.corrupt_packed())
         loose = [n for n in corrupt if n not in packed]
         steps = []
