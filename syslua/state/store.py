@@ -585,7 +585,8 @@ class Store:
         blobs, and only the corrupt ones may go."""
         import hashlib
 
-        bad, good = set(), set()
+        bad: set[str] = set()
+        good: set[str] = set()
         with self._lock:
             for pack in self._pack_list():
                 for key, offset, length in pack.entries():
