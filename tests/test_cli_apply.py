@@ -405,6 +405,10 @@ def _unreadable(sysenv) -> None:  # type: ignore[no-untyped-def]
     os.chmod(src, 0)
 
 
+def _looping_source(sysenv) -> None:  # type: ignore[no-untyped-def]
+    os.symlink("loop.txt", sysenv.work / "loop.txt")  # stat fails with ELOOP
+
+
 def _dir_in_the_way(sysenv) -> None:  # type: ignore[no-untyped-def]
     (sysenv.home / "cfg").mkdir()
     (sysenv.home / "cfg" / "inside").write_text("mine\n")
@@ -420,6 +424,13 @@ FAULTS = [
         "missing-source",
         None,
         'file { path = "~/x", source = "no-such-file.txt" }',
+        "file ~/x",
+        "source file not found",
+    ),
+    (
+        "looping-source",
+        _looping_source,
+        'file { path = "~/x", source = "loop.txt" }',
         "file ~/x",
         "source file not found",
     ),

@@ -128,10 +128,10 @@ def _source_size(source: str) -> int:
     """The size of a regular source file (one `stat`); an error when it is not one."""
     try:
         st = os.stat(source)
-    except (FileNotFoundError, NotADirectoryError):
-        raise ResourceError(f"source file not found: {source}") from None
     except PermissionError as e:
         raise ResourceError(f"cannot read source file {source}: permission denied") from e
+    except OSError:  # absent, a parent that is a file, a symlink loop, a name too long
+        raise ResourceError(f"source file not found: {source}") from None
     if not stat.S_ISREG(st.st_mode):
         raise ResourceError(f"source is not a regular file: {source}")
     return st.st_size

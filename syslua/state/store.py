@@ -14,7 +14,8 @@ Every object is read-only for its owner alone (0400: blobs hold originals,
 secrets and config sources), and appears whole or not at all: a pack and
 then its index are renamed into place, the index last, and a pack whose
 size is not the one its index records (a crash that kept the names but not
-the bytes) is ignored. Writing the same content twice keeps one copy.
+the bytes), or whose index is not sorted or points outside it, is ignored.
+Writing the same content twice keeps one copy.
 `sync()` makes everything written so far durable at once, which lets the
 journal batch many backups under one flush. A caller that records a digest
 anywhere calls `sync()` first: until then a small blob may exist only in
@@ -48,13 +49,14 @@ _IDX_REC = struct.Struct("<32sQQ")  # digest, offset, length
 class _Pack:
     """One pack and its index, read lazily; lookups bisect the sorted index."""
 
-    __slots__ = ("count", "fd", "index", "name", "path")
+    __slots__ = ("count", "fd", "index", "name", "path", "size")
 
     def __init__(self, path: Path, index: bytes) -> None:
         self.path = path
         self.name = path.stem
         self.index = index
         self.count = (len(index) - _IDX_HEAD.size) // _IDX_REC.size
+        self.size = _IDX_HEAD.unpack_from(index)[1]
         self.fd: int | None = None
 
     def find(self, key: bytes) -> tuple[int, int] | None:
@@ -77,10 +79,23 @@ class _Pack:
     def entries(self) -> Iterable[tuple[bytes, int, int]]:
         return _IDX_REC.iter_unpack(self.index[_IDX_HEAD.size :])
 
-    def read(self, offset: int, length: int) -> bytes:
+    def sound(self) -> bool:
+        """Are the index's records sorted, and inside the pack? (False: a
+        damaged index, whose offsets must never be read nor its digests listed)"""
+        start, end, last = len(_PACK_MAGIC), self.size, b""
+        for key, offset, length in self.entries():
+            if key <= last or offset < start or offset + length > end:
+                return False
+            last = key
+        return True
+
+    def open(self) -> int:
         if self.fd is None:
             self.fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        return os.pread(self.fd, length, offset)
+        return self.fd
+
+    def read(self, offset: int, length: int) -> bytes:
+        return os.pread(self.open(), length, offset)
 
     def close(self) -> None:
         if self.fd is not None:
@@ -150,7 +165,8 @@ class Store:
         magic, expected = _IDX_HEAD.unpack_from(index)
         if magic != _IDX_MAGIC or size != expected:
             return None
-        return _Pack(self.packs / f"{name}.pack", index)
+        pack = _Pack(self.packs / f"{name}.pack", index)
+        return pack if pack.sound() else None
 
     def _find(self, digest: str) -> tuple[_Pack, int, int] | None:
         try:
@@ -321,6 +337,11 @@ class Store:
             if data is not None:
                 return data
             found = self._find(digest)
+            if found is not None and not self._readable(found[0]):
+                # Merged or rewritten by another command since this Store
+                # listed the packs (a reader takes no lock): list them again.
+                self._reload()
+                found = self._find(digest)
             if found is not None:
                 pack, offset, length = found
                 data = pack.read(offset, length)
@@ -373,12 +394,12 @@ class Store:
         data = self.read(digest)
         self._ensure()
         target = self.path(digest)
-        with AtomicFile(None, BLOB, durable=False, temp_dir=self.tmp) as f:
+        # Durable at once: a name for the content is handed out now (status
+        # names it, rollback copies from it), and this Store may never sync.
+        with AtomicFile(None, BLOB, durable=True, temp_dir=self.tmp) as f:
             f.write(data)
             make_dir(target.parent, PRIVATE_DIR)
             f.target = target
-        with self._lock:
-            self._unsynced.append(target)
         return target
 
     def mark(self) -> int:
@@ -410,6 +431,19 @@ class Store:
                     self._drop_pack(name)
             self._unsynced = [p for p in self._unsynced if p.exists()]
 
+    def _readable(self, pack: _Pack) -> bool:
+        """Can `pack` still be read? (opens it: an open pack stays readable)"""
+        try:
+            pack.open()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _reload(self) -> None:
+        for pack in self._loaded or ():
+            pack.close()
+        self._loaded = None
+
     def _drop_pack(self, name: str) -> None:
         """Remove a pack: its index first, so that it is never found half gone."""
         for pack in self._pack_list():
@@ -417,12 +451,15 @@ class Store:
                 pack.close()
                 self._pack_list().remove(pack)
                 break
-        for suffix in (".idx", ".pack"):
+        files = [self.packs / f"{name}{suffix}" for suffix in (".idx", ".pack")]
+        for path in files:
             try:
-                (self.packs / f"{name}{suffix}").unlink()
+                path.unlink()
             except FileNotFoundError:
                 pass
         self._made.pop(name, None)
+        # Not synced yet, and gone: what it held is in the pack that replaced it.
+        self._unsynced = [p for p in self._unsynced if p not in files]
 
     def sync(self) -> None:
         """Make every blob written since the last sync durable (one batch).
@@ -541,6 +578,21 @@ class Store:
                 if live:
                     self._pack_list().append(self._write_pack(live, durable=True))
                 self._drop_pack(pack.name)
+
+    def corrupt_packed(self) -> list[str]:
+        """Packed blobs whose bytes no longer match their digest (and that no
+        other pack holds whole), for `remove_objects`: a pack holds many
+        blobs, and only the corrupt ones may go."""
+        import hashlib
+
+        bad: set[str] = set()
+        good: set[str] = set()
+        with self._lock:
+            for pack in self._pack_list():
+                for key, offset, length in pack.entries():
+                    fine = hashlib.sha256(pack.read(offset, length)).digest() == key
+                    (good if fine else bad).add(key.hex())
+        return sorted(bad - good)
 
     def compact(self) -> None:
         """Write every pack's blobs as one pack (durable before the others go)."""

@@ -256,10 +256,19 @@ def store(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
             f"{len(corrupt)} of {len(sample)} objects checked do not match their hash: "
             + _named([st.location(n) for n in corrupt])
         )
+        # A pack holds many other blobs (every original, after gc): only a
+        # loose object is deleted whole.
+        packed = set(st.corrupt_packed())
+        loose = [n for n in corrupt if n not in packed]
+        steps = []
+        if packed & set(corrupt):
+            steps.append("run `sys gc`, which writes their packs again without them")
+        if loose:
+            steps.append(
+                "delete the files that hold them (rm " + " ".join(st.files_of(loose)) + ")"
+            )
         fixes.append(
-            "delete the files that hold them (rm "
-            + " ".join(st.files_of(corrupt))
-            + "), then `sys apply` stores file contents "
+            " and ".join(steps) + ", then `sys apply` stores file contents "
             "again; an original or an older content kept only there cannot be restored"
         )
     if missing is not None:

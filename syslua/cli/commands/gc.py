@@ -38,8 +38,12 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
         dead_blobs = [b for b in store.all_objects() if b not in blobs]
         dead_trees = [t for t in store.all_trees() if t not in trees]
         freed = sum(store.size(b) for b in dead_blobs)
+        corrupt: list[str] = []
         if not dry_run:
-            store.remove_objects(dead_blobs)
+            # Corrupt packed blobs go too (doctor sends the user here): they
+            # cannot be read back, and a later apply stores what it declares again.
+            corrupt = [b for b in store.corrupt_packed() if b not in dead_blobs]
+            store.remove_objects([*dead_blobs, *corrupt])
             store.compact()
         for t in dead_trees:
             if not dry_run:
@@ -61,6 +65,11 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
     )
     for ident in drop:
         term.line(f"  - snapshot {ident}")
+    if corrupt:
+        term.line(
+            f"  - {len(corrupt)} corrupt store object(s) (they did not match their hash): "
+            + ", ".join(b[:12] for b in corrupt)
+        )
     for t in dead_trees:
         term.line(f"  - tree {t}")
     return 0
