@@ -382,3 +382,15 @@ def test_a_reader_finds_blobs_whose_pack_another_store_merged(tmp_path: Path) ->
     writer.compact()
     assert len(packs(writer)) == 2  # one pack now
     assert reader.read(a) == b"a\n" and reader.read(b) == b"b\n"
+
+
+def test_gc_removes_what_a_killed_pack_writer_left(sysenv) -> None:
+    sysenv.write("sys.lua", files_config(5, "v1"))
+    ok(sysenv.run("apply"))
+    packs_dir = sysenv.root / "store" / "packs"
+    kept = sorted(p.name for p in packs_dir.iterdir())
+    (packs_dir / "0123456789abcdef0123456789abcdef.pack").write_bytes(b"sluapak1 half")
+    (packs_dir / ".0123.pack.syslua-1-deadbeef").write_bytes(b"temp")
+    ok(sysenv.run("gc"))
+    assert sorted(p.name for p in packs_dir.iterdir()) == kept
+    assert len(store_objects(sysenv.root)) == 8  # 5 contents, sys.lua, env.sh, env.fish

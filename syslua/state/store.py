@@ -594,6 +594,25 @@ class Store:
                     (good if fine else bad).add(key.hex())
         return sorted(bad - good)
 
+    def tidy(self) -> list[str]:
+        """Remove what a killed writer left in `packs/`: temp files, and a pack
+        whose index was never written (nothing can name its blobs). Only under
+        the exclusive lock (`sys gc`), when no writer runs. Returns the names."""
+        try:
+            names = os.listdir(self.packs)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        indexed = {n[:-4] for n in names if n.endswith(".idx")}
+        gone = [
+            n for n in names if n.startswith(".") or (n.endswith(".pack") and n[:-5] not in indexed)
+        ]
+        for n in gone:
+            try:
+                os.unlink(self.packs / n)
+            except FileNotFoundError:
+                pass
+        return gone
+
     def compact(self) -> None:
         """Write every pack's blobs as one pack (durable before the others go)."""
         with self._lock:

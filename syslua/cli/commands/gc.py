@@ -45,6 +45,7 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
             corrupt = [b for b in store.corrupt_packed() if b not in dead_blobs]
             store.remove_objects([*dead_blobs, *corrupt])
             store.compact()
+            store.tidy()
         for t in dead_trees:
             if not dry_run:
                 store.remove_tree(t)
