@@ -140,7 +140,7 @@ def apply_manifest(
     records when it differs from what runs (a rollback runs store copies of sources)."""
     store = Store(paths.store)
     snapshots = Snapshots(paths)
-    current, warning = snapshots.usable_current()
+    current, warning = snapshots.usable_current(like=manifest)
     for note in (snapshots.rebuilt, warning):
         if note:
             reporter.note(f"Warning: {note}")

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from json.decoder import JSONDecoder
 from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError, UsageError
 from syslua.fsutil import atomic_write, make_dir
-from syslua.manifest.model import Manifest
+from syslua.manifest.model import MANIFEST_VERSION, Item, Manifest, freeze_owned
 from syslua.paths import Paths
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
 
@@ -51,7 +54,7 @@ class Snapshot:
     pre: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Snapshot:
@@ -108,6 +111,51 @@ class Snapshot:
 
     def trees(self) -> set[str]:
         return {s["tree"] for s in self.items.values() if s.get("tree")}
+
+
+class LeanSnapshot(Snapshot):
+    """A snapshot read for an apply (`Snapshots.load(ident, like=manifest)`).
+
+    Decoded whole, the current snapshot of a 10,000-file config is about
+    22 MiB of dicts: its manifest, which the apply then copies into Items,
+    and the pre-apply records, which it never reads. Read lean, the manifest
+    is decoded straight into Items, an item declared as in `like` being
+    `like`'s own Item, and the pre-apply records are read through (a
+    truncated file is still found corrupt) without being kept. Both come
+    back when asked for: `manifest` as the items' plain form (the same JSON
+    data), `pre` read again from the file."""
+
+    _loaded: Manifest
+    _file: Path | None
+    _pre: dict[str, Any] | None
+
+    @property  # type: ignore[override]
+    def manifest(self) -> dict[str, Any]:
+        return self._loaded.to_dict()
+
+    @manifest.setter
+    def manifest(self, value: dict[str, Any]) -> None:
+        self._loaded = Manifest.from_dict(value)
+
+    @property  # type: ignore[override]
+    def pre(self) -> dict[str, Any]:
+        if self._pre is None:
+            pre: Any = {}
+            if self._file is not None:
+                try:
+                    data = json.loads(self._file.read_text(encoding="utf-8"))
+                    pre = data.get("pre", {})
+                except (OSError, ValueError, AttributeError):
+                    pre = {}
+            self._pre = pre
+        return self._pre
+
+    @pre.setter
+    def pre(self, value: dict[str, Any]) -> None:
+        self._pre = value
+
+    def load_manifest(self) -> Manifest:
+        return self._loaded
 
 
 class Snapshots:
@@ -193,11 +241,20 @@ class Snapshots:
     def path(self, ident: str) -> Path:
         return self.dir / f"{ident}.json"
 
-    def load(self, ident: str) -> Snapshot:
+    def load(self, ident: str, *, like: Manifest | None = None) -> Snapshot:
+        """The snapshot `ident`. With `like` (the manifest about to be
+        applied), it is read in its lean form (`LeanSnapshot`): what an
+        apply needs of the current snapshot, in less memory."""
         try:
-            data = json.loads(self.path(ident).read_text(encoding="utf-8"))
+            text = self.path(ident).read_text(encoding="utf-8")
         except FileNotFoundError:
             raise UsageError(f"no snapshot {ident} (see `sys history`)") from None
+        if like is not None:
+            lean = read_lean(text, like, self.path(ident))
+            if lean is not None:
+                return lean
+        try:
+            data = json.loads(text)
         except ValueError as e:
             raise StateError(
                 f"snapshot {ident} is corrupt: {e}; it cannot be used (other snapshots are fine)"
@@ -226,19 +283,19 @@ class Snapshots:
         ident = self.current_id()
         return self.load(ident) if ident else None
 
-    def usable_current(self) -> tuple[Snapshot | None, str | None]:
+    def usable_current(self, *, like: Manifest | None = None) -> tuple[Snapshot | None, str | None]:
         """The current snapshot, or, when its file is corrupt, the newest readable
-        one instead, with a warning saying so."""
+        one instead, with a warning saying so. `like`: see `load`."""
         ident = self.current_id()
         if ident is None:
             return None, None
         try:
-            return self.load(ident), None
+            return self.load(ident, like=like), None
         except (StateError, UsageError) as e:
             order = self._read_index()["order"]
             for other in reversed(order[: order.index(ident)] if ident in order else order):
                 try:
-                    snap = self.load(other)
+                    snap = self.load(other, like=like)
                 except (StateError, UsageError):
                     continue
                 return snap, (
@@ -316,3 +373,160 @@ def current_manifest(paths: Paths) -> tuple[Manifest | None, list[str]]:
     snap, warning = snapshots.usable_current()
     notes = [n for n in (snapshots.rebuilt, warning) if n]
     return (snap.load_manifest() if snap else None), notes
+
+
+class _NotLean(Exception):
+    """Not in the form `Snapshots.save` writes: read the usual way instead."""
+
+
+_ITEM_KEYS = frozenset(("type", "key", "props", "parent", "noop", "health_check_only"))
+_WS = re.compile(r"[ \t\n\r]*")  # what JSON allows between tokens
+
+
+def read_lean(text: str, like: Manifest, file: Path | None = None) -> LeanSnapshot | None:
+    """The snapshot in `text` as a `LeanSnapshot`, sharing the Items of
+    `like` that are declared the same; None when the text is not in the form
+    `save` writes (or not JSON): the caller then decodes it whole, which
+    says what is wrong with a corrupt file as it always did. `file`: where
+    `pre` is read again from, when asked for."""
+    try:
+        fields = _LeanReader(text, like).read()
+    except (_NotLean, StopIteration, ValueError, RecursionError):
+        return None
+    loaded = fields.pop("manifest", None)
+    if not isinstance(loaded, Manifest):
+        return None
+    known = {k: fields[k] for k in Snapshot.__dataclass_fields__ if k in fields and k != "pre"}
+    try:
+        snap = LeanSnapshot(manifest={}, **known)
+    except TypeError:
+        return None  # a field missing: the usual reading says so
+    snap._loaded, snap._file, snap._pre = loaded, file, None
+    return snap
+
+
+class _LeanReader:
+    """Walks a snapshot's JSON with the json module's own scanner, one value
+    at a time, so that the big parts are never all decoded at once."""
+
+    def __init__(self, text: str, like: Manifest) -> None:
+        self.text = text
+        self.like = like
+        # The json module's own scanner (C): the value at a position, and where it ends.
+        self.scan: Callable[[str, int], tuple[Any, int]] = JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+    def read(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+
+        def member(key: str, pos: int) -> int:
+            if key == "manifest":
+                fields[key], pos = self._manifest(pos)
+            elif key == "pre":
+                pos = self._skip(pos, 2)  # {"previous": ..., "records": [one record at a time]}
+                fields[key] = None
+            else:
+                fields[key], pos = self.scan(self.text, pos)
+            return pos
+
+        end = self._ws(self._object(self._ws(0), member))
+        if end != len(self.text):
+            raise _NotLean("extra data")
+        return fields
+
+    def _ws(self, pos: int) -> int:
+        match = _WS.match(self.text, pos)
+        assert match is not None  # it matches the empty string
+        return match.end()
+
+    def _object(self, pos: int, member: Callable[[str, int], int]) -> int:
+        """Read the object at `pos`; `member(key, pos)` reads each value and
+        returns where it ends. Returns where the object ends."""
+        text = self.text
+        if text[pos : pos + 1] != "{":
+            raise _NotLean("not an object")
+        pos = self._ws(pos + 1)
+        if text[pos : pos + 1] == "}":
+            return pos + 1
+        while True:
+            if text[pos : pos + 1] != '"':
+                raise _NotLean("not a key")
+            key, pos = self.scan(text, pos)
+            pos = self._ws(pos)
+            if text[pos : pos + 1] != ":":
+                raise _NotLean("no colon")
+            pos = self._ws(member(key, self._ws(pos + 1)))
+            if text[pos : pos + 1] == "}":
+                return pos + 1
+            if text[pos : pos + 1] != ",":
+                raise _NotLean("no comma")
+            pos = self._ws(pos + 1)
+
+    def _array(self, pos: int, element: Callable[[int], int]) -> int:
+        text = self.text
+        if text[pos : pos + 1] != "[":
+            raise _NotLean("not an array")
+        pos = self._ws(pos + 1)
+        if text[pos : pos + 1] == "]":
+            return pos + 1
+        while True:
+            pos = self._ws(element(pos))
+            if text[pos : pos + 1] == "]":
+                return pos + 1
+            if text[pos : pos + 1] != ",":
+                raise _NotLean("no comma")
+            pos = self._ws(pos + 1)
+
+    def _skip(self, pos: int, depth: int) -> int:
+        """Read through the value at `pos`, keeping nothing: containers
+        `depth` levels down are decoded one member at a time."""
+        if depth and self.text[pos : pos + 1] == "{":
+            return self._object(pos, lambda _key, p: self._skip(p, depth - 1))
+        if depth and self.text[pos : pos + 1] == "[":
+            return self._array(pos, lambda p: self._skip(p, depth - 1))
+        return int(self.scan(self.text, pos)[1])
+
+    def _manifest(self, pos: int) -> tuple[Manifest, int]:
+        # Decoded in one call, so that the json scanner shares the key
+        # strings of every item; then turned into Items one dict at a time.
+        raw, pos = self.scan(self.text, pos)
+        if (
+            type(raw) is not dict
+            or raw.keys() != {"version", "items"}
+            or raw["version"] != MANIFEST_VERSION
+            or type(raw["items"]) is not list
+        ):
+            raise _NotLean("not a manifest")
+        dicts: list[Any] = raw.pop("items")
+        dicts.reverse()
+        items = []
+        while dicts:
+            items.append(self._item(dicts.pop()))  # each dict is let go once read
+        items.sort(key=lambda i: i.id)
+        return Manifest(items=tuple(items)), pos
+
+    def _item(self, d: Any) -> Item:
+        if type(d) is not dict or d.keys() != _ITEM_KEYS:
+            raise _NotLean("not an item")
+        type_, key, props = d["type"], d["key"], d["props"]
+        parent, noop, checks = d["parent"], d["noop"], d["health_check_only"]
+        if (
+            type(type_) is not str
+            or type(key) is not str
+            or type(props) is not dict
+            or not (parent is None or type(parent) is str)
+            or type(noop) is not bool
+            or type(checks) is not bool
+        ):
+            raise _NotLean("not an item")
+        same = self.like.get(f"{type_}#{key}")
+        if (
+            same is not None
+            and same.type == type_
+            and same.key == key
+            and same.parent == parent
+            and same.noop is noop
+            and same.health_check_only is checks
+            and same.props == props
+        ):
+            return same
+        return Item(type_, key, freeze_owned(props), parent, noop, checks)
