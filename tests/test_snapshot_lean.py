@@ -71,6 +71,9 @@ def test_a_snapshot_cut_short_anywhere_is_corrupt(sysenv) -> None:
         file.write_text(text[:cut])
         with pytest.raises(StateError, match=f"snapshot {ident} is corrupt"):
             snapshots.load(ident, like=like)
+    file.write_bytes(text.encode()[:-80] + b"\xff\xfe" + text.encode()[-78:])  # not UTF-8
+    with pytest.raises(StateError, match=f"snapshot {ident} is corrupt"):
+        snapshots.load(ident, like=like)
 
 
 def test_a_current_snapshot_cut_short_is_replaced_by_the_newest_readable_one(sysenv) -> None:

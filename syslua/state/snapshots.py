@@ -247,14 +247,13 @@ class Snapshots:
         apply needs of the current snapshot, in less memory."""
         try:
             text = self.path(ident).read_text(encoding="utf-8")
+            if like is not None:
+                lean = read_lean(text, like, self.path(ident))
+                if lean is not None:
+                    return lean
+            data = json.loads(text)
         except FileNotFoundError:
             raise UsageError(f"no snapshot {ident} (see `sys history`)") from None
-        if like is not None:
-            lean = read_lean(text, like, self.path(ident))
-            if lean is not None:
-                return lean
-        try:
-            data = json.loads(text)
         except ValueError as e:
             raise StateError(
                 f"snapshot {ident} is corrupt: {e}; it cannot be used (other snapshots are fine)"
