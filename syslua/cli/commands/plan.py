@@ -43,7 +43,7 @@ def run(
     )
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)
-        current, warning = snapshots.usable_current()
+        current, warning = snapshots.usable_current(like=manifest)
         originals = known_originals(paths.state, current.originals if current else None)
     notes = [n for n in (snapshots.rebuilt, warning) if n]
     previous = current.load_manifest() if current else None
