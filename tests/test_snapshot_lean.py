@@ -5,6 +5,7 @@ the usual reading."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from syslua.errors import StateError
 from syslua.manifest.model import Item, Manifest, freeze
 from syslua.paths import Paths
+from syslua.state import snapshots as snapshots_module
 from syslua.state.snapshots import LeanSnapshot, Snapshot, Snapshots, read_lean
 
 CONFIG = "".join(
@@ -138,15 +140,21 @@ items = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     items,
     st.dictionaries(names, st.dictionaries(names, values, max_size=3), max_size=3),
     st.lists(values, max_size=3),
     st.sampled_from([None, 0, 2]),
     st.booleans(),
+    st.sampled_from([1, 2, 7, 64, 1 << 18]),
 )
-def test_any_snapshot_reads_lean_as_it_decodes(declared, states, records, indent, shared) -> None:
+def test_any_snapshot_reads_lean_as_it_decodes(
+    tmp_path_factory, declared, states, records, indent, shared, chunk
+) -> None:  # type: ignore[no-untyped-def]
+    """From its text, from a stream read `chunk` characters at a time (so that
+    values are cut anywhere), and from a file (item states read again when
+    used): the same data as the file decoded whole."""
     manifest = Manifest(items=tuple(sorted(declared, key=lambda i: i.id)))
     snap = Snapshot(
         id="20260101-000000-abcd",
@@ -159,11 +167,45 @@ def test_any_snapshot_reads_lean_as_it_decodes(declared, states, records, indent
         pre={"previous": None, "records": records},
     )
     text = json.dumps(snap.to_dict(), indent=indent, separators=None if indent else (",", ":"))
-    lean = read_lean(text, manifest if shared else Manifest(items=()))
-    assert lean is not None
-    lean.pre = json.loads(text)["pre"]  # no file to read it again from
-    assert lean.to_dict() == Snapshot.from_dict(json.loads(text)).to_dict()
-    assert lean.load_manifest() == manifest and lean.digest == manifest.digest
+    expected = Snapshot.from_dict(json.loads(text)).to_dict()
+    like = manifest if shared else Manifest(items=())
+    file = tmp_path_factory.mktemp("snap") / "s.json"
+    file.write_text(text)
+    saved = snapshots_module._CHUNK
+    snapshots_module._CHUNK = chunk
+    try:
+        from_text = read_lean(text, like)
+        from_stream = read_lean(io.StringIO(text), like)
+        with file.open() as f:
+            from_file = read_lean(f, like, file)
+    finally:
+        snapshots_module._CHUNK = saved
+    for lean in (from_text, from_stream, from_file):
+        assert lean is not None
+        assert lean.load_manifest() == manifest and lean.digest == manifest.digest
+    assert from_file is not None and from_text is not None and from_stream is not None
+    assert dict(from_file.item_states()) == states  # read again from the file
+    assert from_file.to_dict() == expected
+    for lean in (from_text, from_stream):
+        lean.pre = json.loads(text)["pre"]  # no file to read it again from
+        assert lean.to_dict() == expected
+
+
+def test_item_states_are_read_when_first_used(sysenv) -> None:
+    snapshots, ident, file = applied(sysenv)
+    full = snapshots.load(ident)
+    lean = snapshots.load(ident, like=full.load_manifest())
+    assert isinstance(lean, LeanSnapshot) and lean._states is None
+    states = lean.item_states()
+    assert lean._states is None  # nothing looked up yet
+    some = next(iter(full.items))
+    assert states.get(some) == full.items[some] and states.get("file#/nowhere") is None
+    assert lean.items == full.items and lean.item_states() is lean.items
+    # A snapshot file gone since it was read: its states cannot be read again.
+    again = snapshots.load(ident, like=full.load_manifest())
+    file.unlink()
+    with pytest.raises(StateError, match=f"snapshot {ident} could not be read again"):
+        again.items  # noqa: B018
 
 
 def test_edits_kept_by_a_forced_apply_record_the_current_manifest(sysenv) -> None:

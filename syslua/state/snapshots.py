@@ -16,11 +16,11 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from json.decoder import JSONDecoder
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from syslua.errors import StateError, UsageError
 from syslua.fsutil import atomic_write, make_dir
@@ -88,6 +88,11 @@ class Snapshot:
     def load_manifest(self) -> Manifest:
         return Manifest.from_dict(self.manifest)
 
+    def item_states(self) -> Mapping[str, dict[str, Any]]:
+        """The item states, to look some up (`items`, which a lean snapshot
+        decodes only when one is looked up)."""
+        return self.items
+
     def blobs(self) -> set[str]:
         """Every store object this snapshot refers to."""
         out = set(self.inputs.values()) | set(self.env.values())
@@ -123,11 +128,14 @@ class LeanSnapshot(Snapshot):
     `like`'s own Item, and the pre-apply records are read through (a
     truncated file is still found corrupt) without being kept. Both come
     back when asked for: `manifest` as the items' plain form (the same JSON
-    data), `pre` read again from the file."""
+    data), `pre` read again from the file. The item states are read through
+    too, and read again from the file when first used (an apply that
+    changes nothing never uses them: `item_states`)."""
 
     _loaded: Manifest
     _file: Path | None
     _pre: dict[str, Any] | None
+    _states: dict[str, dict[str, Any]] | None  # None: not read yet
 
     @property  # type: ignore[override]
     def manifest(self) -> dict[str, Any]:
@@ -156,6 +164,49 @@ class LeanSnapshot(Snapshot):
 
     def load_manifest(self) -> Manifest:
         return self._loaded
+
+    @property  # type: ignore[override]
+    def items(self) -> dict[str, dict[str, Any]]:
+        if self._states is None:
+            self._states = self._read_states()
+        return self._states
+
+    @items.setter
+    def items(self, value: dict[str, dict[str, Any]]) -> None:
+        self._states = value
+
+    def _read_states(self) -> dict[str, dict[str, Any]]:
+        """The item states, read again from the file (which was whole when
+        it was read lean: only the file gone or changed since stops it)."""
+        assert self._file is not None
+        try:
+            with self._file.open(encoding="utf-8") as f:
+                fields = _LeanReader(self._loaded, stream=f).read("only")
+        except (OSError, _NotLean, StopIteration, ValueError, RecursionError) as e:
+            raise StateError(f"snapshot {self.id} could not be read again: {e}") from None
+        states: dict[str, dict[str, Any]] = fields.get("items", {})
+        return states
+
+    def item_states(self) -> Mapping[str, dict[str, Any]]:
+        return self.items if self._states is not None else _States(self)
+
+
+class _States(Mapping[str, dict[str, Any]]):
+    """A lean snapshot's item states, read at the first look-up: an apply
+    that changes nothing looks none up (the states of 10,000 files are
+    5 MiB of dicts)."""
+
+    def __init__(self, snap: LeanSnapshot) -> None:
+        self.snap = snap
+
+    def __getitem__(self, ident: str) -> dict[str, Any]:
+        return self.snap.items[ident]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.snap.items)
+
+    def __len__(self) -> int:
+        return len(self.snap.items)
 
 
 class Snapshots:
@@ -246,12 +297,12 @@ class Snapshots:
         applied), it is read in its lean form (`LeanSnapshot`): what an
         apply needs of the current snapshot, in less memory."""
         try:
-            text = self.path(ident).read_text(encoding="utf-8")
             if like is not None:
-                lean = read_lean(text, like, self.path(ident))
+                with self.path(ident).open(encoding="utf-8") as f:
+                    lean = read_lean(f, like, self.path(ident))
                 if lean is not None:
                     return lean
-            data = json.loads(text)
+            data = json.loads(self.path(ident).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise UsageError(f"no snapshot {ident} (see `sys history`)") from None
         except ValueError as e:
@@ -380,126 +431,208 @@ class _NotLean(Exception):
 
 _ITEM_KEYS = frozenset(("type", "key", "props", "parent", "noop", "health_check_only"))
 _WS = re.compile(r"[ \t\n\r]*")  # what JSON allows between tokens
+_CHUNK = 1 << 18  # characters read at a time
+_NUMBER_GOES_ON = re.compile(r"[0-9.eE+-]*")
 
 
-def read_lean(text: str, like: Manifest, file: Path | None = None) -> LeanSnapshot | None:
-    """The snapshot in `text` as a `LeanSnapshot`, sharing the Items of
-    `like` that are declared the same; None when the text is not in the form
-    `save` writes (or not JSON): the caller then decodes it whole, which
-    says what is wrong with a corrupt file as it always did. `file`: where
-    `pre` is read again from, when asked for."""
+def read_lean(
+    source: str | TextIO, like: Manifest, file: Path | None = None
+) -> LeanSnapshot | None:
+    """The snapshot in `source` (its text, or a file open for reading it) as
+    a `LeanSnapshot`, sharing the Items of `like` that are declared the
+    same; None when it is not in the form `save` writes (or not JSON): the
+    caller then decodes it whole, which says what is wrong with a corrupt
+    file as it always did. `file`: where `pre` is read again from, when
+    asked for."""
+    # Read from a file, the item states are read again when used (see
+    # LeanSnapshot); from a text, they are kept.
+    lazy = file is not None and not isinstance(source, str)
+    if isinstance(source, str):
+        reader = _LeanReader(like, text=source)
+    else:
+        reader = _LeanReader(like, stream=source)
     try:
-        fields = _LeanReader(text, like).read()
+        fields = reader.read("skip" if lazy else "keep")
     except (_NotLean, StopIteration, ValueError, RecursionError):
         return None
     loaded = fields.pop("manifest", None)
     if not isinstance(loaded, Manifest):
         return None
+    if lazy:
+        fields.pop("items", None)
     known = {k: fields[k] for k in Snapshot.__dataclass_fields__ if k in fields and k != "pre"}
     try:
         snap = LeanSnapshot(manifest={}, **known)
     except TypeError:
         return None  # a field missing: the usual reading says so
     snap._loaded, snap._file, snap._pre = loaded, file, None
+    if lazy:
+        snap._states = None
     return snap
 
 
 class _LeanReader:
     """Walks a snapshot's JSON with the json module's own scanner, one value
-    at a time, so that the big parts are never all decoded at once."""
+    at a time, reading the text a chunk at a time as it goes: neither the
+    whole text nor its big parts are ever held at once.
 
-    def __init__(self, text: str, like: Manifest) -> None:
-        self.text = text
+    Positions are into `self.text`, which holds what is not read through yet
+    (from `self.mark`, when set); reading on (`_more`) moves them, so every
+    step returns the position it ended at."""
+
+    def __init__(self, like: Manifest, text: str = "", stream: TextIO | None = None) -> None:
         self.like = like
+        self.text = text
+        self.stream = stream
+        self.eof = stream is None
+        self.mark: int | None = None  # keep the text from here on when reading on
+        self.same: dict[str, str] = {}  # one string for each name said by many items
         # The json module's own scanner (C): the value at a position, and where it ends.
-        self.scan: Callable[[str, int], tuple[Any, int]] = JSONDecoder().scan_once  # type: ignore[attr-defined]
+        self.scanner: Callable[[str, int], tuple[Any, int]] = JSONDecoder().scan_once  # type: ignore[attr-defined]
 
-    def read(self) -> dict[str, Any]:
+    def read(self, states: str = "keep") -> dict[str, Any]:
+        """The top-level fields, the manifest as a Manifest and the pre-apply
+        records read through (None). `states`: "keep" the item states,
+        "skip" them (read through, None), or decode "only" them (the
+        manifest read through too)."""
         fields: dict[str, Any] = {}
 
         def member(key: str, pos: int) -> int:
-            if key == "manifest":
+            if key == "items" and states == "skip":
+                fields[key], pos = None, self._skip(pos, 1)  # one item's state at a time
+            elif key == "manifest" and states != "only":
                 fields[key], pos = self._manifest(pos)
-            elif key == "pre":
-                pos = self._skip(pos, 2)  # {"previous": ..., "records": [one record at a time]}
-                fields[key] = None
+            elif key in ("manifest", "pre"):
+                fields[key], pos = None, self._skip(pos, 2)  # one item or record at a time
             else:
-                fields[key], pos = self.scan(self.text, pos)
+                fields[key], pos = self._scan(pos)
             return pos
 
         end = self._ws(self._object(self._ws(0), member))
-        if end != len(self.text):
+        if end != len(self.text) or not self.eof:
             raise _NotLean("extra data")
         return fields
 
+    def _more(self, pos: int) -> int:
+        """Read on: drop what is read through before `pos` (or the mark) and
+        add a chunk, or as much as is held (a long value doubles it).
+        Returns where `pos` is now."""
+        assert self.stream is not None and not self.eof
+        keep = pos if self.mark is None else min(pos, self.mark)
+        chunk = self.stream.read(max(_CHUNK, len(self.text) - keep))
+        self.eof = not chunk
+        self.text = self.text[keep:] + chunk
+        if self.mark is not None:
+            self.mark -= keep
+        return pos - keep
+
+    def _scan(self, pos: int) -> tuple[Any, int]:
+        """The value at `pos` and where it ends, reading on while the text
+        read so far cuts it short (a value that ends the text may go on)."""
+        while True:
+            try:
+                value, end = self.scanner(self.text, pos)
+            except (StopIteration, ValueError):
+                if self.eof:
+                    raise
+                pos = self._more(pos)
+                continue
+            if self.eof or not self._cut_short(value, end):
+                return value, end
+            pos = self._more(pos)
+
+    def _cut_short(self, value: Any, end: int) -> bool:
+        """Whether a scanned value may go on past the text read so far: it
+        ends the text, or it is a number followed only by what could go on
+        it (cut after "1.", the scanner reads 1)."""
+        if end >= len(self.text):
+            return True
+        if type(value) not in (int, float):
+            return False
+        match = _NUMBER_GOES_ON.match(self.text, end)
+        return match is not None and match.end() == len(self.text)
+
     def _ws(self, pos: int) -> int:
-        match = _WS.match(self.text, pos)
-        assert match is not None  # it matches the empty string
-        return match.end()
+        """Past the whitespace at `pos`: at a character, or at the end of the file."""
+        while True:
+            match = _WS.match(self.text, pos)
+            assert match is not None  # it matches the empty string
+            end = match.end()
+            if end < len(self.text) or self.eof:
+                return end
+            pos = self._more(end)
+
+    def _at(self, pos: int) -> str:
+        return self.text[pos : pos + 1]  # after _ws: there is a character, but at the end
 
     def _object(self, pos: int, member: Callable[[str, int], int]) -> int:
-        """Read the object at `pos`; `member(key, pos)` reads each value and
-        returns where it ends. Returns where the object ends."""
-        text = self.text
-        if text[pos : pos + 1] != "{":
+        """Read the object at `pos` (past whitespace); `member(key, pos)`
+        reads each value and returns where it ends. Returns where the object
+        ends."""
+        if self._at(pos) != "{":
             raise _NotLean("not an object")
         pos = self._ws(pos + 1)
-        if text[pos : pos + 1] == "}":
+        if self._at(pos) == "}":
             return pos + 1
         while True:
-            if text[pos : pos + 1] != '"':
+            if self._at(pos) != '"':
                 raise _NotLean("not a key")
-            key, pos = self.scan(text, pos)
+            key, pos = self._scan(pos)
             pos = self._ws(pos)
-            if text[pos : pos + 1] != ":":
+            if self._at(pos) != ":":
                 raise _NotLean("no colon")
             pos = self._ws(member(key, self._ws(pos + 1)))
-            if text[pos : pos + 1] == "}":
+            if self._at(pos) == "}":
                 return pos + 1
-            if text[pos : pos + 1] != ",":
+            if self._at(pos) != ",":
                 raise _NotLean("no comma")
             pos = self._ws(pos + 1)
 
     def _array(self, pos: int, element: Callable[[int], int]) -> int:
-        text = self.text
-        if text[pos : pos + 1] != "[":
+        if self._at(pos) != "[":
             raise _NotLean("not an array")
         pos = self._ws(pos + 1)
-        if text[pos : pos + 1] == "]":
+        if self._at(pos) == "]":
             return pos + 1
         while True:
             pos = self._ws(element(pos))
-            if text[pos : pos + 1] == "]":
+            if self._at(pos) == "]":
                 return pos + 1
-            if text[pos : pos + 1] != ",":
+            if self._at(pos) != ",":
                 raise _NotLean("no comma")
             pos = self._ws(pos + 1)
 
     def _skip(self, pos: int, depth: int) -> int:
         """Read through the value at `pos`, keeping nothing: containers
         `depth` levels down are decoded one member at a time."""
-        if depth and self.text[pos : pos + 1] == "{":
+        if depth and self._at(pos) == "{":
             return self._object(pos, lambda _key, p: self._skip(p, depth - 1))
-        if depth and self.text[pos : pos + 1] == "[":
+        if depth and self._at(pos) == "[":
             return self._array(pos, lambda p: self._skip(p, depth - 1))
-        return int(self.scan(self.text, pos)[1])
+        return self._scan(pos)[1]
 
     def _manifest(self, pos: int) -> tuple[Manifest, int]:
-        # Decoded in one call, so that the json scanner shares the key
-        # strings of every item; then turned into Items one dict at a time.
-        raw, pos = self.scan(self.text, pos)
-        if (
-            type(raw) is not dict
-            or raw.keys() != {"version", "items"}
-            or raw["version"] != MANIFEST_VERSION
-            or type(raw["items"]) is not list
-        ):
+        """{"version": 1, "items": [...]}, each item decoded and turned into
+        an Item on its own: no more than one is ever held as JSON."""
+        seen: dict[str, Any] = {}
+        items: list[Item] = []
+
+        def member(key: str, pos: int) -> int:
+            if key == "items":
+                seen[key] = True
+                items.clear()
+                return self._array(pos, item)
+            seen[key], pos = self._scan(pos)
+            return pos
+
+        def item(pos: int) -> int:
+            d, pos = self._scan(pos)
+            items.append(self._item(d))
+            return pos
+
+        pos = self._object(pos, member)
+        if seen.keys() != {"version", "items"} or seen["version"] != MANIFEST_VERSION:
             raise _NotLean("not a manifest")
-        dicts: list[Any] = raw.pop("items")
-        dicts.reverse()
-        items = []
-        while dicts:
-            items.append(self._item(dicts.pop()))  # each dict is let go once read
         items.sort(key=lambda i: i.id)
         return Manifest(items=tuple(items)), pos
 
@@ -517,15 +650,19 @@ class _LeanReader:
             or type(checks) is not bool
         ):
             raise _NotLean("not an item")
-        same = self.like.get(f"{type_}#{key}")
+        like = self.like.get(f"{type_}#{key}")
         if (
-            same is not None
-            and same.type == type_
-            and same.key == key
-            and same.parent == parent
-            and same.noop is noop
-            and same.health_check_only is checks
-            and same.props == props
+            like is not None
+            and like.type == type_
+            and like.key == key
+            and like.parent == parent
+            and like.noop is noop
+            and like.health_check_only is checks
+            and like.props == props
         ):
-            return same
-        return Item(type_, key, freeze_owned(props), parent, noop, checks)
+            return like
+        # Decoded on its own, an item shares no key strings with the others:
+        # its props get the ones said before.
+        same = self.same
+        props = {same.setdefault(k, k): v for k, v in props.items()}
+        return Item(same.setdefault(type_, type_), key, freeze_owned(props), parent, noop, checks)

@@ -59,7 +59,7 @@ def run(
         previous=previous,
         # A corrupt current snapshot's stand-in did not leave the machine as it
         # is: what differs from it is not an edit.
-        last_applied=current.items if current and not warning else None,
+        last_applied=current.item_states() if current and not warning else None,
         resolver=Resolver(manifest, store, paths.state),
         originals=originals,
     )
