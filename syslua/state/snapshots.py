@@ -130,7 +130,8 @@ class LeanSnapshot(Snapshot):
     back when asked for: `manifest` as the items' plain form (the same JSON
     data), `pre` read again from the file. The item states are read through
     too, and read again from the file when first used (an apply that
-    changes nothing never uses them: `item_states`)."""
+    changes nothing never uses them: `item_states`). `pre` and `items` may
+    raise a StateError when the file is gone since."""
 
     _loaded: Manifest
     _file: Path | None
@@ -148,14 +149,7 @@ class LeanSnapshot(Snapshot):
     @property  # type: ignore[override]
     def pre(self) -> dict[str, Any]:
         if self._pre is None:
-            pre: Any = {}
-            if self._file is not None:
-                try:
-                    data = json.loads(self._file.read_text(encoding="utf-8"))
-                    pre = data.get("pre", {})
-                except (OSError, ValueError, AttributeError):
-                    pre = {}
-            self._pre = pre
+            self._pre = self._read_again("pre")
         return self._pre
 
     @pre.setter
@@ -168,24 +162,25 @@ class LeanSnapshot(Snapshot):
     @property  # type: ignore[override]
     def items(self) -> dict[str, dict[str, Any]]:
         if self._states is None:
-            self._states = self._read_states()
+            self._states = self._read_again("items")
         return self._states
 
     @items.setter
     def items(self, value: dict[str, dict[str, Any]]) -> None:
         self._states = value
 
-    def _read_states(self) -> dict[str, dict[str, Any]]:
-        """The item states, read again from the file (which was whole when
+    def _read_again(self, name: str) -> Any:
+        """The field `name`, read again from the file (which was whole when
         it was read lean: only the file gone or changed since stops it)."""
         assert self._file is not None
         try:
             with self._file.open(encoding="utf-8") as f:
-                fields = _LeanReader(self._loaded, stream=f).read("only")
+                # In bigger chunks: the field is decoded whole, and scanned
+                # again each time a chunk cuts it short.
+                fields = _LeanReader(self._loaded, stream=f, chunk=_CHUNK * 8).read(only=name)
         except (OSError, _NotLean, StopIteration, ValueError, RecursionError) as e:
             raise StateError(f"snapshot {self.id} could not be read again: {e}") from None
-        states: dict[str, dict[str, Any]] = fields.get("items", {})
-        return states
+        return fields.get(name, {})
 
     def item_states(self) -> Mapping[str, dict[str, Any]]:
         return self.items if self._states is not None else _States(self)
@@ -442,17 +437,16 @@ def read_lean(
     a `LeanSnapshot`, sharing the Items of `like` that are declared the
     same; None when it is not in the form `save` writes (or not JSON): the
     caller then decodes it whole, which says what is wrong with a corrupt
-    file as it always did. `file`: where `pre` is read again from, when
-    asked for."""
-    # Read from a file, the item states are read again when used (see
-    # LeanSnapshot); from a text, they are kept.
+    file as it always did. `file`: where the pre-apply records and the item
+    states are read again from when asked for (without it, the item states
+    are kept)."""
     lazy = file is not None and not isinstance(source, str)
     if isinstance(source, str):
         reader = _LeanReader(like, text=source)
     else:
         reader = _LeanReader(like, stream=source)
     try:
-        fields = reader.read("skip" if lazy else "keep")
+        fields = reader.read(states=not lazy)
     except (_NotLean, StopIteration, ValueError, RecursionError):
         return None
     loaded = fields.pop("manifest", None)
@@ -476,34 +470,37 @@ class _LeanReader:
     at a time, reading the text a chunk at a time as it goes: neither the
     whole text nor its big parts are ever held at once.
 
-    Positions are into `self.text`, which holds what is not read through yet
-    (from `self.mark`, when set); reading on (`_more`) moves them, so every
-    step returns the position it ended at."""
+    Positions are into `self.text`, which holds what is not read through
+    yet; reading on (`_more`) moves them, so every step returns the position
+    it ended at."""
 
-    def __init__(self, like: Manifest, text: str = "", stream: TextIO | None = None) -> None:
+    def __init__(
+        self, like: Manifest, text: str = "", stream: TextIO | None = None, chunk: int = 0
+    ) -> None:
         self.like = like
         self.text = text
         self.stream = stream
+        self.chunk = chunk or _CHUNK  # characters read at a time
         self.eof = stream is None
-        self.mark: int | None = None  # keep the text from here on when reading on
         self.same: dict[str, str] = {}  # one string for each name said by many items
         # The json module's own scanner (C): the value at a position, and where it ends.
         self.scanner: Callable[[str, int], tuple[Any, int]] = JSONDecoder().scan_once  # type: ignore[attr-defined]
 
-    def read(self, states: str = "keep") -> dict[str, Any]:
-        """The top-level fields, the manifest as a Manifest and the pre-apply
-        records read through (None). `states`: "keep" the item states,
-        "skip" them (read through, None), or decode "only" them (the
-        manifest read through too)."""
+    def read(self, *, states: bool = True, only: str | None = None) -> dict[str, Any]:
+        """The top-level fields: the manifest as a Manifest, the item states
+        (or, without `states`, None: read through), the pre-apply records
+        read through (None). With `only`, that field decoded as it is, and the
+        manifest, item states and pre-apply records read through."""
         fields: dict[str, Any] = {}
+        depth = {"manifest": 2, "items": 1, "pre": 2}  # read through a member at that depth
 
         def member(key: str, pos: int) -> int:
-            if key == "items" and states == "skip":
-                fields[key], pos = None, self._skip(pos, 1)  # one item's state at a time
-            elif key == "manifest" and states != "only":
+            if key == only or (only is None and key == "items" and states):
+                fields[key], pos = self._scan(pos)
+            elif only is None and key == "manifest":
                 fields[key], pos = self._manifest(pos)
-            elif key in ("manifest", "pre"):
-                fields[key], pos = None, self._skip(pos, 2)  # one item or record at a time
+            elif key in depth:
+                fields[key], pos = None, self._skip(pos, depth[key])
             else:
                 fields[key], pos = self._scan(pos)
             return pos
@@ -514,17 +511,14 @@ class _LeanReader:
         return fields
 
     def _more(self, pos: int) -> int:
-        """Read on: drop what is read through before `pos` (or the mark) and
-        add a chunk, or as much as is held (a long value doubles it).
-        Returns where `pos` is now."""
+        """Read on: drop what is read through before `pos` and add a chunk,
+        or as much as is held (a long value doubles it). Returns where `pos`
+        is now: 0."""
         assert self.stream is not None and not self.eof
-        keep = pos if self.mark is None else min(pos, self.mark)
-        chunk = self.stream.read(max(_CHUNK, len(self.text) - keep))
+        chunk = self.stream.read(max(self.chunk, len(self.text) - pos))
         self.eof = not chunk
-        self.text = self.text[keep:] + chunk
-        if self.mark is not None:
-            self.mark -= keep
-        return pos - keep
+        self.text = self.text[pos:] + chunk
+        return 0
 
     def _scan(self, pos: int) -> tuple[Any, int]:
         """The value at `pos` and where it ends, reading on while the text
