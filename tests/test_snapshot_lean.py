@@ -152,9 +152,10 @@ items = st.lists(
 def test_any_snapshot_reads_lean_as_it_decodes(
     tmp_path_factory, declared, states, records, indent, shared, chunk
 ) -> None:  # type: ignore[no-untyped-def]
-    """From its text, from a stream read `chunk` characters at a time (so that
-    values are cut anywhere), and from a file (item states read again when
-    used): the same data as the file decoded whole."""
+    """From its text, from a stream read `chunk` bytes at a time (so that
+    values and characters are cut anywhere), and from a file (item states
+    and pre-apply records read again from where they start when used): the
+    same data as the file decoded whole."""
     manifest = Manifest(items=tuple(sorted(declared, key=lambda i: i.id)))
     snap = Snapshot(
         id="20260101-000000-abcd",
@@ -166,17 +167,22 @@ def test_any_snapshot_reads_lean_as_it_decodes(
         items=states,
         pre={"previous": None, "records": records},
     )
-    text = json.dumps(snap.to_dict(), indent=indent, separators=None if indent else (",", ":"))
+    text = json.dumps(
+        snap.to_dict(),
+        indent=indent,
+        separators=None if indent else (",", ":"),
+        ensure_ascii=indent is None,  # and characters of two bytes
+    )
     expected = Snapshot.from_dict(json.loads(text)).to_dict()
     like = manifest if shared else Manifest(items=())
     file = tmp_path_factory.mktemp("snap") / "s.json"
-    file.write_text(text)
+    file.write_text(text, encoding="utf-8")
     saved = snapshots_module._CHUNK
     snapshots_module._CHUNK = chunk
     try:
         from_text = read_lean(text, like)
-        from_stream = read_lean(io.StringIO(text), like)
-        with file.open() as f:
+        from_stream = read_lean(io.BytesIO(text.encode()), like)
+        with file.open("rb") as f:
             from_file = read_lean(f, like, file)
     finally:
         snapshots_module._CHUNK = saved
@@ -185,6 +191,7 @@ def test_any_snapshot_reads_lean_as_it_decodes(
         assert lean.load_manifest() == manifest and lean.digest == manifest.digest
     assert from_file is not None and from_text is not None and from_stream is not None
     assert dict(from_file.item_states()) == states  # read again from the file
+    assert from_file.pre == {"previous": None, "records": records}
     assert from_file.to_dict() == expected
     for lean in (from_text, from_stream):
         lean.pre = json.loads(text)["pre"]  # no file to read it again from

@@ -12,6 +12,7 @@ in `tags.json`, so a rebuilt index keeps them.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from json.decoder import JSONDecoder
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from syslua.errors import StateError, UsageError
 from syslua.fsutil import atomic_write, make_dir
@@ -137,6 +138,7 @@ class LeanSnapshot(Snapshot):
     _file: Path | None
     _pre: dict[str, Any] | None
     _states: dict[str, dict[str, Any]] | None  # None: not read yet
+    _at: dict[str, int]  # where each field not kept starts in the file, in bytes
 
     @property  # type: ignore[override]
     def manifest(self) -> dict[str, Any]:
@@ -149,7 +151,7 @@ class LeanSnapshot(Snapshot):
     @property  # type: ignore[override]
     def pre(self) -> dict[str, Any]:
         if self._pre is None:
-            self._pre = self._read_again("pre")
+            self._pre = self._read_again("pre", {})
         return self._pre
 
     @pre.setter
@@ -162,25 +164,30 @@ class LeanSnapshot(Snapshot):
     @property  # type: ignore[override]
     def items(self) -> dict[str, dict[str, Any]]:
         if self._states is None:
-            self._states = self._read_again("items")
+            self._states = self._read_again("items", {})
         return self._states
 
     @items.setter
     def items(self, value: dict[str, dict[str, Any]]) -> None:
         self._states = value
 
-    def _read_again(self, name: str) -> Any:
-        """The field `name`, read again from the file (which was whole when
-        it was read lean: only the file gone or changed since stops it)."""
+    def _read_again(self, name: str, default: Any) -> Any:
+        """The field `name`, read again from where it starts in the file
+        (which was whole when it was read lean: only the file gone or
+        changed since stops it); `default` when the file has no such field."""
+        at = self._at.get(name)
+        if at is None:
+            return default
         assert self._file is not None
         try:
-            with self._file.open(encoding="utf-8") as f:
+            with self._file.open("rb") as f:
+                f.seek(at)
                 # In bigger chunks: the field is decoded whole, and scanned
                 # again each time a chunk cuts it short.
-                fields = _LeanReader(self._loaded, stream=f, chunk=_CHUNK * 8).read(only=name)
+                reader = _LeanReader(self._loaded, stream=f, chunk=_CHUNK * 8)
+                return reader.value(reader.ws(0))[0]
         except (OSError, _NotLean, StopIteration, ValueError, RecursionError) as e:
             raise StateError(f"snapshot {self.id} could not be read again: {e}") from None
-        return fields.get(name, {})
 
     def item_states(self) -> Mapping[str, dict[str, Any]]:
         return self.items if self._states is not None else _States(self)
@@ -293,7 +300,7 @@ class Snapshots:
         apply needs of the current snapshot, in less memory."""
         try:
             if like is not None:
-                with self.path(ident).open(encoding="utf-8") as f:
+                with self.path(ident).open("rb") as f:
                     lean = read_lean(f, like, self.path(ident))
                 if lean is not None:
                     return lean
@@ -426,20 +433,20 @@ class _NotLean(Exception):
 
 _ITEM_KEYS = frozenset(("type", "key", "props", "parent", "noop", "health_check_only"))
 _WS = re.compile(r"[ \t\n\r]*")  # what JSON allows between tokens
-_CHUNK = 1 << 18  # characters read at a time
+_CHUNK = 1 << 18  # bytes read at a time
 _NUMBER_GOES_ON = re.compile(r"[0-9.eE+-]*")
 
 
 def read_lean(
-    source: str | TextIO, like: Manifest, file: Path | None = None
+    source: str | BinaryIO, like: Manifest, file: Path | None = None
 ) -> LeanSnapshot | None:
-    """The snapshot in `source` (its text, or a file open for reading it) as
-    a `LeanSnapshot`, sharing the Items of `like` that are declared the
-    same; None when it is not in the form `save` writes (or not JSON): the
-    caller then decodes it whole, which says what is wrong with a corrupt
-    file as it always did. `file`: where the pre-apply records and the item
-    states are read again from when asked for (without it, the item states
-    are kept)."""
+    """The snapshot in `source` (its text, or a file open for reading its
+    bytes) as a `LeanSnapshot`, sharing the Items of `like` that are
+    declared the same; None when it is not in the form `save` writes (or
+    not JSON, or not UTF-8): the caller then decodes it whole, which says
+    what is wrong with a corrupt file as it always did. `file`: the file
+    `source` reads, where the pre-apply records and the item states are
+    read again from when asked for (without it, the item states are kept)."""
     lazy = file is not None and not isinstance(source, str)
     if isinstance(source, str):
         reader = _LeanReader(like, text=source)
@@ -459,7 +466,7 @@ def read_lean(
         snap = LeanSnapshot(manifest={}, **known)
     except TypeError:
         return None  # a field missing: the usual reading says so
-    snap._loaded, snap._file, snap._pre = loaded, file, None
+    snap._loaded, snap._file, snap._pre, snap._at = loaded, file, None, reader.at
     if lazy:
         snap._states = None
     return snap
@@ -467,60 +474,63 @@ def read_lean(
 
 class _LeanReader:
     """Walks a snapshot's JSON with the json module's own scanner, one value
-    at a time, reading the text a chunk at a time as it goes: neither the
+    at a time, reading the file a chunk at a time as it goes: neither the
     whole text nor its big parts are ever held at once.
 
     Positions are into `self.text`, which holds what is not read through
     yet; reading on (`_more`) moves them, so every step returns the position
-    it ended at."""
+    it ended at. `dropped` counts the bytes of the file before `self.text`,
+    so that `at` can say where a field read through starts."""
 
     def __init__(
-        self, like: Manifest, text: str = "", stream: TextIO | None = None, chunk: int = 0
+        self, like: Manifest, text: str = "", stream: BinaryIO | None = None, chunk: int = 0
     ) -> None:
         self.like = like
         self.text = text
         self.stream = stream
-        self.chunk = chunk or _CHUNK  # characters read at a time
+        self.chunk = chunk or _CHUNK  # bytes read at a time
         self.eof = stream is None
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.dropped = stream.tell() if stream is not None else 0
+        self.at: dict[str, int] = {}  # field read through -> where its value starts (bytes)
         self.same: dict[str, str] = {}  # one string for each name said by many items
         # The json module's own scanner (C): the value at a position, and where it ends.
         self.scanner: Callable[[str, int], tuple[Any, int]] = JSONDecoder().scan_once  # type: ignore[attr-defined]
 
-    def read(self, *, states: bool = True, only: str | None = None) -> dict[str, Any]:
+    def read(self, *, states: bool = True) -> dict[str, Any]:
         """The top-level fields: the manifest as a Manifest, the item states
         (or, without `states`, None: read through), the pre-apply records
-        read through (None). With `only`, that field decoded as it is, and the
-        manifest, item states and pre-apply records read through."""
+        read through (None)."""
         fields: dict[str, Any] = {}
-        depth = {"manifest": 2, "items": 1, "pre": 2}  # read through a member at that depth
 
         def member(key: str, pos: int) -> int:
-            if key == only or (only is None and key == "items" and states):
-                fields[key], pos = self._scan(pos)
-            elif only is None and key == "manifest":
+            if key == "manifest":
                 fields[key], pos = self._manifest(pos)
-            elif key in depth:
-                fields[key], pos = None, self._skip(pos, depth[key])
+            elif key == "pre" or (key == "items" and not states):
+                self.at[key] = self.dropped + len(self.text[:pos].encode("utf-8"))
+                # One record, or one item's state, at a time.
+                fields[key], pos = None, self._skip(pos, 2 if key == "pre" else 1)
             else:
-                fields[key], pos = self._scan(pos)
+                fields[key], pos = self.value(pos)
             return pos
 
-        end = self._ws(self._object(self._ws(0), member))
+        end = self.ws(self._object(self.ws(0), member))
         if end != len(self.text) or not self.eof:
             raise _NotLean("extra data")
         return fields
 
     def _more(self, pos: int) -> int:
         """Read on: drop what is read through before `pos` and add a chunk,
-        or as much as is held (a long value doubles it). Returns where `pos`
-        is now: 0."""
+        or as many bytes as characters are held (a long value doubles it).
+        Returns where `pos` is now: 0."""
         assert self.stream is not None and not self.eof
-        chunk = self.stream.read(max(self.chunk, len(self.text) - pos))
-        self.eof = not chunk
-        self.text = self.text[pos:] + chunk
+        data = self.stream.read(max(self.chunk, len(self.text) - pos))
+        self.eof = not data
+        self.dropped += len(self.text[:pos].encode("utf-8"))
+        self.text = self.text[pos:] + self.decoder.decode(data, final=self.eof)
         return 0
 
-    def _scan(self, pos: int) -> tuple[Any, int]:
+    def value(self, pos: int) -> tuple[Any, int]:
         """The value at `pos` and where it ends, reading on while the text
         read so far cuts it short (a value that ends the text may go on)."""
         while True:
@@ -546,7 +556,7 @@ class _LeanReader:
         match = _NUMBER_GOES_ON.match(self.text, end)
         return match is not None and match.end() == len(self.text)
 
-    def _ws(self, pos: int) -> int:
+    def ws(self, pos: int) -> int:
         """Past the whitespace at `pos`: at a character, or at the end of the file."""
         while True:
             match = _WS.match(self.text, pos)
@@ -565,36 +575,36 @@ class _LeanReader:
         ends."""
         if self._at(pos) != "{":
             raise _NotLean("not an object")
-        pos = self._ws(pos + 1)
+        pos = self.ws(pos + 1)
         if self._at(pos) == "}":
             return pos + 1
         while True:
             if self._at(pos) != '"':
                 raise _NotLean("not a key")
-            key, pos = self._scan(pos)
-            pos = self._ws(pos)
+            key, pos = self.value(pos)
+            pos = self.ws(pos)
             if self._at(pos) != ":":
                 raise _NotLean("no colon")
-            pos = self._ws(member(key, self._ws(pos + 1)))
+            pos = self.ws(member(key, self.ws(pos + 1)))
             if self._at(pos) == "}":
                 return pos + 1
             if self._at(pos) != ",":
                 raise _NotLean("no comma")
-            pos = self._ws(pos + 1)
+            pos = self.ws(pos + 1)
 
     def _array(self, pos: int, element: Callable[[int], int]) -> int:
         if self._at(pos) != "[":
             raise _NotLean("not an array")
-        pos = self._ws(pos + 1)
+        pos = self.ws(pos + 1)
         if self._at(pos) == "]":
             return pos + 1
         while True:
-            pos = self._ws(element(pos))
+            pos = self.ws(element(pos))
             if self._at(pos) == "]":
                 return pos + 1
             if self._at(pos) != ",":
                 raise _NotLean("no comma")
-            pos = self._ws(pos + 1)
+            pos = self.ws(pos + 1)
 
     def _skip(self, pos: int, depth: int) -> int:
         """Read through the value at `pos`, keeping nothing: containers
@@ -603,7 +613,7 @@ class _LeanReader:
             return self._object(pos, lambda _key, p: self._skip(p, depth - 1))
         if depth and self._at(pos) == "[":
             return self._array(pos, lambda p: self._skip(p, depth - 1))
-        return self._scan(pos)[1]
+        return self.value(pos)[1]
 
     def _manifest(self, pos: int) -> tuple[Manifest, int]:
         """{"version": 1, "items": [...]}, each item decoded and turned into
@@ -616,11 +626,11 @@ class _LeanReader:
                 seen[key] = True
                 items.clear()
                 return self._array(pos, item)
-            seen[key], pos = self._scan(pos)
+            seen[key], pos = self.value(pos)
             return pos
 
         def item(pos: int) -> int:
-            d, pos = self._scan(pos)
+            d, pos = self.value(pos)
             items.append(self._item(d))
             return pos
 
