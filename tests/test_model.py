@@ -94,3 +94,21 @@ def test_canonical_json_is_that_of_the_plain_items(entries):
     assert manifest.canonical() == canonical_json(plain)
     again = Manifest.from_dict(manifest.to_dict())
     assert again == manifest and again.digest == manifest.digest
+
+
+def test_the_digest_is_taken_in_pieces_of_the_same_text():
+    """The digest hashes the canonical JSON in batches of items; the bytes are
+    those of the whole text, at a batch's edge and past it."""
+    import hashlib
+
+    from syslua.manifest.model import CANONICAL_BATCH
+
+    for n in (0, 1, CANONICAL_BATCH, CANONICAL_BATCH + 1, 2 * CANONICAL_BATCH + 3):
+        items = tuple(
+            Item("file", f"/h/f{i:05}", freeze({"content": f"é{i}", "mode": "0644", "x": [i]}))
+            for i in range(n)
+        )
+        manifest = Manifest(items=items)
+        whole = canonical_json({"version": MANIFEST_VERSION, "items": [i.to_dict() for i in items]})
+        assert manifest.canonical() == whole
+        assert manifest.digest == hashlib.sha256(whole.encode()).hexdigest()

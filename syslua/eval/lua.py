@@ -392,8 +392,19 @@ def run_config(
     prelude = None  # the last reference (rebound, not deleted: `check` named it)
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
     placeholders = b"$${" in exported
+    # JSON's decoder makes a string per value: one type name and one file
+    # name shared by all the declarations that say it (10,000 of each, held
+    # as long as the manifest is).
+    same: dict[str, str] = {}
     decls = [
-        RawDeclaration(d["t"], d["p"], Source(d["s"], d["l"]), d["q"], d["w"]) for d in doc["decls"]
+        RawDeclaration(
+            same.setdefault(d["t"], d["t"]),
+            d["p"],
+            Source(same.setdefault(d["s"], d["s"]), d["l"]),
+            d["q"],
+            d["w"],
+        )
+        for d in doc["decls"]
     ]
     return LuaResult(decls, doc["inputs"], placeholders, resolution)
 

@@ -140,7 +140,7 @@ def apply_manifest(
     records when it differs from what runs (a rollback runs store copies of sources)."""
     store = Store(paths.store)
     snapshots = Snapshots(paths)
-    current, warning = snapshots.usable_current()
+    current, warning = snapshots.usable_current(like=manifest)
     for note in (snapshots.rebuilt, warning):
         if note:
             reporter.note(f"Warning: {note}")
@@ -168,7 +168,7 @@ def apply_manifest(
             planned=planned,
             # A corrupt current snapshot's stand-in did not leave the machine as
             # it is: what differs from it is not an edit.
-            last_applied=current.items if current and not warning else None,
+            last_applied=current.item_states() if current and not warning else None,
             max_unpack=options.max_unpack,
         )
 

@@ -15,6 +15,8 @@ from typing import Any
 from syslua.errors import Source
 
 MANIFEST_VERSION = 1
+# Items per piece of canonical JSON while hashing (see `Manifest._canonical_parts`).
+CANONICAL_BATCH = 256
 
 
 # Values kept as they are: JSON's scalars, by exact type. A dict lookup of the
@@ -249,20 +251,30 @@ class Manifest:
         return {"version": MANIFEST_VERSION, "items": [i.to_dict() for i in self.items]}
 
     def canonical(self) -> str:
-        # dict(props): json's C encoder writes a dict itself, while a frozen
-        # mapping goes through the Python `default` hook (a third of the time).
-        items = [
-            {
-                "type": i.type,
-                "key": i.key,
-                "props": dict(i.props),
-                "parent": i.parent,
-                "noop": i.noop,
-                "health_check_only": i.health_check_only,
-            }
-            for i in self.items
-        ]
-        return canonical_json({"version": MANIFEST_VERSION, "items": items})
+        return "".join(self._canonical_parts())
+
+    def _canonical_parts(self) -> Iterator[str]:
+        """The canonical JSON in pieces of CANONICAL_BATCH items: taking the
+        digest of 10,000 items no longer builds the whole text (and a plain
+        dict of every item) at once, the peak of a no-change apply."""
+        yield '{"items":['
+        for start in range(0, len(self.items), CANONICAL_BATCH):
+            # dict(props): json's C encoder writes a dict itself, while a frozen
+            # mapping goes through the Python `default` hook (a third of the time).
+            batch = [
+                {
+                    "type": i.type,
+                    "key": i.key,
+                    "props": dict(i.props),
+                    "parent": i.parent,
+                    "noop": i.noop,
+                    "health_check_only": i.health_check_only,
+                }
+                for i in self.items[start : start + CANONICAL_BATCH]
+            ]
+            text = canonical_json(batch)[1:-1]  # without the list's brackets
+            yield text if start == 0 else "," + text
+        yield f'],"version":{MANIFEST_VERSION}}}'
 
     @property
     def digest(self) -> str:
@@ -270,7 +282,10 @@ class Manifest:
         if cached is None:
             import hashlib  # here, not at the top: loading OpenSSL costs a run that hashes nothing
 
-            cached = hashlib.sha256(self.canonical().encode("utf-8", "surrogateescape")).hexdigest()
+            h = hashlib.sha256()
+            for part in self._canonical_parts():
+                h.update(part.encode("utf-8", "surrogateescape"))
+            cached = h.hexdigest()
             object.__setattr__(self, "_digest", cached)
         return cached
 

@@ -43,7 +43,7 @@ def run(
     )
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)
-        current, warning = snapshots.usable_current()
+        current, warning = snapshots.usable_current(like=manifest)
         originals = known_originals(paths.state, current.originals if current else None)
     notes = [n for n in (snapshots.rebuilt, warning) if n]
     previous = current.load_manifest() if current else None
@@ -59,7 +59,7 @@ def run(
         previous=previous,
         # A corrupt current snapshot's stand-in did not leave the machine as it
         # is: what differs from it is not an edit.
-        last_applied=current.items if current and not warning else None,
+        last_applied=current.item_states() if current and not warning else None,
         resolver=Resolver(manifest, store, paths.state),
         originals=originals,
     )
