@@ -218,7 +218,7 @@ def _from_store(props: dict[str, Any], blob: str, store: Any) -> None:
     """Point `props` at the stored content `blob`: inline when it is a small
     packed blob (a thousand of them are read from one pack, not copied out),
     otherwise the loose object's path."""
-    if store.loose(blob) is None:
+    if store.packed(blob):
         data = store.read(blob)
         if b"$${" not in data:  # placeholder syntax in content would be resolved again
             props.pop("source", None)

@@ -60,9 +60,8 @@ def _same_as_blob(path: str, size: int, blob: str, store: Any) -> bool:
     """Does the file at `path` (of `size` bytes) hold the content `blob`?"""
     if store.size(blob) != size:
         return False
-    loose = store.loose(blob)
-    if loose is not None:
-        return posix.same_content(path, str(loose), size)
+    if not store.packed(blob):
+        return posix.same_content(path, str(store.path(blob)), size)
     try:
         return posix.read_small(path, size) == store.read(blob)
     except StateError:  # a damaged store: what it holds is not what is there

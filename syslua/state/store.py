@@ -137,7 +137,12 @@ class Store:
 
     def path(self, digest: str) -> Path:
         """Where the loose object `digest` is (or would be)."""
-        return self.objects / digest[:2] / digest[2:]
+        return Path(f"{self.objects}/{digest[:2]}/{digest[2:]}")  # one parse, not two joins
+
+    def packed(self, digest: str) -> bool:
+        """Is `digest` a small blob (in a pack, or waiting for one)? No file system call."""
+        with self._lock:
+            return digest in self._pending or self._find(digest) is not None
 
     # -- packs -------------------------------------------------------------------
     def _pack_list(self) -> list[_Pack]:
@@ -216,15 +221,12 @@ class Store:
 
     # -- blobs -------------------------------------------------------------------
     def has(self, digest: str) -> bool:
-        with self._lock:
-            if digest in self._pending or self._find(digest) is not None:
-                return True
-        return self.path(digest).is_file()
+        return self.packed(digest) or os.path.isfile(f"{self.objects}/{digest[:2]}/{digest[2:]}")
 
     def loose(self, digest: str) -> Path | None:
         """The loose object's path, when `digest` is one (packed blobs are not)."""
         p = self.path(digest)
-        return p if p.is_file() else None
+        return p if os.path.isfile(p) else None
 
     def size(self, digest: str) -> int:
         with self._lock:
