@@ -26,6 +26,7 @@ import stat
 from typing import Any
 
 from syslua.errors import StateError, display_path
+from syslua.fsutil import sha256_file
 from syslua.manifest.model import Item
 from syslua.paths import abbreviate
 from syslua.resources import file_posix as posix
@@ -57,15 +58,14 @@ def _recorded_blob(item: Item, recorded: dict[str, Any], store: Any) -> str | No
 
 
 def _same_as_blob(path: str, size: int, blob: str, store: Any) -> bool:
-    """Does the file at `path` (of `size` bytes) hold the content `blob`?"""
+    """Does the file at `path` (of `size` bytes) hold the content `blob`?
+    A blob is named by its hash: hashing the file answers, without reading
+    the stored copy (and so says the same of a damaged one)."""
     if store.size(blob) != size:
         return False
-    if not store.packed(blob):
-        return posix.same_content(path, str(store.path(blob)), size)
-    try:
-        return posix.read_small(path, size) == store.read(blob)
-    except StateError:  # a damaged store: what it holds is not what is there
-        return False
+    data = posix.read_small(path, size) if size <= posix.CHUNK else None
+    digest = hashlib.sha256(data).hexdigest() if data is not None else sha256_file(path)
+    return digest == blob
 
 
 def _link_edited(item: Item) -> str | None:
