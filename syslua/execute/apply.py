@@ -47,7 +47,7 @@ from syslua.fsutil import remove_temp_leftovers
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
-from syslua.plan.planner import Entry, Plan, make_plan
+from syslua.plan.planner import Entry, Plan, make_plan, recorded_order
 from syslua.resources import get as get_type
 from syslua.resources import with_outputs
 from syslua.resources.base import Context, RecordContext, ResourceType
@@ -183,7 +183,8 @@ def apply_manifest(
             raise  # before anything changes
     plan_ctx = context(True)
     plan_ctx.originals = registry.entries if registry is not None else None
-    plan = make_plan(manifest, plan_ctx, previous, known=known)
+    order = current.order if current is not None and not warning else None
+    plan = make_plan(manifest, plan_ctx, previous, known=known, order=order)
     if (
         not options.allow_empty
         and not (options.noop or options.health_check_only)
@@ -199,14 +200,16 @@ def apply_manifest(
     if plan.edited and not options.keep_edits and not read_only:
         return ApplyOutcome(plan, ok=False, refused=plan.edited)
     reporter.planned(plan)
-    dag = plan.dag or Dag.from_manifest(manifest)
+    # Built only to run items: a plan of the current snapshot's declarations
+    # came in the order it recorded, with no graph.
+    dag = plan.dag
 
     if read_only:
         from syslua.execute import scheduler
 
         ctx = context(True)
         results = scheduler.execute(
-            dag,
+            dag or Dag.from_manifest(manifest),
             manifest,
             lambda ident: run_item(
                 _item(manifest, ident), ctx, None, health_check_only=options.health_check_only
@@ -226,7 +229,11 @@ def apply_manifest(
     if (
         not plan.has_changes
         and current is not None
-        and _same_manifest(previous, recorded, current.digest)
+        and (
+            plan.same_as_previous
+            if plan.same_as_previous is not None and recorded is manifest
+            else _same_manifest(previous, recorded, current.digest)
+        )
         and all(f.is_file() for files in generated.values() for f in files)
     ):
         return ApplyOutcome(
@@ -235,6 +242,7 @@ def apply_manifest(
 
     from syslua.state.journal import Journal
 
+    dag = dag or Dag.from_manifest(manifest)
     mark = store.mark()
     stop.changing()  # before the journal exists: a signal no longer raises
     try:
@@ -688,6 +696,7 @@ def _record(
         originals={k: v for k, v in originals.items() if v.get("kind") != "absent"},
         env=env,
         counts=counts,
+        order=recorded_order(plan, recorded),
         pre={
             "previous": current.id if current else None,
             "records": [r for rs in journal.by_item.values() for r in rs if r.get("op") == "path"],

@@ -28,11 +28,13 @@ noop child keeps CCM's noop message (`Would have created the file`), as
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest
 from syslua.plan.dag import CycleError, Dag
 from syslua.resources import get as get_type
+from syslua.resources import has as has_type
 from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, SKIP, UPDATE, Context, Decision
 from syslua.resources.placeholders import Unresolved
 
@@ -199,6 +201,9 @@ class Plan:
         self.dag = dag
         self.groups: dict[str, list[Entry]] = {} if groups is None else groups
         self.values: list[Entry] = [] if values is None else values
+        # Whether the manifest declares exactly what the current snapshot's
+        # does (None: not compared; see `make_plan`'s `order`).
+        self.same_as_previous: bool | None = None
 
     @property
     def size(self) -> int:
@@ -277,11 +282,19 @@ def make_plan(
     *,
     with_diff: bool = False,
     known: Manifest | None = None,
+    order: Sequence[Sequence[int]] | None = None,
 ) -> Plan:
     """`known`: what syslua managed before, when there is no current snapshot
-    (after self-healing): its files are not taken over again."""
-    dag = Dag.from_manifest(manifest)
-    waves = dag.waves()
+    (after self-healing): its files are not taken over again. `order`: the
+    waves the current snapshot recorded for `previous` (positions in its
+    items); when the manifest declares exactly what `previous` does, they
+    are its waves, and the graph is built only if the apply runs something."""
+    same = previous.items == manifest.items if previous is not None and order else None
+    waves = _recorded_waves(manifest, order) if same and order else None
+    dag = None
+    if waves is None:
+        dag = Dag.from_manifest(manifest)
+        waves = dag.waves()
     ctx.manifest = manifest
     entries: list[Entry] = []
     announced: set[str] = set()  # parents already listed
@@ -300,8 +313,35 @@ def make_plan(
     labels = {e.id: e.label for e in entries if e.id in manifest}
     labels.update((i.id, label(i)) for i in manifest if i.id not in labels)
     plan = Plan(manifest, entries, removals, waves, labels, dag, values=values)
+    plan.same_as_previous = same
     _group(plan, previous)
     return plan
+
+
+def _recorded_waves(manifest: Manifest, order: Sequence[Sequence[int]]) -> list[list[str]] | None:
+    """`order` as waves of ids of `manifest` (which declares what the snapshot
+    that recorded it does); None when it does not name every item of the
+    graph once."""
+    items = manifest.items
+    try:
+        waves = [[items[n].id for n in wave] for wave in order]
+    except (IndexError, TypeError):
+        return None
+    named = {i for wave in waves for i in wave}
+    in_dag = {i.id for i in items if has_type(i.type) and get_type(i.type).in_dag}
+    if named != in_dag or sum(len(w) for w in waves) != len(named):
+        return None
+    return waves
+
+
+def recorded_order(plan: Plan, recorded: Manifest) -> list[list[int]] | None:
+    """The plan's waves as positions in `recorded`'s items, for its snapshot
+    (None when an id is not among them)."""
+    where = {item.id: n for n, item in enumerate(recorded.items)}
+    try:
+        return [[where[i] for i in wave] for wave in plan.waves]
+    except KeyError:
+        return None
 
 
 def plan_item(

@@ -53,6 +53,9 @@ class Snapshot:
     env: dict[str, str] = field(default_factory=dict)  # "sh"/"fish" -> blob
     counts: dict[str, int] = field(default_factory=dict)
     pre: dict[str, Any] = field(default_factory=dict)
+    # The plan's waves, as positions in the manifest's items: an apply of the
+    # same declarations plans in this order without building the graph.
+    order: list[list[int]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -84,6 +87,7 @@ class Snapshot:
             env=self.env,
             counts={},
             pre={"previous": self.id, "records": records},
+            order=self.order,
         )
 
     def load_manifest(self) -> Manifest:

@@ -67,7 +67,14 @@ def run(
     if previous is None:
         baseline = Snapshots(paths).latest_readable()
         known = baseline.load_manifest() if baseline is not None else None
-    plan = make_plan(manifest, ctx, previous, with_diff=diff or term.json_mode, known=known)
+    plan = make_plan(
+        manifest,
+        ctx,
+        previous,
+        with_diff=diff or term.json_mode,
+        known=known,
+        order=current.order if current is not None and not warning else None,
+    )
     if term.json_mode:
         out: dict[str, Any] = {
             "format": JSON_FORMAT,
