@@ -13,6 +13,8 @@ import os
 from functools import cache
 from pathlib import Path
 
+from syslua.record import Frozen
+
 APP = "syslua"
 
 
@@ -38,12 +40,12 @@ def abbreviate(path: str) -> str:
     return path
 
 
-class Paths:
+class Paths(Frozen):
     """Where syslua keeps its store, state and cache. Read-only; equal when the
-    four directories are (a plain class written out: a frozen dataclass costs
-    every start half a millisecond to generate these methods)."""
+    four directories are."""
 
     __slots__ = ("store", "state", "cache", "config")
+    _names = __slots__
     store: Path
     state: Path
     cache: Path
@@ -52,29 +54,6 @@ class Paths:
     def __init__(self, store: Path, state: Path, cache: Path, config: Path) -> None:
         for name, value in zip(self.__slots__, (store, state, cache, config), strict=True):
             object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def _fields(self) -> tuple[Path, Path, Path, Path]:
-        return (self.store, self.state, self.cache, self.config)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        return (
-            f"Paths(store={self.store!r}, state={self.state!r}, cache={self.cache!r}, "
-            f"config={self.config!r})"
-        )
 
     @classmethod
     def from_env(cls) -> Paths:

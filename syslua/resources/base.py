@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from syslua.errors import ResourceError, StateError
+from syslua.record import Frozen
 
 __all__ = [
     "CREATE",
@@ -54,7 +55,7 @@ FUTURE = {CREATE: "will create", UPDATE: "will update", RUN: "will run", REMOVE:
 # a dataclass's methods costs every start about half a millisecond each.
 
 
-class Decision:
+class Decision(Frozen):
     """What a resource would do, and why. Read-only; equal when its fields are
     (a subclass adds fields to `_names` and `__init__`, as PackageDecision does)."""
 
@@ -75,31 +76,6 @@ class Decision:
         _set(self, "reason", reason)
         _set(self, "noop_message", noop_message)
         _set(self, "verb", verb)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def _fields(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._names)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={v!r}" for n, v in zip(self._names, self._fields(), strict=True))
-        return f"{type(self).__qualname__}({fields})"
-
-    def replace(self, **changes: Any) -> Decision:
-        """A copy with `changes` made, of the same class (what `dataclasses.replace` does)."""
-        return type(self)(**{**dict(zip(self._names, self._fields(), strict=True)), **changes})
 
     @property
     def symbol(self) -> str:
