@@ -424,7 +424,10 @@ class FileType(ResourceType):
             before_change=before,
         )
         if item.get("source") is not None and content is not None and ctx.store is not None:
-            ctx.store.written[item.key] = content  # what the snapshot records, not read again
+            # Stored now (a small blob waits in memory, a few megabytes at most,
+            # until the store syncs): the snapshot records it by its hash, with
+            # no second read of the source.
+            ctx.store.written[item.key] = ctx.store.put_bytes(content)
 
     def _ids(self, item: Item, ctx: Context) -> tuple[int, int]:
         uid, gid = ctx.uid(item.get("owner")), ctx.gid(item.get("group"))
@@ -662,9 +665,7 @@ class FileType(ResourceType):
             elif item.get("source"):
                 written = rctx.store.written.pop(item.key, None)
                 state["blob"] = (
-                    rctx.store.put_bytes(written)
-                    if written is not None
-                    else rctx.store.put_file(item.get("source"))
+                    written if written is not None else rctx.store.put_file(item.get("source"))
                 )
             state["mode"] = item.get("mode")  # what was applied: a later change is an edit
         return state
