@@ -196,8 +196,8 @@ def members_of(manifest: Manifest | None, root_id: str) -> Sequence[Item]:
 
 
 def _small_source(source: str) -> bytes | None:
-    """A source's whole content when it is small enough to be kept until the
-    snapshot is recorded (None: copy it in chunks)."""
+    """A source's whole content when it is small enough to be one packed blob
+    (the apply writes these bytes, then stores them; None: copy it in chunks)."""
     try:
         fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)  # four system calls; open() makes ten
         try:
