@@ -229,11 +229,10 @@ def apply_manifest(
     if (
         not plan.has_changes
         and current is not None
-        and (
-            plan.same_as_previous
-            if plan.same_as_previous is not None and recorded is manifest
-            else _same_manifest(previous, recorded, current.digest)
-        )
+        and previous is not None
+        # The items compare equal (not the digest of their canonical JSON,
+        # five times dearer): the plan compared them when it runs what it records.
+        and (plan.same_as_previous if recorded is manifest else previous.items == recorded.items)
         and all(f.is_file() for files in generated.values() for f in files)
     ):
         return ApplyOutcome(
@@ -764,17 +763,6 @@ def _keep_edits(
     journal.note({"op": "snapshot", "snapshot": snap.id})
     snapshots.save(snap, make_current=False)
     return snap, labels
-
-
-def _same_manifest(previous: Manifest | None, recorded: Manifest, digest: str) -> bool:
-    """Does `recorded` declare what the current snapshot (`previous`, of
-    `digest`) declares? Comparing the loaded items costs a fifth of hashing
-    the canonical JSON of ten thousand of them. (Where JSON tells 1, 1.0 and
-    true apart, they compare equal here: only when the plan saw no change
-    either, so no new snapshot is worth recording for it.)"""
-    if previous is not None:
-        return previous.items == recorded.items
-    return digest == recorded.digest
 
 
 def _default_message(kind: str, counts: dict[str, int], config: str | None) -> str:

@@ -41,6 +41,11 @@ class CycleError(ConfigError):
     """The items depend on each other in a circle."""
 
 
+def graph_items(manifest: Manifest) -> list[Item]:
+    """The items the graph orders: those of known types that run in it."""
+    return [i for i in manifest if has_type(i.type) and get_type(i.type).in_dag]
+
+
 class Dag:
     """Nodes are item ids of types that execute; `preds[n]` must finish before n."""
 
@@ -61,7 +66,7 @@ class Dag:
 
     @classmethod
     def from_manifest(cls, manifest: Manifest) -> Dag:
-        items = [i for i in manifest if has_type(i.type) and get_type(i.type).in_dag]
+        items = graph_items(manifest)
         ids = {i.id for i in items}
         preds: dict[str, set[str]] = {}  # only the nodes that have some
         ordering: dict[str, set[str]] = defaultdict(set)

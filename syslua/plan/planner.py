@@ -32,9 +32,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest
-from syslua.plan.dag import CycleError, Dag
+from syslua.plan.dag import CycleError, Dag, graph_items
 from syslua.resources import get as get_type
-from syslua.resources import has as has_type
 from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, SKIP, UPDATE, Context, Decision
 from syslua.resources.placeholders import Unresolved
 
@@ -202,7 +201,8 @@ class Plan:
         self.groups: dict[str, list[Entry]] = {} if groups is None else groups
         self.values: list[Entry] = [] if values is None else values
         # Whether the manifest declares exactly what the current snapshot's
-        # does (None: not compared; see `make_plan`'s `order`).
+        # does (None: there is none). Where JSON tells 1, 1.0 and true apart,
+        # they compare equal here: what differs only so is no change.
         self.same_as_previous: bool | None = None
 
     @property
@@ -289,7 +289,7 @@ def make_plan(
     waves the current snapshot recorded for `previous` (positions in its
     items); when the manifest declares exactly what `previous` does, they
     are its waves, and the graph is built only if the apply runs something."""
-    same = previous.items == manifest.items if previous is not None and order else None
+    same = previous.items == manifest.items if previous is not None else None
     waves = _recorded_waves(manifest, order) if same and order else None
     dag = None
     if waves is None:
@@ -328,7 +328,7 @@ def _recorded_waves(manifest: Manifest, order: Sequence[Sequence[int]]) -> list[
     except (IndexError, TypeError):
         return None
     named = {i for wave in waves for i in wave}
-    in_dag = {i.id for i in items if has_type(i.type) and get_type(i.type).in_dag}
+    in_dag = {i.id for i in graph_items(manifest)}
     if named != in_dag or sum(len(w) for w in waves) != len(named):
         return None
     return waves

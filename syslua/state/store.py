@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from syslua.errors import StateError
-from syslua.fsutil import CHUNK, AtomicFile, fsync_dir, make_dir
+from syslua.fsutil import CHUNK, AtomicFile, fsync_dir, make_dir, sha256_file
 from syslua.state.layout import BLOB, PASSAGE, PRIVATE_DIR
 
 SYNC_ONE_BY_ONE = 16
@@ -222,7 +222,7 @@ class Store:
 
     # -- blobs -------------------------------------------------------------------
     def has(self, digest: str) -> bool:
-        return self.packed(digest) or os.path.isfile(f"{self.objects}/{digest[:2]}/{digest[2:]}")
+        return self.packed(digest) or self.loose(digest) is not None
 
     def loose(self, digest: str) -> Path | None:
         """The loose object's path, when `digest` is one (packed blobs are not)."""
@@ -370,8 +370,6 @@ class Store:
 
     def verify(self, digest: str) -> bool:
         """Does the object hold the content its name says? (False: missing or corrupt)"""
-        import hashlib
-
         loose = self.loose(digest) if self._find(digest) is None else None
         if loose is None:
             try:
@@ -379,14 +377,10 @@ class Store:
             except StateError:
                 return False
             return True
-        h = hashlib.sha256()
         try:
-            with open(loose, "rb") as f:
-                while chunk := f.read(CHUNK):
-                    h.update(chunk)
+            return sha256_file(loose) == digest  # streamed: a loose blob may be large
         except OSError:
             return False
-        return h.hexdigest() == digest
 
     def loose_path(self, digest: str) -> Path:
         """A loose copy of `digest`, made from its pack when it has none, for
