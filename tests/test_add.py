@@ -249,7 +249,7 @@ def test_a_link_needs_nothing(sysenv) -> None:
     Checked on the hook itself, as links are declared by another part of the
     file type."""
     from syslua.manifest.model import Item, freeze
-    from syslua.resources import get
+    from syslua.resources.file import FileType
 
     os.symlink(sysenv.work / "dotfiles" / "vimrc", sysenv.home / ".vimrc")
     for props in (
@@ -257,7 +257,7 @@ def test_a_link_needs_nothing(sysenv) -> None:
         {"ensure": "present", "link": True, "source": str(sysenv.work / "dotfiles" / "vimrc")},
     ):
         item = Item("file", str(sysenv.home / ".vimrc"), freeze(props))
-        step = get("file").take_back(item, item.key, "sys.lua:3", None, None)
+        step = FileType().take_back(item, item.key, "sys.lua:3", None, None)  # type: ignore[arg-type]
         assert not step.refused and step.act is None and not step.writes
         assert step.message.startswith("~/.vimrc is managed as a link to ")
         assert step.message.endswith("nothing to do")

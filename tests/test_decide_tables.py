@@ -27,7 +27,7 @@ from syslua.resources import exec as exec_type
 from syslua.resources import file as file_type
 from syslua.resources import file_posix as posix
 from syslua.resources import get
-from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, RUN, SKIP, UPDATE, Context
+from syslua.resources.base import CREATE, FAIL, NONE, REMOVE, RUN, SKIP, UPDATE, Applied, Context
 from syslua.resources.process import ProcessResult, Runner
 
 ATTRS = {"owner": "root", "group": "root", "mode": "0644"}
@@ -340,7 +340,5 @@ def test_exec_desired_state_table(row: VerifyRow, base: Path) -> None:
     props = {k: v.format(base=base) if isinstance(v, str) else v for k, v in row.props.items()}
     it = item("exec", "e", command="true", provider="posix", **props)
     ctx = context(it)
-    if row.result is not None:
-        ctx.outputs[it.id] = row.result
     decision = get("exec").decide(it, exec_type.Status(), ctx)
-    assert get("exec").verify(it, decision, ctx) == row.expected
+    assert get("exec").verify(it, decision, Applied(output=row.result), ctx) == row.expected

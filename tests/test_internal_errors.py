@@ -18,7 +18,8 @@ from syslua.manifest.model import Item, Manifest, freeze
 from syslua.plan.dag import Dag
 from syslua.plan.planner import plan_removals
 from syslua.resources import register, unregister
-from syslua.resources.base import CREATE, Context, Decision, ResourceType
+from syslua.resources.base import CREATE, Applied, Context, Decision
+from syslua.resources.kind import Kind
 from syslua.resources.process import Runner
 
 
@@ -49,8 +50,11 @@ def test_expected_errors_keep_their_message_and_code(sysenv, monkeypatch, capsys
     assert "Internal error" not in err and "Traceback" not in err
 
 
-class BrokenType(ResourceType):
+class BrokenType(Kind[None]):
     name = "broken"
+
+    def label(self, item: Item) -> str:
+        return item.key
 
     def status(self, item: Item, ctx: Context) -> None:
         return None
@@ -58,10 +62,10 @@ class BrokenType(ResourceType):
     def decide(self, item: Item, status: Any, ctx: Context, triggered: bool = False) -> Decision:
         return Decision(CREATE, "")
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(self, item: Item, decision: Decision, planned: None, ctx: Context) -> Applied:
         raise KeyError("a bug in apply")
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         return None
 
 

@@ -260,7 +260,7 @@ def test_decisions(ensure: str, status: Status, expected: tuple) -> None:
 )
 def test_removal_depends_on_what_syslua_found(recorded: dict, planned: str) -> None:
     """A package leaving the config is uninstalled only if syslua installed it."""
-    assert OsPackageType().removal_of(_item("present"), recorded).planned == planned
+    assert OsPackageType().removal(_item("present"), recorded).planned == planned
 
 
 @pytest.mark.skipif(shutil.which("dnf") is not None, reason="dnf is installed here")

@@ -18,6 +18,7 @@ from conftest import HEADER, put, tree
 
 from syslua.manifest.resolve import Options, resolve
 from syslua.plan.planner import make_plan
+from syslua.resources import file as file_type
 from syslua.resources import get
 from syslua.resources.base import Context
 from syslua.resources.process import Runner
@@ -509,7 +510,7 @@ def test_file_diff_for_plan(sysenv):
     item = m.get(f"file#{sysenv.home}/target")
     ctx = Context(runner=Runner(), noop=True)
     status = get("file").status(item, ctx)
-    text = get("file").diff(item, status, ctx)
+    text = file_type.FileType().diff(item, status, ctx)
     assert text is not None
     assert text.splitlines() == [
         "--- ~/target (current)",

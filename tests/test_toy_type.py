@@ -32,16 +32,18 @@ from syslua.resources import get, has, register, unregister
 from syslua.resources.base import (
     CREATE,
     NONE,
+    NOTHING,
     REMOVE,
     UPDATE,
+    Applied,
     Context,
     Decision,
     RecordContext,
     Removal,
     ResourceError,
-    ResourceType,
     UndoContext,
 )
+from syslua.resources.kind import Drifts, Journaled, Kind, Recorded, Removable, Undoes
 from syslua.resources.process import Runner
 from syslua.state.restore import restore_path
 from syslua.state.snapshots import Snapshots
@@ -54,7 +56,7 @@ def _count(directory: str) -> int:
         return 0
 
 
-class StampType(ResourceType):
+class StampType(Kind[str | None], Journaled, Removable, Undoes, Recorded, Drifts):
     name = "stamp"
     lock = threading.Lock()
 
@@ -80,38 +82,40 @@ class StampType(ResourceType):
             return Decision(UPDATE, "text differs", "Would have restamped")
         return Decision(NONE, "stamped")
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(self, item: Item, decision: Decision, planned: str | None, ctx: Context) -> Applied:
         if item.get("fail"):
             raise ResourceError(f"{item.key} was told to fail")
         with self.lock:  # stamps run in parallel and share the counter
             counter = _count(item.get("dir"))
-            if ctx.note is not None:
-                ctx.note({"op": "count", "dir": item.get("dir"), "prev": counter})
+            ctx.note({"op": "count", "dir": item.get("dir"), "prev": counter})
             Path(item.get("dir"), "applies").write_text(str(counter + 1))
         ctx.before_change(self._path(item))
         Path(self._path(item)).write_text(item.get("text"))
+        return NOTHING
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         return None if self.status(item, ctx) == item.get("text") else "the stamp is not there"
 
-    def removal(self, item: Item) -> Decision:
+    def removal(self, item: Item, recorded: Any) -> Decision:
         return Decision(REMOVE, "no longer declared; its stamp goes")
 
     def managed_path(self, item: Item) -> str | None:
         return self._path(item)
 
-    def touched_paths(self, item: Item) -> list[str]:
+    def original(self, item: Item, prev: dict[str, Any], records: list[Any]) -> Any:
+        return None if prev["kind"] == "absent" else prev
+
+    def touched_paths(self, item: Item, manifest: Any) -> list[str]:
         return [self._path(item)]
 
     def removal_paths(self, item: Item) -> list[str]:
         return [self._path(item)]
 
-    def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
-    ) -> Removal:
+    def remove(self, item: Item, ctx: Context, original: Any, state: Any) -> Removal:
         path = self._path(item)
         ctx.before_change(path)
         if original is not None and original["kind"] != "absent":
+            assert ctx.store is not None
             restore_path(path, original, ctx.store)
             return Removal("restored the stamp it took over")
         os.unlink(path)
@@ -123,6 +127,15 @@ class StampType(ResourceType):
 
     def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
         return {"text": item.get("text")}
+
+    def materialise(self, item: Item, state: Any, store: Any, snapshot: str) -> Item:
+        return item
+
+    def blobs(self, state: Any) -> set[str]:
+        return set()
+
+    def trees(self, state: Any) -> set[str]:
+        return set()
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         now = self.status(item, ctx)

@@ -335,6 +335,4 @@ def count_paths(n: int) -> str:
 
 
 def _subject(entry: Entry) -> str:
-    from syslua.resources import get as get_type
-
-    return get_type(entry.type).subject(entry.label)
+    return f"{entry.type} {entry.label}"

@@ -35,7 +35,7 @@ from __future__ import annotations
 import errno
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -48,9 +48,10 @@ from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
 from syslua.plan.planner import Entry, Plan, make_plan, recorded_order
+from syslua.resources import capability, with_outputs
 from syslua.resources import get as get_type
-from syslua.resources import with_outputs
-from syslua.resources.base import Context, RecordContext, ResourceType
+from syslua.resources.base import Context, RecordContext
+from syslua.resources.kind import Journaled, Outputs, Recorded, TakesBack
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner, tail
 from syslua.state.originals import Originals, clear_unrestored, note_unrestored
@@ -150,13 +151,12 @@ def apply_manifest(
     stop.on_request(runner.cancel)  # Ctrl-C kills its running commands (one runner per command)
 
     resolver = Resolver(manifest, store, paths.state)
-    planned: dict[str, Any] = {}  # what types saw while planning, for their checks when items run
 
-    def context(noop: bool) -> Context:
+    def context(noop: bool, originals: Mapping[str, dict[str, Any]] | None = None) -> Context:
         return Context(
-            runner=runner,
-            noop=noop,
-            manifest=manifest,
+            runner,
+            noop,
+            manifest,
             verbose=options.verbose,
             on_output=options.on_output,
             on_activity=options.on_activity,
@@ -165,7 +165,7 @@ def apply_manifest(
             progress=options.progress,
             resolver=resolver,
             previous=previous,
-            planned=planned,
+            originals=originals,
             # A corrupt current snapshot's stand-in did not leave the machine as
             # it is: what differs from it is not an edit.
             last_applied=current.item_states() if current and not warning else None,
@@ -181,8 +181,7 @@ def apply_manifest(
     except StateError:
         if not read_only:
             raise  # before anything changes
-    plan_ctx = context(True)
-    plan_ctx.originals = registry.entries if registry is not None else None
+    plan_ctx = context(True, registry.entries if registry is not None else None)
     order = current.order if current is not None and not warning else None
     plan = make_plan(manifest, plan_ctx, previous, known=known, order=order)
     if (
@@ -224,8 +223,8 @@ def apply_manifest(
         return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
 
     recorded = record_manifest or manifest
-    generators = with_outputs()
-    generated = {t.name: t.outputs(paths) for t in generators}
+    generators = _generators()
+    generated = {name: g.outputs(paths) for name, g in generators.items()}
     if (
         not plan.has_changes
         and current is not None
@@ -334,8 +333,8 @@ def apply_manifest(
             else:
                 journal.commit()
                 _committed(paths, registry, plan)
-                for rtype in generators:
-                    rtype.after_commit(paths)
+                for generator in generators.values():
+                    generator.after_commit(paths)
                 return outcome
         with stop.rolling_back():
             # The apply's runner may be cancelled; undo commands need their own.
@@ -440,13 +439,13 @@ def _prepare(
         item = manifest.get(entry.id)
         if item is None:
             continue
-        rtype = get_type(item.type)
-        managed = rtype.managed_path(item)
-        if managed is None:
+        kind = capability(get_type(item.type), Journaled)
+        managed = kind.managed_path(item) if kind is not None else None
+        if kind is None or managed is None:
             continue
         new = (known is None or entry.id not in known) and entry.id not in originals
         if entry.decision.changes:
-            paths = rtype.touched_paths(item)
+            paths = kind.touched_paths(item, manifest)
             journal.prepare(entry.id, paths)
             if new and managed not in journal.recorded:
                 # Nothing of its own is there yet (a tree member behind a
@@ -458,7 +457,7 @@ def _prepare(
                     for p in paths
                     if p in journal.recorded
                 ]
-                original = rtype.original(item, journal.recorded[managed]["prev"], records)
+                original = kind.original(item, journal.recorded[managed]["prev"], records)
                 if original is not None:
                     originals[entry.id] = original
         elif new and os.path.lexists(managed):
@@ -467,8 +466,9 @@ def _prepare(
             originals[entry.id] = capture(managed, store)
     for entry in plan.removals:
         gone = known.get(entry.id) if known is not None else None
-        if gone is not None:
-            journal.prepare(entry.id, get_type(gone.type).removal_paths(gone))
+        journaled = capability(get_type(gone.type), Journaled) if gone is not None else None
+        if gone is not None and journaled is not None:
+            journal.prepare(entry.id, journaled.removal_paths(gone))
     return originals
 
 
@@ -490,6 +490,7 @@ def _run(
     from syslua.execute.remove import remove_item
 
     outcome = ApplyOutcome(plan)
+    planned = {e.id: e.status for e in plan.entries if e.status is not None}
     for entry in plan.removals:
         item = previous.get(entry.id) if previous else None
         if item is None:
@@ -513,7 +514,7 @@ def _run(
     results = scheduler.execute(
         dag,
         manifest,
-        lambda ident: run_item(_item(manifest, ident), ctx, journal),
+        lambda ident: run_item(_item(manifest, ident), ctx, journal, planned=planned.get(ident)),
         jobs=options.jobs,
         stop_on_failure=True,
         on_start=lambda i: reporter.started(i, plan.labels.get(i, i)),
@@ -604,18 +605,27 @@ def _roll_back(
     )
 
 
+def _generators() -> dict[str, Outputs]:
+    """The kinds that write outputs from the whole manifest, by name."""
+    out = {}
+    for kind in with_outputs():
+        generator = capability(kind, Outputs)
+        if generator is not None:
+            out[kind.name] = generator
+    return out
+
+
 def _write_outputs(
-    generators: list[ResourceType], manifest: Manifest, paths: Paths, journal: Journal
+    generators: dict[str, Outputs], manifest: Manifest, paths: Paths, journal: Journal
 ) -> str | None:
-    """Write every type's generated outputs; returns the first note for the user."""
+    """Write every kind's generated outputs; returns the first note for the user."""
     notes = []
-    for rtype in generators:
-        name = rtype.name
+    for name, generator in generators.items():
 
         def before_change(path: str, name: str = name) -> None:
             journal.before_change(name, path)
 
-        notes.append(rtype.write_outputs(manifest, paths, before_change))
+        notes.append(generator.write_outputs(manifest, paths, before_change))
     return next((n for n in notes if n), None)
 
 
@@ -650,19 +660,25 @@ def _record(
         def declared_as_before(ident: str = item.id) -> bool:
             return prev_manifest is not None and prev_manifest.get(ident) == recorded.get(ident)
 
-        state = get_type(item.type).snapshot_state(
-            item,
-            RecordContext(
-                store=store,
-                records=journal.by_item.get(item.id, []),
-                previous=previous,
-                changed=item.id in changed,
-                declared_as_before=declared_as_before,
-                manifest=manifest,
-                recorded=journal.recorded,
-            ),
-        )
         result = by_id.get(item.id)
+        kind = capability(get_type(item.type), Recorded)
+        state = (
+            kind.snapshot_state(
+                item,
+                RecordContext(
+                    store=store,
+                    records=journal.by_item.get(item.id, []),
+                    previous=previous,
+                    changed=item.id in changed,
+                    declared_as_before=declared_as_before,
+                    manifest=manifest,
+                    recorded=journal.recorded,
+                    applied=result.applied if result is not None else None,
+                ),
+            )
+            if kind is not None
+            else {}
+        )
         if result is not None and result.output is not None:
             state["exit_code"] = result.output.exit_code
             state["stdout"] = tail(result.output.stdout)  # the last OUTPUT_TAIL bytes
@@ -741,12 +757,13 @@ def _keep_edits(
         item = previous.get(entry.id)
         if item is None:
             continue
-        rtype = get_type(item.type)
-        path = rtype.managed_path(item)
+        kind = get_type(item.type)
+        journaled, takes_back = capability(kind, Journaled), capability(kind, TakesBack)
+        path = journaled.managed_path(item) if journaled is not None else None
         record = journal.recorded.get(path) if path else None
-        if record is None:
+        if record is None or takes_back is None:
             continue
-        state = rtype.adopt(item, current.items.get(entry.id, {}), record["prev"], store)
+        state = takes_back.adopt(item, current.items.get(entry.id, {}), record["prev"], store)
         if state is not None:
             items[entry.id] = state
             kept.append(entry.id)

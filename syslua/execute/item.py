@@ -3,10 +3,11 @@
 Steps for an item:
 1. Read its status and decide (a subscriber is triggered when any of its
    targets changed earlier in this run, or would have, in noop).
-2. Unless noop, act through the type's provider, recording undo information
-   in the journal first, then read status again and fail with "desired state
-   not reached: <reason>" if the item did not converge; what the type finds
-   worth a warning about a converged item goes into its result.
+2. Unless noop, act through the kind's provider, recording undo information
+   in the journal first; hand what it did (`Applied`) to `verify`, which
+   reads status again, and fail with "desired state not reached: <reason>"
+   if the item did not converge; the warnings of a converged item go into
+   its result.
 3. Run its health checks (WARNING is reported; CRITICAL or UNKNOWN fails).
 
 Outcomes are data (`ItemResult`), never exceptions: the scheduler decides what
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from syslua.execute.health import CheckResult, run_checks
 from syslua.manifest.model import Item
@@ -28,8 +29,10 @@ from syslua.resources.base import (
     REMOVE,
     RUN,
     UPDATE,
+    Applied,
     Context,
     Decision,
+    Journaling,
     ResourceError,
 )
 from syslua.resources.process import ProcessResult
@@ -51,6 +54,7 @@ class ItemResult:
     output: ProcessResult | None = None
     warnings: list[str] = field(default_factory=list)
     mutated: bool = False  # whether it may have changed the machine (so it needs undoing)
+    applied: Applied | None = None  # what its apply did, when it ran to the end
 
     @property
     def ok(self) -> bool:
@@ -81,22 +85,19 @@ class ItemResult:
         return event
 
 
-class Journaling(Protocol):
-    """What the item runner needs from the journal (absent in noop runs)."""
-
-    def before_change(self, item: str, path: str) -> None: ...
-
-    def before_changes(self, item: str, paths: list[str]) -> None: ...
-
-    def note(self, record: dict[str, Any], *, durable: bool = True) -> None: ...
-
-
 def run_item(
-    item: Item, ctx: Context, journal: Journaling | None, *, health_check_only: bool = False
+    item: Item,
+    ctx: Context,
+    journal: Journaling | None,
+    *,
+    planned: Any = None,
+    health_check_only: bool = False,
 ) -> ItemResult:
+    """Run one item. `planned`: what its kind's `status` read while planning
+    (handed to its `apply`); `journal`: where its changes are recorded first."""
     start = time.monotonic()
-    rtype = get_type(item.type)
-    label = rtype.label(item)
+    kind = get_type(item.type)
+    label = kind.label(item)
 
     def result(status: str, message: str, action: str = "", **kw: Any) -> ItemResult:
         return ItemResult(
@@ -113,15 +114,14 @@ def run_item(
     try:
         if ctx.resolver is not None:
             item = ctx.resolver.resolve_item(item)
-        status = rtype.status(item, ctx)
+        status = kind.status(item, ctx)
         noop = ctx.noop or item.noop
-        targets = item.get("subscribe", ())
-        triggered = any(t in ctx.changed or (noop and t in ctx.would_change) for t in targets)
-        decision = rtype.decide(item, status, ctx, triggered)
+        triggered = ctx.outcomes.triggered(item.get("subscribe", ()), noop)
+        decision = kind.decide(item, status, ctx, triggered)
     except ResourceError as e:
         decision = Decision(FAIL, str(e))
     if decision.action == FAIL:
-        ctx.failed.add(item.id)
+        ctx.outcomes.mark_failed(item.id)
         return result(FAILED, decision.reason, FAIL)
     if not decision.changes:
         outcome = result(UNCHANGED, decision.message or "unchanged", decision.action)
@@ -130,54 +130,41 @@ def run_item(
             if checks_spec and not ctx.noop
             else outcome
         )
-    if ctx.noop:
-        ctx.changed.add(item.id)
-        return result(NOOP, decision.message, decision.action)
-    if item.noop:
-        ctx.would_change.add(item.id)
+    if ctx.noop or item.noop:
+        # An item of a noop child would have changed: it triggers only
+        # subscribers that are noop themselves.
+        ctx.outcomes.mark_changed(item.id, noop=not ctx.noop)
         return result(NOOP, decision.message, decision.action)
 
-    ictx = ctx
-    ident = item.id
-    if journal is not None:
-        ictx = ctx.replace(
-            record=lambda path: journal.before_change(ident, path),
-            record_batch=lambda paths: journal.before_changes(ident, paths),
-            note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
-        )
-    if ctx.on_activity is not None:
-        on_activity = ctx.on_activity
-        ictx = ictx.replace(doing=lambda kind, text: on_activity(ident, kind, text))
     try:
-        rtype.apply(item, decision, ictx)
+        applied = kind.apply(item, decision, planned, ctx.for_item(item, journal))
     except ResourceError as e:
-        ctx.failed.add(item.id)
-        return result(
-            FAILED, str(e), decision.action, mutated=True, output=ctx.outputs.get(item.id)
-        )
+        ctx.outcomes.mark_failed(item.id)
+        return result(FAILED, str(e), decision.action, mutated=True)
     except OSError as e:
-        ctx.failed.add(item.id)
+        ctx.outcomes.mark_failed(item.id)
         return result(
             FAILED, f"{e.strerror or e}: {e.filename or item.key}", decision.action, mutated=True
         )
-    problem = rtype.verify(item, decision, ctx)
+    problem = kind.verify(item, decision, applied, ctx)
     if problem:
-        ctx.failed.add(item.id)
+        ctx.outcomes.mark_failed(item.id)
         return result(
             FAILED,
             f"desired state not reached: {problem}",
             decision.action,
             mutated=True,
-            output=ctx.outputs.get(item.id),
+            output=applied.output,
         )
-    ctx.changed.add(item.id)
+    ctx.outcomes.mark_changed(item.id)
     outcome = result(
         CHANGED,
         done(decision),
         decision.action,
         mutated=True,
-        output=ctx.outputs.get(item.id),
-        warnings=rtype.warnings(item, decision, ctx),
+        output=applied.output,
+        warnings=list(applied.warnings),
+        applied=applied,
     )
     return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec else outcome
 

@@ -1,6 +1,6 @@
 """Turn a snapshot back into a manifest that can run using only what the store holds.
 
-Each type says what that means for its items (`ResourceType.materialise`):
+Each kind says what that means for its items (`Recorded.materialise`):
 a file that copied a `source` gets the store's copy of the content the
 snapshot recorded, so rollback and drift checks work after the config's
 source files changed or vanished.
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from syslua.errors import StateError
 from syslua.manifest.model import Item, Manifest
+from syslua.resources import capability
 from syslua.resources import get as get_type
+from syslua.resources.kind import Recorded
 from syslua.state.snapshots import Snapshot
 from syslua.state.store import Store
 
@@ -25,8 +27,11 @@ def materialise(snap: Snapshot, store: Store, problems: dict[str, str] | None = 
 
 
 def _one(item: Item, snap: Snapshot, store: Store, problems: dict[str, str] | None) -> Item:
+    kind = capability(get_type(item.type), Recorded)
+    if kind is None:
+        return item
     try:
-        return get_type(item.type).materialise(item, snap.items.get(item.id, {}), store, snap.id)
+        return kind.materialise(item, snap.items.get(item.id, {}), store, snap.id)
     except StateError as e:
         if problems is None:
             raise

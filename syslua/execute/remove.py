@@ -1,21 +1,26 @@
 """Declarative removal: items of the current snapshot that the new manifest no longer declares.
 
-Each type removes its own items (`ResourceType.remove`): a file's original
-is restored or the file deleted, an exec's `undo` command runs, a package
-leaves the profile, ... Everything a removal changes is journaled first
-(paths through `Context.record`, other undo records through `Context.note`),
-so a failed apply puts removed items back.
+Each kind removes its own items (`Removable.remove`): a file's original is
+restored or the file deleted, an exec's `undo` command runs, a package
+leaves the profile, ... A kind without that capability leaves its items as
+they are. Everything a removal changes is journaled first (paths through
+`Context.before_change`, other undo records through `Context.note`), so a
+failed apply puts removed items back.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from syslua.execute.item import CHANGED, FAILED, UNCHANGED, ItemResult
 from syslua.manifest.model import Item
+from syslua.plan.planner import NOT_DECLARED, key_label
+from syslua.resources import capability
 from syslua.resources import get as get_type
-from syslua.resources.base import Context, ResourceError
+from syslua.resources.base import Context, Removal, ResourceError
+from syslua.resources.kind import Removable
 from syslua.state.journal import Journal
 
 
@@ -24,12 +29,12 @@ def remove_item(
     ctx: Context,
     journal: Journal,
     original: dict[str, Any] | None,
-    state: dict[str, Any],
+    state: Mapping[str, Any],
 ) -> ItemResult:
     """Remove `item`; `original` is what it took over, `state` what the current snapshot recorded for it."""
     start = time.monotonic()
-    rtype = get_type(item.type)
-    label = rtype.key_label(item.key)
+    kind = get_type(item.type)
+    label = key_label(kind, item.key)
     ident = item.id
 
     def result(status: str, message: str, **kw: Any) -> ItemResult:
@@ -37,13 +42,12 @@ def remove_item(
             ident, item.type, label, status, message, "remove", time.monotonic() - start, **kw
         )
 
-    rctx = ctx.replace(
-        record=lambda path: journal.before_change(ident, path),
-        record_batch=lambda paths: journal.before_changes(ident, paths),
-        note=lambda rec: journal.note({**rec, "item": ident, "type": item.type}),
-    )
+    removable = capability(kind, Removable)
     try:
-        removal = rtype.remove(item, rctx, original, state)
+        if removable is None:
+            removal = Removal(NOT_DECLARED, changed=False)
+        else:
+            removal = removable.remove(item, ctx.for_item(item, journal), original, state)
     except (ResourceError, OSError) as e:
         return result(FAILED, str(e), mutated=True)
     if removal.failed:

@@ -28,7 +28,9 @@ from functools import partial
 from syslua.execute.item import FAILED, ItemResult, skipped
 from syslua.manifest.model import Manifest
 from syslua.plan.dag import Dag
+from syslua.resources import capability
 from syslua.resources import get as get_type
+from syslua.resources.kind import Scheduling
 
 DEFAULT_JOBS = max(4, min(16, (os.cpu_count() or 1) * 4))
 SIGNAL_POLL = 0.1  # seconds: how late a signal's handler may run while items run
@@ -68,7 +70,7 @@ def execute(
         for ident in sorted(idents):
             item = manifest.get(ident)
             assert item is not None
-            (inline if get_type(item.type).inline else pooled).append(ident)
+            (inline if _traits(item.type)[0] else pooled).append(ident)
 
     def finish(ident: str, result: ItemResult) -> None:
         done.append(result)
@@ -91,7 +93,7 @@ def execute(
         assert item is not None
         soft = dag.ordering.get(ident, ())
         failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad and p not in soft)
-        aggregate = get_type(item.type).aggregates
+        aggregate = _traits(item.type)[1]
         own_children = aggregate and all(
             getattr(manifest.get(p), "parent", None) == ident for p in failed_deps
         )
@@ -159,3 +161,12 @@ def execute(
                 finished, _ = wait(running, timeout=SIGNAL_POLL, return_when=FIRST_COMPLETED)
                 collect(finished)
     return done
+
+
+def _traits(kind_name: str) -> tuple[bool, bool]:
+    """(inline, aggregates) of a kind: whether its items run in the
+    scheduler's own thread, and whether they run after their own members failed."""
+    scheduling = capability(get_type(kind_name), Scheduling)
+    if scheduling is None:
+        return False, False
+    return scheduling.inline, scheduling.aggregates

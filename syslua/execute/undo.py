@@ -2,8 +2,8 @@
 
 Used by in-process rollback (reverse completion order) and by crash
 recovery (every record of an interrupted journal, newest first). A `path`
-record is restored here; any other record belongs to the type that wrote it
-(`ResourceType.undo`), named in the record.
+record is restored here; any other record belongs to the kind that wrote it
+(`Undoes.undo`), named in the record.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError
-from syslua.resources import owner_of
+from syslua.resources import capability, owner_of
 from syslua.resources.base import ResourceError, UndoContext, UndoReport
+from syslua.resources.kind import Undoes
 from syslua.resources.process import Runner
 from syslua.state.restore import restore_path
 from syslua.state.store import Store
@@ -38,9 +39,13 @@ def undo_records(
                 else:
                     report.restored.append(rec["path"])
                 continue
-            owner = owner_of(rec)
-            if owner is not None:  # else a record that needs no undoing (begin, commit)
-                owner.undo(rec, uctx)
+            kind = owner_of(rec)
+            if kind is None:
+                continue  # a record that needs no undoing (begin, commit)
+            owner = capability(kind, Undoes)
+            if owner is None:
+                raise StateError(f"{kind.name}: no way to undo a `{op}` record")
+            owner.undo(rec, uctx)
         except (OSError, StateError, ResourceError) as e:
             what = rec.get("path") or rec.get("item") or op
             report.failed.append(f"{what}: {e}")

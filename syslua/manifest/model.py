@@ -210,6 +210,19 @@ class Manifest(Frozen):
     def of_type(self, type_: str) -> list[Item]:
         return [i for i in self.items if i.type == type_]
 
+    def members(self, ident: str) -> tuple[Item, ...]:
+        """The items whose `parent` is `ident` (a tree's files, an apply's
+        children), in id order. The index is built on the first call."""
+        index = self.__dict__.get("_members")
+        if index is None:
+            grouped: dict[str, list[Item]] = {}
+            for item in self.items:
+                if item.parent is not None:
+                    grouped.setdefault(item.parent, []).append(item)
+            index = {parent: tuple(items) for parent, items in grouped.items()}
+            object.__setattr__(self, "_members", index)
+        return index.get(ident, ())  # type: ignore[no-any-return]
+
     def source_of(self, ident: str) -> str:
         """`sys.lua:12` (or several, comma-separated) for messages."""
         return ", ".join(str(s) for s in self.sources.get(ident, ()))

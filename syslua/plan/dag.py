@@ -7,12 +7,12 @@ Edges (an edge a -> b means a finishes before b starts):
   written before it): the earlier item -> the item. This edge only orders:
   when the earlier item fails, the item is not skipped for it
   (`Dag.ordering`), as CCM runs the rest of a manifest after a failure;
-- the item's type names items that must finish first
-  (`ResourceType.predecessors`): a file inside a directory managed by
+- the item's kind names items that must finish first
+  (`Ordered.predecessors`): a file inside a directory managed by
   another file item waits for the directory (for removal the order is
   reversed by the executor);
-- the item's type requires a capability another item's type provides
-  (`requires`/`provides`): an exec running a package's `bin` program waits
+- the item's kind requires what another item's kind provides
+  (`Ordered.requires`/`provides`): an exec running a package's `bin` program waits
   for the package;
 - children nested under an item (an `apply`'s children, a file tree's
   members): each child -> its parent (the parent finishes after its
@@ -29,21 +29,30 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Mapping
+from typing import Any
 
 from syslua.errors import ConfigError
 from syslua.manifest.model import Item, Manifest
 from syslua.manifest.primitives import references
+from syslua.resources import capability
 from syslua.resources import get as get_type
 from syslua.resources import has as has_type
+from syslua.resources.kind import Kind, Ordered, Scheduling
 
 
 class CycleError(ConfigError):
     """The items depend on each other in a circle."""
 
 
+def in_dag(kind: Kind[Any]) -> bool:
+    """Whether the kind's items run on the DAG (an env variable does not)."""
+    scheduling = capability(kind, Scheduling)
+    return scheduling is None or scheduling.in_dag
+
+
 def graph_items(manifest: Manifest) -> list[Item]:
-    """The items the graph orders: those of known types that run in it."""
-    return [i for i in manifest if has_type(i.type) and get_type(i.type).in_dag]
+    """The items the graph orders: those of known kinds that run in it."""
+    return [i for i in manifest if has_type(i.type) and in_dag(get_type(i.type))]
 
 
 class Dag:
@@ -83,11 +92,13 @@ class Dag:
             if before in ids and after in ids and before != after:
                 ordering[after].add(before)
 
-        types = {i.type: get_type(i.type) for i in items}
+        hints = {i.type: capability(get_type(i.type), Ordered) for i in items}
         provided: dict[str, str] = {}
         for item in items:
-            for capability in types[item.type].provides(item):
-                provided[capability] = item.id
+            kind = hints[item.type]
+            if kind is not None:
+                for need in kind.provides(item):
+                    provided[need] = item.id
         # Placeholders are looked for only when something provides outputs.
         outputs = any(c.startswith("output:") for c in provided)
         children: dict[str, list[Item]] = defaultdict(list)
@@ -95,19 +106,20 @@ class Dag:
             if item.parent:
                 children[item.parent].append(item)
         for item in items:
-            rtype = types[item.type]
+            kind = hints[item.type]
             for dep in item.get("depends_on", ()):
                 edge(dep, item.id)
             for target in item.get("subscribe", ()):
                 edge(target, item.id)
             for before in item.get("after", ()):
                 order(before, item.id)
-            for before in rtype.predecessors(item, manifest):
-                edge(before, item.id)
-            if provided:
-                for capability in rtype.requires(item):
-                    if capability in provided:
-                        edge(provided[capability], item.id)
+            if kind is not None:
+                for before in kind.predecessors(item, manifest):
+                    edge(before, item.id)
+                if provided:
+                    for need in kind.requires(item):
+                        if need in provided:
+                            edge(provided[need], item.id)
             if outputs:
                 for h in references(item):
                     if f"output:{h}" in provided:

@@ -11,7 +11,7 @@ Steps:
    will be removed, in reverse dependency order, an item's children (a
    tree's members) before it.
 5. Of the items that would be changed or removed, mark those edited by hand
-   since the last apply (asking each type, `ResourceType.edited`): an apply
+   since the last apply (asking each kind, `Edited.edited`): an apply
    would overwrite the edit.
 6. Group: an item that is part of another (a tree's member) is shown under
    it, and the group's line says what its members do (`group_note`).
@@ -28,17 +28,28 @@ noop child keeps CCM's noop message (`Would have created the file`), as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest
-from syslua.plan.dag import CycleError, Dag, graph_items
+from syslua.plan.dag import CycleError, Dag, graph_items, in_dag
+from syslua.resources import capability
 from syslua.resources import get as get_type
 from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, SKIP, UPDATE, Context, Decision
+from syslua.resources.kind import (
+    Container,
+    Edited,
+    Explained,
+    Irreversible,
+    Journaled,
+    Kind,
+    Removable,
+)
 from syslua.resources.placeholders import Unresolved
 
 EDITED = "edited since the last apply"
 RESTORED = "the original is restored"
+NOT_DECLARED = "no longer declared"
 
 
 # Plain classes, not dataclasses: a dataclass costs every start half a
@@ -65,6 +76,7 @@ class Entry:
         "note",
         "subject",
         "parent",
+        "status",
     )
 
     def __init__(
@@ -88,6 +100,9 @@ class Entry:
         note: str | None = None,  # shown in parentheses after the subject, instead of the message
         subject: str | None = None,  # how the line names it, when not "<type> <label>"
         parent: bool = False,  # a directory created on the way (not an item: not counted)
+        # What the kind's `status` read while planning, for the apply of an
+        # entry that runs (`Kind.apply`'s `planned`); None for the others.
+        status: Any = None,
     ) -> None:
         self.id = id
         self.type = type
@@ -104,6 +119,7 @@ class Entry:
         self.note = note
         self.subject = subject
         self.parent = parent
+        self.status = status
 
     def replace(self, **changes: Any) -> Entry:
         """A copy with `changes` made (what `dataclasses.replace` does for a dataclass)."""
@@ -275,6 +291,12 @@ def label(item: Item) -> str:
     return get_type(item.type).label(item)
 
 
+def key_label(kind: Kind[Any], key: str) -> str:
+    """How an item of `kind` is named from its key alone (removals, parents, drift)."""
+    paths = capability(kind, Journaled)
+    return paths.key_label(key) if paths is not None else key
+
+
 def make_plan(
     manifest: Manifest,
     ctx: Context,
@@ -295,7 +317,8 @@ def make_plan(
     if waves is None:
         dag = Dag.from_manifest(manifest)
         waves = dag.waves()
-    ctx.manifest = manifest
+    if ctx.manifest is not manifest or ctx.previous is not previous:
+        ctx = ctx.replace(manifest=manifest, previous=previous)
     entries: list[Entry] = []
     announced: set[str] = set()  # parents already listed
     baseline = previous if previous is not None else known
@@ -307,7 +330,7 @@ def make_plan(
             if entry.decision.changes and status is not None:
                 entries.extend(_parents(item, status, announced))
             entries.append(entry)
-    values = _plan_values(manifest, previous)
+    values = _plan_values(manifest, previous, ctx)
     entries.extend(values)
     removals = plan_removals(manifest, previous, ctx, with_diff=with_diff)
     labels = {e.id: e.label for e in entries if e.id in manifest}
@@ -344,42 +367,37 @@ def recorded_order(plan: Plan, recorded: Manifest) -> list[list[int]] | None:
         return None
 
 
-def plan_item(
-    item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False
-) -> Entry:
-    """Status + decision for one item; records it in `ctx` for subscribers and applies."""
-    return _plan_item(item, ctx, previous, with_diff=with_diff)[0]
-
-
 def _plan_item(
     item: Item, ctx: Context, previous: Manifest | None, *, with_diff: bool = False
 ) -> tuple[Entry, Any]:
-    rtype = get_type(item.type)
+    """Status and decision for one item, noted in the run's outcomes for its
+    subscribers and containers; the entry of an item that runs keeps the
+    status it read, for its apply."""
+    kind = get_type(item.type)
+    status: Any = None
     if item.health_check_only:
         decision = Decision(SKIP, "health checks only")
-        status = None
     else:
         try:
             if ctx.resolver is not None:
                 item = ctx.resolver.resolve_item(item)
-            status = rtype.status(item, ctx)
-            triggered = any(
-                t in ctx.changed or (item.noop and t in ctx.would_change)
-                for t in item.get("subscribe", ())
-            )
-            decision = rtype.decide(item, status, ctx, triggered)
+            status = kind.status(item, ctx)
+            triggered = ctx.outcomes.triggered(item.get("subscribe", ()), item.noop)
+            decision = kind.decide(item, status, ctx, triggered)
         except Unresolved as e:
             status = None
             decision = Decision(UPDATE, f"{e}; resolved when it runs", "Would have changed")
     if decision.changes:
         # Items of a noop child never change for real: like the executor,
         # they only trigger subscribers that are noop themselves.
-        (ctx.would_change if item.noop else ctx.changed).add(item.id)
+        ctx.outcomes.mark_changed(item.id, noop=item.noop)
     if decision.action == FAIL:
-        ctx.failed.add(item.id)
+        ctx.outcomes.mark_failed(item.id)
+    # What the plan says beyond the decision needs what status read.
+    explained = capability(kind, Explained) if status is not None else None
     diff = (
-        rtype.diff(item, status, ctx)
-        if with_diff and decision.changes and status is not None
+        explained.diff(item, status, ctx)
+        if explained is not None and with_diff and decision.changes
         else None
     )
     edited, edit_diff = (
@@ -387,36 +405,53 @@ def _plan_item(
         if decision.changes and not item.noop
         else (None, None)
     )
-    irreversible = rtype.irreversible(item, decision)
+    irreversible = capability(kind, Irreversible)
     takeover = (
-        decision.changes
+        explained is not None
+        and decision.changes
         and (previous is None or item.id not in previous)
-        and status is not None
-        and rtype.takes_over(item, status)
+        and explained.takes_over(item, status)
     )
+    runs = (decision.changes or decision.action == FAIL) and not item.noop
     entry = Entry(
         item.id,
         item.type,
-        rtype.label(item),
+        kind.label(item),
         decision,
         diff,
-        irreversible,
+        irreversible.irreversible(item, decision) if irreversible is not None else False,
         bool(takeover),
         item.noop,
         edited,
         edit_diff,
-        notes=tuple(rtype.plan_notes(item, status)) if status is not None else (),
-        group=rtype.group(item),
+        notes=tuple(explained.notes(item, status)) if explained is not None else (),
+        group=_group_of(item, ctx.manifest),
+        status=status if runs else None,
     )
     return entry, status
+
+
+def _group_of(item: Item, manifest: Manifest | None) -> str | None:
+    """The container the plan shows the item under: its `parent`, when that
+    folds its members into one line (a tree and its files)."""
+    if item.parent is None or manifest is None:
+        return None
+    parent = manifest.get(item.parent)
+    if parent is None:
+        return None
+    container = capability(get_type(parent.type), Container)
+    return parent.id if container is not None and container.folds(parent) else None
 
 
 def _parents(item: Item, status: Any, announced: set[str]) -> list[Entry]:
     """Entries for what the item creates on its way (missing parent
     directories no item declares), each listed once."""
-    rtype = get_type(item.type)
+    kind = get_type(item.type)
+    explained = capability(kind, Explained)
+    if explained is None:
+        return []
     out = []
-    for key, subject in rtype.created_parents(item, status):
+    for key, subject in explained.created_parents(item, status):
         if key in announced:
             continue
         announced.add(key)
@@ -424,8 +459,8 @@ def _parents(item: Item, status: Any, announced: set[str]) -> list[Entry]:
             Entry(
                 f"{item.type}#{key}",
                 item.type,
-                rtype.key_label(key),
-                Decision(CREATE, f"parent of {rtype.label(item)}"),
+                key_label(kind, key),
+                Decision(CREATE, f"parent of {kind.label(item)}"),
                 noop=item.noop,
                 note="parent",
                 subject=subject,
@@ -461,10 +496,12 @@ def _group(plan: Plan, previous: Manifest | None) -> None:
                     it = previous.get(m.id)
                 if it is not None:
                     pairs.append((it, m.decision))
-            rtype = get_type(root.type)
+            kind = get_type(root.type)
+            container = capability(kind, Container)
+            assert container is not None  # only a container folds members
             entries[n] = e.replace(
-                note=rtype.group_note(root, e.decision, pairs),
-                subject=rtype.subject(rtype.label(root)),
+                note=container.group_note(root, e.decision, pairs),
+                subject=f"{kind.name} {kind.label(root)}",
                 takeover=False,
             )
 
@@ -480,27 +517,34 @@ def _edit(
     before, recorded = previous.get(ident), ctx.last_applied.get(ident)
     if before is None or recorded is None:
         return None, None
-    rtype = get_type(before.type)
-    edited = rtype.edited(before, recorded, ctx)
+    kind = capability(get_type(before.type), Edited)
+    if kind is None:
+        return None, None
+    edited = kind.edited(before, recorded, ctx)
     if edited is None:
         return None, None
-    return edited, rtype.edit_diff(before, recorded, ctx) if with_diff else None
+    return edited, kind.edit_diff(before, recorded, ctx) if with_diff else None
 
 
-def _plan_values(manifest: Manifest, previous: Manifest | None) -> list[Entry]:
-    """Items of types outside the DAG, compared with the previous snapshot's."""
+def removal(item: Item, recorded: Mapping[str, Any]) -> Decision:
+    """How removing an item no longer declared is planned, as its kind says."""
+    kind = capability(get_type(item.type), Removable)
+    return kind.removal(item, recorded) if kind is not None else Decision(REMOVE, NOT_DECLARED)
+
+
+def _plan_values(manifest: Manifest, previous: Manifest | None, ctx: Context) -> list[Entry]:
+    """Items of kinds outside the DAG: their status is the previous snapshot's item."""
     out = []
     for item in manifest:
-        rtype = get_type(item.type)
-        if not rtype.in_dag:
-            before = previous.get(item.id) if previous else None
-            decision = rtype.compare(item, before)
-            out.append(Entry(item.id, item.type, rtype.label(item), decision, noop=item.noop))
+        kind = get_type(item.type)
+        if not in_dag(kind):
+            decision = kind.decide(item, kind.status(item, ctx), ctx)
+            out.append(Entry(item.id, item.type, kind.label(item), decision, noop=item.noop))
     if previous is not None:
         for item in previous:
-            rtype = get_type(item.type)
-            if not rtype.in_dag and item.id not in manifest:
-                out.append(Entry(item.id, item.type, rtype.label(item), rtype.removal(item)))
+            kind = get_type(item.type)
+            if not in_dag(kind) and item.id not in manifest:
+                out.append(Entry(item.id, item.type, kind.label(item), removal(item, {})))
     return out
 
 
@@ -546,7 +590,7 @@ def plan_removals(
     and those whose removal restores an original, as `ctx.originals` has it, say so)."""
     if previous is None:
         return []
-    gone = [i for i in previous if i.id not in manifest and get_type(i.type).in_dag]
+    gone = [i for i in previous if i.id not in manifest and in_dag(get_type(i.type))]
     if not gone:
         return []
     try:
@@ -558,12 +602,11 @@ def plan_removals(
     out = []
     originals = (ctx.originals if ctx is not None else None) or {}
     for item in _children_first(gone):
-        rtype = get_type(item.type)
         edited, edit_diff = (
             _edit(item.id, previous, ctx, with_diff) if ctx is not None else (None, None)
         )
         recorded = ctx.last_applied.get(item.id) if ctx is not None and ctx.last_applied else None
-        decision = rtype.removal_of(item, recorded or {})
+        decision = removal(item, recorded or {})
         original = originals.get(item.id)
         if decision.action == REMOVE and original and original.get("kind") != "absent":
             decision = decision.replace(reason=RESTORED)
@@ -571,11 +614,11 @@ def plan_removals(
             Entry(
                 item.id,
                 item.type,
-                rtype.key_label(item.key),
+                key_label(get_type(item.type), item.key),
                 decision,
                 edited=edited,
                 edit_diff=edit_diff,
-                group=rtype.group(item),
+                group=_group_of(item, previous),
             )
         )
     return out

@@ -19,7 +19,8 @@ def run_actions(
     cwd: str | None = None,
 ) -> dict[str, str]:
     """Perform actions in order; returns `local` extended with action results."""
-    resolver = ctx.resolver
+    resolver, paths = ctx.resolver, ctx.paths
+    assert resolver is not None
     doing = ctx.doing  # the live display: each command, then its output as it comes
 
     def on_line(stream: str, line: str) -> None:
@@ -28,13 +29,14 @@ def run_actions(
 
     for n, action in enumerate(actions, 1):
         if action["kind"] == "fetch":
+            assert paths is not None  # where downloads are cached
             path = fetch.download(
                 {
                     "fetch": "url",
                     "url": resolver.resolve(action["url"], local),
                     "sha256": action["sha256"],
                 },
-                ctx.paths.cache,
+                paths.cache,
             )
             local[f"action:{n}:path"] = str(path)
             continue

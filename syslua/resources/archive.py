@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,17 +32,29 @@ from syslua.resources.base import (
     CREATE,
     FAIL,
     NONE,
+    NOTHING,
     REMOVE,
     UPDATE,
+    Applied,
     Context,
     Decision,
     RecordContext,
     Removal,
     ResourceError,
-    ResourceType,
     group_name,
     user_name,
 )
+from syslua.resources.kind import (
+    Drifts,
+    Edited,
+    Explained,
+    Journaled,
+    Kind,
+    Ordered,
+    Recorded,
+    Removable,
+)
+from syslua.state.store import Store
 
 DOWNLOAD = "Would have downloaded"
 EXTRACT = "Would have extracted"
@@ -139,8 +151,11 @@ def _overlap(a: str, b: str) -> bool:
     return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
 
 
-class ArchiveType(ResourceType):
+class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, Ordered, Explained):
     name = "archive"
+
+    def label(self, item: Item) -> str:
+        return item.key
 
     def status(self, item: Item, ctx: Context) -> Status:
         return read_status(item)
@@ -179,24 +194,30 @@ class ArchiveType(ResourceType):
         action = CREATE if not status.exists and not status.creates_exists else UPDATE
         return Decision(action, why, ". ".join(noop), verb=verb)
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(
+        self, item: Item, decision: Decision, planned: Status | None, ctx: Context
+    ) -> Applied:
         from syslua.resources import archive_http
 
         st = read_status(item)
         if item.get("ensure") == "absent":
             archive_http.remove_file(item.key, ctx)
-            return
+            return NOTHING
         uid, gid = owner_ids(item, ctx)
         archive_http.converge(item, steps(item, st), uid, gid, ctx)
+        return NOTHING
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         st = read_status(item)
         if item.get("ensure") == "absent":
             return None if not os.path.lexists(item.key) else "the archive file still exists"
         return unstable(item, st, ctx)
 
-    # -- hooks ---------------------------------------------------------------
-    def plan_notes(self, item: Item, status: Any) -> list[str]:
+    # -- capabilities ----------------------------------------------------------
+    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
+        return None
+
+    def notes(self, item: Item, status: Any) -> list[str]:
         if item.get("ensure") == "present" and not item.get("checksum"):
             return ["no checksum: the download is not verified"]
         return []
@@ -220,10 +241,16 @@ class ArchiveType(ResourceType):
     def takes_over(self, item: Item, status: Any) -> bool:
         return isinstance(status, Status) and status.exists and item.get("ensure") == "present"
 
-    def removal(self, item: Item) -> Decision:
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
         return Decision(
             REMOVE, "no longer declared; what it extracted is put back as it was", REMOVED
         )
+
+    def provides(self, item: Item) -> tuple[str, ...]:
+        return ()
+
+    def requires(self, item: Item) -> tuple[str, ...]:
+        return ()
 
     def predecessors(self, item: Item, manifest: Manifest) -> Iterator[str]:
         """The directories declared as `file` items that the archive file or
@@ -249,10 +276,18 @@ class ArchiveType(ResourceType):
                 if other.key < item.key and theirs and _overlap(mine, theirs):
                     yield other.id
 
+    def key_label(self, key: str) -> str:
+        return key
+
     def managed_path(self, item: Item) -> str | None:
         return item.key
 
-    def touched_paths(self, item: Item) -> list[str]:
+    def original(
+        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
+    ) -> dict[str, Any] | None:
+        return None if prev["kind"] == "absent" else prev
+
+    def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
         """The archive file and its missing parents; what it extracts is
         recorded as it is written (nothing says what before the download)."""
         from syslua.resources.file_posix import missing_parents
@@ -266,7 +301,7 @@ class ArchiveType(ResourceType):
         return [item.key]
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
     ) -> Removal:
         from syslua.resources import archive_http
 
@@ -291,7 +326,21 @@ class ArchiveType(ResourceType):
             "wrote": {r["path"]: archive_http.fingerprint(r["path"]) for r in ordered},
         }
 
-    def edited(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+    def materialise(
+        self, item: Item, state: Mapping[str, Any], store: Store, snapshot: str
+    ) -> Item:
+        return item
+
+    def blobs(self, state: Mapping[str, Any]) -> set[str]:
+        """The previous content of each path it wrote (`records`)."""
+        return {
+            r["blob"] for r in state.get("records", ()) if isinstance(r, dict) and r.get("blob")
+        }
+
+    def trees(self, state: Mapping[str, Any]) -> set[str]:
+        return set()
+
+    def edited(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
         """Extracted files changed by hand since the last apply, which extracting
         again would overwrite. A removal never overwrites them (it leaves them,
         and says so), so only a declaration that is still there is asked about."""
@@ -312,6 +361,9 @@ class ArchiveType(ResourceType):
             f" and {len(changed) - 3} more" if len(changed) > 3 else ""
         )
         return f"extracted {'file' if len(changed) == 1 else 'files'} changed: {shown}"
+
+    def edit_diff(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
+        return None
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         try:

@@ -23,6 +23,7 @@ import os
 import shutil
 import stat
 import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,7 @@ def _download(item: Item, staging: Path, ctx: Context) -> Path:
     progress = ctx.progress(item.key) if ctx.progress else None
     checksum = item.get("checksum")
     if checksum:
+        assert ctx.paths is not None
         source = {"fetch": "url", "url": url, "sha256": checksum}
         return fetch.download(
             source, ctx.paths.cache, progress=progress, headers=headers, nothing=NOTHING
@@ -128,6 +130,7 @@ def remove_file(name: str, ctx: Context) -> None:
 
 def converge(item: Item, todo: Steps, uid: int, gid: int, ctx: Context) -> None:
     name = item.key
+    assert ctx.store is not None
     staging = ctx.store.staging_dir("archive-")
     try:
         source = Path(name)
@@ -236,7 +239,7 @@ def fingerprint(path: str) -> str:
 
 
 def put_back(
-    item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+    item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
 ) -> str:
     """Undo what the archive did, for a declaration that is gone: each path it
     wrote that still holds what it wrote gets back what was there before
@@ -250,6 +253,8 @@ def put_back(
         wrote[name] = fingerprint(name)
     removed = restored = 0
     notes = []
+    store = ctx.store
+    assert store is not None
     ctx.before_changes(sorted(records, reverse=True))
     for path in sorted(records, reverse=True):
         prev = dict(records[path])
@@ -261,7 +266,7 @@ def put_back(
             continue
         if now == "absent" and prev["kind"] == "absent":
             continue
-        note = restore_path(path, prev, ctx.store)
+        note = restore_path(path, prev, store)
         if note:
             notes.append(note)
         elif prev["kind"] == "absent":

@@ -1,21 +1,22 @@
-"""What every resource type provides, and the context it runs in.
+"""The values a kind's methods take and give, and the context they run in.
 
-A type decides; a provider acts. Each type follows the same steps:
-`status` reads the machine (never mutates), `decide` compares it with the
-item and gives a `Decision` with a reason, `apply` acts through the provider
-unless noop, and the executor reads `status` again to verify convergence.
-The engine only knows types through the registry in `syslua.resources`.
+A kind (`syslua.resources.kind`) decides; a provider acts. `decide` gives a
+`Decision` with a reason, `apply` returns what it did (`Applied`), and a
+removal what it did (`Removal`); what items did so far in a run is in
+`Context.outcomes`. The engine only knows kinds through the registry in
+`syslua.resources`.
 """
 
 from __future__ import annotations
 
 import grp
 import pwd
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
-from syslua.errors import ResourceError, StateError
+from syslua.errors import ResourceError
 from syslua.record import Frozen
 
 __all__ = [
@@ -24,7 +25,6 @@ __all__ = [
     "Decision",
     "Removal",
     "ResourceError",
-    "ResourceType",
     "TakeBack",
     "UndoContext",
     "UndoReport",
@@ -32,7 +32,10 @@ __all__ = [
 
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
-    from syslua.resources.process import Runner
+    from syslua.paths import Paths
+    from syslua.resources.placeholders import Resolver
+    from syslua.resources.process import ProcessResult, Runner
+    from syslua.state.store import Store
 
 # Decision actions, and how plan output marks them.
 CREATE, UPDATE, REMOVE, NONE, RUN, SKIP, FAIL = (
@@ -103,85 +106,213 @@ class Decision(Frozen):
         return f"{verb} ({self.reason})" if self.reason else verb
 
 
+class Applied(Frozen):
+    """What `Kind.apply` did, handed on to `verify`, the report and the snapshot."""
+
+    __slots__ = ("output", "stored", "warnings")
+    _names: ClassVar[tuple[str, ...]] = __slots__
+    output: ProcessResult | None  # the result of the command it ran
+    stored: str | None  # the digest of the content it wrote, kept in the store as it wrote it
+    warnings: tuple[str, ...]  # worth saying about an item that did converge
+
+    def __init__(
+        self,
+        output: ProcessResult | None = None,
+        stored: str | None = None,
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "output", output)
+        _set(self, "stored", stored)
+        _set(self, "warnings", warnings)
+
+
+NOTHING = Applied()  # an apply that has nothing to report
+
+
+class Members(Frozen):
+    """What the members of an item (items whose `parent` is its id: a tree's
+    files, an apply's children) did so far in this run."""
+
+    __slots__ = ("total", "changed", "failed", "would_change", "removed")
+    _names: ClassVar[tuple[str, ...]] = __slots__
+    total: int
+    changed: int
+    failed: int
+    would_change: int  # in a noop child: would have changed in a real run
+    removed: int  # members of the previous snapshot no longer declared
+
+    def __init__(
+        self, total: int, changed: int = 0, failed: int = 0, would_change: int = 0, removed: int = 0
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "total", total)
+        _set(self, "changed", changed)
+        _set(self, "failed", failed)
+        _set(self, "would_change", would_change)
+        _set(self, "removed", removed)
+
+
+class Outcomes:
+    """Which items changed, would have changed (in a noop child) or failed so
+    far in one run: what subscribers and containers read. Shared by the
+    workers, so every change to it is made under its lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._changed: set[str] = set()
+        self._would_change: set[str] = set()
+        self._failed: set[str] = set()
+
+    def mark_changed(self, ident: str, *, noop: bool = False) -> None:
+        """The item changed; with `noop` (an item of a noop child), it only would have."""
+        with self._lock:
+            (self._would_change if noop else self._changed).add(ident)
+
+    def mark_failed(self, ident: str) -> None:
+        with self._lock:
+            self._failed.add(ident)
+
+    def changed(self, ident: str) -> bool:
+        return ident in self._changed
+
+    def failed(self, ident: str) -> bool:
+        return ident in self._failed
+
+    def triggered(self, targets: Iterable[str], noop: bool) -> bool:
+        """Whether any of `targets` changed (or, for a noop subscriber, would have)."""
+        with self._lock:
+            return any(t in self._changed or (noop and t in self._would_change) for t in targets)
+
+    def pending(self, idents: Iterable[str]) -> bool:
+        """Whether any of `idents` changed or would change in this run."""
+        with self._lock:
+            return any(i in self._changed or i in self._would_change for i in idents)
+
+    def count(self, idents: Iterable[str]) -> tuple[int, int, int]:
+        """(changed, failed, would change) among `idents`."""
+        changed = failed = would = 0
+        with self._lock:
+            for ident in idents:
+                if ident in self._changed:
+                    changed += 1
+                elif ident in self._would_change:
+                    would += 1
+                if ident in self._failed:
+                    failed += 1
+        return changed, failed, would
+
+
+class Ids:
+    """User and group names looked up once per run (workers share it: locked)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._uids: dict[str, int | None] = {}
+        self._gids: dict[str, int | None] = {}
+
+    def uid(self, owner: str) -> int | None:
+        """uid for a user name or numeric id (None when no such user)."""
+        return self._look_up(self._uids, owner, lambda name: pwd.getpwnam(name).pw_uid)
+
+    def gid(self, group: str) -> int | None:
+        return self._look_up(self._gids, group, lambda name: grp.getgrnam(name).gr_gid)
+
+    def _look_up(
+        self, known: dict[str, int | None], name: str, find: Callable[[str], int]
+    ) -> int | None:
+        with self._lock:
+            if name in known:
+                return known[name]
+        if name.isdigit():
+            found: int | None = int(name)
+        else:
+            try:
+                found = find(name)
+            except KeyError:
+                found = None
+        with self._lock:
+            known[name] = found
+        return found
+
+
+class Journaling(Protocol):
+    """What a running item writes to the journal (the apply's `Journal`)."""
+
+    def before_change(self, item: str, path: str) -> None: ...
+
+    def before_changes(self, item: str, paths: list[str]) -> None: ...
+
+    def note(self, record: dict[str, Any], *, durable: bool = True) -> None: ...
+
+
+_T = TypeVar("_T")
+
+
 # Contexts (this one, UndoContext, RecordContext) are compared by identity and
 # shown by the default repr (a field-by-field one would print the whole
 # manifest).
 class Context:
-    """Run-wide facilities handed to resource types (plain sequential code)."""
+    """What a kind may use while planning, applying or removing items of one run.
+
+    Set once, then only read, and shared by the worker threads; what changes
+    during the run is in objects that lock (`outcomes`, the id and memo
+    caches). `for_item` gives the context of one running item: the same,
+    plus its journal and its line of the live display.
+    """
 
     def __init__(
         self,
         runner: Runner,
         noop: bool = True,
         manifest: Manifest | None = None,
-        # Items changed (or that would change, in a noop run) so far in this run.
-        changed: set[str] | None = None,
-        # Items of noop children that would have changed in a real run: they
-        # trigger only subscribers that are noop themselves.
-        would_change: set[str] | None = None,
-        verbose: bool = False,
-        on_output: Any = None,  # callable(item_id, stream, line) for live command output
-        # callable(item_id, kind, text): what a running item does now, for the live
-        # display: kind "command" (a command line it starts) or "output" (a line
-        # the command printed). Items reach it through `doing`.
-        on_activity: Any = None,
-        doing: Any = None,  # callable(kind, text): `on_activity` for the item that runs
-        store: Any = None,  # the content store, when the executor has one
-        paths: Any = None,  # syslua.paths.Paths, for the cache and the profile
-        record: Any = None,  # callable(path) before a path changes (the journal)
-        # callable(paths): record many paths before they change, made durable
-        # together (one sync instead of one per path); `before_changes` falls
-        # back to `record` where no journal offers it.
-        record_batch: Any = None,
-        # callable(record): an undo record the type itself undoes (`ResourceType.undo`)
-        note: Any = None,
-        progress: Any = None,  # callable(label) -> callable(done, total) for downloads
-        resolver: Any = None,  # syslua.resources.placeholders.Resolver, for placeholders
-        previous: Any = None,  # the current snapshot's manifest, when there is one
+        *,
+        previous: Manifest | None = None,  # the current snapshot's manifest, when there is one
+        store: Store | None = None,  # the content store, when the run has one
+        paths: Paths | None = None,  # the state, cache and profile directories
+        resolver: Resolver | None = None,  # for `$${...}` placeholders
         # item id -> what was at its path before syslua took it over (the record
         # of originals), when known: the plan says which removals restore one.
-        originals: Any = None,
+        originals: Mapping[str, dict[str, Any]] | None = None,
         # item id -> what the current snapshot recorded for it (`snapshot_state`),
         # when there is one: edits made since the last apply are found from it.
-        last_applied: Any = None,
+        last_applied: Mapping[str, dict[str, Any]] | None = None,
         max_unpack: int | None = None,  # bytes an archive may unpack to (--max-unpack); None: 4 GiB
-        outputs: dict[str, Any] | None = None,  # item id -> command result
-        failed: set[str] | None = None,
-        # What a type saw of an item while planning, for checks when it runs
-        # (shared by the plan's and the apply's contexts; item id -> anything).
-        planned: dict[str, Any] | None = None,
-        _uids: dict[str, int | None] | None = None,
-        _gids: dict[str, int | None] | None = None,
+        verbose: bool = False,
+        # (item id, stream, line) for live command output (`logoutput`, -v)
+        on_output: Callable[[str, str, str], None] | None = None,
+        # (item id, "command" or "output", text): what a running item does now,
+        # for the live display; an item reaches it through its own `doing`.
+        on_activity: Callable[[str, str, str], None] | None = None,
+        # label -> (done, total) callback, for downloads
+        progress: Callable[[str], Callable[[int, int | None], None]] | None = None,
+        outcomes: Outcomes | None = None,
     ) -> None:
         self.runner = runner
         self.noop = noop
         self.manifest = manifest
-        self.changed: set[str] = set() if changed is None else changed
-        self.would_change: set[str] = set() if would_change is None else would_change
-        self.verbose = verbose
-        self.on_output = on_output
-        self.on_activity = on_activity
-        self.doing = doing
+        self.previous = previous
         self.store = store
         self.paths = paths
-        self.record = record
-        self.record_batch = record_batch
-        self.note = note
-        self.progress = progress
         self.resolver = resolver
-        self.previous = previous
         self.originals = originals
         self.last_applied = last_applied
         self.max_unpack = max_unpack
-        self.outputs: dict[str, Any] = {} if outputs is None else outputs
-        self.failed: set[str] = set() if failed is None else failed
-        self.planned: dict[str, Any] = {} if planned is None else planned
-        self._uids: dict[str, int | None] = {} if _uids is None else _uids
-        self._gids: dict[str, int | None] = {} if _gids is None else _gids
+        self.verbose = verbose
+        self.on_output = on_output
+        self.on_activity = on_activity
+        self.progress = progress
+        self.outcomes = Outcomes() if outcomes is None else outcomes
+        # Of one running item (`for_item`): its journal, and its live display line.
+        self.journal: _ItemJournal | None = None
+        self.doing: Callable[[str, str], None] | None = None
+        self._ids = Ids()
+        self._memo: dict[type, Any] = {}
+        self._memo_lock = threading.Lock()
 
     def replace(self, **changes: Any) -> Context:
-        """A copy with `changes` made, sharing everything else (the sets and dicts
-        too), as `dataclasses.replace` made it."""
+        """A copy with `changes` made, sharing everything else (the outcomes
+        and the caches too)."""
         unknown = changes.keys() - self.__dict__.keys()
         if unknown:
             raise TypeError(f"Context has no field {', '.join(sorted(unknown))}")
@@ -189,42 +320,84 @@ class Context:
         new.__dict__.update(self.__dict__, **changes)
         return new
 
+    def for_item(self, item: Item, journal: Journaling | None) -> Context:
+        """The context of `item` while it runs: its changes are journaled under
+        its id, and what it does shows on its line of the live display."""
+        ident = item.id
+        on_activity = self.on_activity
+        doing = None
+        if on_activity is not None:
+
+            def doing(kind: str, text: str) -> None:
+                on_activity(ident, kind, text)
+
+        bound = _ItemJournal(journal, ident, item.type) if journal is not None else None
+        return self.replace(journal=bound, doing=doing)
+
     def before_change(self, path: str) -> None:
         """Called by providers before they change or remove `path` (the journal hook)."""
-        if self.record is not None:
-            self.record(path)
+        if self.journal is not None:
+            self.journal.before_change(path)
 
     def before_changes(self, paths: Iterable[str]) -> None:
         """`before_change` for many paths at once: their undo records are made
         durable together, before any of them changes."""
-        if self.record_batch is not None:
-            self.record_batch(list(paths))
-        elif self.record is not None:
-            for path in paths:
-                self.record(path)
+        if self.journal is not None:
+            self.journal.before_changes(list(paths))
+
+    def note(self, record: dict[str, Any]) -> None:
+        """Journal an undo record of the kind's own (`Undoes.undo` undoes it),
+        durably, before the change it covers; nothing outside an apply."""
+        if self.journal is not None:
+            self.journal.note(record)
 
     def uid(self, owner: str) -> int | None:
-        """uid for a user name or numeric id (None when no such user)."""
-        if owner not in self._uids:
-            if owner.isdigit():
-                self._uids[owner] = int(owner)
-            else:
-                try:
-                    self._uids[owner] = pwd.getpwnam(owner).pw_uid
-                except KeyError:
-                    self._uids[owner] = None
-        return self._uids[owner]
+        return self._ids.uid(owner)
 
     def gid(self, group: str) -> int | None:
-        if group not in self._gids:
-            if group.isdigit():
-                self._gids[group] = int(group)
-            else:
-                try:
-                    self._gids[group] = grp.getgrnam(group).gr_gid
-                except KeyError:
-                    self._gids[group] = None
-        return self._gids[group]
+        return self._ids.gid(group)
+
+    def memo(self, cls: type[_T]) -> _T:
+        """The run's one instance of `cls` (made on first use): a cache a kind
+        keeps for one run, such as what planning found of parent directories."""
+        with self._memo_lock:
+            found = self._memo.get(cls)
+            if found is None:
+                found = self._memo[cls] = cls()
+            return found  # type: ignore[no-any-return]
+
+    def members(self, item: Item) -> Members:
+        """What the members of `item` did so far in this run, and how many of
+        the previous snapshot's are no longer declared."""
+        manifest = self.manifest
+        if manifest is None:
+            return Members(0)
+        members = manifest.members(item.id)
+        changed, failed, would = self.outcomes.count(m.id for m in members)
+        removed = 0
+        if self.previous is not None:
+            removed = sum(1 for m in self.previous.members(item.id) if m.id not in manifest)
+        return Members(len(members), changed, failed, would, removed)
+
+
+class _ItemJournal:
+    """The journal as one running item writes to it: records name the item."""
+
+    __slots__ = ("journal", "ident", "kind")
+
+    def __init__(self, journal: Journaling, ident: str, kind: str) -> None:
+        self.journal = journal
+        self.ident = ident
+        self.kind = kind
+
+    def before_change(self, path: str) -> None:
+        self.journal.before_change(self.ident, path)
+
+    def before_changes(self, paths: list[str]) -> None:
+        self.journal.before_changes(self.ident, paths)
+
+    def note(self, record: dict[str, Any]) -> None:
+        self.journal.note({**record, "item": self.ident, "type": self.kind})
 
 
 def user_name(uid: int) -> str:
@@ -241,215 +414,6 @@ def group_name(gid: int) -> str:
         return str(gid)
 
 
-class ResourceType(Protocol):
-    """A resource type: decides and verifies; its provider does the work.
-
-    `status`, `decide`, `apply` and `verify` are the type's own; every other
-    method is a hook through which the engine (planner, DAG, journal, removal,
-    undo, snapshots, drift, generated outputs) learns what it needs of the
-    type. The defaults here do nothing, so a type names only what it uses.
-    A type subclasses this protocol to inherit them.
-    """
-
-    name: str
-    # Executed on the DAG. Types outside it (env) are values compared with
-    # the previous snapshot and feed the generated outputs.
-    in_dag: bool = True
-    # Runs even when its own children failed (apply), to report on them.
-    aggregates: bool = False
-    # Runs in the scheduler's own thread: quick local work (a file's few
-    # system calls) that a worker would only slow down with GIL hand-offs.
-    inline: bool = False
-
-    def label(self, item: Item) -> str:
-        return item.key
-
-    def key_label(self, key: str) -> str:
-        """How an item of this type is named from its key alone (removals, snapshot diffs)."""
-        return key
-
-    def subject(self, label: str) -> str:
-        """The subject of a plan line, from the item's label."""
-        return f"{self.name} {label}"
-
-    def status(self, item: Item, ctx: Context) -> Any: ...
-
-    def decide(
-        self, item: Item, status: Any, ctx: Context, triggered: bool = False
-    ) -> Decision: ...
-
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None: ...
-
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
-        """None when the item reached its desired state, else the reason it did not."""
-        ...
-
-    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
-        return None
-
-    def warnings(self, item: Item, decision: Decision, ctx: Context) -> list[str]:
-        """What is worth a warning about an item that did reach its desired
-        state (`verify` returned None), shown under its line in the report."""
-        return []
-
-    # -- planning ----------------------------------------------------------
-    def compare(self, item: Item, before: Item | None) -> Decision:
-        """For types outside the DAG: the decision from the previous snapshot's item alone."""
-        if before is None:
-            return Decision(CREATE, "declared")
-        if before.props != item.props:
-            return Decision(UPDATE, "changed")
-        return Decision(NONE, "unchanged")
-
-    def irreversible(self, item: Item, decision: Decision) -> bool | str:
-        """Whether running this decision cannot be undone (the plan marks it):
-        True (an exec without `undo`), or why, as the plan should say it."""
-        return False
-
-    def takes_over(self, item: Item, status: Any) -> bool:
-        """Whether a first change of this item replaces something that exists now."""
-        return False
-
-    def plan_notes(self, item: Item, status: Any) -> list[str]:
-        """Remarks the plan shows beside the item's line, in parentheses."""
-        return []
-
-    def removal(self, item: Item) -> Decision:
-        """How the plan describes removing an item no longer declared (`will remove (REASON)`)."""
-        return Decision(REMOVE, "no longer declared")
-
-    def removal_of(self, item: Item, recorded: dict[str, Any]) -> Decision:
-        """`removal`, for a type whose removal depends on what the current
-        snapshot recorded for the item (`snapshot_state`): the plan asks this."""
-        return self.removal(item)
-
-    def created_parents(self, item: Item, status: Any) -> list[tuple[str, str]]:
-        """What a change of this item creates on its way, that no item declares
-        (missing parent directories): (key, subject) pairs, outermost first.
-        The plan lists each once, as `+ <subject> (parent)`."""
-        return []
-
-    def group(self, item: Item) -> str | None:
-        """The id of the item this one is part of (a tree's member: the tree),
-        under which the plan shows it; None for an item on its own."""
-        return None
-
-    def group_note(
-        self, root: Item, decision: Decision, members: list[tuple[Item, Decision]]
-    ) -> str:
-        """The plan's summary of a group: `root`'s own decision and its members'
-        (those declared, and those removed in this run)."""
-        return f"{len(members)} items"
-
-    # -- the DAG -------------------------------------------------------------
-    def provides(self, item: Item) -> Iterable[str]:
-        """Capabilities (`bin:rg`, `output:<hash>`) that items requiring them wait for."""
-        return ()
-
-    def requires(self, item: Item) -> Iterable[str]:
-        """Capabilities this item needs: an edge from whichever item provides each."""
-        return ()
-
-    def predecessors(self, item: Item, manifest: Manifest) -> Iterable[str]:
-        """Ids of items that must finish first, found from the item itself."""
-        return ()
-
-    # -- the journal and originals -----------------------------------------
-    def managed_path(self, item: Item) -> str | None:
-        """The path whose original syslua takes over and restores on removal."""
-        return None
-
-    def touched_paths(self, item: Item) -> list[str]:
-        """Paths a planned change will touch, parents first (recorded before acting)."""
-        return []
-
-    def original(
-        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
-        """What to keep of the managed path's previous state when first taking it over."""
-        return None if prev["kind"] == "absent" else prev
-
-    # -- removal and undo ----------------------------------------------------
-    def removal_paths(self, item: Item) -> list[str]:
-        """Paths removing the item will touch (recorded before acting)."""
-        return []
-
-    def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
-    ) -> Removal:
-        """Remove an item no longer declared. `original`: what it took over;
-        `state`: what the current snapshot recorded for it."""
-        return Removal("no longer declared", changed=False)
-
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
-        """Undo one of this type's own journal records (see `Context.note`)."""
-        raise StateError(f"{self.name}: no way to undo a `{record.get('op')}` record")
-
-    # -- snapshots and drift -------------------------------------------------
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
-        """What the snapshot keeps of the item beyond its declaration (content blobs, trees)."""
-        return {}
-
-    def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
-        """The item as snapshot `snapshot` recorded it, runnable from what the store holds alone."""
-        return item
-
-    def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
-        """(kind, detail) when the machine no longer matches the item, else None."""
-        return None
-
-    # -- edits made outside syslua (`sys plan`, `sys apply --force`, `sys add`) --
-    def edited(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
-        """What was changed by hand at the item's path since the last apply, which
-        recorded `recorded` for it (its `snapshot_state`); None when nothing was.
-        `item` is the item as that apply declared it. The planner asks only about
-        items it would change or remove: an edit it would overwrite."""
-        return None
-
-    def edit_diff(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
-        """The edit `edited` found, as a diff from what the last apply left to
-        what is there now (`sys plan --diff`)."""
-        return None
-
-    def adopt(
-        self, item: Item, recorded: dict[str, Any], live: dict[str, Any], store: Any
-    ) -> dict[str, Any] | None:
-        """The snapshot state that records `live` (what `journal.capture` found at
-        the managed path) as if the last apply had left it, so that `materialise`
-        brings it back; None when this type cannot say so. `recorded` is what the
-        last apply really recorded."""
-        return None
-
-    def take_back(
-        self, item: Item, path: str, where: str, recorded: dict[str, Any] | None, store: Any
-    ) -> TakeBack:
-        """How `sys add` takes the live `path`, managed by `item` (declared at
-        `where`), back into the configuration. `recorded`: the current snapshot's
-        state of the item, if it has one."""
-        return TakeBack(f"`sys add` cannot take back a {self.name}", refused=True)
-
-    def take_in(self, path: str, dest: str, source: str) -> TakeBack:
-        """`sys add` of a path nothing manages, for the type the registry names
-        for that (`resources.path_type`): copy it to `dest`, and say which
-        declaration manages it from there (`source`: `dest` as the config names it)."""
-        return TakeBack(f"`sys add` cannot take in paths as a {self.name}", refused=True)
-
-    # -- generated outputs (types listed as such in the registry) ------------
-    def outputs(self, paths: Any) -> list[Path]:
-        """Files written from the whole manifest after the items ran."""
-        return []
-
-    def write_outputs(
-        self, manifest: Manifest, paths: Any, before_change: Callable[[str], None]
-    ) -> str | None:
-        """Write `outputs`; returns a note for the user, if any."""
-        return None
-
-    def after_commit(self, paths: Any) -> None:
-        """Tidy up once an apply is recorded."""
-        return None
-
-
 class Removal:
     """The outcome of removing an item no longer declared."""
 
@@ -458,7 +422,7 @@ class Removal:
         message: str,
         changed: bool = True,
         failed: bool = False,
-        output: Any = None,  # the ProcessResult of a command it ran
+        output: ProcessResult | None = None,  # the result of a command it ran
     ) -> None:
         self.message = message
         self.changed = changed
@@ -525,21 +489,24 @@ class UndoReport:
 
 
 class UndoContext:
-    """What undoing a type's journal records may use (compared by identity, as Context)."""
+    """What undoing a kind's journal records may use (compared by identity, as Context)."""
 
     def __init__(
-        self,
-        store: Any,
-        runner: Runner,
-        state_dir: Path | None,
-        report: UndoReport,
-        memo: dict[str, Any] | None = None,  # per undo run, for a type's own bookkeeping
+        self, store: Store, runner: Runner, state_dir: Path | None, report: UndoReport
     ) -> None:
         self.store = store
         self.runner = runner
         self.state_dir = state_dir
         self.report = report
-        self.memo: dict[str, Any] = {} if memo is None else memo
+        self._memo: dict[type, Any] = {}
+
+    def memo(self, cls: type[_T]) -> _T:
+        """The undo run's one instance of `cls`: a kind's own bookkeeping while
+        it undoes several records (records are undone one at a time)."""
+        found = self._memo.get(cls)
+        if found is None:
+            found = self._memo[cls] = cls()
+        return found  # type: ignore[no-any-return]
 
 
 class RecordContext:
@@ -548,15 +515,17 @@ class RecordContext:
 
     def __init__(
         self,
-        store: Any,
+        store: Store,
         records: list[dict[str, Any]],  # the item's journal records in this apply
-        previous: dict[str, Any],  # what the current snapshot recorded for the item
+        previous: Mapping[str, Any],  # what the current snapshot recorded for the item
         changed: bool,  # whether the item changed in this apply
         declared_as_before: Callable[[], bool],  # same declaration as in the current snapshot
         manifest: Manifest | None = None,  # the manifest being recorded
         # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
         recorded: Mapping[str, dict[str, Any]] | None = None,
+        applied: Applied | None = None,  # what the item's apply did in this run, if it ran
     ) -> None:
+        self.applied = applied
         self.store = store
         self.records = records
         self.previous = previous

@@ -21,31 +21,34 @@ journal records.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from syslua.manifest.model import Item
+from syslua.manifest.model import Item, Manifest
 from syslua.resources import bind_phases as phases
 from syslua.resources.base import (
     CREATE,
     NONE,
+    NOTHING,
+    REMOVE,
     UPDATE,
+    Applied,
     Context,
     Decision,
     Removal,
-    ResourceType,
     UndoContext,
 )
 
 # The state files and the phases are the provider's (bind_phases); these names
 # stay importable from here for the engine (`bind.undo_record`) and the status below.
 from syslua.resources.bind_phases import load_outputs, state_file, undo_record
+from syslua.resources.kind import Drifts, Kind, Ordered, Removable, Undoes
 
 __all__ = ["BindType", "load_outputs", "state_file", "undo_record"]
 
 
-class BindType(ResourceType):
+class BindType(Kind[dict[str, Any]], Removable, Undoes, Drifts, Ordered):
     name = "bind"
-    in_dag = True
 
     def label(self, item: Item) -> str:
         return item.key
@@ -59,10 +62,9 @@ class BindType(ResourceType):
 
     def _previous(self, item: Item, ctx: Context) -> Item | None:
         """The bind with the same id in the previous snapshot, when it had another hash."""
-        prev_manifest = getattr(ctx, "previous", None)
-        if prev_manifest is None:
+        if ctx.previous is None:
             return None
-        old = prev_manifest.get(item.id)
+        old = ctx.previous.get(item.id)
         if old is None or old.get("hash") == item.get("hash"):
             return None
         return old
@@ -78,13 +80,16 @@ class BindType(ResourceType):
             return Decision(UPDATE, f"check failed: {status['drift']}", "Would have re-created")
         return Decision(NONE, "created")
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(
+        self, item: Item, decision: Decision, planned: dict[str, Any] | None, ctx: Context
+    ) -> Applied:
+        assert ctx.paths is not None
         digest = item.get("hash")
         recorded = load_outputs(ctx.paths.state, digest)
         if recorded is not None:
             # The same definition, but its check failed: the world drifted.
             self._repair(item, recorded, ctx)
-            return
+            return NOTHING
         old = ctx.previous.get(item.id) if ctx.previous is not None else None
         if old is not None and old.get("hash") == digest:
             old = None
@@ -97,6 +102,7 @@ class BindType(ResourceType):
             # The definition changed and there is no `update`: destroy the old one first.
             phases.destroy(old, old_outputs, ctx, ctx.note)
             phases.create(item, ctx)
+        return NOTHING
 
     def _repair(self, item: Item, recorded: dict[str, Any], ctx: Context) -> None:
         """Converge a drifted bind: `update` from its recorded outputs when it has
@@ -108,24 +114,32 @@ class BindType(ResourceType):
         phases.destroy(item, recorded, ctx, ctx.note)
         phases.create(item, ctx)
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         st = self.status(item, ctx)
         if st["outputs"] is None:
             return "no outputs were recorded"
-        return st["drift"]
+        drift: str | None = st["drift"]
+        return drift
 
-    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
-        return None
-
-    # -- hooks ---------------------------------------------------------------
+    # -- capabilities ----------------------------------------------------------
     def provides(self, item: Item) -> tuple[str, ...]:
         """Items whose placeholders name this bind's outputs run after it."""
         return (f"output:{item.get('hash')}",)
 
+    def requires(self, item: Item) -> tuple[str, ...]:
+        return ()
+
+    def predecessors(self, item: Item, manifest: Manifest) -> tuple[str, ...]:
+        return ()
+
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
+        return Decision(REMOVE, "no longer declared")
+
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
     ) -> Removal:
         """Destroy a bind that is no longer declared (its state file goes with it)."""
+        assert ctx.paths is not None
         outputs = load_outputs(ctx.paths.state, item.get("hash"))
         if outputs is None:
             return Removal("nothing to destroy (no recorded outputs)")
@@ -139,7 +153,7 @@ class BindType(ResourceType):
             uctx.runner,
             uctx.report,
             uctx.state_dir,
-            uctx.memo.setdefault(self.name, set()),
+            uctx.memo(phases.Destroyed),
         )
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:

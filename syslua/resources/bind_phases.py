@@ -17,6 +17,7 @@ from syslua.fsutil import atomic_write, make_dir
 from syslua.manifest.model import Item, thaw
 from syslua.resources.actions import run_actions
 from syslua.resources.base import Context
+from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
 from syslua.state.layout import PRIVATE_DIR, PRIVATE_FILE
 
@@ -38,6 +39,17 @@ def _with_out(state_dir: Path, bind_id: str, local: dict[str, str]) -> dict[str,
     return {**local, "out": str(path)}
 
 
+def _state(ctx: Context) -> Path:
+    """The state directory, where binds keep their state files (an apply has one)."""
+    assert ctx.paths is not None
+    return ctx.paths.state
+
+
+def _resolver(ctx: Context) -> Resolver:
+    assert ctx.resolver is not None
+    return ctx.resolver
+
+
 def _drop_out(state_dir: Path, bind_id: str) -> None:
     import shutil
 
@@ -53,7 +65,7 @@ def check(item: Item, outputs: dict[str, Any], ctx: Context) -> str | None:
     """
     from syslua.resources.base import ResourceError
 
-    state = ctx.paths.state if ctx.paths else None
+    state = ctx.paths.state if ctx.paths is not None else None
     local = self_placeholders(outputs)
     if state is not None:
         local["out"] = str(out_dir(state, item.key))
@@ -62,11 +74,11 @@ def check(item: Item, outputs: dict[str, Any], ctx: Context) -> str | None:
         result = thaw(item.get("check_result") or {})
         drifted = result.get("drifted", False)
         if isinstance(drifted, str):
-            drifted = ctx.resolver.resolve(drifted, local).strip().lower() == "true"
+            drifted = _resolver(ctx).resolve(drifted, local).strip().lower() == "true"
         if not drifted:
             return None
         message = result.get("message")
-        return ctx.resolver.resolve(message, local) if message else "its check reported drift"
+        return _resolver(ctx).resolve(message, local) if message else "its check reported drift"
     except ResourceError as e:
         return str(e)
 
@@ -114,7 +126,7 @@ def update(item: Item, old: Item, old_outputs: dict[str, Any], ctx: Context) -> 
         "id": old.key,
         "create": thaw(old.get("actions") or []),
         "outputs_spec": thaw(old.get("outputs") or {}),
-        "state": str(state_file(ctx.paths.state, old.get("hash"))),
+        "state": str(state_file(_state(ctx), old.get("hash"))),
     }
     _run_phase(
         item,
@@ -137,7 +149,7 @@ def _run_phase(
     ctx: Context,
 ) -> None:
     digest = item.get("hash")
-    path = state_file(ctx.paths.state, digest)
+    path = state_file(_state(ctx), digest)
     destroy = thaw(item.get("destroy") or [])
     ctx.note(
         {
@@ -150,9 +162,9 @@ def _run_phase(
         }
     )
     ctx.before_change(str(path))
-    local = _with_out(ctx.paths.state, item.key, local)
+    local = _with_out(_state(ctx), item.key, local)
     local = run_actions(f"bind {item.key} {phase}", actions, ctx, local)
-    outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in outputs_spec.items()}
+    outputs = {k: _resolver(ctx).resolve(str(v), local) for k, v in outputs_spec.items()}
     ctx.note(
         {
             "op": "bind",
@@ -177,16 +189,16 @@ def update_in_place(item: Item, recorded: dict[str, Any], ctx: Context) -> None:
     Only the state file is journaled (as a path): a rollback puts the old
     outputs back.
     """
-    path = state_file(ctx.paths.state, item.get("hash"))
+    path = state_file(_state(ctx), item.get("hash"))
     ctx.before_change(str(path))
     local = run_actions(
         f"bind {item.key} update",
         thaw(item.get("update")),
         ctx,
-        _with_out(ctx.paths.state, item.key, self_placeholders(recorded)),
+        _with_out(_state(ctx), item.key, self_placeholders(recorded)),
     )
     spec = thaw(item.get("update_outputs") or item.get("outputs") or {})
-    outputs = {k: ctx.resolver.resolve(str(v), local) for k, v in spec.items()}
+    outputs = {k: _resolver(ctx).resolve(str(v), local) for k, v in spec.items()}
     _save(path, item.key, outputs)
 
 
@@ -194,15 +206,15 @@ def destroy(item: Item, outputs: dict[str, Any], ctx: Context, note: Any) -> Non
     """Run a bind's destroy; once it succeeded, a journal record can recreate it."""
     # The state file is not journaled as a path: undoing the "destroyed" record
     # writes it again, with the outputs of the re-created bind.
-    path = state_file(ctx.paths.state, item.get("hash"))
+    path = state_file(_state(ctx), item.get("hash"))
     if item.get("destroy"):
         run_actions(
             f"bind {item.key} destroy",
             thaw(item.get("destroy")),
             ctx,
-            _with_out(ctx.paths.state, item.key, self_placeholders(outputs)),
+            _with_out(_state(ctx), item.key, self_placeholders(outputs)),
         )
-    _drop_out(ctx.paths.state, item.key)
+    _drop_out(_state(ctx), item.key)
     note(
         {
             "op": "bind",
@@ -217,16 +229,21 @@ def destroy(item: Item, outputs: dict[str, Any], ctx: Context, note: Any) -> Non
     path.unlink(missing_ok=True)
 
 
+class Destroyed(set[str]):
+    """The hashes of binds whose "created" record an undo run has undone: their
+    "create" or "update" record needs nothing more."""
+
+
 def undo_record(
     rec: dict[str, Any],
     store: Any,
     runner: Runner,
     report: Any,
     state_dir: Path | None = None,
-    seen: set[str] | None = None,
+    seen: Destroyed | None = None,
 ) -> None:
     """Undo one journal record of a bind (see `syslua.resources.bind`)."""
-    from syslua.resources.placeholders import Resolver, Unresolved
+    from syslua.resources.placeholders import Unresolved
 
     if state_dir is None:
         return
@@ -256,7 +273,7 @@ def undo_record(
         try:
             out = {"out": str(out_dir(state_dir, rec["id"]))}
             outputs = {
-                k: ctx.resolver.resolve(str(v), out)
+                k: _resolver(ctx).resolve(str(v), out)
                 for k, v in (rec.get("outputs_spec") or {}).items()
             }
         except Unresolved:
@@ -290,6 +307,6 @@ def _recreate(rec: dict[str, Any], ctx: Context) -> None:
         _with_out(state_dir, rec.get("id") or rec["hash"], {}),
     )
     outputs = {
-        k: ctx.resolver.resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()
+        k: _resolver(ctx).resolve(str(v), local) for k, v in (rec.get("outputs_spec") or {}).items()
     }
     _save(Path(rec["state"]), rec.get("id"), outputs)

@@ -11,22 +11,27 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from syslua.fsutil import atomic_write
-from syslua.manifest.model import Item, thaw
+from syslua.manifest.model import Item, Manifest, thaw
 from syslua.manifest.primitives import tree_name
 from syslua.resources.actions import run_actions
 from syslua.resources.base import (
     CREATE,
     NONE,
+    NOTHING,
     REMOVE,
+    Applied,
     Context,
     Decision,
     RecordContext,
-    ResourceType,
+    Removal,
 )
+from syslua.resources.kind import Kind, Ordered, Recorded, Removable
+from syslua.state.store import Store
 
 
 def outputs_file(state_dir: Path, digest: str) -> Path:
@@ -51,9 +56,8 @@ def record_action_outputs(item: Item, local: dict[str, str], state_dir: Path) ->
         atomic_write(outputs_file(state_dir, item.get("hash")), json.dumps(recorded).encode())
 
 
-class BuildType(ResourceType):
+class BuildType(Kind[bool], Removable, Recorded, Ordered):
     name = "build"
-    in_dag = True
 
     def label(self, item: Item) -> str:
         return f"{item.key} ({item.get('hash')[:12]})"
@@ -66,7 +70,8 @@ class BuildType(ResourceType):
             return Decision(NONE, "built (cached by its inputs)")
         return Decision(CREATE, "not in the store", "Would have built")
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(self, item: Item, decision: Decision, planned: bool | None, ctx: Context) -> Applied:
+        assert ctx.store is not None and ctx.paths is not None
         staging = ctx.store.staging_dir(f"build-{item.key}-")
         out = staging / "out"
         out.mkdir()
@@ -82,20 +87,40 @@ class BuildType(ResourceType):
             ctx.store.add_tree(out, tree_name(item))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+        return NOTHING
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         return None if self.status(item, ctx) else "the build output is not in the store"
 
-    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
-        return None
-
-    # -- hooks ---------------------------------------------------------------
-    def removal(self, item: Item) -> Decision:
+    # -- capabilities ----------------------------------------------------------
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
         return Decision(REMOVE, "no longer declared; its store object stays until `sys gc`")
+
+    def remove(
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+    ) -> Removal:
+        return Removal("no longer declared", changed=False)  # builds are never undone
 
     def provides(self, item: Item) -> tuple[str, ...]:
         """Items whose placeholders name this build's outputs run after it."""
         return (f"output:{item.get('hash')}",)
 
+    def requires(self, item: Item) -> tuple[str, ...]:
+        return ()
+
+    def predecessors(self, item: Item, manifest: Manifest) -> tuple[str, ...]:
+        return ()
+
     def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
         return {"tree": tree_name(item)}
+
+    def materialise(
+        self, item: Item, state: Mapping[str, Any], store: Store, snapshot: str
+    ) -> Item:
+        return item  # its tree is in the store under its name
+
+    def blobs(self, state: Mapping[str, Any]) -> set[str]:
+        return set()
+
+    def trees(self, state: Mapping[str, Any]) -> set[str]:
+        return {state["tree"]} if state.get("tree") else set()

@@ -21,23 +21,25 @@ missing gets a warning: it will run again on the next apply.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from syslua.manifest.model import Item
+from syslua.manifest.model import Item, Manifest
 from syslua.paths import abbreviate
 from syslua.resources.base import (
     FAIL,
     REMOVE,
     RUN,
     SKIP,
+    Applied,
     Context,
     Decision,
     Removal,
     ResourceError,
-    ResourceType,
     UndoContext,
 )
+from syslua.resources.kind import Irreversible, Kind, Ordered, Removable, Undoes
 from syslua.resources.process import CannotStart, ProcessResult, program_name
 
 EXECUTED = "Would have executed"
@@ -75,9 +77,8 @@ def journal_env(item: Item) -> dict:  # type: ignore[type-arg]
     }
 
 
-class ExecType(ResourceType):
+class ExecType(Kind[Status], Removable, Undoes, Ordered, Irreversible):
     name = "exec"
-    in_dag = True
 
     def label(self, item: Item) -> str:
         return item.key
@@ -121,11 +122,12 @@ class ExecType(ResourceType):
         reason = f"{item.get('creates')} is missing" if item.get("creates") else ""
         return Decision(RUN, reason, EXECUTED)
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
-        if ctx.note is not None:
-            # Before it runs: a rollback runs the undo command, or names the
-            # exec as not undone.
-            ctx.note({"op": "exec", "undo": item.get("undo"), **journal_env(item)})
+    def apply(
+        self, item: Item, decision: Decision, planned: Status | None, ctx: Context
+    ) -> Applied:
+        # Before it runs: a rollback runs the undo command, or names the
+        # exec as not undone.
+        ctx.note({"op": "exec", "undo": item.get("undo"), **journal_env(item)})
         show = ctx.on_output if item.get("logoutput") or ctx.verbose else None
         doing, ident, command = ctx.doing, item.id, item.get("command")
 
@@ -145,13 +147,13 @@ class ExecType(ResourceType):
             )
         except CannotStart as e:
             raise ResourceError(str(e)) from e
-        ctx.outputs[item.id] = result
+        return Applied(output=result, warnings=_warnings(item))
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         creates = item.get("creates")
         if creates and os.path.lexists(creates):
             return None
-        result: ProcessResult | None = ctx.outputs.get(item.id)
+        result = applied.output
         if result is None:
             return "the command did not run"
         returns = list(
@@ -164,42 +166,34 @@ class ExecType(ResourceType):
         expected = ", ".join(str(r) for r in returns)
         return f"exit code {result.exit_code} (expected {expected})" + _tail(result)
 
-    def diff(self, item: Item, status: Status, ctx: Context) -> str | None:
-        return None
-
-    def warnings(self, item: Item, decision: Decision, ctx: Context) -> list[str]:
-        """A command that succeeded without creating its `creates` path will
-        run again on every apply: say so, since its exit code hid it."""
-        creates = item.get("creates")
-        if creates and item.id in ctx.outputs and not os.path.lexists(creates):
-            return [
-                f"exec {item.key} ran but did not create {abbreviate(creates)}; it will run again"
-            ]
-        return []
-
-    # -- hooks ---------------------------------------------------------------
+    # -- capabilities ----------------------------------------------------------
     def irreversible(self, item: Item, decision: Decision) -> bool:
         return decision.action == RUN and not item.get("undo")
 
-    def removal(self, item: Item) -> Decision:
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
         if item.get("undo"):
             return Decision(REMOVE, "no longer declared; its undo command runs")
         return Decision(REMOVE, "no longer declared; nothing to undo")
+
+    def provides(self, item: Item) -> tuple[str, ...]:
+        return ()
 
     def requires(self, item: Item) -> tuple[str, ...]:
         """The package whose `bin` it runs, if any."""
         program = program_name(item.get("command", item.key), item.get("provider", "posix"))
         return (f"bin:{program}",) if program else ()
 
+    def predecessors(self, item: Item, manifest: Manifest) -> tuple[str, ...]:
+        return ()
+
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
     ) -> Removal:
         undo = item.get("undo")
         if not undo:
             return Removal("no longer declared; nothing to undo (no undo command)", changed=False)
-        if ctx.note is not None:
-            # Rolling back this removal means running the exec's own command again.
-            ctx.note({"op": "exec", "undo": item.get("command"), **journal_env(item)})
+        # Rolling back this removal means running the exec's own command again.
+        ctx.note({"op": "exec", "undo": item.get("command"), **journal_env(item)})
         run = ctx.runner.run(undo, **run_options(item))
         if run.exit_code != 0 or run.timed_out:
             return Removal(f"undo command failed: {run.describe()}", failed=True, output=run)
@@ -230,6 +224,15 @@ class ExecType(ResourceType):
             report.failed.append(f"{record['item']}: undo command failed: {result.describe()}")
         else:
             report.restored.append(record["item"])
+
+
+def _warnings(item: Item) -> tuple[str, ...]:
+    """A command that succeeded without creating its `creates` path will run
+    again on every apply: say so, since its exit code hid it."""
+    creates = item.get("creates")
+    if creates and not os.path.lexists(creates):
+        return (f"exec {item.key} ran but did not create {abbreviate(creates)}; it will run again",)
+    return ()
 
 
 def _tail(result: ProcessResult) -> str:

@@ -36,8 +36,7 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,24 +49,37 @@ from syslua.resources.base import (
     CREATE,
     FAIL,
     NONE,
+    NOTHING,
     REMOVE,
     UPDATE,
+    Applied,
     Context,
     Decision,
+    Members,
     RecordContext,
     Removal,
     ResourceError,
-    ResourceType,
     TakeBack,
     group_name,
     user_name,
 )
+from syslua.resources.kind import (
+    Container,
+    Drifts,
+    Edited,
+    Explained,
+    Journaled,
+    Kind,
+    Ordered,
+    Recorded,
+    Removable,
+    Scheduling,
+    TakesBack,
+)
 from syslua.resources.placeholders import Unresolved
 from syslua.state.restore import restore_path
-from syslua.state.store import PACK_MAX
+from syslua.state.store import PACK_MAX, Store
 
-_LINKS = "file:linked-parents"  # ctx.planned: the planning run's cache of parent symlinks
-_ROOTS = "file:symlinked-roots"  # ctx.planned: the planning run's cache of trees' roots
 CREATED_FILE = "Would have created the file"
 UPDATED_FILE = "Would have updated the file"
 CREATED_DIR = "Would have created directory"
@@ -79,15 +91,13 @@ NO_TARGET = "target does not exist"
 PARENT_MODE = 0o755
 
 
-@dataclass(frozen=True, slots=True)
-class Members:
-    """What a tree root knows of its members in this run."""
+class Planning:
+    """What one planning run found of the file system, asked once for many
+    items: which parent directories are symlinks, and which trees' roots."""
 
-    total: int
-    changed: int = 0
-    failed: int = 0
-    would_change: int = 0
-    removed: int = 0
+    def __init__(self) -> None:
+        self.links: dict[str, str | None] = {}  # directory -> its link target, or None
+        self.roots: dict[str, bool] = {}  # a tree's root -> whether it is a symlink now
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +108,11 @@ class Status:
     # missing parents it creates (declared by no item), outermost first
     parents: tuple[str, ...] = ()
     members: Members | None = None  # a tree root's members
-    # parent dirs that are symlinks (planning only)
+    # Planning only: the parent directories that are symlinks now (a change
+    # writes through none that turned into one since), and the member's tree
+    # root when it is one of them (replaced by a directory, never written through).
     linked_parents: tuple[tuple[str, str], ...] = ()
+    linked_root: str | None = None
 
 
 def _desired_bytes(item: Item) -> bytes | None:
@@ -175,24 +188,16 @@ def _content_differs(
 
 def is_root(item: Item) -> bool:
     """A tree's own item (the declaration), as opposed to its members."""
-    return bool(item.get("tree"))
+    return item.type == FileType.name and bool(item.get("tree"))
 
 
-def tree_of(item: Item) -> str | None:
-    """The id of the tree root a member belongs to (None for any other item)."""
-    parent = item.parent
-    return parent if parent is not None and parent.startswith("file#") else None
-
-
-def members_of(manifest: Manifest | None, root_id: str) -> Sequence[Item]:
-    """The members of a tree, found by key range in the sorted manifest (no scan)."""
-    if manifest is None:
-        return ()
-    items = manifest.items
-    prefix = root_id + "/"
-    lo = bisect_left(items, prefix, key=lambda i: i.id)
-    hi = bisect_left(items, root_id + "0", lo=lo, key=lambda i: i.id)  # "0" follows "/"
-    return [i for i in items[lo:hi] if i.parent == root_id]
+def tree_of(item: Item, manifest: Manifest | None) -> Item | None:
+    """The tree a member belongs to: its `parent`, when that is a tree's root
+    (an item brought in by an `apply` has the apply as its parent)."""
+    if item.parent is None or manifest is None:
+        return None
+    parent = manifest.get(item.parent)
+    return parent if parent is not None and is_root(parent) else None
 
 
 def _small_source(source: str) -> bytes | None:
@@ -228,17 +233,27 @@ def _from_store(props: dict[str, Any], blob: str, store: Any) -> None:
     props["source"] = str(store.loose_path(blob))
 
 
-class FileType(ResourceType):
+class FileType(
+    Kind[Status],
+    Journaled,
+    Removable,
+    Recorded,
+    Edited,
+    TakesBack,
+    Drifts,
+    Container,
+    Ordered,
+    Explained,
+    Scheduling,
+):
     name = "file"
     in_dag = True
     inline = True  # a few system calls each: a worker thread costs more than it saves
+    aggregates = False
 
     def label(self, item: Item) -> str:
         label = abbreviate(item.key)
         return label + "/" if is_root(item) else label
-
-    def key_label(self, key: str) -> str:
-        return abbreviate(key)
 
     # -- status ---------------------------------------------------------------
     def status(self, item: Item, ctx: Context) -> Status:
@@ -250,7 +265,8 @@ class FileType(ResourceType):
                 source_size = _source_size(source)
             state = posix.status(item.key)
             # Planning asks once per tree (the root does not change while planning).
-            root = _symlinked_root(item, ctx.planned.setdefault(_ROOTS, {}) if ctx.noop else None)
+            planning = ctx.memo(Planning) if ctx.noop else None
+            root = _symlinked_root(item, ctx.manifest, planning.roots if planning else None)
             if root is not None and state.exists:
                 # What is there now lies behind a symlink that the tree
                 # replaces with a real directory: this path will be new.
@@ -259,16 +275,13 @@ class FileType(ResourceType):
             parents: tuple[str, ...] = ()
             if state.ensure == posix.ABSENT and ensure != "absent":
                 parents = tuple(self._parents(item, ctx))
-            members = _members(item, ctx) if is_root(item) else None
+            members = ctx.members(item) if is_root(item) else None
             links: tuple[tuple[str, str], ...] = ()
-            if ctx.noop:
-                # Planning: remember which parents are symlinks now. When the
-                # item runs, a parent that turned into one is refused.
-                links = posix.linked_parents(item.key, home(), ctx.planned.setdefault(_LINKS, {}))
-                ctx.planned.setdefault(item.id, links)
-                if root is not None:  # replaced by a directory, never written through
-                    links = tuple(x for x in links if x[0] != root)
-            return Status(state, differences, None, parents, members, links)
+            if planning is not None:
+                # Remember which parents are symlinks now: when the item
+                # runs, a parent that turned into one is refused (`apply`).
+                links = posix.linked_parents(item.key, home(), planning.links)
+            return Status(state, differences, None, parents, members, links, root)
         except ResourceError as e:
             return Status(posix.FileState(item.key, posix.ABSENT), (), str(e))
 
@@ -386,29 +399,32 @@ class FileType(ResourceType):
         return Decision(UPDATE, reason, UPDATED_FILE)
 
     # -- act ------------------------------------------------------------------
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
-        self._check_parents(item, ctx)
+    def apply(
+        self, item: Item, decision: Decision, planned: Status | None, ctx: Context
+    ) -> Applied:
+        if planned is not None:
+            _check_parents(item, planned)
         ensure = item.get("ensure")
         before = ctx.before_change
         if ensure == "absent":
             posix.remove(item.key, force=bool(item.get("force")), before_change=before)
-            return
+            return NOTHING
         uid, gid = self._ids(item, ctx)
         attrs = self._parent_attrs(item, ctx)
-        root = _symlinked_root(item)
+        root = _symlinked_root(item, ctx.manifest)
         if root is not None:
             posix.replace_link_with_directory(root, *attrs(root), before_change=before)
         posix.create_parents(item.key, attrs, before_change=before)
         if ensure == "link":
             posix.make_link(item.key, item.get("target"), uid=uid, gid=gid, before_change=before)
-            return
+            return NOTHING
         mode = int(item.get("mode"), 8)
         if ensure == "directory":
             state = posix.status(item.key)
             if state.ensure in (posix.PRESENT, posix.OTHER) and item.get("force"):
                 posix.replace_with_directory(item.key, before_change=before)
             posix.create_directory(item.key, uid=uid, gid=gid, mode=mode, before_change=before)
-            return
+            return NOTHING
         content, source = _desired_bytes(item), item.get("source")
         if content is None and source is not None and ctx.store is not None:
             content = _small_source(source)
@@ -427,7 +443,8 @@ class FileType(ResourceType):
             # Stored now (a small blob waits in memory, a few megabytes at most,
             # until the store syncs): the snapshot records it by its hash, with
             # no second read of the source.
-            ctx.store.written[item.key] = ctx.store.put_bytes(content)
+            return Applied(stored=ctx.store.put_bytes(content))
+        return NOTHING
 
     def _ids(self, item: Item, ctx: Context) -> tuple[int, int]:
         uid, gid = ctx.uid(item.get("owner")), ctx.gid(item.get("group"))
@@ -442,7 +459,7 @@ class FileType(ResourceType):
         member creates its tree's root with the root's attributes, and the
         root's parents as the root would; anything else uses its own owner,
         group and `dir_mode` (default 0755)."""
-        root = ctx.manifest.get(tree_of(item) or "") if ctx.manifest is not None else None
+        root = tree_of(item, ctx.manifest)
         decl = root if root is not None else item
         uid, gid = self._ids(decl, ctx)
         above = int(decl.get("dir_mode") or f"{PARENT_MODE:o}", 8)
@@ -452,7 +469,7 @@ class FileType(ResourceType):
         top = root.key
         return lambda d: (uid, gid, inside if d == top or d.startswith(top + "/") else above)
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         """Read the path back: its kind, link target, owner, group and mode,
         and its size for managed content. The bytes themselves are not read
         again: they were just written from the desired content into one temp
@@ -501,37 +518,21 @@ class FileType(ResourceType):
         )
         return text or None
 
-    def _check_parents(self, item: Item, ctx: Context) -> None:
-        """Never write through a symlink that was not there when the item was planned."""
-        planned = ctx.planned.get(item.id)
-        if planned is None:
-            return
-        before = dict(planned)
-        for parent, target in posix.linked_parents(item.key, home()):
-            if parent not in before:
-                raise ResourceError(
-                    f"parent directory {abbreviate(parent)} changed into a symlink since planning"
-                )
-            if before[parent] != target:
-                raise ResourceError(
-                    f"parent directory {abbreviate(parent)} is a symlink to {target} now, "
-                    f"not to {before[parent]} as when planned"
-                )
-
-    # -- hooks ---------------------------------------------------------------
+    # -- capabilities ----------------------------------------------------------
     def takes_over(self, item: Item, status: Any) -> bool:
         # A tree's root directory is not replaced; its members say what they take over.
         return isinstance(status, Status) and status.state.exists and not is_root(item)
 
-    def plan_notes(self, item: Item, status: Any) -> list[str]:
+    def notes(self, item: Item, status: Any) -> list[str]:
         if not isinstance(status, Status):
             return []
         return [
             f"{abbreviate(p)} is a symlink to {target}; writing through it"
             for p, target in status.linked_parents
+            if p != status.linked_root  # replaced by a directory, never written through
         ]
 
-    def removal(self, item: Item) -> Decision:
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
         # The plan says `the original is restored` instead when there is one.
         return Decision(REMOVE, "no longer declared", REMOVED)
 
@@ -541,18 +542,24 @@ class FileType(ResourceType):
             for p in (status.parents if isinstance(status, Status) else ())
         ]
 
-    def group(self, item: Item) -> str | None:
-        return tree_of(item)
+    def folds(self, item: Item) -> bool:
+        return is_root(item)
 
     def group_note(
-        self, root: Item, decision: Decision, members: list[tuple[Item, Decision]]
+        self, root: Item, decision: Decision, members: Sequence[tuple[Item, Decision]]
     ) -> str:
         return _tree_note(root, decision, members)
+
+    def provides(self, item: Item) -> tuple[str, ...]:
+        return ()
+
+    def requires(self, item: Item) -> tuple[str, ...]:
+        return ()
 
     def predecessors(self, item: Item, manifest: Manifest) -> Iterator[str]:
         """The nearest declared ancestor, when it is a managed directory. A
         tree member looks past its own root, which runs after it."""
-        own = tree_of(item)
+        own = item.parent
         parent = os.path.dirname(item.key)
         while parent != "/" and parent:
             owner = manifest.get(f"{self.name}#{parent}")
@@ -562,16 +569,19 @@ class FileType(ResourceType):
                 return
             parent = os.path.dirname(parent)
 
+    def key_label(self, key: str) -> str:
+        return abbreviate(key)
+
     def managed_path(self, item: Item) -> str | None:
         return item.key
 
-    def touched_paths(self, item: Item) -> list[str]:
+    def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
         """The path and its missing parents, parents first (a parent another
         item declares is recorded by that item, which is prepared first; a
         tree's root and its parents by the root); everything under a
         directory that `ensure = "absent"` removes."""
         path = item.key
-        if _symlinked_root(item) is not None:
+        if _symlinked_root(item, manifest) is not None:
             # What the path shows now is behind a link that its tree replaces
             # with a new directory first: nothing of ours is there. The path
             # is recorded as it runs, once the link is gone.
@@ -590,9 +600,9 @@ class FileType(ResourceType):
         if os.path.lexists(path):
             return [path]
         missing = posix.missing_parents(path)
-        tree = tree_of(item)
+        tree = tree_of(item, manifest)
         if tree is not None:  # the root and its parents are the root's to record
-            below = tree.partition("#")[2] + "/"
+            below = tree.key + "/"
             missing = [p for p in missing if p.startswith(below)]
         return [*missing, path]
 
@@ -608,7 +618,7 @@ class FileType(ResourceType):
         return [item.key]
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
     ) -> Removal:
         """Restore the original syslua took over; otherwise delete the file or
         symlink, and a directory only when empty. Then the parents syslua
@@ -627,11 +637,14 @@ class FileType(ResourceType):
         ctx.before_change(path)
         if original is not None and original.get("kind") == "absent":
             original = None  # nothing was there: remove what syslua made
+        assert ctx.store is not None or original is None
         if original is not None and original.get("kind") == "tree":
+            assert ctx.store is not None
             notes = [restore_path(r["path"], r, ctx.store) for r in original["records"]]
             left = [n for n in notes if n]
             return "; ".join(left) if left else "restored the original directory it took over"
         if original is not None:
+            assert ctx.store is not None
             note = restore_path(path, original, ctx.store)
             return note or "restored the original it took over"
         state = posix.status(path)
@@ -663,14 +676,16 @@ class FileType(ResourceType):
                     item.get("content").encode("utf-8", "surrogateescape")
                 )
             elif item.get("source"):
-                written = rctx.store.written.pop(item.key, None)
+                stored = rctx.applied.stored if rctx.applied is not None else None
                 state["blob"] = (
-                    written if written is not None else rctx.store.put_file(item.get("source"))
+                    stored if stored is not None else rctx.store.put_file(item.get("source"))
                 )
             state["mode"] = item.get("mode")  # what was applied: a later change is an edit
         return state
 
-    def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
+    def materialise(
+        self, item: Item, state: Mapping[str, Any], store: Store, snapshot: str
+    ) -> Item:
         """A copied `source` becomes the store's copy of the recorded content
         (a tree's root needs none: each member has its own). A state that
         adopted a hand edit (`adopt`) gives its content and mode."""
@@ -710,19 +725,31 @@ class FileType(ResourceType):
             item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
         )
 
-    def edited(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+    def blobs(self, state: Mapping[str, Any]) -> set[str]:
+        """The content it wrote (or an edit a snapshot adopted)."""
+        return {state["blob"]} if state.get("blob") else set()
+
+    def trees(self, state: Mapping[str, Any]) -> set[str]:
+        return set()
+
+    def edited(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
         return edits.edited(item, recorded, ctx.store)
 
-    def edit_diff(self, item: Item, recorded: dict[str, Any], ctx: Context) -> str | None:
+    def edit_diff(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
         return edits.edit_diff(item, recorded, ctx.store)
 
     def adopt(
-        self, item: Item, recorded: dict[str, Any], live: dict[str, Any], store: Any
+        self, item: Item, recorded: Mapping[str, Any], live: dict[str, Any], store: Store
     ) -> dict[str, Any] | None:
         return edits.adopt(item, recorded, live)
 
     def take_back(
-        self, item: Item, path: str, where: str, recorded: dict[str, Any] | None, store: Any
+        self,
+        item: Item,
+        path: str,
+        where: str,
+        recorded: Mapping[str, Any] | None,
+        store: Store,
     ) -> TakeBack:
         return edits.take_back(item, path, where, recorded, store)
 
@@ -752,14 +779,31 @@ class FileType(ResourceType):
         return "changed", ", ".join(st.differences)
 
 
-def _symlinked_root(item: Item, seen: dict[str, bool] | None = None) -> str | None:
+def _check_parents(item: Item, planned: Status) -> None:
+    """Never write through a symlink that was not there when the item was planned."""
+    before = dict(planned.linked_parents)
+    for parent, target in posix.linked_parents(item.key, home()):
+        if parent not in before:
+            raise ResourceError(
+                f"parent directory {abbreviate(parent)} changed into a symlink since planning"
+            )
+        if before[parent] != target:
+            raise ResourceError(
+                f"parent directory {abbreviate(parent)} is a symlink to {target} now, "
+                f"not to {before[parent]} as when planned"
+            )
+
+
+def _symlinked_root(
+    item: Item, manifest: Manifest | None, seen: dict[str, bool] | None = None
+) -> str | None:
     """The root of the member's tree, when it is a symlink now (a stow-style
     link to the repository): members write into a real directory there, never
     through the link. `seen` caches the answer per tree."""
-    tree = tree_of(item)
+    tree = tree_of(item, manifest)
     if tree is None:
         return None
-    root = tree.partition("#")[2]
+    root = tree.key
     if seen is None:
         return root if os.path.islink(root) else None
     linked = seen.get(root)
@@ -779,24 +823,6 @@ def _decide_link(item: Item, state: posix.FileState, reason: str) -> Decision:
     if state.ensure == posix.ABSENT:
         return Decision(CREATE, NO_TARGET if missing else "", CREATED_LINK)
     return Decision(UPDATE, f"{reason}, {NO_TARGET}" if missing else reason, UPDATED_LINK)
-
-
-def _members(root: Item, ctx: Context) -> Members:
-    members = members_of(ctx.manifest, root.id)
-    changed = failed = would = 0
-    for m in members:
-        ident = m.id
-        if ident in ctx.changed:
-            changed += 1
-        elif ident in ctx.would_change:
-            would += 1
-        if ident in ctx.failed:
-            failed += 1
-    removed = 0
-    if ctx.previous is not None and ctx.manifest is not None:
-        manifest = ctx.manifest
-        removed = sum(1 for m in members_of(ctx.previous, root.id) if m.id not in manifest)
-    return Members(len(members), changed, failed, would, removed)
 
 
 def _decide_root(status: Status, own: Decision) -> Decision:
@@ -821,7 +847,7 @@ def _decide_root(status: Status, own: Decision) -> Decision:
     return own
 
 
-def _tree_note(root: Item, decision: Decision, members: list[tuple[Item, Decision]]) -> str:
+def _tree_note(root: Item, decision: Decision, members: Sequence[tuple[Item, Decision]]) -> str:
     """`tree: 30 files, 6 directories` or `tree: 2 updated, 1 added, 1 removed`."""
     kinds: dict[str, int] = {}
     count = {CREATE: 0, UPDATE: 0, REMOVE: 0, FAIL: 0}

@@ -1,8 +1,8 @@
 """Edits made by hand to managed files: found, shown, kept, and taken back.
 
-The file type's hooks for edits (`ResourceType.edited`, `edit_diff`,
-`adopt`, `take_back`, `take_in`) live here, beside the type rather than in
-it. A managed file is *edited* when its live content or mode differs from
+The file kind's capabilities for edits (`Edited.edited`, `edit_diff`;
+`TakesBack.adopt`, `take_back`, `take_in`) live here, beside the kind
+rather than in it. A managed file is *edited* when its live content or mode differs from
 what the last apply recorded (`snapshot_state`: the content's blob and the
 mode), or when a symlink replaced it. A file that was deleted is not edited:
 writing it again loses nothing.
@@ -23,6 +23,7 @@ import difflib
 import hashlib
 import os
 import stat
+from collections.abc import Mapping
 from typing import Any
 
 from syslua.errors import StateError, display_path
@@ -49,7 +50,7 @@ def _checks_content(item: Item) -> bool:
     return content is None or PLACEHOLDER not in content
 
 
-def _recorded_blob(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
+def _recorded_blob(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
     """The digest of the content the last apply recorded, when it can be compared."""
     blob = recorded.get("blob")
     if not blob or store is None or not _checks_content(item) or not store.has(blob):
@@ -75,7 +76,7 @@ def _link_edited(item: Item) -> str | None:
     return None
 
 
-def edited(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
+def edited(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
     """What was changed by hand since the last apply, or None."""
     if item.get("ensure") == "link":
         return _link_edited(item)
@@ -98,7 +99,7 @@ def edited(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
     return ", ".join(out) or None
 
 
-def edit_diff(item: Item, recorded: dict[str, Any], store: Any) -> str | None:
+def edit_diff(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
     """From what the last apply left to what is there now: mode lines, then the content."""
     if item.get("ensure") == "link":
         return _link_diff(item)
@@ -163,7 +164,7 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def adopt(item: Item, recorded: dict[str, Any], live: dict[str, Any]) -> dict[str, Any] | None:
+def adopt(item: Item, recorded: Mapping[str, Any], live: dict[str, Any]) -> dict[str, Any] | None:
     """A state recording the live file (content and mode) as what the last apply
     left; for a link, the target it had, or the file that replaced it."""
     if item.get("ensure") == "link":
@@ -177,7 +178,7 @@ def adopt(item: Item, recorded: dict[str, Any], live: dict[str, Any]) -> dict[st
     return {**recorded, "blob": live["blob"], "mode": f"{live['mode']:04o}"}
 
 
-def adopted_link(item: Item, state: dict[str, Any]) -> dict[str, Any] | None:
+def adopted_link(item: Item, state: Mapping[str, Any]) -> dict[str, Any] | None:
     """The properties `materialise` gives a link whose state adopted a hand
     edit: another target, or the file that replaced it. None: as declared."""
     if item.get("ensure") != "link":
@@ -191,7 +192,7 @@ def adopted_link(item: Item, state: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def adopted_blob(item: Item, state: dict[str, Any]) -> str | None:
+def adopted_blob(item: Item, state: Mapping[str, Any]) -> str | None:
     """The blob `materialise` writes instead of the inline `content`: the one a
     state recorded when it adopted a hand edit (it differs from the
     declaration's). None: the declaration stands."""
@@ -204,7 +205,7 @@ def adopted_blob(item: Item, state: dict[str, Any]) -> str | None:
 
 # -- sys add ---------------------------------------------------------------------
 def take_back(
-    item: Item, path: str, where: str, recorded: dict[str, Any] | None, store: Any
+    item: Item, path: str, where: str, recorded: Mapping[str, Any] | None, store: Any
 ) -> TakeBack:
     """Copy the live file over the `source` it is managed from."""
     label = abbreviate(path)

@@ -38,16 +38,19 @@ from syslua.resources.base import (
     CREATE,
     FAIL,
     NONE,
+    NOTHING,
     REMOVE,
     UPDATE,
+    Applied,
     Context,
     Decision,
     RecordContext,
     Removal,
     ResourceError,
-    ResourceType,
     UndoContext,
 )
+from syslua.resources.kind import Drifts, Irreversible, Kind, Recorded, Removable, Undoes
+from syslua.state.store import Store
 
 PROVIDERS = ("apt", "dnf")
 # The platforms and families (os-release ID and ID_LIKE) each provider serves.
@@ -165,9 +168,8 @@ def wanted(ensure: str, have: str | None, compare: Any) -> bool:
     return bool(compare(have, ensure) == 0)
 
 
-class OsPackageType(ResourceType):
+class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversible):
     name = "os_package"
-    in_dag = True
 
     def label(self, item: Item) -> str:
         return item.key
@@ -274,7 +276,9 @@ class OsPackageType(ResourceType):
             blocked,
         )
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(
+        self, item: Item, decision: Decision, planned: Status | None, ctx: Context
+    ) -> Applied:
         if os.geteuid() != 0:
             raise ResourceError("managing OS packages needs root: run `sys apply` as root")
         prov = provider_of(item)
@@ -286,8 +290,8 @@ class OsPackageType(ResourceType):
             if status.error:
                 raise ResourceError(status.error)
             if not status.changes and not status.target:
-                return  # converged since the plan (another item pulled it in)
-            if ctx.note is not None:
+                return NOTHING  # converged since the plan (another item pulled it in)
+            if ctx.journal is not None:
                 before = {c.name: c.before for c in status.changes}
                 auto = prov.auto_installed(ctx.runner, [n for n, v in before.items() if v])
                 ctx.note(
@@ -310,9 +314,9 @@ class OsPackageType(ResourceType):
                 down = have is not None and target is not None and prov.compare(have, target) > 0
                 pinned = target if ensure not in ("present",) else None
                 result = prov.install(ctx.runner, name, pinned, down, on_line)
-            ctx.outputs[item.id] = result
+            return Applied(output=result)
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         prov = provider_of(item)
         have = prov.installed(ctx.runner, item.key)
         ensure = item.get("ensure")
@@ -324,18 +328,11 @@ class OsPackageType(ResourceType):
             return f"{have.version} is installed, not {ensure}"
         return None
 
-    # -- hooks ---------------------------------------------------------------
+    # -- capabilities ----------------------------------------------------------
     def irreversible(self, item: Item, decision: Decision) -> bool | str:
         return getattr(decision, "irreversible_because", "") or False
 
-    def removal(self, item: Item) -> Decision:
-        return Decision(
-            REMOVE,
-            "no longer declared; uninstalled if syslua installed it, else left installed",
-            verb="",
-        )
-
-    def removal_of(self, item: Item, recorded: dict[str, Any]) -> Decision:
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
         """The removal as the plan shows it, knowing what the last apply recorded."""
         if _installed_by_syslua(recorded):
             return Decision(
@@ -353,10 +350,10 @@ class OsPackageType(ResourceType):
         )
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
     ) -> Removal:
         if not _installed_by_syslua(state):
-            return Removal(self.removal_of(item, state).reason, changed=False)
+            return Removal(self.removal(item, state).reason, changed=False)
         absent = Item(
             item.type, item.key, freeze({**thaw(item.props), "ensure": "absent"}), item.parent
         )
@@ -366,8 +363,8 @@ class OsPackageType(ResourceType):
         decision = self.decide(absent, status, ctx)
         if decision.action == FAIL:
             return Removal(decision.reason, failed=True)
-        self.apply(absent, decision, ctx)
-        return Removal(f"uninstalled {status.installed.version}", output=ctx.outputs.get(item.id))
+        applied = self.apply(absent, decision, status, ctx)
+        return Removal(f"uninstalled {status.installed.version}", output=applied.output)
 
     def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
         """Put every package the transaction touched back at its version; those
@@ -401,7 +398,9 @@ class OsPackageType(ResourceType):
             before = ours[0]["prev"].get(item.key) if ours else have
         return {"version": have, "before": before}
 
-    def materialise(self, item: Item, state: dict[str, Any], store: Any, snapshot: str) -> Item:
+    def materialise(
+        self, item: Item, state: Mapping[str, Any], store: Store, snapshot: str
+    ) -> Item:
         """Pinned at the version the snapshot recorded, so a rollback brings it back."""
         version = state.get("version")
         ensure = item.get("ensure")
@@ -413,6 +412,12 @@ class OsPackageType(ResourceType):
         return Item(
             item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
         )
+
+    def blobs(self, state: Mapping[str, Any]) -> set[str]:
+        return set()
+
+    def trees(self, state: Mapping[str, Any]) -> set[str]:
+        return set()
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         try:
@@ -447,7 +452,7 @@ def _on_line(ident: str, ctx: Context) -> Any:
     return on_line
 
 
-def _installed_by_syslua(recorded: dict[str, Any]) -> bool:
+def _installed_by_syslua(recorded: Mapping[str, Any]) -> bool:
     """Whether the snapshot state says the package is installed and was not
     before syslua first managed it."""
     return "before" in recorded and recorded["before"] is None and bool(recorded.get("version"))

@@ -16,24 +16,29 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from syslua.manifest.model import Item, Manifest, thaw
+from syslua.paths import Paths
 from syslua.resources.base import (
     CREATE,
     NONE,
+    NOTHING,
     REMOVE,
     UPDATE,
+    Applied,
     Context,
     Decision,
     RecordContext,
     Removal,
-    ResourceType,
     UndoContext,
 )
+from syslua.resources.kind import Drifts, Kind, Ordered, Outputs, Recorded, Removable, Undoes
 from syslua.state import profile
+from syslua.state.store import Store
 
 INSTALL = "Would have installed the package"
 LINK = "Would have linked the package into the profile"
@@ -84,6 +89,7 @@ def _format(item: Item) -> str:
 
 def installed_packages(ctx: Context, manifest: Manifest) -> list[tuple[Path, list[str]]]:
     """Declared packages whose trees are in the store: what the profile should link."""
+    assert ctx.store is not None
     out = []
     for item in manifest.of_type("package"):
         tree = ctx.store.tree_path(tree_name(item))
@@ -92,9 +98,8 @@ def installed_packages(ctx: Context, manifest: Manifest) -> list[tuple[Path, lis
     return out
 
 
-class PackageType(ResourceType):
+class PackageType(Kind[dict[str, Any]], Removable, Undoes, Recorded, Drifts, Ordered, Outputs):
     name = "package"
-    in_dag = True
 
     def label(self, item: Item) -> str:
         return f"{item.key}@{item.get('version')}"
@@ -122,22 +127,25 @@ class PackageType(ResourceType):
             return Decision(UPDATE, "in the store, not linked", LINK)
         return Decision(NONE, "installed")
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(
+        self, item: Item, decision: Decision, planned: dict[str, Any] | None, ctx: Context
+    ) -> Applied:
+        assert ctx.store is not None and ctx.manifest is not None
         tree = ctx.store.tree_path(tree_name(item))
         if not tree.is_dir():
             self._install(item, tree, ctx)
-        assert ctx.manifest is not None
         with profile.lock:
             # Packages installed in parallel share one rebuild: whoever comes
             # first links every package whose tree is there by then.
             if not self.status(item, ctx)["linked"]:
                 installed = installed_packages(ctx, ctx.manifest)
                 _provider().link(ctx.paths, installed, ctx.note, apply=ctx.store)
+        return NOTHING
 
     def _install(self, item: Item, tree: Path, ctx: Context) -> None:
         _provider().install(item, tree, bins(item), ctx, self.label(item))
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         st = self.status(item, ctx)
         if not st["present"]:
             return "the package is not in the store"
@@ -145,11 +153,8 @@ class PackageType(ResourceType):
             return "the package is not linked into the profile"
         return None
 
-    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
-        return None
-
-    # -- hooks ---------------------------------------------------------------
-    def removal(self, item: Item) -> Decision:
+    # -- capabilities ----------------------------------------------------------
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
         return Decision(
             REMOVE,
             "no longer declared; it leaves the profile, its store object stays until `sys gc`",
@@ -158,8 +163,14 @@ class PackageType(ResourceType):
     def provides(self, item: Item) -> list[str]:
         return [f"bin:{os.path.basename(b)}" for b in item.get("bin", ())]
 
+    def requires(self, item: Item) -> tuple[str, ...]:
+        return ()
+
+    def predecessors(self, item: Item, manifest: Manifest) -> tuple[str, ...]:
+        return ()
+
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
     ) -> Removal:
         assert ctx.manifest is not None
         _provider().link(ctx.paths, installed_packages(ctx, ctx.manifest), ctx.note)
@@ -173,6 +184,17 @@ class PackageType(ResourceType):
     def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
         return {"tree": tree_name(item)}
 
+    def materialise(
+        self, item: Item, state: Mapping[str, Any], store: Store, snapshot: str
+    ) -> Item:
+        return item  # the tree is in the store under its name: nothing to point at
+
+    def blobs(self, state: Mapping[str, Any]) -> set[str]:
+        return set()
+
+    def trees(self, state: Mapping[str, Any]) -> set[str]:
+        return {state["tree"]} if state.get("tree") else set()
+
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:
         st = self.status(item, ctx)
         if st["present"] and st["linked"]:
@@ -180,7 +202,13 @@ class PackageType(ResourceType):
         what = "not in the store" if not st["present"] else "not linked into the profile"
         return "changed", f"package {what}"
 
-    def after_commit(self, paths: Any) -> None:
+    def outputs(self, paths: Paths) -> list[Path]:
+        return []  # the profile is swapped by the items themselves, journaled
+
+    def write_outputs(self, manifest: Manifest, paths: Paths, before_change: Any) -> str | None:
+        return None
+
+    def after_commit(self, paths: Paths) -> None:
         """Drop profile generations no snapshot needs any more."""
         profile.prune(paths)
 

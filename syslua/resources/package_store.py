@@ -28,8 +28,10 @@ from syslua.state import profile
 
 def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -> None:
     """Put the package's tree at `tree` in the store (`label` names its download's progress)."""
+    store, paths = ctx.store, ctx.paths
+    assert store is not None and paths is not None
     source = thaw(item.get("source"))
-    staging = ctx.store.staging_dir(f"pkg-{item.key}-")
+    staging = store.staging_dir(f"pkg-{item.key}-")
     try:
         if source["fetch"] == "git":
             checkout = staging / "src"
@@ -37,7 +39,7 @@ def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -
             content = checkout
         else:
             progress = ctx.progress(label) if ctx.progress else None
-            archive = fetch.download(source, ctx.paths.cache, progress=progress)
+            archive = fetch.download(source, paths.cache, progress=progress)
             content = staging  # unpacked in place: the staging dir becomes the tree
             fmt = unpack.detect_format(fetch.file_name(source), item.get("format"))
             unpack.unpack(
@@ -59,7 +61,7 @@ def install(item: Item, tree: Path, bins: list[str], ctx: Context, label: str) -
             )
         for b in bins:
             os.chmod(content / b, 0o755)
-        ctx.store.add_tree(content, tree.name)
+        store.add_tree(content, tree.name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

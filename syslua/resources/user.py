@@ -12,6 +12,7 @@ failed apply puts it back; removing a user declaration deletes the account
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from syslua.manifest.model import Item
@@ -20,15 +21,17 @@ from syslua.resources.base import (
     CREATE,
     FAIL,
     NONE,
+    NOTHING,
     REMOVE,
     UPDATE,
+    Applied,
     Context,
     Decision,
     Removal,
     ResourceError,
-    ResourceType,
     UndoContext,
 )
+from syslua.resources.kind import Kind, Removable, Undoes
 
 # Reading accounts and changing them is the provider's work (user_posix); these
 # names stay importable from here for the engine (`user.restore` undoes a
@@ -39,9 +42,8 @@ from syslua.resources.user_posix import group_id as _gid
 __all__ = ["Account", "UserType", "read_account", "restore"]
 
 
-class UserType(ResourceType):
+class UserType(Kind[Account], Removable, Undoes):
     name = "user"
-    in_dag = True
 
     def label(self, item: Item) -> str:
         return item.key
@@ -78,9 +80,7 @@ class UserType(ResourceType):
         # (syslua.groups' bind, an exec running groupadd) is not there yet:
         # that is no failure, and the apply checks again when the account's
         # turn comes, after those items ran.
-        pending = ctx.noop and any(
-            d in ctx.changed or d in ctx.would_change for d in item.get("depends_on", ())
-        )
+        pending = ctx.noop and ctx.outcomes.pending(item.get("depends_on", ()))
         missing = [g for g in item.get("groups", ()) if _gid(g) is None]
         if item.get("gid") is not None and _gid(str(item.get("gid"))) is None:
             missing.append(str(item.get("gid")))
@@ -105,23 +105,25 @@ class UserType(ResourceType):
             return Decision(FAIL, "managing users needs root: run `sys apply` as root")
         return decision
 
-    def apply(self, item: Item, decision: Decision, ctx: Context) -> None:
+    def apply(
+        self, item: Item, decision: Decision, planned: Account | None, ctx: Context
+    ) -> Applied:
         if os.geteuid() != 0:
             raise ResourceError("managing users needs root: run `sys apply` as root")
         before = read_account(item.key)
-        if ctx.note is not None:
-            ctx.note({"op": "user", "name": item.key, "prev": before.to_dict()})
+        ctx.note({"op": "user", "name": item.key, "prev": before.to_dict()})
         if item.get("ensure") == "absent":
             posix.delete(item.key, ctx.runner)
-            return
+            return NOTHING
         props = {key: item.get(key) for key, _flag in posix.FLAGS}
         groups = self._wanted_groups(item, before)
         if before.exists:
             posix.modify(item.key, props, groups, ctx.runner)
         else:
             posix.create(item.key, props, groups, ctx.runner)
+        return NOTHING
 
-    def verify(self, item: Item, decision: Decision, ctx: Context) -> str | None:
+    def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
         acct = read_account(item.key)
         if item.get("ensure") == "absent":
             return "the account still exists" if acct.exists else None
@@ -129,19 +131,19 @@ class UserType(ResourceType):
             return "the account does not exist"
         return ", ".join(self._differences(item, acct)) or None
 
-    def diff(self, item: Item, status: Any, ctx: Context) -> str | None:
-        return None
+    # -- capabilities ----------------------------------------------------------
+    def removal(self, item: Item, recorded: Mapping[str, Any]) -> Decision:
+        return Decision(REMOVE, "no longer declared")
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: dict[str, Any]
+        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
     ) -> Removal:
         acct = read_account(item.key)
         if not acct.exists:
             return Removal("already gone")
         if os.geteuid() != 0:
             raise ResourceError("removing a user needs root: run `sys apply` as root")
-        if ctx.note is not None:
-            ctx.note({"op": "user", "name": item.key, "prev": acct.to_dict()})
+        ctx.note({"op": "user", "name": item.key, "prev": acct.to_dict()})
         posix.delete(item.key, ctx.runner)
         return Removal("account deleted (its home directory is kept)")
 

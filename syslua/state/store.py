@@ -120,11 +120,6 @@ class Store:
         self._created: list[str] = []  # every blob this Store wrote (see `mark`)
         self._made: dict[str, list[str]] = {}  # pack name -> its digests (packs written here)
         self._dirs: set[Path] = set()  # directories known to exist (one check for many blobs)
-        # The blob of the content an apply copied from a source, by the path it
-        # went to: the snapshot records it from here instead of reading the
-        # source again, and so records what was written even if the source
-        # changed since.
-        self.written: dict[str, str] = {}
 
     def _ensure(self) -> None:
         if self.tmp in self._dirs:

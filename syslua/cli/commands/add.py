@@ -5,7 +5,7 @@ Steps:
    the files under each PATH (a directory adds every file below it, `.git`
    skipped).
 2. Under the state lock, ask for each file how it is taken back: the type of
-   the item managing it (`ResourceType.take_back`: a file copied from a
+   the item managing it (`TakesBack.take_back`: a file copied from a
    `source` is copied over that source; a link needs nothing; inline
    `content` is refused, naming the declaration), or, for a file nothing
    manages, the registry's path type (`take_in`: copied to
@@ -32,9 +32,10 @@ from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate, home
+from syslua.resources import capability, path_taker
 from syslua.resources import get as get_type
-from syslua.resources import path_type
 from syslua.resources.base import TakeBack
+from syslua.resources.kind import Journaled, TakesBack
 from syslua.state.journal import capture
 from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
@@ -111,7 +112,8 @@ def _managed(manifest: Manifest) -> dict[str, Item]:
     """Items by the path they manage."""
     out = {}
     for item in manifest:
-        path = get_type(item.type).managed_path(item)
+        kind = capability(get_type(item.type), Journaled)
+        path = kind.managed_path(item) if kind is not None else None
         if path is not None:
             out[path] = item
     return out
@@ -157,9 +159,10 @@ def _step(
     label = abbreviate(path)
     if item is not None:
         recorded = current.items.get(item.id) if current is not None else None
-        return get_type(item.type).take_back(
-            item, path, manifest.source_of(item.id) or "?", recorded, store
-        )
+        kind = capability(get_type(item.type), TakesBack)
+        if kind is None:
+            return TakeBack(f"`sys add` cannot take back a {item.type}", refused=True)
+        return kind.take_back(item, path, manifest.source_of(item.id) or "?", recorded, store)
     h = home().rstrip("/")
     if not path.startswith(h + "/"):
         return TakeBack(
@@ -173,7 +176,7 @@ def _step(
     dest = os.path.join(dest_root, os.path.relpath(path, h))
     inside = dest.startswith(config_dir.rstrip("/") + "/")
     source = os.path.relpath(dest, config_dir) if inside else abbreviate(dest)
-    return path_type().take_in(path, dest, source)
+    return path_taker().take_in(path, dest, source)
 
 
 def _record(

@@ -10,6 +10,7 @@ from syslua.cli.output import Terminal
 from syslua.errors import StateError, UsageError
 from syslua.manifest.model import canonical_json
 from syslua.paths import Paths, abbreviate
+from syslua.plan.planner import key_label
 from syslua.resources import get as get_type
 from syslua.resources import has as has_type
 from syslua.state.snapshots import Snapshot, Snapshots
@@ -52,8 +53,7 @@ def _label(ident: str) -> str:
     type_, _, key = ident.partition("#")
     if not has_type(type_):
         return f"{type_} {key}"
-    rtype = get_type(type_)
-    return rtype.subject(rtype.key_label(key))
+    return f"{type_} {key_label(get_type(type_), key)}"
 
 
 def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | None]]:

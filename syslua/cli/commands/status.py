@@ -10,8 +10,10 @@ from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.execute.materialise import materialise
 from syslua.paths import Paths, abbreviate
+from syslua.resources import capability
 from syslua.resources import get as get_type
 from syslua.resources.base import Context
+from syslua.resources.kind import Drifts, Journaled
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
 from syslua.state.originals import load_unrestored
@@ -37,14 +39,23 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
     )
     out = []
     for item in manifest:
-        rtype = get_type(item.type)
-        found = ("error", unreadable[item.id]) if item.id in unreadable else rtype.drift(item, ctx)
+        kind = get_type(item.type)
+        drifts = capability(kind, Drifts)
+        found = (
+            ("error", unreadable[item.id])
+            if item.id in unreadable
+            else drifts.drift(item, ctx)
+            if drifts is not None
+            else None
+        )
         if found is not None:
-            kind, detail = found
+            what, detail = found
             # Managed paths are shown as paths, anything else by its id.
-            label = rtype.key_label(item.key) if rtype.managed_path(item) else item.id
+            journaled = capability(kind, Journaled)
+            managed = journaled is not None and journaled.managed_path(item)
+            label = journaled.key_label(item.key) if journaled and managed else item.id
             out.append(
-                {"id": item.id, "path": item.key, "kind": kind, "detail": detail, "label": label}
+                {"id": item.id, "path": item.key, "kind": what, "detail": detail, "label": label}
             )
     return snap.id, out
 
