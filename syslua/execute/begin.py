@@ -1,0 +1,149 @@
+"""Step 4 of an apply: begin the journal, before anything changes.
+
+The journal is begun, and in one durable batch it records the previous
+state of every path the plan will touch (a declared item's, a removed
+item's, the generated outputs'); the originals of paths syslua takes over
+for the first time reach the record of originals (their content is durable
+in the store by then). From here on Ctrl-C or SIGTERM no longer ends the
+command at once: it kills running commands and stops the run in order.
+If any of this fails, nothing has changed: the journal and what was stored
+for it are dropped, and the error says so.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from syslua.errors import StateError
+from syslua.execute.run import ApplyRun
+from syslua.paths import Paths
+from syslua.plan.planner import Plan
+from syslua.resources import capability
+from syslua.resources import get as get_type
+from syslua.resources.kind import Journaled
+
+if TYPE_CHECKING:
+    from syslua.manifest.model import Manifest
+    from syslua.state.journal import Journal
+    from syslua.state.originals import Originals
+    from syslua.state.store import Store
+
+
+def begin(run: ApplyRun, plan: Plan) -> Journal:
+    """The journal of this apply, with everything the plan will touch recorded."""
+    from syslua.state.journal import Journal
+
+    paths, store, registry = run.paths, run.store, run.registry
+    assert registry is not None  # loaded before planning; only a read-only run goes without
+    current = run.inputs.current
+    mark = store.mark()
+    run.options.stop.changing()  # before the journal exists: a signal no longer raises
+    try:
+        journal = Journal.begin(
+            paths.journal,
+            store,
+            {
+                "kind": run.options.kind,
+                "previous": current.id if current else None,
+                "digest": run.recorded.digest,
+            },
+        )
+    except OSError as e:
+        raise keeping_failed(e, paths, paths.journal) from None
+    where = paths.store  # where the originals go: their content first, then the records
+    try:
+        known = run.previous if run.previous is not None else run.inputs.known
+        run.originals = _prepare(journal, plan, run.manifest, known, registry, store)
+        for name, files in run.generated.items():
+            journal.prepare(name, [str(p) for p in files])
+        where = paths.journal
+        journal.flush()
+        # The originals of paths taken over for the first time reach the
+        # record of originals (their blobs are durable now) before anything
+        # changes; the journal names them, so a clean rollback forgets them.
+        run.added = registry.add(run.originals)
+        if run.added:
+            journal.note({"op": "originals", "added": run.added})
+            where = paths.state
+            registry.save()
+    except OSError as e:
+        # Nothing has changed yet: drop the journal and what was stored for it.
+        journal.abandon()
+        store.remove_since(mark)
+        registry.drop(run.added)
+        raise keeping_failed(e, paths, where) from None
+    return journal
+
+
+def keeping_failed(e: OSError, paths: Paths, where: Path) -> StateError:
+    """The error for an apply that could not record the originals (nothing changed)."""
+    why = e.strerror or str(e)
+    mine = tuple(f"{d}/" for d in (paths.store, paths.state, paths.cache))
+    if e.filename and not str(e.filename).startswith(mine):
+        return StateError(
+            f"cannot read {e.filename} to keep it as an original: {why}",
+            hint="Nothing was changed.",
+        )
+    return StateError(
+        f"{why} while keeping the originals under {where}",
+        hint="Nothing was changed. Make room there (or fix it) and run again.",
+    )
+
+
+def _prepare(
+    journal: Journal,
+    plan: Plan,
+    manifest: Manifest,
+    known: Manifest | None,
+    registry: Originals,
+    store: Store,
+) -> dict[str, dict[str, Any]]:
+    """Record what the plan will touch; return the originals of the declared
+    items: those in the record of originals, and those syslua takes over now.
+
+    `known` is the current snapshot's manifest or, when there is no current
+    one (self-healing cleared it), the newest readable snapshot's: files it
+    managed are not taken over again. A path in the record of originals is
+    never taken over again either, whatever it holds now.
+    """
+    from syslua.state.journal import capture
+
+    originals: dict[str, dict[str, Any]] = dict(registry.entries)
+    for ident in list(originals):
+        if ident not in manifest:
+            originals.pop(ident)  # restored by its removal in this apply
+    for entry in plan.entries:
+        item = manifest.get(entry.id)
+        kind = capability(get_type(item.type), Journaled) if item is not None else None
+        managed = kind.managed_path(item) if kind is not None and item is not None else None
+        if kind is None or item is None or managed is None:
+            continue
+        new = (known is None or entry.id not in known) and entry.id not in originals
+        if entry.decision.changes:
+            paths = kind.touched_paths(item, manifest)
+            journal.prepare(entry.id, paths)
+            if new and managed not in journal.recorded:
+                # Nothing of its own is there yet (a tree member behind a
+                # symlink its tree replaces): recorded as it runs.
+                originals[entry.id] = {"kind": "absent"}
+            elif new:
+                records = [
+                    journal.recorded[p]["prev"] | {"path": p}
+                    for p in paths
+                    if p in journal.recorded
+                ]
+                original = kind.original(item, journal.recorded[managed]["prev"], records)
+                if original is not None:
+                    originals[entry.id] = original
+        elif new and os.path.lexists(managed):
+            # Already as declared, but it existed before syslua: keep it, so that
+            # removing the declaration later leaves it as it was.
+            originals[entry.id] = capture(managed, store)
+    for entry in plan.removals:
+        gone = known.get(entry.id) if known is not None else None
+        journaled = capability(get_type(gone.type), Journaled) if gone is not None else None
+        if gone is not None and journaled is not None:
+            journal.prepare(entry.id, journaled.removal_paths(gone))
+    return originals

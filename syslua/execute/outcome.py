@@ -1,0 +1,79 @@
+"""What an apply is asked (`ApplyOptions`), whom it tells (`Reporter`), and what it gives back (`ApplyOutcome`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from syslua.execute.item import FAILED, ItemResult
+from syslua.execute.stop import Stop
+from syslua.plan.planner import Entry, Plan
+
+if TYPE_CHECKING:
+    from syslua.resources.base import UndoReport
+
+
+class Reporter(Protocol):
+    def planned(self, plan: Plan) -> None: ...
+    def started(self, ident: str, label: str) -> None: ...
+    def finished(self, result: ItemResult) -> None: ...
+    def rolling_back(self, interrupted: bool = False) -> None: ...
+    def note(self, text: str) -> None: ...
+    def output(self, ident: str, stream: str, line: str) -> None: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class ApplyOptions:
+    noop: bool = False
+    health_check_only: bool = False
+    jobs: int | None = None
+    message: str | None = None
+    kind: str = "apply"  # apply | rollback | destroy
+    # Overwrite paths edited by hand since the last apply, keeping the edits in
+    # a snapshot first; otherwise the apply refuses and changes nothing.
+    keep_edits: bool = False
+    verbose: bool = False
+    on_output: Callable[[str, str, str], None] | None = None
+    # What a running item does now (item id, "command" or "output", text), for a live display.
+    on_activity: Callable[[str, str, str], None] | None = None
+    progress: Callable[[str], Callable[[int, int | None], None]] | None = None
+    max_unpack: int | None = None  # bytes an archive may unpack to; None: the default
+    allow_empty: bool = True  # False: refuse to remove every managed item (`sys apply`)
+    stop: Stop = field(default_factory=Stop)  # Ctrl-C / SIGTERM, set by the CLI's handler
+
+    @property
+    def read_only(self) -> bool:
+        """A run that changes nothing: `--noop` (a plan run item by item) or `--health-check-only`."""
+        return self.noop or self.health_check_only
+
+
+@dataclass
+class ApplyOutcome:
+    plan: Plan | None
+    results: list[ItemResult] = field(default_factory=list)
+    ok: bool = True
+    no_changes: bool = False
+    rolled_back: bool = False
+    undo: UndoReport | None = None
+    restore_failed: bool = False
+    snapshot_id: str | None = None
+    env_line: str | None = None  # a generated output's note (the env scripts' first write)
+    refused: list[Entry] = field(default_factory=list)  # edits it would have overwritten
+    kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
+    kept: list[str] = field(default_factory=list)  # labels of those edits
+    error: str | None = None  # why a run without failed items failed (recording it)
+    interrupted: bool = False  # stopped by Ctrl-C or SIGTERM, then rolled back
+    # Items that completed and whose effects the rollback could not undo.
+    not_undone: list[str] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[ItemResult]:
+        return [r for r in self.results if r.status == FAILED]
+
+    def counts(self) -> dict[str, int]:
+        out = {"changed": 0, "unchanged": 0, "failed": 0, "skipped": 0, "noop": 0}
+        for r in self.results:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out

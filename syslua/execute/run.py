@@ -1,0 +1,247 @@
+"""One apply's shared state, and its steps up to running the items.
+
+`ApplyRun` holds what every step of an apply needs: what it was asked
+(manifest, options, reporter), what it read before planning (`PlanInputs`:
+the current snapshot, originals, ...), and the facilities its steps share
+(the store, the command runner). Its steps here are the plan, what stops an
+apply before anything changes (refusals, nothing to do, a read-only run),
+and running the items: removals, then the DAG.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from syslua.errors import StateError, UsageError
+from syslua.execute.item import FAILED, ItemResult, run_item, value_result
+from syslua.execute.outcome import ApplyOptions, ApplyOutcome, Reporter
+from syslua.manifest.model import Item, Manifest
+from syslua.paths import Paths
+from syslua.plan.dag import Dag
+from syslua.plan.inputs import PlanInputs
+from syslua.plan.planner import Plan
+from syslua.resources import capability, with_outputs
+from syslua.resources.base import Context
+from syslua.resources.kind import Outputs
+from syslua.resources.process import Runner
+from syslua.state.originals import Originals
+
+if TYPE_CHECKING:
+    from syslua.state.journal import Journal
+
+# The scheduler, journal, removal and undo code is imported where it is used:
+# an apply with nothing to do (the common re-apply) stops after planning and
+# should not pay for loading it.
+
+
+class ApplyRun:
+    """What the steps of one apply share (see the module's docstring)."""
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        paths: Paths,
+        options: ApplyOptions,
+        reporter: Reporter,
+        *,
+        recorded: Manifest,  # what the snapshot records (a rollback runs store copies of sources)
+        config: str | None,
+        given_inputs: dict[str, str] | None,  # config files already in the store (a rollback's)
+    ) -> None:
+        self.manifest = manifest
+        self.paths = paths
+        self.options = options
+        self.reporter = reporter
+        self.recorded = recorded
+        self.config = config
+        self.given_inputs = given_inputs
+        self.inputs = PlanInputs(paths, manifest)
+        self.store = self.inputs.store
+        for note in self.inputs.warnings:
+            reporter.note(f"Warning: {note}")
+        self.runner = Runner()
+        # Ctrl-C kills its running commands (one runner per command).
+        options.stop.on_request(self.runner.cancel)
+        self.registry = self._registry()
+        # The originals of the declared items (`execute.begin`), and those of
+        # them this run added to the record.
+        self.originals: dict[str, dict[str, Any]] = {}
+        self.added: list[str] = []
+
+    def _registry(self) -> Originals | None:
+        """The record of originals; a read-only run goes on without it when it
+        cannot be read (an apply stops here, before anything changes)."""
+        try:
+            return self.inputs.originals_record()
+        except StateError:
+            if not self.options.read_only:
+                raise
+            return None
+
+    def context(self, *, noop: bool, originals: bool = False) -> Context:
+        """A context over this run: the planning one (`originals`: it names the
+        originals removals restore), or the one items run with (fresh outcomes)."""
+        options = self.options
+        return self.inputs.context(
+            self.runner,
+            noop=noop,
+            verbose=options.verbose,
+            on_output=options.on_output,
+            on_activity=options.on_activity,
+            progress=options.progress,
+            max_unpack=options.max_unpack,
+            originals=self.registry.entries if originals and self.registry is not None else None,
+        )
+
+    @property
+    def previous(self) -> Manifest | None:
+        return self.inputs.previous
+
+    @property
+    def generators(self) -> dict[str, Outputs]:
+        """The kinds that write outputs from the whole manifest, by name."""
+        cached = self.__dict__.get("_generators")
+        if cached is None:
+            cached = self.__dict__["_generators"] = {
+                kind.name: gen
+                for kind in with_outputs()
+                if (gen := capability(kind, Outputs)) is not None
+            }
+        return cached  # type: ignore[no-any-return]
+
+    @property
+    def generated(self) -> dict[str, list[Path]]:
+        """The files each generator writes."""
+        return {name: g.outputs(self.paths) for name, g in self.generators.items()}
+
+    # -- 3. plan -------------------------------------------------------------
+    def plan(self) -> Plan:
+        return self.inputs.plan(self.context(noop=True, originals=True))
+
+    def refusal(self, plan: Plan) -> ApplyOutcome | None:
+        """Stop before anything changes: a config that declares nothing while
+        items are managed (unless `allow_empty`; an error), or a plan that
+        would overwrite edits made by hand (unless told to keep them)."""
+        options, previous = self.options, self.previous
+        if options.read_only:
+            return None
+        if not options.allow_empty and len(self.manifest) == 0 and previous:
+            n = len(previous)
+            raise UsageError(
+                f"Refusing to remove all {n} managed item{'s' if n != 1 else ''}: "
+                "the config declares nothing. Pass --allow-empty if that is what you want."
+            )
+        if plan.edited and not options.keep_edits:
+            return ApplyOutcome(plan, ok=False, refused=plan.edited)
+        return None
+
+    def unchanged(self, plan: Plan) -> ApplyOutcome | None:
+        """The outcome of an apply with nothing to do: no change, the same
+        declarations as the current snapshot, and every generated output there."""
+        current, previous = self.inputs.current, self.previous
+        if plan.has_changes or current is None or previous is None:
+            return None
+        # The items compare equal (not the digest of their canonical JSON, five
+        # times dearer): the plan compared them when it runs what it records.
+        same = (
+            plan.same_as_previous
+            if self.recorded is self.manifest
+            else previous.items == self.recorded.items
+        )
+        if not same or not all(f.is_file() for fs in self.generated.values() for f in fs):
+            return None
+        return ApplyOutcome(plan, [], ok=True, no_changes=True, snapshot_id=current.id)
+
+    def dry_run(self, plan: Plan) -> ApplyOutcome:
+        """`--noop` or `--health-check-only`: every item decided (and checked),
+        none changed."""
+        from syslua.execute import scheduler
+
+        ctx, options = self.context(noop=True), self.options
+        results = scheduler.execute(
+            plan.dag or Dag.from_manifest(self.manifest),
+            self.manifest,
+            lambda ident: run_item(
+                self.item(ident), ctx, None, health_check_only=options.health_check_only
+            ),
+            jobs=options.jobs,
+            stop_on_failure=False,
+            on_start=lambda i: self.reporter.started(i, plan.labels.get(i, i)),
+            on_finish=self.reporter.finished,
+            should_stop=lambda: options.stop.requested,
+        )
+        results += self.report_values(plan)
+        return ApplyOutcome(plan, results, ok=all(r.ok for r in results))
+
+    # -- 5, 6. remove, run the DAG -------------------------------------------
+    def execute(self, plan: Plan, journal: Journal) -> ApplyOutcome:
+        """Remove the items no longer declared, then run the DAG; the first
+        failure, or a stop request, stops new items from starting."""
+        from syslua.execute import scheduler
+
+        ctx = self.context(noop=False)
+        outcome = ApplyOutcome(plan)
+        if self._remove(plan, journal, ctx, outcome):
+            planned = {e.id: e.status for e in plan.entries if e.status is not None}
+            outcome.results += scheduler.execute(
+                plan.dag or Dag.from_manifest(self.manifest),
+                self.manifest,
+                lambda ident: run_item(self.item(ident), ctx, journal, planned=planned.get(ident)),
+                jobs=self.options.jobs,
+                stop_on_failure=True,
+                on_start=lambda i: self.reporter.started(i, plan.labels.get(i, i)),
+                on_finish=self.reporter.finished,
+                should_stop=lambda: self.options.stop.requested,
+            )
+            outcome.ok = all(r.status != FAILED for r in outcome.results)
+        if self.options.stop.requested:
+            # The last moment to stop: past it, the apply records and commits.
+            outcome.ok, outcome.interrupted = False, True
+        return outcome
+
+    def _remove(self, plan: Plan, journal: Journal, ctx: Context, outcome: ApplyOutcome) -> bool:
+        """Remove the items no longer declared, in the plan's order; False
+        (and `outcome` not ok) when one failed or the run was stopped."""
+        from syslua.execute.remove import remove_item
+
+        originals = self.registry.entries if self.registry is not None else {}
+        current = self.inputs.current
+        for entry in plan.removals:
+            item = self.previous.get(entry.id) if self.previous else None
+            if item is None:
+                continue
+            if self.options.stop.requested:
+                outcome.ok = False
+                return False
+            self.reporter.started(entry.id, entry.label)
+            state = current.items.get(entry.id, {}) if current else {}
+            result = remove_item(item, ctx, journal, originals.get(entry.id), state)
+            outcome.results.append(result)
+            self.reporter.finished(result)
+            if result.status == FAILED:
+                outcome.ok = False
+                return False
+        return True
+
+    def report_values(self, plan: Plan) -> list[ItemResult]:
+        """Report the items outside the DAG (env variables) as the others are:
+        they changed when the generated outputs were written (or would, in noop)."""
+        results = []
+        for entry in plan.values:
+            result = value_result(
+                entry.id,
+                entry.type,
+                entry.label,
+                entry.decision,
+                noop=self.options.noop,
+                health_check_only=self.options.health_check_only,
+            )
+            self.reporter.finished(result)
+            results.append(result)
+        return results
+
+    def item(self, ident: str) -> Item:
+        item = self.manifest.get(ident)
+        assert item is not None
+        return item
