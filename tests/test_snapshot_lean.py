@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from syslua.errors import StateError
 from syslua.manifest.model import Item, Manifest, freeze
 from syslua.paths import Paths
-from syslua.state import snapshots as snapshots_module
-from syslua.state.snapshots import LeanSnapshot, Snapshot, Snapshots, read_lean
+from syslua.state import snapshot_reader
+from syslua.state.snapshot_reader import LeanSnapshot, read_lean
+from syslua.state.snapshots import Snapshot, Snapshots
 
 CONFIG = "".join(
     f'file {{ path = "~/d{i}/f.txt", content = "{i}\\n", mode = "0600" }}\n' for i in range(5)
@@ -177,15 +178,15 @@ def test_any_snapshot_reads_lean_as_it_decodes(
     like = manifest if shared else Manifest(items=())
     file = tmp_path_factory.mktemp("snap") / "s.json"
     file.write_text(text, encoding="utf-8")
-    saved = snapshots_module._CHUNK
-    snapshots_module._CHUNK = chunk
+    saved = snapshot_reader._CHUNK
+    snapshot_reader._CHUNK = chunk
     try:
         from_text = read_lean(text, like)
         from_stream = read_lean(io.BytesIO(text.encode()), like)
         with file.open("rb") as f:
             from_file = read_lean(f, like, file)
     finally:
-        snapshots_module._CHUNK = saved
+        snapshot_reader._CHUNK = saved
     for lean in (from_text, from_stream, from_file):
         assert lean is not None
         assert lean.load_manifest() == manifest and lean.digest == manifest.digest
