@@ -27,7 +27,6 @@ from syslua.eval.expr.values import (
     is_num,
     limited,
     show,
-    text,
     type_name,
 )
 
@@ -155,6 +154,7 @@ def _call(node: tuple, env: Env) -> Any:
 
 
 def _predicate(name: str, arg_nodes: list[tuple], env: Env) -> Any:
+    """A list, and a predicate run once per element with `#` bound to it."""
     if len(arg_nodes) != 2 and not (name == "sortBy" and len(arg_nodes) == 3):
         raise ExprError(f"{name}() takes a list and a predicate, e.g. {name}(list, # > 0)")
     items = _eval(arg_nodes[0], env)
@@ -162,55 +162,21 @@ def _predicate(name: str, arg_nodes: list[tuple], env: Env) -> Any:
         items = list(items.values())
     if not isinstance(items, list):
         raise ExprError(f"{name}() needs an array, got {type_name(items)}")
+    body = arg_nodes[1]
+    what = f"the predicate of {name}()"
 
     def each(v: Any) -> Any:
         env._elems.append(v)
         try:
-            return _eval(arg_nodes[1], env)
+            return _eval(body, env)
         finally:
             env._elems.pop()
 
     def test(v: Any) -> bool:
-        return as_bool(each(v), f"the predicate of {name}()")
+        return as_bool(each(v), what)
 
-    if name == "map":
-        return [each(v) for v in items]
-    if name == "filter":
-        return [v for v in items if test(v)]
-    if name == "all":
-        return all(test(v) for v in items)
-    if name == "any":
-        return any(test(v) for v in items)
-    if name == "none":
-        return not any(test(v) for v in items)
-    if name == "one":
-        return sum(1 for v in items if test(v)) == 1
-    if name == "count":
-        return sum(1 for v in items if test(v))
-    if name in ("find", "findIndex"):
-        for i, v in enumerate(items):
-            if test(v):
-                return v if name == "find" else i
-        return None if name == "find" else -1
-    if name in ("findLast", "findLastIndex"):
-        for i in range(len(items) - 1, -1, -1):
-            if test(items[i]):
-                return items[i] if name == "findLast" else i
-        return None if name == "findLast" else -1
-    if name == "groupBy":
-        groups: dict[str, list[Any]] = {}
-        for v in items:
-            groups.setdefault(text(each(v)), []).append(v)
-        return groups
-    # sortBy
-    order = _eval(arg_nodes[2], env) if len(arg_nodes) == 3 else "asc"
-    if order not in ("asc", "desc"):
-        raise ExprError(f'sortBy() order must be "asc" or "desc", got {show(order)}')
-    keyed = [(each(v), v) for v in items]
-    ks = [k for k, _ in keyed]
-    if not (all(is_num(k) for k in ks) or all(isinstance(k, str) for k in ks)):
-        raise ExprError("sortBy() keys must all be numbers or all strings")
-    return [v for _, v in sorted(keyed, key=lambda kv: kv[0], reverse=order == "desc")]
+    rest = [_eval(n, env) for n in arg_nodes[2:]]
+    return PREDICATES[name](items, each, test, *rest)
 
 
 _NODES: dict[str, Callable[[tuple, Env], Any]] = {

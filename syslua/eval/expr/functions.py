@@ -3,7 +3,8 @@
 `FUNCTIONS` maps each name to a function of the `Env` and the already
 evaluated arguments; each checks its arguments' number and types first
 (`_want`). `PREDICATES` are the functions whose second argument is a
-predicate run once per element (`#`): the evaluator runs them. `REJECTED` are CCM's functions
+predicate run once per element (`#`): the evaluator hands them the list and
+the predicate as a function of one element. `REJECTED` are CCM's functions
 that syslua does not offer, named so that a call says so instead of
 "unknown".
 """
@@ -437,19 +438,54 @@ FUNCTIONS: dict[str, Callable[[Env, list[Any]], Any]] = {
 }
 
 
-# Functions whose second argument is a predicate run once per element (`#`).
-PREDICATES = {
-    "all",
-    "any",
-    "none",
-    "one",
-    "filter",
-    "map",
-    "count",
-    "find",
-    "findIndex",
-    "findLast",
-    "findLastIndex",
-    "sortBy",
-    "groupBy",
+# ---------------------------------------------------------------------------
+# predicates: a list, and a predicate run once per element
+# ---------------------------------------------------------------------------
+
+Each = Callable[[Any], Any]  # the predicate's value for one element
+Test = Callable[[Any], bool]  # the same, which must be a bool
+
+
+def _find(last: bool, index: bool) -> Callable[[list[Any], Each, Test], Any]:
+    def call(items: list[Any], each: Each, test: Test) -> Any:
+        for i in range(len(items) - 1, -1, -1) if last else range(len(items)):
+            if test(items[i]):
+                return i if index else items[i]
+        return -1 if index else None
+
+    return call
+
+
+def _sort_by(items: list[Any], each: Each, test: Test, order: Any = "asc") -> list[Any]:
+    if order not in ("asc", "desc"):
+        raise ExprError(f'sortBy() order must be "asc" or "desc", got {show(order)}')
+    keyed = [(each(v), v) for v in items]
+    ks = [k for k, _ in keyed]
+    if not (all(is_num(k) for k in ks) or all(isinstance(k, str) for k in ks)):
+        raise ExprError("sortBy() keys must all be numbers or all strings")
+    return [v for _, v in sorted(keyed, key=lambda kv: kv[0], reverse=order == "desc")]
+
+
+def _group_by(items: list[Any], each: Each, test: Test) -> dict[str, list[Any]]:
+    groups: dict[str, list[Any]] = {}
+    for v in items:
+        groups.setdefault(text(each(v)), []).append(v)
+    return groups
+
+
+# Called as f(items, each, test, *the arguments after the predicate).
+PREDICATES: dict[str, Callable[..., Any]] = {
+    "all": lambda items, each, test: all(test(v) for v in items),
+    "any": lambda items, each, test: any(test(v) for v in items),
+    "none": lambda items, each, test: not any(test(v) for v in items),
+    "one": lambda items, each, test: sum(1 for v in items if test(v)) == 1,
+    "filter": lambda items, each, test: [v for v in items if test(v)],
+    "map": lambda items, each, test: [each(v) for v in items],
+    "count": lambda items, each, test: sum(1 for v in items if test(v)),
+    "find": _find(last=False, index=False),
+    "findIndex": _find(last=False, index=True),
+    "findLast": _find(last=True, index=False),
+    "findLastIndex": _find(last=True, index=True),
+    "sortBy": _sort_by,
+    "groupBy": _group_by,
 }
