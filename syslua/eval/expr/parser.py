@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from syslua.eval.expr.functions import FUNCTIONS, PREDICATES, REJECTED
@@ -159,17 +160,13 @@ class _Parser:
         return self.postfix(self.primary())
 
     def primary(self) -> tuple:
+        """A literal, a name or call, a bracketed expression, a list, a map,
+        or the current element of a predicate (`#`, `.field`)."""
         t = self.next()
         if t.kind in ("num", "str"):
             return ("lit", t.value)
         if t.kind == "name":
-            if t.value in ("true", "false"):
-                return ("lit", t.value == "true")
-            if t.value in ("nil", "null"):  # null: what JSON and the lookup-only renderer accepted
-                return ("lit", None)
-            if self.at("("):
-                return ("call", t.value, self.args())
-            return ("var", t.value, t.pos)
+            return self.name(t)
         if t.kind == "op":
             if t.value in FUNCTIONS and self.at("("):  # contains(s, x) beside `s contains x`
                 return ("call", t.value, self.args())
@@ -177,6 +174,8 @@ class _Parser:
                 node = self.pipeline()
                 self.expect(")")
                 return node
+            # Lists and maps are read here, not in methods of their own: a
+            # call more per level would lower how deeply they may nest.
             if t.value == "[":
                 items = []
                 while not self.at("]"):
@@ -188,15 +187,7 @@ class _Parser:
             if t.value == "{":
                 pairs = []
                 while not self.at("}"):
-                    k = self.next()
-                    if k.kind in ("name", "str", "num"):
-                        key: tuple = ("lit", k.value if k.kind != "num" else k.value)
-                    elif k.kind == "op" and k.value == "(":
-                        key = self.pipeline()
-                        self.expect(")")
-                    else:
-                        self.i -= 1
-                        raise ExprError(f"syntax error: expected a map key, found {self.where()}")
+                    key = self.map_key()
                     self.expect(":")
                     pairs.append((key, self.pipeline()))
                     if not self.at("}"):
@@ -209,6 +200,28 @@ class _Parser:
                 return ("member", ("elem",), self.next().value, False)
         self.i -= 1
         raise ExprError(f"syntax error: unexpected {self.where()}")
+
+    def name(self, t: Token) -> tuple:
+        """A name: a constant, a function's call, or a variable."""
+        if t.value in ("true", "false"):
+            return ("lit", t.value == "true")
+        if t.value in ("nil", "null"):  # null: what JSON and the lookup-only renderer accepted
+            return ("lit", None)
+        if self.at("("):
+            return ("call", t.value, self.args())
+        return ("var", t.value, t.pos)
+
+    def map_key(self) -> tuple:
+        """A map's key: a name, string or number as written, or `(expression)`."""
+        k = self.next()
+        if k.kind in ("name", "str", "num"):
+            return ("lit", k.value)
+        if k.kind == "op" and k.value == "(":
+            key = self.pipeline()
+            self.expect(")")
+            return key
+        self.i -= 1
+        raise ExprError(f"syntax error: expected a map key, found {self.where()}")
 
     def args(self) -> list[tuple]:
         self.expect("(")
@@ -271,50 +284,65 @@ def parse(text: str) -> tuple:
 
 
 def _check(node: Any, in_predicate: bool) -> None:
+    """Every name in `node` is a variable, every call a known function's,
+    and `#` is only inside a predicate."""
     kind = node[0]
     if kind == "var":
-        if node[1] not in VARIABLES:
-            close = difflib.get_close_matches(node[1].capitalize(), VARIABLES, n=1, cutoff=0.75)
-            hint = f" (did you mean {close[0]}?)" if close else ""
+        _check_variable(node[1])
+    elif kind == "elem":
+        if not in_predicate:
             raise ExprError(
-                f"unknown name {node[1]}"
-                + (
-                    hint
-                    or " (the variables are Facts, Data and Environ; call lookup('...') for a path)"
-                )
+                "`#` and `.field` (the current element) only exist inside a predicate "
+                "such as filter(list, # > 1)"
             )
-        return
-    if kind == "elem" and not in_predicate:
+    elif kind == "call":
+        _check_call(node[1], node[2], in_predicate)
+    else:
+        for child in _children(node):
+            _check(child, in_predicate)
+
+
+def _check_variable(name: str) -> None:
+    if name not in VARIABLES:
+        close = difflib.get_close_matches(name.capitalize(), VARIABLES, n=1, cutoff=0.75)
+        hint = f" (did you mean {close[0]}?)" if close else ""
         raise ExprError(
-            "`#` and `.field` (the current element) only exist inside a predicate "
-            "such as filter(list, # > 1)"
+            f"unknown name {name}"
+            + (
+                hint
+                or " (the variables are Facts, Data and Environ; call lookup('...') for a path)"
+            )
         )
-    if kind == "call":
-        name, args = node[1], node[2]
-        if name in REJECTED:
-            raise ExprError(f"{name}() ({REJECTED[name]}) is not supported by syslua")
-        if name not in FUNCTIONS and name not in PREDICATES:
-            raise ExprError(f"unknown function {name}()")
-        if name in PREDICATES:
-            if len(args) < 2:
-                raise ExprError(f"{name}() takes a list and a predicate, e.g. {name}(list, # > 0)")
-            _check(args[0], in_predicate)
-            for a in args[1:]:
-                _check(a, True)
-            return
-        for a in args:
-            _check(a, in_predicate)
+
+
+def _check_call(name: str, args: list[tuple], in_predicate: bool) -> None:
+    """A known function; a predicate's second argument and after run per element."""
+    if name in REJECTED:
+        raise ExprError(f"{name}() ({REJECTED[name]}) is not supported by syslua")
+    if name in PREDICATES:
+        if len(args) < 2:
+            raise ExprError(f"{name}() takes a list and a predicate, e.g. {name}(list, # > 0)")
+        _check(args[0], in_predicate)
+        for a in args[1:]:
+            _check(a, True)
         return
+    if name not in FUNCTIONS:
+        raise ExprError(f"unknown function {name}()")
+    for a in args:
+        _check(a, in_predicate)
+
+
+def _children(node: tuple) -> Iterator[tuple]:
+    """The nodes directly inside `node`: its parts, a list's items, a map's keys and values."""
     for part in node[1:]:
         if isinstance(part, tuple):
-            _check(part, in_predicate)
+            yield part
         elif isinstance(part, list):
             for p in part:
                 if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], tuple):
-                    _check(p[0], in_predicate)
-                    _check(p[1], in_predicate)
+                    yield from p  # a map's (key, value)
                 elif isinstance(p, tuple):
-                    _check(p, in_predicate)
+                    yield p
 
 
 def names(text: str) -> set[str]:
