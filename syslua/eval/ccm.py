@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,53 +132,79 @@ def resolve_data(
     cannot be evaluated is an error at the line of its data key, its
     `hierarchy.order` or its override block (`where` when lines are unknown)."""
     # CCM allows only lookup() and the language's own functions here, no files.
-    hier_roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
+    roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
+    base = _data(doc, roots, where)
+    strategy = _merge_strategy(doc, where)
+    for block in _matching_overrides(doc, roots, where):
+        if strategy == "first":
+            base = {**base, **block}
+            break
+        base = deep_merge(base, block)
+    return deep_merge(base, extra) if extra else base
 
-    def at(mapping: Any, key: Any) -> Source:
-        return Source(where.file, _line_of(mapping, key, where.line))
 
+def _at(where: Source, mapping: Any, key: Any) -> Source:
+    """Where `key` of `mapping` is written (`where` when lines are unknown)."""
+    return Source(where.file, _line_of(mapping, key, where.line))
+
+
+def _data(doc: dict[str, Any], roots: template.Roots, where: Source) -> dict[str, Any]:
+    """`data`, its templates rendered."""
     data = doc.get("data") or {}
     if not isinstance(data, dict):
-        raise ConfigError("`data` must be a map of names to values", at(doc, "data"))
+        raise ConfigError("`data` must be a map of names to values", _at(where, doc, "data"))
     base: dict[str, Any] = {}
     for name, value in data.items():
         try:
-            base[str(name)] = template.render_deep(_plain(value), hier_roots, strict=False)
+            base[str(name)] = template.render_deep(_plain(value), roots, strict=False)
         except template.TemplateError as e:
-            raise ConfigError(f"data.{name}: {e}", at(data, name)) from None
+            raise ConfigError(f"data.{name}: {e}", _at(where, data, name)) from None
+    return base
+
+
+def _merge_strategy(doc: dict[str, Any], where: Source) -> str:
+    """`hierarchy.merge` (first or deep), once `hierarchy` is known to be well formed."""
     hierarchy = doc.get("hierarchy") or {}
     if not isinstance(hierarchy, dict):
         raise ConfigError(
-            "`hierarchy` must be a map with `order` and `merge`", at(doc, "hierarchy")
+            "`hierarchy` must be a map with `order` and `merge`", _at(where, doc, "hierarchy")
         )
     order = hierarchy.get("order", ["default"])
     if not isinstance(order, list) or not all(isinstance(o, str) for o in order):
-        raise ConfigError("`hierarchy.order` must be a list of strings", at(hierarchy, "order"))
+        raise ConfigError(
+            "`hierarchy.order` must be a list of strings", _at(where, hierarchy, "order")
+        )
     strategy = str(hierarchy.get("merge") or "first").lower()
     if strategy not in ("first", "deep"):
         raise ConfigError(
-            f"`hierarchy.merge` must be first or deep, got {strategy}", at(hierarchy, "merge")
+            f"`hierarchy.merge` must be first or deep, got {strategy}",
+            _at(where, hierarchy, "merge"),
         )
+    return strategy
+
+
+def _matching_overrides(
+    doc: dict[str, Any], roots: template.Roots, where: Source
+) -> Iterator[dict[str, Any]]:
+    """The `overrides` blocks that the `hierarchy.order` entries name, rendered,
+    in that order; each is rendered only when it is asked for."""
+    hierarchy = doc.get("hierarchy") or {}
     overrides = doc.get("overrides") or {}
-    for entry in order:
+    for entry in hierarchy.get("order", ["default"]):
         try:
-            key, matched = _render_entry(entry, hier_roots)
+            key, matched = _render_entry(entry, roots)
         except template.TemplateError as e:
-            raise ConfigError(f"hierarchy.order: {e}", at(hierarchy, "order")) from None
+            raise ConfigError(f"hierarchy.order: {e}", _at(where, hierarchy, "order")) from None
         if not matched or (key == "data" and "data" in doc):
             continue
         block = overrides.get(key) if isinstance(overrides, dict) else None
         if not isinstance(block, dict):
             continue
         try:
-            block = template.render_deep(_plain(block), hier_roots, strict=False)
+            rendered = template.render_deep(_plain(block), roots, strict=False)
         except template.TemplateError as e:
-            raise ConfigError(f"overrides.{key}: {e}", at(overrides, key)) from None
-        if strategy == "first":
-            base = {**base, **block}
-            break
-        base = deep_merge(base, block)
-    return deep_merge(base, extra) if extra else base
+            raise ConfigError(f"overrides.{key}: {e}", _at(where, overrides, key)) from None
+        yield rendered
 
 
 def _render_entry(entry: str, roots: template.Roots) -> tuple[str, bool]:
