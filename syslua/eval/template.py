@@ -1,4 +1,4 @@
-"""`{{ expr }}` and `${ expr }` templates: Expr-language expressions (`expr.py`).
+"""`{{ expr }}` and `${ expr }` templates: Expr-language expressions (`expr/`).
 
 Finding placeholders follows CCM: `{{` runs to the next `}}` and `${` to its
 matching `}`, neither counting braces or `}}` inside quotes; `${{` is a `$`

@@ -44,7 +44,7 @@ def evaluate(text: str, env: Env) -> Any:
 
 
 def _eval(node: tuple, env: Env) -> Any:
-    return _NODES[node[0]](node, env)
+    return _NODES[node[0]](node, env)  # the parser makes no other kinds
 
 
 # ---------------------------------------------------------------------------
