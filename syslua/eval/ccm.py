@@ -1,25 +1,29 @@
 """Read a CCM-format YAML manifest into raw declarations.
 
-Steps:
-1. Parse the YAML, remembering the line of every mapping (for messages).
+Steps, in the order `load` takes them:
+1. Parse the YAML, remembering the line of every mapping (for messages)
+   (`_read_document`).
 2. Resolve data: `data`, then `hierarchy.order` entries rendered against the
    facts and matched against `overrides` by exact key, merged `first` (the
    first matching override block wins, shallowly) or `deep` (all matching
    blocks, maps merged recursively and lists concatenated); then the
    `data` handed down by an `apply` parent, deep-merged on top.
    The `# @require` / `# @validate` annotations of `data` are checked
-   against the result (`eval/data_annotations.py`).
+   against the result (`eval/data_annotations.py`). Then the `ccm` section
+   and its `pre_message` / `post_message` (`_ccm_section`, `_messages`).
 3. Expand `ccm.resources` in both forms (a map with `name`, or a list of
    `{name: props}` entries with an optional `defaults` entry for that list),
-   rendering `{{ expr }}` / `${ expr }` templates (Expr language, `template.py`).
+   rendering `{{ expr }}` / `${ expr }` templates (Expr language, `template.py`)
+   (`_Resources.add`, `_expand`).
 4. Common properties CCM gives every resource: `control` (`if`/`unless`
    expressions: a resource whose control says no is not declared at all, and
    is listed as skipped by control), `alias` (another name for `require` and
    `subscribe` in the same manifest), `source` over `content` (with a
-   warning).
+   warning) (`_Resources._declare`).
 5. Order: each resource gets `after` = the resource written before it, so
    a manifest runs in the order written, and `fail_on_error` (false unless
    `ccm.fail_on_error` is true): whether the rest still starts after a failure.
+   References are resolved once every resource is read (`_Resources.finish`).
 
 A `.json` manifest is the same document written in JSON.
 """
@@ -29,6 +33,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,53 +137,79 @@ def resolve_data(
     cannot be evaluated is an error at the line of its data key, its
     `hierarchy.order` or its override block (`where` when lines are unknown)."""
     # CCM allows only lookup() and the language's own functions here, no files.
-    hier_roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
+    roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
+    base = _data(doc, roots, where)
+    strategy = _merge_strategy(doc, where)
+    for block in _matching_overrides(doc, roots, where):
+        if strategy == "first":
+            base = {**base, **block}
+            break
+        base = deep_merge(base, block)
+    return deep_merge(base, extra) if extra else base
 
-    def at(mapping: Any, key: Any) -> Source:
-        return Source(where.file, _line_of(mapping, key, where.line))
 
+def _at(where: Source, mapping: Any, key: Any) -> Source:
+    """Where `key` of `mapping` is written (`where` when lines are unknown)."""
+    return Source(where.file, _line_of(mapping, key, where.line))
+
+
+def _data(doc: dict[str, Any], roots: template.Roots, where: Source) -> dict[str, Any]:
+    """`data`, its templates rendered."""
     data = doc.get("data") or {}
     if not isinstance(data, dict):
-        raise ConfigError("`data` must be a map of names to values", at(doc, "data"))
+        raise ConfigError("`data` must be a map of names to values", _at(where, doc, "data"))
     base: dict[str, Any] = {}
     for name, value in data.items():
         try:
-            base[str(name)] = template.render_deep(_plain(value), hier_roots, strict=False)
+            base[str(name)] = template.render_deep(_plain(value), roots, strict=False)
         except template.TemplateError as e:
-            raise ConfigError(f"data.{name}: {e}", at(data, name)) from None
+            raise ConfigError(f"data.{name}: {e}", _at(where, data, name)) from None
+    return base
+
+
+def _merge_strategy(doc: dict[str, Any], where: Source) -> str:
+    """`hierarchy.merge` (first or deep), once `hierarchy` is known to be well formed."""
     hierarchy = doc.get("hierarchy") or {}
     if not isinstance(hierarchy, dict):
         raise ConfigError(
-            "`hierarchy` must be a map with `order` and `merge`", at(doc, "hierarchy")
+            "`hierarchy` must be a map with `order` and `merge`", _at(where, doc, "hierarchy")
         )
     order = hierarchy.get("order", ["default"])
     if not isinstance(order, list) or not all(isinstance(o, str) for o in order):
-        raise ConfigError("`hierarchy.order` must be a list of strings", at(hierarchy, "order"))
+        raise ConfigError(
+            "`hierarchy.order` must be a list of strings", _at(where, hierarchy, "order")
+        )
     strategy = str(hierarchy.get("merge") or "first").lower()
     if strategy not in ("first", "deep"):
         raise ConfigError(
-            f"`hierarchy.merge` must be first or deep, got {strategy}", at(hierarchy, "merge")
+            f"`hierarchy.merge` must be first or deep, got {strategy}",
+            _at(where, hierarchy, "merge"),
         )
+    return strategy
+
+
+def _matching_overrides(
+    doc: dict[str, Any], roots: template.Roots, where: Source
+) -> Iterator[dict[str, Any]]:
+    """The `overrides` blocks that the `hierarchy.order` entries name, rendered,
+    in that order; each is rendered only when it is asked for."""
+    hierarchy = doc.get("hierarchy") or {}
     overrides = doc.get("overrides") or {}
-    for entry in order:
+    for entry in hierarchy.get("order", ["default"]):
         try:
-            key, matched = _render_entry(entry, hier_roots)
+            key, matched = _render_entry(entry, roots)
         except template.TemplateError as e:
-            raise ConfigError(f"hierarchy.order: {e}", at(hierarchy, "order")) from None
+            raise ConfigError(f"hierarchy.order: {e}", _at(where, hierarchy, "order")) from None
         if not matched or (key == "data" and "data" in doc):
             continue
         block = overrides.get(key) if isinstance(overrides, dict) else None
         if not isinstance(block, dict):
             continue
         try:
-            block = template.render_deep(_plain(block), hier_roots, strict=False)
+            rendered = template.render_deep(_plain(block), roots, strict=False)
         except template.TemplateError as e:
-            raise ConfigError(f"overrides.{key}: {e}", at(overrides, key)) from None
-        if strategy == "first":
-            base = {**base, **block}
-            break
-        base = deep_merge(base, block)
-    return deep_merge(base, extra) if extra else base
+            raise ConfigError(f"overrides.{key}: {e}", _at(where, overrides, key)) from None
+        yield rendered
 
 
 def _render_entry(entry: str, roots: template.Roots) -> tuple[str, bool]:
@@ -234,36 +266,8 @@ def load(
     of templates rendered later (`template: true` sources), gets the
     manifest's resolved data."""
     warnings = warnings if warnings is not None else []
-    import yaml
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}") from e
-    if path.suffix == ".json":
-        doc = _parse_json(text, path)
-    else:
-        try:
-            doc = yaml.load(text, Loader=_loader())
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = Source(str(path), mark.line + 1) if mark else None
-            problem = getattr(e, "problem", None) or str(e)
-            raise ConfigError(f"invalid YAML: {problem}", where) from None
-    top = Source(str(path), 1)
-    if doc is None:
-        doc = {}
-    if not isinstance(doc, dict):
-        raise ConfigError(
-            "a YAML manifest must be a map with data, hierarchy, overrides and ccm", top
-        )
-    for key in doc:
-        if key not in _TOP:
-            raise ConfigError(
-                f"unknown top-level key `{key}` (expected data, hierarchy, overrides, ccm)",
-                Source(str(path), _line_of(doc, key)),
-            )
-    resolved = resolve_data(doc, facts, data, top)
+    text, doc = _read_document(path)
+    resolved = resolve_data(doc, facts, data, Source(str(path), 1))
     if path.suffix != ".json":
         _check_annotations(text, resolved, path, warnings)
     if scope is not None:
@@ -276,6 +280,53 @@ def load(
         reads=inputs,
         ccm=True,
     )
+    ccm = _ccm_section(doc, path)
+    messages = _messages(ccm, doc, roots, path)
+    entries = _resource_list(ccm, path)
+    fail_on_error = _fail_on_error(ccm, path)
+    resources = _Resources(path, roots, fail_on_error, seq_start, warnings, skipped)
+    for entry in entries:
+        resources.add(entry, getattr(entry, "line", getattr(ccm, "line", 1)))
+    return resources.finish(), messages
+
+
+def _read_document(path: Path) -> tuple[str, dict[str, Any]]:
+    """The manifest's text, and its document: a map of the top-level keys CCM knows."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}") from e
+    doc = _parse_json(text, path) if path.suffix == ".json" else _parse_yaml(text, path)
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise ConfigError(
+            "a YAML manifest must be a map with data, hierarchy, overrides and ccm",
+            Source(str(path), 1),
+        )
+    for key in doc:
+        if key not in _TOP:
+            raise ConfigError(
+                f"unknown top-level key `{key}` (expected data, hierarchy, overrides, ccm)",
+                Source(str(path), _line_of(doc, key)),
+            )
+    return text, doc
+
+
+def _parse_yaml(text: str, path: Path) -> Any:
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_loader())
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = Source(str(path), mark.line + 1) if mark else None
+        problem = getattr(e, "problem", None) or str(e)
+        raise ConfigError(f"invalid YAML: {problem}", where) from None
+
+
+def _ccm_section(doc: dict[str, Any], path: Path) -> dict[str, Any]:
+    """`ccm`: a map of the keys CCM knows."""
     ccm = doc.get("ccm")
     if ccm is None:
         ccm = {}
@@ -295,6 +346,13 @@ def load(
                 f"unknown key `ccm.{key}` (expected {', '.join(sorted(_CCM))})",
                 Source(str(path), _line_of(ccm, key)),
             )
+    return ccm
+
+
+def _messages(
+    ccm: dict[str, Any], doc: dict[str, Any], roots: template.Roots, path: Path
+) -> list[tuple[str, str]]:
+    """`ccm.pre_message` and `ccm.post_message`, rendered, as (kind, text)."""
     messages = []
     for kind in ("pre_message", "post_message"):
         if ccm.get(kind):
@@ -303,29 +361,50 @@ def load(
             except template.TemplateError as e:
                 where = Source(str(path), _line_of(ccm, kind, _line_of(doc, "ccm")))
                 raise ConfigError(f"ccm.{kind}: {e}", where) from None
+    return messages
+
+
+def _resource_list(ccm: dict[str, Any], path: Path) -> list[Any]:
     resources = ccm.get("resources") or []
     if not isinstance(resources, list):
         raise ConfigError(
             "`ccm.resources` must be a list", Source(str(path), getattr(ccm, "line", 1))
         )
+    return resources
+
+
+def _fail_on_error(ccm: dict[str, Any], path: Path) -> bool:
     fail_on_error = ccm.get("fail_on_error", False)
     if not isinstance(fail_on_error, bool):
         raise ConfigError(
             "`ccm.fail_on_error` must be true or false",
             Source(str(path), _line_of(ccm, "fail_on_error")),
         )
-    decls: list[RawDeclaration] = []
-    aliases: dict[str, str] = {}  # "type#alias" -> "type#name"
-    alias_lines: dict[str, Source] = {}
-    previous: str | None = None
-    seen: set[str] = set()
-    unmanaged: set[str] = set()  # resources their `control` left out
-    heads: dict[str, RawDeclaration] = {}  # each resource's first declaration, in order
-    heads_refs: list[tuple[str, RawDeclaration]] = []  # its repeated declarations
-    seq = seq_start
-    for entry in resources:
-        line = getattr(entry, "line", getattr(ccm, "line", 1))
-        where = Source(str(path), line)
+    return fail_on_error
+
+
+@dataclass
+class _Resources:
+    """The declarations of one manifest's resources, in the order written, and
+    what their references are resolved against once all are read."""
+
+    path: Path
+    roots: template.Roots
+    fail_on_error: bool
+    seq: int  # the last declaration's number
+    warnings: list[str]
+    skipped: list[tuple[str, str, Source]] | None
+    decls: list[RawDeclaration] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)  # "type#alias" -> "type#name"
+    alias_lines: dict[str, Source] = field(default_factory=dict)
+    unmanaged: set[str] = field(default_factory=set)  # resources their `control` left out
+    # each resource's first declaration, in order, and its repeated ones
+    heads: dict[str, RawDeclaration] = field(default_factory=dict)
+    repeats: list[tuple[str, RawDeclaration]] = field(default_factory=list)
+
+    def add(self, entry: Any, line: int) -> None:
+        """One entry of `ccm.resources`: `- type: {name: ...}` or `- type: [...]`."""
+        where = Source(str(self.path), line)
         if not isinstance(entry, dict) or len(entry) != 1:
             raise ConfigError(
                 "each resource must be a map with exactly one type, e.g. `- file: {...}`", where
@@ -336,62 +415,77 @@ def load(
                 f"resource type `{type_}` is not supported (supported: {', '.join(SUPPORTED)})",
                 where,
             )
+        for props, props_line in _expand(type_, body, where):
+            self._declare(type_, props, Source(str(self.path), props_line))
+
+    def _declare(self, type_: str, props: dict[str, Any], src: Source) -> None:
+        """One resource: rendered, left out if its `control` says so, else declared."""
         declared = DECLARED_AS.get(str(type_), str(type_))
-        for props, line in _expand(type_, body, where):
-            src = Source(str(path), line)
-            control = _unwrapped(props.pop("control", None))
-            alias = _unwrapped(props.pop("alias", None))
-            try:
-                rendered = _render_props(type_, props, roots)
-                if alias is not None:
-                    alias = template.render_deep(alias, roots, typed=False)
-            except template.TemplateError as e:
-                raise ConfigError(f"{type_}: {e}", src) from None
-            name = _unwrapped(rendered.get(KEYS[declared]))
-            subject = f"{type_} {name}"
-            if control is not None:
-                reason = _control(control, roots, src, subject)
-                if reason is not None:
-                    if skipped is not None:
-                        # shown like the plan's items: a path in the home as ~/...
-                        shown = abbreviate(name) if isinstance(name, str) else name
-                        # and named by its syslua type, as the plan names the item
-                        skipped.append((f"{declared} {shown}", reason, src))
-                    unmanaged.add(f"{declared}#{name}")
-                    if isinstance(alias, str) and alias:
-                        aliases.setdefault(f"{type_}#{alias}", f"{declared}#{name}")
-                    continue
+        control = _unwrapped(props.pop("control", None))
+        alias = _unwrapped(props.pop("alias", None))
+        try:
+            rendered = _render_props(type_, props, self.roots)
             if alias is not None:
-                if not isinstance(alias, str) or not alias:
-                    raise ConfigError(f"{subject}: `alias` must be a non-empty string", src)
-                ref = f"{type_}#{alias}"
-                if ref in alias_lines:
-                    raise ConfigError(
-                        f"{subject}: alias `{alias}` is already used by another {type_} "
-                        f"(at {alias_lines[ref]})",
-                        src,
-                    )
-                aliases[ref], alias_lines[ref] = f"{declared}#{name}", src
-            _source_wins(type_, rendered, src, subject, warnings)
-            ident = f"{declared}#{name}"
-            rendered["fail_on_error"] = fail_on_error
-            seq += 1
-            decl = RawDeclaration(type=declared, props=rendered, source=src, seq=seq, prio=None)
-            if ident not in seen:  # a repeated resource merges with the first: no cycle
-                if previous is not None:
-                    rendered["after"] = [previous]
-                previous = ident
-                seen.add(ident)
-                heads[ident] = decl
-            else:
-                heads_refs.append((ident, decl))
-            decls.append(decl)
-    for decl in decls:
-        _resolve_aliases(decl.props, aliases)
-        _drop_unmanaged(decl.props, unmanaged - seen)
-        _drop_foreign_subscriptions(decl, warnings)
-    _order_with_requires(heads, heads_refs)
-    return decls, messages
+                alias = template.render_deep(alias, self.roots, typed=False)
+        except template.TemplateError as e:
+            raise ConfigError(f"{type_}: {e}", src) from None
+        name = _unwrapped(rendered.get(KEYS[declared]))
+        subject = f"{type_} {name}"
+        ident = f"{declared}#{name}"
+        if control is not None:
+            reason = _control(control, self.roots, src, subject)
+            if reason is not None:
+                self._leave_out(type_, declared, name, alias, reason, src)
+                return
+        if alias is not None:
+            self._alias(type_, alias, ident, subject, src)
+        _source_wins(type_, rendered, src, subject, self.warnings)
+        rendered["fail_on_error"] = self.fail_on_error
+        self.seq += 1
+        decl = RawDeclaration(type=declared, props=rendered, source=src, seq=self.seq, prio=None)
+        if ident not in self.heads:  # a repeated resource merges with the first: no cycle
+            if self.heads:
+                rendered["after"] = [next(reversed(self.heads))]
+            self.heads[ident] = decl
+        else:
+            self.repeats.append((ident, decl))
+        self.decls.append(decl)
+
+    def _leave_out(
+        self, type_: str, declared: str, name: Any, alias: Any, reason: str, src: Source
+    ) -> None:
+        """A resource its `control` leaves unmanaged: listed as skipped, and
+        what requires it (also by its alias) is met."""
+        if self.skipped is not None:
+            # shown like the plan's items: a path in the home as ~/...
+            shown = abbreviate(name) if isinstance(name, str) else name
+            # and named by its syslua type, as the plan names the item
+            self.skipped.append((f"{declared} {shown}", reason, src))
+        self.unmanaged.add(f"{declared}#{name}")
+        if isinstance(alias, str) and alias:
+            self.aliases.setdefault(f"{type_}#{alias}", f"{declared}#{name}")
+
+    def _alias(self, type_: str, alias: Any, ident: str, subject: str, src: Source) -> None:
+        if not isinstance(alias, str) or not alias:
+            raise ConfigError(f"{subject}: `alias` must be a non-empty string", src)
+        ref = f"{type_}#{alias}"
+        if ref in self.alias_lines:
+            raise ConfigError(
+                f"{subject}: alias `{alias}` is already used by another {type_} "
+                f"(at {self.alias_lines[ref]})",
+                src,
+            )
+        self.aliases[ref], self.alias_lines[ref] = ident, src
+
+    def finish(self) -> list[RawDeclaration]:
+        """The declarations, their references resolved, in the order to run."""
+        left_out = self.unmanaged - set(self.heads)
+        for decl in self.decls:
+            _resolve_aliases(decl.props, self.aliases)
+            _drop_unmanaged(decl.props, left_out)
+            _drop_foreign_subscriptions(decl, self.warnings)
+        _order_with_requires(self.heads, self.repeats)
+        return self.decls
 
 
 def _refs(props: dict[str, Any]) -> list[str]:

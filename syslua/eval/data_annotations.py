@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,26 +43,15 @@ def read(text: str) -> list[Annotation]:
     start = next((i for i, ln in enumerate(lines) if re.match(r"^data\s*:", ln)), None)
     if start is None:
         return out
-    stack: list[tuple[int, str]] = []
-    pending: list[tuple[str, str, int]] = []
-    skip_deeper: int | None = None  # inside a block scalar (`key: |`) indented past this
-    for number in range(start + 1, len(lines)):
-        raw = lines[number]
+    stack: list[tuple[int, str]] = []  # (indent, key) of the keys the line is under
+    pending: list[tuple[str, str, int]] = []  # (word, argument, line) for the next key
+    for number, raw, indent in _data_lines(lines, start):
         stripped = raw.strip()
-        indent = len(raw) - len(raw.lstrip(" "))
-        if skip_deeper is not None:
-            if not stripped or indent > skip_deeper:
-                continue
-            skip_deeper = None
-        if not stripped:
-            continue
-        if indent == 0 and not stripped.startswith("#"):
-            break  # the next top-level section
         if stripped.startswith("#"):
             body = stripped.lstrip("#").strip()
             if body.startswith("@"):
                 word, _, argument = body[1:].partition(" ")
-                pending.append((word, argument.strip(), number + 1))
+                pending.append((word, argument.strip(), number))
             continue
         m = _KEY.match(raw)
         if m is None:
@@ -79,10 +68,29 @@ def read(text: str) -> list[Annotation]:
             out.append(Annotation(path, directive, argument, line))
         pending = []
         stack.append((indent, key))
-        rest = raw[m.end() :].strip()
-        if rest[:1] in ("|", ">"):
-            skip_deeper = indent
     return out
+
+
+def _data_lines(lines: list[str], start: int) -> Iterator[tuple[int, str, int]]:
+    """(line number, line, indent) of each line of the `data:` section that
+    opens at index `start`: not blank, and not inside a block scalar."""
+    skip_deeper: int | None = None  # inside a block scalar (`key: |`) indented past this
+    for number in range(start + 1, len(lines)):
+        raw = lines[number]
+        stripped = raw.strip()
+        indent = len(raw) - len(raw.lstrip(" "))
+        if skip_deeper is not None:
+            if not stripped or indent > skip_deeper:
+                continue
+            skip_deeper = None
+        if not stripped:
+            continue
+        if indent == 0 and not stripped.startswith("#"):
+            return  # the next top-level section
+        yield number + 1, raw, indent
+        m = _KEY.match(raw)
+        if m is not None and raw[m.end() :].strip()[:1] in ("|", ">"):
+            skip_deeper = indent
 
 
 _MISSING = object()
@@ -237,15 +245,20 @@ def _eval(node: ast.AST, value: str) -> Any:
     if isinstance(node, ast.Name) and node.id == "value":
         return value
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
-        fn = _FUNCTIONS.get(node.func.id)
-        if fn is None:
-            known = ", ".join(n for n in _FUNCTIONS if n.startswith("is") and "_" not in n)
-            raise ValueError(f"unknown function `{node.func.id}` (known: {known})")
-        args = [_eval(a, value) for a in node.args]
-        if not all(isinstance(a, str) for a in args):
-            raise ValueError(f"`{node.func.id}` takes text arguments")
-        try:
-            return fn(*args)
-        except TypeError:
-            raise ValueError(f"wrong number of arguments to `{node.func.id}`") from None
+        return _call(node.func.id, node.args, value)
     raise ValueError("only validator calls on `value`, &&, || and ! may be used")
+
+
+def _call(name: str, arg_nodes: list[ast.expr], value: str) -> bool:
+    """A validator's call: a known one, with text arguments."""
+    fn = _FUNCTIONS.get(name)
+    if fn is None:
+        known = ", ".join(n for n in _FUNCTIONS if n.startswith("is") and "_" not in n)
+        raise ValueError(f"unknown function `{name}` (known: {known})")
+    args = [_eval(a, value) for a in arg_nodes]
+    if not all(isinstance(a, str) for a in args):
+        raise ValueError(f"`{name}` takes text arguments")
+    try:
+        return fn(*args)
+    except TypeError:
+        raise ValueError(f"wrong number of arguments to `{name}`") from None

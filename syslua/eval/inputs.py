@@ -345,21 +345,8 @@ class _Resolver:
             source = parse(name, decl.url)
         except ValueError as e:
             raise self.error(str(e)) from None
-        usable = (
-            locked is not None
-            and locked.get("url") == source.url
-            and isinstance(locked.get("rev"), str)
-            and bool(locked["rev"])
-            and not (lock is self.lock and self.renew(top))
-        )
-        if source.kind == "path":
-            path = Path(os.path.normpath(base / _expand_home(source.location)))
-            if not path.is_dir():
-                raise self.error(f"input {name}: {source.url}: {path} is not a directory")
-            rev = LOCAL_REV
-        else:
-            rev = str(locked["rev"]) if usable and locked is not None else self.latest(name, source)
-            path = self.checkout(name, source, rev)
+        pinned = locked if self.pins(locked, source, lock, top) else None
+        path, rev = self.fetch(name, source, base, pinned)
         node_id = f"{name}-{_digest(source.url, rev)[:8]}"
         key = (source.url, rev)
         resolved = Resolved(name, source, path, rev, node_id)
@@ -383,35 +370,53 @@ class _Resolver:
         # The inputs of this input: as the config's lock pins them, else as
         # the input's own syslua.lock does, else the latest.
         dep_lock = lock
-        locked_deps = ((locked or {}).get("inputs") or {}) if usable else {}
+        locked_deps = (pinned or {}).get("inputs") or {}
         if not locked_deps and (path / LOCK_NAME).is_file():
             dep_lock = Lock.load(path / LOCK_NAME)
             locked_deps = dep_lock.root
         for dep in sorted(declared):
             override = decl.overrides.get(dep)
             if isinstance(override, str):
-                target = self.follow(override)
-                resolved.inputs[dep] = target
-                node["inputs"][dep] = target.node
-                continue
-            try:
-                dep_decl = (
-                    override if isinstance(override, Decl) else declaration(dep, declared[dep])
+                child = self.follow(override)
+            else:
+                child = self.resolve(
+                    dep,
+                    _declaration_in(init, dep, override, declared[dep]),
+                    path,
+                    dep_lock.node(locked_deps.get(dep)),
+                    dep_lock,
+                    (*chain, source.url),
+                    top,
                 )
-            except ValueError as e:
-                raise ConfigError(f"{init}: {e}") from None
-            child = self.resolve(
-                dep,
-                dep_decl,
-                path,
-                dep_lock.node(locked_deps.get(dep)),
-                dep_lock,
-                (*chain, source.url),
-                top,
-            )
             resolved.inputs[dep] = child
             node["inputs"][dep] = child.node
         return resolved
+
+    def pins(
+        self, locked: dict[str, Any] | None, source: InputSource, lock: Lock, top: str
+    ) -> bool:
+        """Whether `locked` (the input's node in `lock`) still says which
+        revision to take: it is for the same URL, and not being updated."""
+        return (
+            locked is not None
+            and locked.get("url") == source.url
+            and isinstance(locked.get("rev"), str)
+            and bool(locked["rev"])
+            and not (lock is self.lock and self.renew(top))
+        )
+
+    def fetch(
+        self, name: str, source: InputSource, base: Path, pinned: dict[str, Any] | None
+    ) -> tuple[Path, str]:
+        """The input's directory and revision: a path input's own directory,
+        or the checkout of the revision `pinned` names (else of the latest)."""
+        if source.kind == "path":
+            path = Path(os.path.normpath(base / _expand_home(source.location)))
+            if not path.is_dir():
+                raise self.error(f"input {name}: {source.url}: {path} is not a directory")
+            return path, LOCAL_REV
+        rev = str(pinned["rev"]) if pinned is not None else self.latest(name, source)
+        return self.checkout(name, source, rev), rev
 
     def latest(self, name: str, source: InputSource) -> str:
         git = self.need_git(name, source)
@@ -444,6 +449,15 @@ class _Resolver:
                 hint="Run `sys plan` or `sys apply` to fetch it.",
             )
         return self.options.git
+
+
+def _declaration_in(init: Path, dep: str, override: Decl | None, value: Any) -> Decl:
+    """The declaration of `dep`, an input that `init` declares as `value`,
+    unless the input that uses it overrides it."""
+    try:
+        return override if isinstance(override, Decl) else declaration(dep, value)
+    except ValueError as e:
+        raise ConfigError(f"{init}: {e}") from None
 
 
 def _digest(*parts: str) -> str:
@@ -530,52 +544,20 @@ def resolve(
     """Resolve the `inputs` table of `config` (returned at `line`), write the
     lock when it changed, and say what `setup` needs."""
     where = Source(str(config), line) if line else None
-    decls: dict[str, Decl] = {}
-    for name in sorted(declared):
-        try:
-            decls[name] = declaration(name, declared[name])
-        except ValueError as e:
-            raise ConfigError(str(e), where) from None
+    decls = _declarations(declared, where)
     if options.update:
-        unknown = sorted(options.update - set(decls))
-        if unknown:
-            known = ", ".join(sorted(decls))
-            what = (
-                f"unknown input {unknown[0]!r}"
-                if len(unknown) == 1
-                else f"unknown inputs {', '.join(map(repr, unknown))}"
-            )
-            raise UsageError(
-                f"{what}: the inputs of {config.name} are {known}"
-                if decls
-                else f"{what}: {config.name} declares no inputs"
-            )
+        _check_update(options.update, decls, config)
     resolver = _Resolver(options, config, line, read_entry)
     inputs = resolver.resolve_root(decls)
     new = Lock(resolver.lock.path, {n: r.node for n, r in inputs.items()}, {})
-    # Keep only the nodes the inputs reach.
-    todo = list(new.root.values())
-    while todo:
-        node_id = todo.pop()
-        if node_id in new.nodes or node_id not in resolver.nodes:
-            continue
-        new.nodes[node_id] = resolver.nodes[node_id]
-        todo.extend(resolver.nodes[node_id].get("inputs", {}).values())
+    new.nodes = _reached(new.root.values(), resolver.nodes)
     changes = []
     for name, r in sorted(inputs.items()):
         old = resolver.lock.node(resolver.lock.root.get(name))
         changes.append(Change(name, old.get("rev") if old else None, r.rev))
     lua_dirs = namespaces(inputs.values(), config.parent, where)
-    written = False
-    text = new.text()
-    if decls or new.path.exists():
-        try:
-            current = new.path.read_text(encoding="utf-8")
-        except OSError:
-            current = None
-        if current != text and options.write_lock and _pins(current) != _pins(text):
-            atomic_write(new.path, text.encode("utf-8"))
-            written = True
+    # no lock file for a config without inputs, unless there is one to update
+    written = bool(decls or new.path.exists()) and _write_lock(new, options.write_lock)
     setups = [
         (str(r.init), {n: d.lua_table() for n, d in r.inputs.items()})
         for r in _walk(inputs.values())
@@ -583,3 +565,59 @@ def resolve(
     ]
     removed = sorted(set(resolver.lock.root) - set(inputs))
     return Resolution(inputs, lua_dirs, setups, changes, new.path, written, removed)
+
+
+def _declarations(declared: dict[str, Any], where: Source | None) -> dict[str, Decl]:
+    """The config's `inputs` table, read."""
+    decls: dict[str, Decl] = {}
+    for name in sorted(declared):
+        try:
+            decls[name] = declaration(name, declared[name])
+        except ValueError as e:
+            raise ConfigError(str(e), where) from None
+    return decls
+
+
+def _check_update(update: frozenset[str], decls: dict[str, Decl], config: Path) -> None:
+    """`sys update NAME...` names inputs the config declares."""
+    unknown = sorted(update - set(decls))
+    if not unknown:
+        return
+    known = ", ".join(sorted(decls))
+    what = (
+        f"unknown input {unknown[0]!r}"
+        if len(unknown) == 1
+        else f"unknown inputs {', '.join(map(repr, unknown))}"
+    )
+    raise UsageError(
+        f"{what}: the inputs of {config.name} are {known}"
+        if decls
+        else f"{what}: {config.name} declares no inputs"
+    )
+
+
+def _reached(roots: Iterable[str], nodes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The nodes that the `roots` node ids reach: what the new lock keeps."""
+    kept: dict[str, dict[str, Any]] = {}
+    todo = list(roots)
+    while todo:
+        node_id = todo.pop()
+        if node_id in kept or node_id not in nodes:
+            continue
+        kept[node_id] = nodes[node_id]
+        todo.extend(nodes[node_id].get("inputs", {}).values())
+    return kept
+
+
+def _write_lock(new: Lock, write: bool) -> bool:
+    """Write `new` when it pins other revisions than the lock file does (and
+    writing is allowed); whether it was written."""
+    text = new.text()
+    try:
+        current = new.path.read_text(encoding="utf-8")
+    except OSError:
+        current = None
+    if current != text and write and _pins(current) != _pins(text):
+        atomic_write(new.path, text.encode("utf-8"))
+        return True
+    return False

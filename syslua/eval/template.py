@@ -1,4 +1,4 @@
-"""`{{ expr }}` and `${ expr }` templates: Expr-language expressions (`expr.py`).
+"""`{{ expr }}` and `${ expr }` templates: Expr-language expressions (`expr/`).
 
 Finding placeholders follows CCM: `{{` runs to the next `}}` and `${` to its
 matching `}`, neither counting braces or `}}` inside quotes; `${{` is a `$`
@@ -86,31 +86,7 @@ def placeholders(
             i += 1
             continue
         start = i
-        i += 2
-        quote = ""
-        depth = 1
-        end = -1
-        while i < n:
-            c = text[i]
-            if quote:
-                if c == "\\" and quote != "`":
-                    i += 2
-                    continue
-                if c == quote:
-                    quote = ""
-            elif c in "'\"`":
-                quote = c
-            elif not dollar and text.startswith("}}", i):
-                end = i + 2
-                break
-            elif dollar and c == "{":
-                depth += 1
-            elif dollar and c == "}":
-                depth -= 1
-                if depth == 0:
-                    end = i + 1
-                    break
-            i += 1
+        end = _closing(text, start + 2, dollar)
         inner = text[start + 2 : end - (1 if dollar else 2)].strip()
         if end < 0 or (accept is not None and not accept(inner)):
             i = start + 2  # not closed, or not ours: the opener is plain text
@@ -118,6 +94,35 @@ def placeholders(
         out.append((start, end, inner))
         i = end
     return out
+
+
+def _closing(text: str, i: int, dollar: bool) -> int:
+    """Where the placeholder whose text starts at `i` ends (just after its
+    `}}`, or the `}` matching a `${`), or -1 when it is not closed. Braces
+    and `}}` inside quotes do not count."""
+    quote = ""
+    depth = 1
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\" and quote != "`":
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c in "'\"`":
+            quote = c
+        elif not dollar and text.startswith("}}", i):
+            return i + 2
+        elif dollar and c == "{":
+            depth += 1
+        elif dollar and c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
 
 
 def _ours(inner: str) -> bool:
