@@ -1,6 +1,6 @@
 """Expr-language expressions in `{{ }}` / `${ }` (issue 13 part 3, SPEC section 5).
 
-The evaluator (`syslua/eval/expr.py`) is pure, so most cases are tables run
+The evaluator (`syslua/eval/expr/`) is pure, so most cases are tables run
 against fixed roots; placeholders in text go through `template.render`; the
 rest runs the real CLI on YAML manifests, templated files and sys.lua, and
 checks what is written, what the error says, and that nothing is written on
