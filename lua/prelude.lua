@@ -312,25 +312,28 @@ local function declare(kind)
   end
 end
 
-local function declare_env(spec)
-  local vars, prio = unwrap_whole("env", spec)
-  local src, line = caller(3)
-  local names = {}
-  for name in pairs(vars) do
-    if type(name) ~= "string" then
-      fail("env: variable names must be strings, got " .. type(name))
+-- `env { NAME = value, ... }`: one item per variable, named by it.
+local function declare_env(kind)
+  return function(spec)
+    local vars, prio = unwrap_whole(kind, spec)
+    local src, line = caller(3)
+    local names = {}
+    for name in pairs(vars) do
+      if type(name) ~= "string" then
+        fail(kind .. ": variable names must be strings, got " .. type(name))
+      end
+      names[#names + 1] = name
     end
-    names[#names + 1] = name
+    table.sort(names)
+    local refs, records = {}, {}
+    for _, name in ipairs(names) do
+      local ok, json = pcall(to_json, { [KEY[kind]] = name, value = vars[name] }, kind .. "." .. name)
+      if not ok then fail(json) end
+      records[#records + 1] = add_record(kind, src, line, prio, json)
+      refs[#refs + 1] = kind .. "#" .. name
+    end
+    return make_ref(refs, records)
   end
-  table.sort(names)
-  local refs, records = {}, {}
-  for _, name in ipairs(names) do
-    local ok, json = pcall(to_json, { [KEY.env] = name, value = vars[name] }, "env." .. name)
-    if not ok then fail(json) end
-    records[#records + 1] = add_record("env", src, line, prio, json)
-    refs[#refs + 1] = "env#" .. name
-  end
-  return make_ref(refs, records)
 end
 
 local function declare_defaults(spec)
@@ -1130,17 +1133,20 @@ REF.__tostring = function(r) return concat(ref_names(r), ", ") end
 REF.__metatable = REF
 PRIO.__metatable = PRIO
 
-file = declare("file")
-exec = declare("exec")
-apply = declare("apply")
-user = declare("user")
-os_package = declare("os_package")
-archive = declare("archive")
-env = declare_env
+-- The declarations come from the registry of kinds (cfg.constants.declarations):
+-- a global per kind, called with a table of properties, or, for env, a table
+-- of variables. A kind named like one of Lua's own libraries (`package`) is
+-- that library's __call.
+for kind, form in pairs(cfg.constants.declarations) do
+  local declaration = form == "variables" and declare_env(kind) or declare(kind)
+  local existing = rawget(_G, kind)
+  if type(existing) == "table" then
+    setmetatable(existing, { __call = function(_, spec) return declaration(spec) end })
+  else
+    _G[kind] = declaration
+  end
+end
 defaults = declare_defaults
--- `package` is also Lua's module library, so the declaration is its __call.
-local declare_package = declare("package")
-setmetatable(package, { __call = function(_, spec) return declare_package(spec) end })
 _G.lib = lib
 _G.sys = sys
 

@@ -16,9 +16,10 @@ import pytest
 from syslua.errors import ConfigError
 from syslua.eval import constants
 from syslua.eval.lua import RawDeclaration, run_config
-from syslua.manifest.merge import ConflictError, Decl, Origin, validate
+from syslua.manifest.merge import ConflictError
 from syslua.manifest.resolve import Options, resolve
 from syslua.manifest.schema import Context
+from syslua.manifest.validate import Decl, Origin, validate
 from syslua.paths import shipped_dirs
 
 OWNED = 'owner = "u", group = "g"'

@@ -14,7 +14,9 @@ import pytest
 from syslua import cli
 from syslua.execute import scheduler
 from syslua.execute.item import FAILED, run_item
+from syslua.manifest.checks import nonempty_string
 from syslua.manifest.model import Item, Manifest, freeze
+from syslua.manifest.schema import Prop, schema
 from syslua.plan.dag import Dag
 from syslua.plan.planner import plan_removals
 from syslua.resources import register, unregister
@@ -52,6 +54,7 @@ def test_expected_errors_keep_their_message_and_code(sysenv, monkeypatch, capsys
 
 class BrokenType(Kind[None]):
     name = "broken"
+    schema = schema("broken", "name", [Prop("name", nonempty_string)])
 
     def label(self, item: Item) -> str:
         return item.key

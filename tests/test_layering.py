@@ -13,7 +13,7 @@ Layers, top to bottom (docs/architecture.md, "Import direction"):
 | state        | `syslua/state`                                                  |
 | manifest     | `syslua/manifest`                                               |
 | eval         | `syslua/eval`                                                   |
-| bottom       | `syslua/errors.py`, `syslua/paths.py`, `syslua/fsutil.py`, `syslua/record.py`, `syslua/shellrc.py` |
+| bottom       | `syslua/errors.py`, `syslua/paths.py`, `syslua/fsutil.py`, `syslua/record.py`, `syslua/shellrc.py`, `syslua/registry.py` |
 
 `fetch.py` and `unpack.py` are the download and unpack providers of the
 package and build types: a layer of their own directly below `resources`,
@@ -26,8 +26,12 @@ keep `sys --help` fast), those under `if TYPE_CHECKING:`, and
 `importlib.import_module("syslua...")` with a literal name. A type-only import
 is still a dependency: it is how a lower layer's interface is written, and an
 upward one means that interface is described in terms of a higher layer.
-Imports by a computed name (the resource registry's) are not seen; the
-registry only names modules of its own layer.
+Imports by a computed name are not seen. There is one: the registry of kinds
+(`syslua/registry.py`, at the bottom so that every layer may ask it) imports
+each kind's module by name on first use; `test_the_registry_names_only_kind_modules`
+checks that it names nothing but modules of the resources layer, and a
+kind's module is the one place where a kind's schema (read by merge) and
+its behaviour (run by the engine) live together.
 """
 
 from __future__ import annotations
@@ -55,7 +59,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("eval", ("syslua.eval",)),
     (
         "bottom",
-        ("syslua.errors", "syslua.paths", "syslua.fsutil", "syslua.record", "syslua.shellrc"),
+        (
+            "syslua.errors",
+            "syslua.paths",
+            "syslua.fsutil",
+            "syslua.record",
+            "syslua.shellrc",
+            "syslua.registry",
+        ),
     ),
 ]
 
@@ -168,6 +179,14 @@ def test_every_module_is_in_a_layer() -> None:
 def test_imports_point_down() -> None:
     found = [v for v in violations(ROOT) if (v.imp.file, v.imp.module) not in KNOWN_VIOLATIONS]
     assert not found, "imports from a higher layer:\n" + "\n".join(map(str, found))
+
+
+def test_the_registry_names_only_kind_modules() -> None:
+    from syslua import registry
+
+    for entry in registry.SHIPPED:
+        assert entry.module is not None and layer_of(entry.module) == "resources", entry
+        assert _is_module(ROOT, entry.module), entry
 
 
 def test_known_violations_are_still_real() -> None:

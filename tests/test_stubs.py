@@ -53,8 +53,8 @@ def test_stub_files_are_valid_lua(name):
 
 def test_every_property_of_every_declaration_is_described():
     text = stubs.render()
-    for type_ in stubs.DECLARATIONS:
-        sch = schema.SCHEMAS[type_]
+    for type_ in stubs.declarations():
+        sch = schema.of(type_)
         for prop in sch.props.values():
             optional = "" if prop.name == sch.key else "?"
             assert f"---@field {prop.name}{optional} {schema.lua_type(prop)} " in text, (

@@ -24,8 +24,10 @@ from syslua.cli.commands import rollback
 from syslua.cli.output import Terminal
 from syslua.execute.apply import ApplyOptions, apply_manifest
 from syslua.execute.drift import drift
+from syslua.manifest.checks import nonempty_string
 from syslua.manifest.model import Item, Manifest, freeze
 from syslua.manifest.resolve import resolve
+from syslua.manifest.schema import Prop, schema
 from syslua.paths import Paths
 from syslua.plan.planner import make_plan
 from syslua.resources import get, has, register, unregister
@@ -58,6 +60,7 @@ def _count(directory: str) -> int:
 
 class StampType(Kind[str | None], Journaled, Removable, Undoes, Recorded, Drifts):
     name = "stamp"
+    schema = schema("stamp", "name", [Prop("name", nonempty_string)])
     lock = threading.Lock()
 
     def _path(self, item: Item) -> str:

@@ -1,5 +1,5 @@
 ---@meta
--- Generated from syslua/manifest/schema.py by `python -m syslua.manifest.stubs`: do not edit.
+-- Generated from the schemas of the kinds by `python -m syslua.manifest.stubs`: do not edit.
 -- The hand-written stubs (sys, lib.fetch*, SysluaRef, ...) are in syslua.lua.
 
 ---Properties every declaration accepts.

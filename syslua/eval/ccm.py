@@ -38,18 +38,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syslua import registry
 from syslua.errors import ConfigError, Source
 from syslua.eval import template
 from syslua.eval.constants import FROM_DEFAULTS, KEYS
 from syslua.eval.lua import RawDeclaration
 from syslua.paths import abbreviate
 
-SUPPORTED = ("file", "exec", "apply", "package", "user", "archive")
 _CONTROL = {"if", "unless"}
 _REFERENCES = ("require", "depends_on", "subscribe")
-# CCM's names for syslua's types where they differ: CCM's `package` is an OS
-# package (apt, dnf); syslua's `package` is a tool in its own store.
-DECLARED_AS = {"package": "os_package"}
+
+
+def declared_as(type_: str) -> str:
+    """The kind a CCM resource type declares, from the registry: CCM's
+    `package` is an OS package (apt, dnf), `os_package` in syslua, whose own
+    `package` is a tool in its store."""
+    return registry.ccm_types().get(type_, type_)
+
+
 _TOP = {"data", "hierarchy", "overrides", "ccm"}
 _CCM = {"resources", "pre_message", "post_message", "fail_on_error"}
 
@@ -410,9 +416,10 @@ class _Resources:
                 "each resource must be a map with exactly one type, e.g. `- file: {...}`", where
             )
         ((type_, body),) = entry.items()
-        if type_ not in SUPPORTED:
+        supported = registry.ccm_types()
+        if type_ not in supported:
             raise ConfigError(
-                f"resource type `{type_}` is not supported (supported: {', '.join(SUPPORTED)})",
+                f"resource type `{type_}` is not supported (supported: {', '.join(supported)})",
                 where,
             )
         for props, props_line in _expand(type_, body, where):
@@ -420,7 +427,7 @@ class _Resources:
 
     def _declare(self, type_: str, props: dict[str, Any], src: Source) -> None:
         """One resource: rendered, left out if its `control` says so, else declared."""
-        declared = DECLARED_AS.get(str(type_), str(type_))
+        declared = declared_as(str(type_))
         control = _unwrapped(props.pop("control", None))
         alias = _unwrapped(props.pop("alias", None))
         try:
@@ -643,7 +650,7 @@ def _reference(ref: str, aliases: dict[str, str]) -> str:
     names as syslua declares them (`package#nginx` is `os_package#nginx`)."""
     ref = aliases.get(ref, ref)
     type_, sep, name = ref.partition("#")
-    return f"{DECLARED_AS[type_]}#{name}" if sep and type_ in DECLARED_AS else ref
+    return f"{declared_as(type_)}#{name}" if sep else ref
 
 
 def _resolve_aliases(props: dict[str, Any], aliases: dict[str, str]) -> None:
@@ -703,7 +710,7 @@ def _check_annotations(text: str, data: dict[str, Any], path: Path, warnings: li
 
 def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], int]]:
     """Both resource forms, as (props, line) with the key under the type's key name."""
-    key = KEYS[DECLARED_AS.get(type_, type_)]
+    key = KEYS[declared_as(type_)]
     if isinstance(body, dict):
         props = _plain(body)
         if "name" not in props and key not in props:

@@ -24,8 +24,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from syslua import registry
 from syslua.errors import ConfigError, Source
-from syslua.eval.constants import KEYS, LUA_CONSTANTS
+from syslua.eval.constants import lua_constants
 from syslua.paths import Paths, home, shipped_dirs
 
 if TYPE_CHECKING:
@@ -142,12 +143,15 @@ _IMPURE_HINTS = {
 }
 
 
-# The declarations a config calls: globals, and the primitives under `sys`.
-DECLARATIONS = (
-    *(kind for kind in KEYS if kind not in ("build", "bind")),
-    "sys.build",
-    "sys.bind",
-)
+def declarations() -> list[str]:
+    """The declarations a config calls: globals, and the primitives under `sys`."""
+    return [
+        *registry.lua_declarations(),
+        "defaults",
+        *(f"sys.{name}" for name in registry.primitives()),
+    ]
+
+
 _UNDEFINED = r"^attempt to call global '(?P<name>[^']+)' \(a nil value\)$"
 _LINK = (
     'A symlink is a file: file { path = "~/.vimrc", ensure = "link", target = "~/dotfiles/vimrc" }'
@@ -175,15 +179,16 @@ def _undefined(name: str) -> tuple[str, str]:
     import difflib
 
     lower = name.lower()
+    known = declarations()
     best, example = _SYNONYMS.get(lower, (None, None))
     if best is None:
-        if lower in DECLARATIONS:
+        if lower in known:
             best = lower
         else:
-            close = difflib.get_close_matches(lower, DECLARATIONS, n=1, cutoff=0.6)
+            close = difflib.get_close_matches(lower, known, n=1, cutoff=0.6)
             best = close[0] if close else None
     message = f"`{name}` is not defined" + (f"; did you mean `{best}`?" if best else "")
-    names = ", ".join(DECLARATIONS[:-1]) + " and " + DECLARATIONS[-1]
+    names = ", ".join(known[:-1]) + " and " + known[-1]
     hint = f"The declarations are {names}."
     return message, (example + "\n" + hint if example else hint)
 
@@ -342,7 +347,8 @@ def run_config(
         _b(
             {
                 "core": core,
-                "constants": LUA_CONSTANTS,  # priorities and key names: see eval/constants.py
+                # priorities, declarations and key names: see eval/constants.py
+                "constants": lua_constants(),
                 "facts": facts,
                 "data": data,
                 "impure": impure,

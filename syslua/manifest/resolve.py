@@ -25,9 +25,9 @@ from syslua.eval import template
 from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
 from syslua.manifest import merge as merging
 from syslua.manifest import primitives
-from syslua.manifest.merge import Decl, Origin
 from syslua.manifest.model import Manifest, thaw
 from syslua.manifest.schema import Context
+from syslua.manifest.validate import Decl, Origin, validate
 from syslua.paths import Paths
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ def _load(
         # Keep evaluation order stable across files: sequence numbers are global.
         run.seq += 1
         raw.seq = run.seq
-        decl = merging.validate(raw, ctx, origin)
+        decl = validate(raw, ctx, origin)
         if decl is None:
             continue
         run.decls.append(decl)

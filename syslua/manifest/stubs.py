@@ -3,8 +3,9 @@
 `lua/types/` holds two files, which `sys init` copies beside a config
 (`.syslua/types/`, named by the `.luarc.json` it writes there):
 `syslua.lua`, written by hand (`sys` with `sys.build` and `sys.bind`, the
-fetch helpers, the types they use), and `generated.lua`, written by this module from
-`manifest/schema.py` and `eval/constants.py`: one class per declaration
+fetch helpers, the types they use), and `generated.lua`, written by this
+module from the registry of kinds (`syslua/registry.py`), their schemas and
+`eval/constants.py`: one class per declaration
 with each property's Lua type and text, the declaration functions,
 `defaults {}`, `env {}` and the `lib.mk*` priorities. A property that
 `defaults {}` may supply (every one but the key) is optional (`---@field
@@ -25,15 +26,27 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from syslua import registry
 from syslua.eval import constants
 from syslua.manifest import schema
 from syslua.manifest.schema import Prop, TypeSchema
 from syslua.paths import shipped_dirs
 
 COMMAND = "python -m syslua.manifest.stubs"
+# Lua's own libraries that a declaration shares its name with (`package`):
+# the declaration is the library's __call, typed on the library's class.
+LIBRARIES = {"package": "packagelib"}
 
-# The declarations a config writes as a table of properties, in stub order.
-DECLARATIONS = ("file", "exec", "apply", "package", "os_package", "user", "archive")
+
+def declarations() -> list[str]:
+    """The declarations a config writes as a table of properties, in stub order."""
+    return [k for k, form in registry.lua_declarations().items() if form == registry.GLOBAL]
+
+
+def variables() -> list[str]:
+    """The declarations a config writes as a table of variables (`env {}`)."""
+    return [k for k, form in registry.lua_declarations().items() if form == registry.VARIABLES]
+
 
 _PRIORITY_LABELS = {
     "force": "mkForce",
@@ -105,15 +118,15 @@ def _aliases(sch: TypeSchema, of: set[str]) -> list[str]:
 
 
 def _common() -> list[str]:
-    file = schema.SCHEMAS["file"]  # any type with the common properties
+    some = schema.of(declarations()[0])  # any kind with the common properties
     lines = ["---Properties every declaration accepts.", "---@class SysluaCommon"]
-    lines += [_prop_field(file, p) for p in schema.COMMON.values()]
-    lines += _aliases(file, set(schema.COMMON))
+    lines += [_prop_field(some, p) for p in schema.COMMON.values()]
+    lines += _aliases(some, set(schema.COMMON))
     return lines
 
 
 def _declaration(type_: str) -> list[str]:
-    sch = schema.SCHEMAS[type_]
+    sch = schema.of(type_)
     own = [p for p in sch.props.values() if p.name not in schema.COMMON and p.name != sch.key]
     key = sch.props[sch.key]
     lines = [
@@ -134,10 +147,10 @@ def _declaration(type_: str) -> list[str]:
         ),
         "",
     ]
-    if type_ == "package":
+    if type_ in LIBRARIES:
         lines += [
-            "-- `package` is also Lua's module library: the declaration is its __call.",
-            "---@class packagelib",
+            f"-- `{type_}` is also Lua's module library: the declaration is its __call.",
+            f"---@class {LIBRARIES[type_]}",
             f"---@overload fun(spec: {class_name(type_)}): SysluaRef",
         ]
     else:
@@ -150,9 +163,10 @@ def _declaration(type_: str) -> list[str]:
     return lines
 
 
-def _env() -> list[str]:
+def _variables(type_: str) -> list[str]:
+    sch = schema.of(type_)
     types: list[str] = []
-    for prop in (schema.SCHEMAS["env"].props["value"], schema.env_prop("PATH")):
+    for prop in (sch.props["value"], *sch.variants()):
         for t in schema.lua_type(prop).split("|"):
             if t not in types:
                 types.append(t)
@@ -161,7 +175,7 @@ def _env() -> list[str]:
         "---take a list or a colon-separated string and are merged across declarations.",
         f"---@param vars table<string,{'|'.join(types)}>",
         "---@return SysluaRef",
-        "function env(vars) end",
+        f"function {type_}(vars) end",
     ]
 
 
@@ -171,7 +185,7 @@ def _defaults() -> list[str]:
         f"---{constants.FROM_DEFAULTS} (weaker than lib.mkDefault, {constants.DEFAULT}).",
         "---@class SysluaDefaults",
     ]
-    lines += [_field(t, class_name(t, True), "") for t in DECLARATIONS]
+    lines += [_field(t, class_name(t, True), "") for t in declarations()]
     lines += ["", "---@param spec SysluaDefaults", "function defaults(spec) end"]
     return lines
 
@@ -208,12 +222,12 @@ def render() -> str:
     sections = [
         [
             "---@meta",
-            f"-- Generated from syslua/manifest/schema.py by `{COMMAND}`: do not edit.",
+            f"-- Generated from the schemas of the kinds by `{COMMAND}`: do not edit.",
             "-- The hand-written stubs (sys, lib.fetch*, SysluaRef, ...) are in syslua.lua.",
         ],
         _common(),
-        *(_declaration(t) for t in DECLARATIONS),
-        _env(),
+        *(_declaration(t) for t in declarations()),
+        *(_variables(t) for t in variables()),
         _defaults(),
         _priorities(),
     ]

@@ -10,7 +10,9 @@ Manifest Failures).
 from __future__ import annotations
 
 from syslua.errors import display_path
+from syslua.manifest.checks import boolean, choice, local_path, mapping
 from syslua.manifest.model import Item
+from syslua.manifest.schema import Prop, schema
 from syslua.resources.base import (
     FAIL,
     NONE,
@@ -23,9 +25,46 @@ from syslua.resources.base import (
 )
 from syslua.resources.kind import Kind, Scheduling
 
+# -- the declaration -----------------------------------------------------------
+
+SCHEMA = schema(
+    "apply",
+    "name",
+    [
+        Prop("name", local_path, doc="child manifest (.lua or .yaml), relative to this file"),
+        Prop("ensure", choice("present"), doc="the only value"),
+        Prop("noop", boolean, doc="run the child's resources in noop mode"),
+        Prop(
+            "health_check_only",
+            boolean,
+            doc="only run the health checks of the child's resources",
+        ),
+        Prop("allow_apply", boolean, doc="whether the child may contain apply items of its own"),
+        Prop(
+            "data",
+            mapping,
+            doc="sys.data in a Lua child, the data. root of lookups in a YAML child",
+        ),
+        Prop(
+            "provider",
+            choice("ccmmanifest", "lua"),
+            doc="accepted for CCM compatibility; the format follows the file extension",
+        ),
+    ],
+    defaults={
+        "ensure": "present",
+        "noop": False,
+        "health_check_only": False,
+        "allow_apply": True,
+        "data": {},
+    },
+    doc="A child manifest, Lua or CCM YAML (docs/resources/apply.md).",
+)
+
 
 class ApplyType(Kind[Members], Scheduling):
     name = "apply"
+    schema = SCHEMA
     in_dag = True
     inline = False
     aggregates = True  # reports on its children; runs even when one of them failed

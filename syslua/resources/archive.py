@@ -26,7 +26,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from syslua.fsutil import sha256_file
+from syslua.manifest.checks import (
+    abs_path,
+    archive_kind,
+    archive_path,
+    archive_url,
+    boolean,
+    choice,
+    http_headers,
+    name_or_id,
+    nonempty_string,
+    sha256,
+    string,
+)
 from syslua.manifest.model import Item, Manifest
+from syslua.manifest.schema import Finishing, Prop, TypeSchema, schema
 from syslua.paths import abbreviate
 from syslua.resources.base import (
     CREATE,
@@ -151,8 +165,83 @@ def _overlap(a: str, b: str) -> bool:
     return a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")
 
 
+# -- the declaration -----------------------------------------------------------
+
+
+class _ArchiveSchema(TypeSchema):
+    def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
+        """CCM's rules for an archive: a url of the same kind as the file, owner
+        and group for one that is present, and what `cleanup` needs."""
+        fail = finishing.fail
+        if "url" not in props:
+            raise fail("missing required property `url`")
+        name_kind = archive_kind(key)
+        url_kind = archive_kind(props["url"].split("?", 1)[0].split("#", 1)[0])
+        if name_kind != url_kind:
+            raise fail(
+                f"url and name must be the same kind of archive: url is {url_kind}, "
+                f"name is {name_kind}"
+            )
+        if props["ensure"] == "present":
+            for prop in ("owner", "group"):
+                if prop not in props:
+                    raise fail(f"missing required property `{prop}`")
+        if props["cleanup"]:
+            if "extract_parent" not in props:
+                raise fail("cleanup requires extract_parent to be set")
+            if "creates" not in props:
+                raise fail("cleanup requires creates to be set")
+        if "password" in props and "username" not in props:
+            raise fail("`password` needs a `username` (HTTP basic authentication)")
+
+
+SCHEMA = schema(
+    "archive",
+    "name",
+    [
+        Prop(
+            "name",
+            archive_path,
+            doc="absolute path where the archive is saved (.tar.gz, .tgz, .tar or .zip)",
+        ),
+        Prop(
+            "ensure",
+            choice("present", "absent"),
+            doc="present: downloaded (and extracted); absent: the archive file removed",
+        ),
+        Prop("url", archive_url, doc="http://, https:// or file:// URL of the archive"),
+        Prop(
+            "checksum",
+            sha256,
+            doc="SHA-256 of the archive, verified before anything is extracted",
+        ),
+        Prop("extract_parent", abs_path, doc="directory the archive is extracted into"),
+        Prop(
+            "creates",
+            abs_path,
+            doc="when this path exists, nothing is downloaded or extracted",
+        ),
+        Prop(
+            "cleanup",
+            boolean,
+            doc="remove the archive file once extracted (needs extract_parent and creates)",
+        ),
+        Prop("owner", name_or_id, doc="owner of the archive file and of what is extracted"),
+        Prop("group", name_or_id, doc="group of the archive file and of what is extracted"),
+        Prop("username", nonempty_string, doc="user for HTTP basic authentication"),
+        Prop("password", string, doc="password for HTTP basic authentication"),
+        Prop("headers", http_headers, doc="extra HTTP headers: { Name = value }"),
+        Prop("provider", choice("http"), doc="accepted for CCM compatibility; the only one"),
+    ],
+    defaults={"ensure": "present", "cleanup": False, "provider": "http"},
+    doc="An archive downloaded and extracted (docs/resources/archive.md).",
+    cls=_ArchiveSchema,
+)
+
+
 class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, Ordered, Explained):
     name = "archive"
+    schema = SCHEMA
 
     def label(self, item: Item) -> str:
         return item.key

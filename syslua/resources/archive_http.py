@@ -29,8 +29,8 @@ from typing import Any
 
 from syslua import fetch, unpack
 from syslua.fsutil import CHUNK, AtomicFile, atomic_symlink, sha256_file
+from syslua.manifest.checks import archive_kind
 from syslua.manifest.model import Item, thaw
-from syslua.manifest.schema import archive_kind
 from syslua.resources.archive import Steps
 from syslua.resources.base import Context, ResourceError
 from syslua.resources.file_posix import missing_parents

@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from syslua.manifest.checks import anything, nonempty_string
 from syslua.manifest.model import Item, Manifest
+from syslua.manifest.schema import Prop, schema
 from syslua.resources import bind_phases as phases
 from syslua.resources.base import (
     CREATE,
@@ -47,8 +49,28 @@ from syslua.resources.kind import Drifts, Kind, Ordered, Removable, Undoes
 __all__ = ["BindType", "load_outputs", "state_file", "undo_record"]
 
 
+# -- the declaration -----------------------------------------------------------
+
+SCHEMA = schema(
+    "bind",
+    "id",
+    [
+        Prop("id", nonempty_string),
+        Prop("inputs", anything),
+        Prop("actions", anything),
+        Prop("outputs", anything),
+        Prop("update", anything),
+        Prop("destroy", anything),
+        Prop("check", anything),
+        Prop("update_outputs", anything),
+        Prop("check_result", anything),
+    ],
+)
+
+
 class BindType(Kind[dict[str, Any]], Removable, Undoes, Drifts, Ordered):
     name = "bind"
+    schema = SCHEMA
 
     def label(self, item: Item) -> str:
         return item.key

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from syslua.fsutil import atomic_write
+from syslua.manifest.checks import anything, nonempty_string
 from syslua.manifest.model import Item, Manifest, thaw
 from syslua.manifest.primitives import tree_name
+from syslua.manifest.schema import Prop, schema
 from syslua.resources.actions import run_actions
 from syslua.resources.base import (
     CREATE,
@@ -56,8 +58,23 @@ def record_action_outputs(item: Item, local: dict[str, str], state_dir: Path) ->
         atomic_write(outputs_file(state_dir, item.get("hash")), json.dumps(recorded).encode())
 
 
+# -- the declaration -----------------------------------------------------------
+
+SCHEMA = schema(
+    "build",
+    "id",
+    [
+        Prop("id", nonempty_string),
+        Prop("inputs", anything),
+        Prop("actions", anything),
+        Prop("outputs", anything),
+    ],
+)
+
+
 class BuildType(Kind[bool], Removable, Recorded, Ordered):
     name = "build"
+    schema = SCHEMA
 
     def label(self, item: Item) -> str:
         return f"{item.key} ({item.get('hash')[:12]})"

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from syslua.fsutil import atomic_write
+from syslua.manifest.checks import env_name, env_value, escaped, is_path_like, path_like_value
 from syslua.manifest.model import Item, Manifest
-from syslua.manifest.schema import is_path_like
+from syslua.manifest.schema import Finishing, Prop, TypeSchema, schema
 from syslua.paths import Paths
 from syslua.resources.base import (
     CREATE,
@@ -116,12 +117,49 @@ def shown(item: Item) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+# -- the declaration -----------------------------------------------------------
+
+
+class _EnvSchema(TypeSchema):
+    """A variable's value is a list of paths, merged across declarations,
+    when its name is path-like (PATH, MANPATH, ...)."""
+
+    def prop_for(self, key: str, name: str) -> Prop | None:
+        return _PATH_VALUE if is_path_like(key) else self.props["value"]
+
+    def variants(self) -> tuple[Prop, ...]:
+        return (_PATH_VALUE,)
+
+    def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
+        if "value" not in props:
+            raise finishing.fail("missing a value")
+
+    def label(self, key: str) -> str:
+        return f"env.{key}"
+
+    def subject(self, key: str, prop: str) -> str:
+        return f"env.{escaped(key)}"
+
+
+_PATH_VALUE = Prop("value", path_like_value, mergeable=True)
+
+
+SCHEMA = schema(
+    "env",
+    "name",
+    [Prop("name", env_name), Prop("value", env_value)],
+    common=False,
+    cls=_EnvSchema,
+)
+
+
 class EnvType(Kind[Item | None], Removable, Outputs, Scheduling):
     """Variables are not run on the DAG (`in_dag`): each is compared with the
     previous snapshot's (its status is that item), and all of them are
     written out together by `write_outputs`."""
 
     name = "env"
+    schema = SCHEMA
     in_dag = False
     inline = False
     aggregates = False

@@ -25,7 +25,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from syslua.manifest import shell_syntax
+from syslua.manifest.checks import (
+    abs_path,
+    boolean,
+    choice,
+    duration,
+    environment,
+    escaped,
+    nonempty_string,
+    returns,
+    search_path,
+)
 from syslua.manifest.model import Item, Manifest
+from syslua.manifest.schema import Finishing, Prop, TypeSchema, schema
 from syslua.paths import abbreviate
 from syslua.resources.base import (
     FAIL,
@@ -77,8 +90,86 @@ def journal_env(item: Item) -> dict:  # type: ignore[type-arg]
     }
 
 
+# -- the declaration -----------------------------------------------------------
+
+# The properties that hold a command, in the order they are checked.
+COMMANDS = ("command", "onlyif", "unless", "undo")
+
+
+class _ExecSchema(TypeSchema):
+    def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
+        props.setdefault("command", key)
+        if props["provider"] == "posix":
+            _check_no_shell(props, finishing)
+
+
+def _check_no_shell(props: dict[str, Any], finishing: Finishing) -> None:
+    """With the posix provider no shell reads the commands: shell syntax in
+    one would reach the program as arguments, so it is an error here."""
+    for name in COMMANDS:
+        command = props.get(name)
+        token = shell_syntax.find(command) if isinstance(command, str) else None
+        if token is not None:
+            raise finishing.fail(
+                f"{name} uses shell syntax ('{escaped(token)}'); set provider = \"shell\"",
+                hint="The posix provider runs the program directly, without a shell, "
+                f"so '{escaped(token)}' would reach it as an argument. "
+                'provider = "shell" runs the commands with /bin/sh -c; or quote the '
+                "characters to pass them as they are.",
+            )
+
+
+SCHEMA = schema(
+    "exec",
+    "name",
+    [
+        Prop(
+            "name",
+            nonempty_string,
+            doc="identifies the exec; also the command when `command` is not given",
+        ),
+        Prop("command", nonempty_string, doc="what to run (defaults to name)"),
+        Prop("cwd", abs_path, doc="working directory"),
+        Prop(
+            "environment",
+            environment,
+            mergeable=True,
+            doc='added to the environment: { "KEY=value" } or { KEY = "value" }',
+        ),
+        Prop("path", search_path, doc="PATH for finding the program and for the command"),
+        Prop("returns", returns, doc="exit codes that count as success"),
+        Prop(
+            "timeout",
+            duration,
+            doc='e.g. 30, "500ms", "5m", "1h30m"; the command is killed on expiry',
+        ),
+        Prop("creates", abs_path, doc="when this path exists, the command is not run"),
+        Prop("onlyif", nonempty_string, doc="run only if this guard command exits 0"),
+        Prop("unless", nonempty_string, doc="run only if this guard command exits non-zero"),
+        Prop("refresh_only", boolean, doc="run only when an item in subscribe changed"),
+        Prop("logoutput", boolean, doc="show the command's output as it runs"),
+        Prop(
+            "provider",
+            choice("posix", "shell"),
+            doc="posix runs the program directly; shell runs /bin/sh -c command",
+        ),
+        Prop(
+            "undo",
+            nonempty_string,
+            doc="a command that reverses this one (rollback and removal)",
+        ),
+        Prop("ensure", choice("present"), doc="accepted for CCM compatibility; no effect"),
+    ],
+    aliases={"refreshonly": "refresh_only"},
+    defaults={"provider": "posix", "returns": [0], "refresh_only": False, "logoutput": False},
+    doc="A command to run (docs/resources/exec.md).",
+    cls=_ExecSchema,
+)
+
+
 class ExecType(Kind[Status], Removable, Undoes, Ordered, Irreversible):
     name = "exec"
+    schema = SCHEMA
 
     def label(self, item: Item) -> str:
         return item.key

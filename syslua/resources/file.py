@@ -36,12 +36,25 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from syslua.errors import StateError
+from syslua.errors import ConfigError, StateError
+from syslua.manifest import tree
+from syslua.manifest.checks import (
+    boolean,
+    choice,
+    content,
+    escaped,
+    file_path,
+    local_path,
+    mode,
+    name_or_id,
+    string_list,
+)
 from syslua.manifest.model import Item, Manifest, freeze, thaw
+from syslua.manifest.schema import Finishing, Invalid, Prop, TypeSchema, schema
 from syslua.paths import abbreviate, home
 from syslua.resources import file_edits as edits
 from syslua.resources import file_posix as posix
@@ -233,6 +246,209 @@ def _from_store(props: dict[str, Any], blob: str, store: Any) -> None:
     props["source"] = str(store.loose_path(blob))
 
 
+# -- the declaration -----------------------------------------------------------
+
+_REQUIRED_HINT = (
+    "Files need owner, group and mode. Set them on the file, or once for "
+    "the rest of the file with\n  defaults { file = { owner = sys.user.name, "
+    'group = sys.user.group, mode = "0644" } }'
+)
+
+
+class _FileSchema(TypeSchema):
+    """The rules of a file item: what goes with which `ensure`, links,
+    templates, modes; trees; files inside other declared paths."""
+
+    def required_for(self, props: Mapping[str, Any]) -> tuple[str, ...]:
+        # An absent file needs none; a link needs no mode.
+        if props["ensure"] == "absent":
+            return ()
+        return tuple(p for p in self.required if not (_is_link(props) and p == "mode"))
+
+    def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
+        _finish(props, finishing.fail, mode_written=finishing.written("mode"))
+
+    def expand(self, item: Item, roots: Mapping[str, Any] | None) -> tree.Expansion | None:
+        """Trees, links and templated sources (`manifest/tree.py`)."""
+        if "source" not in item.props:
+            return None
+        try:
+            return tree.expand(item, roots)
+        except tree.TreeError as e:
+            raise Invalid(str(e)) from None
+
+    def check_all(self, manifest: Manifest) -> None:
+        """A file cannot live inside a path declared absent or as a regular file."""
+        files = {i.key: i for i in manifest.of_type(self.name)}
+        for item in files.values():
+            if item.get("ensure") == "absent":
+                continue
+            parent = item.key.rpartition("/")[0]
+            while parent:
+                owner = files.get(parent)
+                if owner is not None:
+                    ensure = owner.get("ensure")
+                    if ensure != "directory":
+                        what = (
+                            "declared absent"
+                            if ensure == "absent"
+                            else "declared as a regular file"
+                        )
+                        raise ConfigError(
+                            f"{self.label(item.key)}: it is inside {self.label(owner.key)}, which is "
+                            f"{what} (at {manifest.source_of(owner.id)})",
+                            manifest.sources[item.id][0],
+                        )
+                    break
+                parent = parent.rpartition("/")[0]
+
+    def subject(self, key: str, prop: str) -> str:
+        return f"{self.name}#{escaped(abbreviate(key))}.{prop}"
+
+
+def _is_link(props: Mapping[str, Any]) -> bool:
+    return props["ensure"] == "link" or bool(props.get("link"))
+
+
+def _finish(
+    props: dict[str, Any], fail: Callable[[str], ConfigError], *, mode_written: bool
+) -> None:
+    """The rules of a merged file item (see `_FileSchema`)."""
+    ensure, link = props["ensure"], _is_link(props)
+    for flag in ("link", "template"):
+        if flag in props and not props[flag]:
+            del props[flag]  # false is the same as not written: one canonical item
+    if "content" in props and ensure != "present":
+        raise fail(
+            f'`content` only applies to ensure = "present" (this file has ensure = "{ensure}")'
+        )
+    if "source" in props and ensure not in ("present", "directory"):
+        raise fail(
+            '`source` only applies to ensure = "present" or "directory" '
+            f'(this file has ensure = "{ensure}")'
+        )
+    if props.get("link") and props.get("template"):
+        raise fail("`template` and `link` are mutually exclusive")
+    if props.get("link") and "source" not in props:
+        raise fail(
+            '`link = true` makes a symlink to `source`; for any other target use ensure = "link" with `target`'
+        )
+    if props.get("template") and "source" not in props:
+        raise fail("`template = true` renders `source`; inline `content` is always rendered")
+    if ensure == "link":
+        if "target" not in props:
+            raise fail('ensure = "link" needs a `target`')
+        if props.get("link"):
+            raise fail('`link = true` goes with `source`; ensure = "link" takes a `target`')
+    elif "target" in props:
+        raise fail('`target` only applies to ensure = "link"')
+    if "ignore" in props and "source" not in props:
+        raise fail("`ignore` applies to a directory `source`")
+    if link:
+        if mode_written:
+            raise fail(
+                "a link takes no `mode` (the mode of what it points to applies)"
+                + (
+                    "; `dir_mode` sets the mode of a tree's directories"
+                    if "source" in props
+                    else ""
+                )
+            )
+        if ensure == "link":
+            props.pop("mode", None)  # from defaults{}: it does not apply to a link
+    if ensure == "directory" and "mode" in props and "source" not in props:
+        props["mode"] = _traversable(props["mode"])
+    if "dir_mode" in props:
+        props["dir_mode"] = _traversable(props["dir_mode"])
+
+
+def _traversable(mode: str) -> str:
+    """A directory mode without any x bit gets x wherever it has r (0644 -> 0755)."""
+    return mode if int(mode, 8) & 0o111 else tree.traversable(mode)
+
+
+SCHEMA = schema(
+    "file",
+    "path",
+    [
+        Prop("path", file_path, doc="absolute or ~/ path"),
+        Prop(
+            "ensure",
+            choice("present", "absent", "directory", "link"),
+            doc="what should be at path",
+        ),
+        Prop(
+            "content",
+            content,
+            slot="body",
+            doc="the file's exact content; may contain {{ lookup('facts.x') }}",
+        ),
+        Prop(
+            "source",
+            local_path,
+            slot="body",
+            doc="a file to copy, or a directory whose whole tree is managed; relative to this manifest",
+        ),
+        Prop(
+            "target",
+            local_path,
+            doc='what the symlink points to (ensure = "link"); relative to this manifest',
+        ),
+        Prop(
+            "link",
+            boolean,
+            doc="make path (or every file of a source tree) a symlink to its source file",
+        ),
+        Prop(
+            "template",
+            boolean,
+            doc="render source (or every file of a source tree) like inline content",
+        ),
+        Prop(
+            "ignore",
+            string_list,
+            mergeable=True,
+            doc="gitignore-style patterns, relative to a directory source, left out of the tree",
+        ),
+        Prop(
+            "dir_mode",
+            mode,
+            doc="mode of the directories of a tree and of missing parents syslua creates",
+        ),
+        Prop(
+            "owner",
+            name_or_id,
+            required=True,
+            doc="user name or numeric uid (an absent file needs none)",
+        ),
+        Prop(
+            "group",
+            name_or_id,
+            required=True,
+            doc="group name or numeric gid (an absent file needs none)",
+        ),
+        Prop(
+            "mode",
+            mode,
+            required=True,
+            doc='octal mode, e.g. "0644" (an absent file or a link needs none)',
+        ),
+        Prop(
+            "force",
+            boolean,
+            doc="allow replacing a file with a directory and removing a non-empty directory",
+        ),
+        Prop("provider", choice("posix"), doc="the only provider"),
+    ],
+    aliases={"contents": "content"},
+    defaults={"ensure": "present", "provider": "posix", "force": False},
+    doc="A file or directory (docs/resources/file.md).",
+    binary=frozenset({"content"}),
+    required_hint=_REQUIRED_HINT,
+    cls=_FileSchema,
+)
+
+
 class FileType(
     Kind[Status],
     Journaled,
@@ -247,6 +463,7 @@ class FileType(
     Scheduling,
 ):
     name = "file"
+    schema = SCHEMA
     in_dag = True
     inline = True  # a few system calls each: a worker thread costs more than it saves
     aggregates = False

@@ -3,8 +3,9 @@
 The core (`Kind`) is CCM's resource model: read the item's `status` (never
 mutating), `decide` what it would take to converge with a reason, `apply`
 that decision through a provider unless noop, and `verify` the result by
-reading status again. `label` names an item in plans and reports, `schema`
-says what a declaration of the kind accepts.
+reading status again. `label` names an item in plans and reports; `schema`
+(`syslua.manifest.schema.TypeSchema`) says what a declaration of the kind
+accepts, and the rules of its items.
 
 Everything else the engine may need of a kind is a capability: a small
 protocol that a kind implements by subclassing it, so that mypy checks every
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
+    from syslua.manifest.schema import TypeSchema
     from syslua.paths import Paths
     from syslua.resources.base import (
         Applied,
@@ -56,6 +58,7 @@ class Kind(Protocol[S]):
     """The core every kind implements. `S` is what its `status` reads."""
 
     name: str
+    schema: TypeSchema  # what a declaration of the kind accepts, and the rules of its items
 
     def label(self, item: Item) -> str:
         """How plans and reports name the item (`~/.vimrc`, `ripgrep@14.1.0`)."""

@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from syslua.manifest.checks import choice, package_ensure, package_name
 from syslua.manifest.model import Item, freeze, thaw
+from syslua.manifest.schema import Prop, schema
 from syslua.resources.base import (
     CREATE,
     FAIL,
@@ -168,8 +170,32 @@ def wanted(ensure: str, have: str | None, compare: Any) -> bool:
     return bool(compare(have, ensure) == 0)
 
 
+# -- the declaration -----------------------------------------------------------
+
+SCHEMA = schema(
+    "os_package",
+    "name",
+    [
+        Prop("name", package_name, doc="the package's name, as apt or dnf knows it"),
+        Prop(
+            "ensure",
+            package_ensure,
+            doc='"present", "absent", "latest" or a version such as "2.10-3"',
+        ),
+        Prop(
+            "provider",
+            choice("apt", "dnf"),
+            doc="the package manager; chosen from the machine when not given",
+        ),
+    ],
+    defaults={"ensure": "present"},
+    doc="A package of the operating system, through apt or dnf; needs root (docs/resources/os_package.md).",
+)
+
+
 class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversible):
     name = "os_package"
+    schema = SCHEMA
 
     def label(self, item: Item) -> str:
         return item.key

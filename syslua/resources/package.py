@@ -21,7 +21,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from syslua.errors import ConfigError
+from syslua.manifest.checks import (
+    choice,
+    fetch_source,
+    non_negative,
+    nonempty_string,
+    string_list,
+)
 from syslua.manifest.model import Item, Manifest, thaw
+from syslua.manifest.schema import Finishing, Prop, TypeSchema, schema
 from syslua.paths import Paths
 from syslua.resources.base import (
     CREATE,
@@ -98,8 +107,75 @@ def installed_packages(ctx: Context, manifest: Manifest) -> list[tuple[Path, lis
     return out
 
 
+# -- the declaration -----------------------------------------------------------
+
+_OS_PACKAGE_HINT = (
+    "`package {}` is a tool fetched into syslua's store (version, source, bin). "
+    "For a package of the operating system (apt, dnf), CCM's `package`, write\n"
+    '  os_package { name = "hello", ensure = "present" }'
+)
+
+
+class _PackageSchema(TypeSchema):
+    def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
+        props.setdefault("bin", [])
+
+    def check_all(self, manifest: Manifest) -> None:
+        """Two packages may not put the same name into the profile's bin."""
+        owners: dict[str, Item] = {}
+        for pkg in manifest.of_type(self.name):
+            for b in pkg.get("bin", ()):
+                name = b.rsplit("/", 1)[-1]
+                other = owners.get(name)
+                if other is not None:
+                    raise ConfigError(
+                        f"bin `{name}` is provided by two packages: package {other.key} "
+                        f"(declared at {manifest.source_of(other.id)}) and package {pkg.key} "
+                        f"(declared at {manifest.source_of(pkg.id)})",
+                        hint="Remove `" + name + "` from the bin list of one of them.",
+                    )
+                owners[name] = pkg
+
+
+SCHEMA = schema(
+    "package",
+    "name",
+    [
+        Prop("name", nonempty_string, doc="the package's name"),
+        Prop("version", nonempty_string, required=True, doc="its version; part of the store path"),
+        Prop(
+            "source",
+            fetch_source,
+            required=True,
+            doc="lib.fetchUrl{...}, lib.fetchGitHub{...} or lib.fetchGit{...}",
+        ),
+        Prop(
+            "bin",
+            string_list,
+            mergeable=True,
+            doc="programs in the unpacked tree to link into the profile's bin",
+        ),
+        Prop(
+            "strip_components",
+            non_negative,
+            doc="leading path components removed from archive members",
+        ),
+        Prop(
+            "format",
+            choice("tar.gz", "tar.xz", "tar.bz2", "zip", "binary"),
+            doc="how to unpack (guessed from the URL when omitted)",
+        ),
+    ],
+    defaults={"strip_components": 0},
+    doc="A tool fetched into the store and linked into the profile (docs/resources/package.md).",
+    hints=dict.fromkeys(("ensure", "provider"), _OS_PACKAGE_HINT),
+    cls=_PackageSchema,
+)
+
+
 class PackageType(Kind[dict[str, Any]], Removable, Undoes, Recorded, Drifts, Ordered, Outputs):
     name = "package"
+    schema = SCHEMA
 
     def label(self, item: Item) -> str:
         return f"{item.key}@{item.get('version')}"

@@ -15,7 +15,18 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from syslua.manifest.checks import (
+    abs_path,
+    boolean,
+    choice,
+    name_or_id,
+    non_negative,
+    nonempty_string,
+    string,
+    string_list,
+)
 from syslua.manifest.model import Item
+from syslua.manifest.schema import Prop, schema
 from syslua.resources import user_posix as posix
 from syslua.resources.base import (
     CREATE,
@@ -42,8 +53,30 @@ from syslua.resources.user_posix import group_id as _gid
 __all__ = ["Account", "UserType", "read_account", "restore"]
 
 
+# -- the declaration -----------------------------------------------------------
+
+SCHEMA = schema(
+    "user",
+    "name",
+    [
+        Prop("name", nonempty_string, doc="the login name"),
+        Prop("ensure", choice("present", "absent"), doc="whether the account should exist"),
+        Prop("uid", non_negative, doc="the user id"),
+        Prop("gid", name_or_id, doc="the primary group (name or number); must exist"),
+        Prop("groups", string_list, mergeable=True, doc="supplementary groups; each must exist"),
+        Prop("purge_groups", boolean, doc="also remove the account from groups not listed"),
+        Prop("shell", abs_path, doc="the login shell"),
+        Prop("home", abs_path, doc="the home directory recorded for the account"),
+        Prop("comment", string, doc="the GECOS field"),
+    ],
+    defaults={"ensure": "present", "purge_groups": False},
+    doc="An OS account; applying it needs root (docs/resources/user.md).",
+)
+
+
 class UserType(Kind[Account], Removable, Undoes):
     name = "user"
+    schema = SCHEMA
 
     def label(self, item: Item) -> str:
         return item.key

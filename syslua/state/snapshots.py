@@ -350,4 +350,3 @@ class Snapshots:
                 "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
             )
         return order[pos - 1]
-

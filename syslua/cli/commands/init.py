@@ -39,10 +39,9 @@ env { EDITOR = "vi" }
 
 def _declarations() -> list[str]:
     """The declarations a config calls as Lua globals (`sys.build`/`sys.bind` live under `sys`)."""
-    from syslua.manifest.primitives import PRIMITIVES
-    from syslua.manifest.schema import SCHEMAS
+    from syslua import registry
 
-    return [name for name in SCHEMAS if name not in PRIMITIVES]
+    return [*registry.lua_declarations(), "defaults"]
 
 
 # Where the type stubs are copied, relative to the config's directory; the
