@@ -26,7 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from functools import partial
 
 from syslua.execute.item import FAILED, ItemResult, skipped
-from syslua.manifest.model import Manifest
+from syslua.manifest.model import Item, Manifest
 from syslua.plan.dag import Dag
 from syslua.resources import capability
 from syslua.resources import get as get_type
@@ -54,113 +54,136 @@ def execute(
     a node whose count reaches zero joins the ready queue once. Nothing
     rescans the queue: a ready node waits in it only until a worker is free.
     """
-    waiting = {node: len(dag.preds[node]) for node in dag.nodes}
-    successors = dag.successors()
-    # Ready items wait in one of two queues: those a worker runs, and those
-    # the scheduler's own thread runs between hand-offs (`inline` types).
-    pooled: deque[str] = deque()
-    inline: deque[str] = deque()
-    done: list[ItemResult] = []
-    bad: dict[str, str] = {}  # item -> the failed item that stopped it
-    stopped = False
-    why_stopped = "another item failed"
-    running: dict[Future[ItemResult], str] = {}
+    queue = _Queue(dag, manifest, run, stop_on_failure, on_start, on_finish, should_stop)
+    return queue.run(jobs or DEFAULT_JOBS)
 
-    def make_ready(idents: list[str]) -> None:
+
+class _Queue:
+    """One run of the scheduler: the ready queues, what finished, what stops the rest."""
+
+    def __init__(
+        self,
+        dag: Dag,
+        manifest: Manifest,
+        run: Callable[[str], ItemResult],
+        stop_on_failure: bool,
+        on_start: Callable[[str], None] | None,
+        on_finish: Callable[[ItemResult], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        self.dag, self.manifest, self.item_run = dag, manifest, run
+        self.stop_on_failure = stop_on_failure
+        self.on_start, self.on_finish, self.should_stop = on_start, on_finish, should_stop
+        self.waiting = {node: len(dag.preds[node]) for node in dag.nodes}
+        self.successors = dag.successors()
+        # Ready items wait in one of two queues: those a worker runs, and those
+        # the scheduler's own thread runs between hand-offs (`inline` kinds).
+        self.pooled: deque[str] = deque()
+        self.inline: deque[str] = deque()
+        self.done: list[ItemResult] = []
+        self.bad: dict[str, str] = {}  # item -> the failed item that stopped it
+        self.stopped = False
+        self.why_stopped = "another item failed"
+        self.running: dict[Future[ItemResult], str] = {}
+
+    def run(self, workers: int) -> list[ItemResult]:
+        self.make_ready([node for node, n in self.waiting.items() if n == 0])
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syslua") as pool:
+            while self.pooled or self.inline or self.running:
+                # Workers first, so that slow items overlap the inline ones.
+                while self.pooled and len(self.running) < workers:
+                    ident = self.pooled.popleft()
+                    if not self.settle(ident):
+                        self.running[pool.submit(self.item_run, ident)] = ident
+                if self.inline:
+                    ident = self.inline.popleft()
+                    if not self.settle(ident):
+                        self.outcome(ident, partial(self.item_run, ident))
+                    if self.running:
+                        self.collect([f for f in self.running if f.done()])
+                    continue
+                if self.running:
+                    # Never an untimed wait: a signal (Ctrl-C) that the kernel hands
+                    # to another thread would not wake this one, and Python runs
+                    # signal handlers only in this thread, between bytecodes.
+                    finished, _ = wait(
+                        self.running, timeout=SIGNAL_POLL, return_when=FIRST_COMPLETED
+                    )
+                    self.collect(finished)
+        return self.done
+
+    def item(self, ident: str) -> Item:
+        item = self.manifest.get(ident)
+        assert item is not None
+        return item
+
+    def make_ready(self, idents: list[str]) -> None:
         for ident in sorted(idents):
-            item = manifest.get(ident)
-            assert item is not None
-            (inline if _traits(item.type)[0] else pooled).append(ident)
+            (self.inline if _traits(self.item(ident).type)[0] else self.pooled).append(ident)
 
-    def finish(ident: str, result: ItemResult) -> None:
-        done.append(result)
-        if on_finish is not None:
-            on_finish(result)
+    def finish(self, ident: str, result: ItemResult) -> None:
+        self.done.append(result)
+        if self.on_finish is not None:
+            self.on_finish(result)
         unblocked = []
-        for after in successors[ident]:
-            waiting[after] -= 1
-            if waiting[after] == 0:
+        for after in self.successors[ident]:
+            self.waiting[after] -= 1
+            if self.waiting[after] == 0:
                 unblocked.append(after)
-        make_ready(unblocked)
+        self.make_ready(unblocked)
 
-    def settle(ident: str) -> bool:
+    def settle(self, ident: str) -> bool:
         """Settle an item that will not run (skipped, or not started after a
         stop) on the spot; False when it is to run."""
-        nonlocal stopped, why_stopped
-        if why_stopped != "interrupted" and should_stop is not None and should_stop():
-            stopped, why_stopped = True, "interrupted"
-        item = manifest.get(ident)
-        assert item is not None
-        soft = dag.ordering.get(ident, ())
-        failed_deps = sorted(bad[p] for p in dag.preds[ident] if p in bad and p not in soft)
-        aggregate = _traits(item.type)[1]
-        own_children = aggregate and all(
-            getattr(manifest.get(p), "parent", None) == ident for p in failed_deps
+        if self.why_stopped != "interrupted" and self.should_stop is not None:
+            if self.should_stop():
+                self.stopped, self.why_stopped = True, "interrupted"
+        item = self.item(ident)
+        soft = self.dag.ordering.get(ident, ())
+        failed_deps = sorted(
+            self.bad[p] for p in self.dag.preds[ident] if p in self.bad and p not in soft
         )
-        if failed_deps and not own_children:
-            bad[ident] = failed_deps[0]
-            finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
+        aggregate = _traits(item.type)[1]
+        own_members = aggregate and all(
+            getattr(self.manifest.get(p), "parent", None) == ident for p in failed_deps
+        )
+        if failed_deps and not own_members:
+            self.bad[ident] = failed_deps[0]
+            self.finish(ident, skipped(item, f"skipped because {failed_deps[0]} failed"))
             return True
         if (
-            stopped
+            self.stopped
             and not aggregate
-            and not (item.get("fail_on_error") is False and why_stopped != "interrupted")
+            and not (item.get("fail_on_error") is False and self.why_stopped != "interrupted")
         ):
-            bad[ident] = ident
-            finish(ident, skipped(item, f"not started: {why_stopped}"))
+            self.bad[ident] = ident
+            self.finish(ident, skipped(item, f"not started: {self.why_stopped}"))
             return True
-        if on_start is not None:
-            on_start(ident)
+        if self.on_start is not None:
+            self.on_start(ident)
         return False
 
-    def outcome(ident: str, result: Callable[[], ItemResult]) -> None:
-        nonlocal stopped
+    def outcome(self, ident: str, result: Callable[[], ItemResult]) -> None:
         try:
             value = result()
-        except Exception as e:  # a bug in resource code: report it as this item's failure
-            item = manifest.get(ident)
-            assert item is not None
+        except Exception as e:  # a bug in a kind's code: report it as this item's failure
             trace = "".join(traceback.format_exception(e)).rstrip()
             value = skipped(
-                item,
+                self.item(ident),
                 f"internal error: {type(e).__name__}: {e} "
                 f"(a bug in syslua; please report it)\n{trace}",
             )
             value.status = FAILED
             value.mutated = True
         if value.status == FAILED:
-            bad[ident] = ident
-            if stop_on_failure:
-                stopped = True
-        finish(ident, value)
+            self.bad[ident] = ident
+            if self.stop_on_failure:
+                self.stopped = True
+        self.finish(ident, value)
 
-    def collect(futures: set[Future[ItemResult]] | list[Future[ItemResult]]) -> None:
+    def collect(self, futures: set[Future[ItemResult]] | list[Future[ItemResult]]) -> None:
         for future in futures:
-            outcome(running.pop(future), future.result)
-
-    make_ready([node for node, n in waiting.items() if n == 0])
-    workers = jobs or DEFAULT_JOBS
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syslua") as pool:
-        while pooled or inline or running:
-            # Workers first, so that slow items overlap the inline ones.
-            while pooled and len(running) < workers:
-                ident = pooled.popleft()
-                if not settle(ident):
-                    running[pool.submit(run, ident)] = ident
-            if inline:
-                ident = inline.popleft()
-                if not settle(ident):
-                    outcome(ident, partial(run, ident))
-                if running:
-                    collect([f for f in running if f.done()])
-                continue
-            if running:
-                # Never an untimed wait: a signal (Ctrl-C) that the kernel hands
-                # to another thread would not wake this one, and Python runs
-                # signal handlers only in this thread, between bytecodes.
-                finished, _ = wait(running, timeout=SIGNAL_POLL, return_when=FIRST_COMPLETED)
-                collect(finished)
-    return done
+            self.outcome(self.running.pop(future), future.result)
 
 
 def _traits(kind_name: str) -> tuple[bool, bool]:
