@@ -224,7 +224,7 @@ def _recover(paths: Paths, term: Terminal) -> None:
     if not journal.exists(paths.journal):
         return
     from syslua.cli.report import PlainReporter
-    from syslua.execute.apply import recover
+    from syslua.execute.recovery import recover
 
     stop = signals.current()
     with stop.rolling_back():
