@@ -13,7 +13,7 @@ Layers, top to bottom (docs/architecture.md, "Import direction"):
 | state        | `syslua/state`                                                  |
 | manifest     | `syslua/manifest`                                               |
 | eval         | `syslua/eval`                                                   |
-| bottom       | `syslua/errors.py`, `syslua/paths.py`, `syslua/fsutil.py`, `syslua/record.py` |
+| bottom       | `syslua/errors.py`, `syslua/paths.py`, `syslua/fsutil.py`, `syslua/record.py`, `syslua/shellrc.py` |
 
 `fetch.py` and `unpack.py` are the download and unpack providers of the
 package and build types: a layer of their own directly below `resources`,
@@ -53,7 +53,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("state", ("syslua.state",)),
     ("manifest", ("syslua.manifest",)),
     ("eval", ("syslua.eval",)),
-    ("bottom", ("syslua.errors", "syslua.paths", "syslua.fsutil", "syslua.record")),
+    (
+        "bottom",
+        ("syslua.errors", "syslua.paths", "syslua.fsutil", "syslua.record", "syslua.shellrc"),
+    ),
 ]
 
 # Known upward imports, as (file, imported module), tolerated until the code

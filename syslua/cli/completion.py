@@ -94,7 +94,7 @@ def rc_file(shell: str) -> Path:
 
 
 def source_line(shell: str) -> str:
-    from syslua.resources.env import sh_quote
+    from syslua.shellrc import sh_quote
 
     path = sh_quote(str(script_path(shell)))
     return f"[ -f {path} ] && . {path}"

@@ -29,7 +29,7 @@ from syslua.errors import Interrupted
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter, apply_manifest
 from syslua.execute.item import CHANGED
 from syslua.paths import Paths
-from syslua.resources.env import rc_advice
+from syslua.shellrc import rc_advice
 
 INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 

@@ -289,12 +289,13 @@ def store(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 
 
 # -- 6. the env line --------------------------------------------------------------------
-# Which rc file a shell reads, and whether it loads the script, is the env
-# type's knowledge (`sys apply` prints the line while the rc file does not).
+# Which rc file a shell reads, and whether it loads the script, is
+# syslua/shellrc.py's knowledge (`sys apply` prints the line while the rc
+# file does not).
 
 
 def env_line(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
-    from syslua.resources.env import rc_file, rc_line, rc_loads
+    from syslua.shellrc import rc_file, rc_line, rc_loads
 
     env_shell = os.environ.get("SHELL", "")
     shell = os.path.basename(env_shell)

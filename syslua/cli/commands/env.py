@@ -7,7 +7,7 @@ import os
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.paths import Paths
-from syslua.resources.env import rc_line
+from syslua.shellrc import rc_line
 
 SHELLS = ("bash", "zsh", "fish", "sh")
 
