@@ -422,6 +422,27 @@ class Snapshots:
                     problems.append(e.message)
         return out
 
+    def rollback_target(self, wanted: str | None = None) -> str:
+        """The snapshot `sys rollback` returns to: `wanted` (an id, a prefix of
+        one, or a tag), else the one before the current snapshot (the newest
+        when none is current)."""
+        if wanted:
+            return self.resolve_id(wanted)
+        index = self.index()
+        order, current = index["order"], index.get("current")
+        if not order:
+            raise UsageError("there are no snapshots yet: nothing to roll back to")
+        if current is None:
+            return order[-1]
+        pos = order.index(current) if current in order else len(order)
+        if pos == 0:
+            raise UsageError(
+                f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to",
+                hint="To remove everything syslua manages and restore the originals it took over, "
+                "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
+            )
+        return order[pos - 1]
+
 
 def current_manifest(paths: Paths) -> tuple[Manifest | None, list[str]]:
     """The manifest of the current snapshot (None before the first apply), and warnings."""

@@ -12,7 +12,7 @@ from syslua.cli import signals
 from syslua.cli.commands.apply import interrupted_early, late, report, reporter_for
 from syslua.cli.commands.common import parse_size, state
 from syslua.cli.output import Terminal
-from syslua.errors import Interrupted, UsageError
+from syslua.errors import Interrupted
 from syslua.execute.apply import ApplyOptions, apply_manifest
 from syslua.execute.materialise import materialise
 from syslua.paths import Paths
@@ -35,7 +35,7 @@ def run(
     try:
         with state(paths, term, exclusive=not noop, wait=wait):
             snapshots = Snapshots(paths)
-            target_id = _target(snapshots, snapshot_id)
+            target_id = snapshots.rollback_target(snapshot_id)
             target = snapshots.load(target_id)
             manifest = materialise(target, Store(paths.store))
             term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
@@ -67,22 +67,3 @@ def run(
         return interrupted_early(term, "Rollback")
     late(term, outcome, options)
     return report(term, outcome, time.monotonic() - started, noop=noop, verb="Rollback")
-
-
-def _target(snapshots: Snapshots, snapshot_id: str | None) -> str:
-    if snapshot_id:
-        return snapshots.resolve_id(snapshot_id)
-    index = snapshots.index()
-    order, current = index["order"], index.get("current")
-    if not order:
-        raise UsageError("there are no snapshots yet: nothing to roll back to")
-    if current is None:
-        return order[-1]
-    pos = order.index(current) if current in order else len(order)
-    if pos == 0:
-        raise UsageError(
-            f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to",
-            hint="To remove everything syslua manages and restore the originals it took over, "
-            "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
-        )
-    return order[pos - 1]
