@@ -21,9 +21,9 @@ import pytest
 from conftest import tree
 
 from syslua.cli.commands import rollback
-from syslua.cli.commands.status import drift
 from syslua.cli.output import Terminal
 from syslua.execute.apply import ApplyOptions, apply_manifest
+from syslua.execute.drift import drift
 from syslua.manifest.model import Item, Manifest, freeze
 from syslua.manifest.resolve import resolve
 from syslua.paths import Paths

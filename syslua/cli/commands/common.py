@@ -1,4 +1,4 @@
-"""Helpers shared by commands: finding the config, resolving it, and `state()`, which
+"""Helpers shared by commands: evaluating the config, and `state()`, which
 tightens the permissions of a state dir left readable by an older version,
 takes the state lock when writing and first rolls back an interrupted run (a
 rollback that Ctrl-C does not stop; the command ends after it, exit 130)."""
@@ -8,15 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from syslua.cli import signals
 from syslua.cli.output import Terminal
 from syslua.errors import Interrupted, LockHeldError, UsageError
 from syslua.eval.facts import parse_fact_args
+from syslua.execute.config import GitInputs, find_config
 from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
-from syslua.paths import Paths, config_in, default_config
+from syslua.paths import Paths
 
 if TYPE_CHECKING:
     from syslua.state.lock import Holder, StateLock
@@ -39,55 +40,6 @@ def parse_size(text: str, option: str) -> int:
     return size
 
 
-def find_config(
-    config: Path | None,
-    paths: Paths | None = None,
-    term: Terminal | None = None,
-    example: str = "sys plan path/to/sys.lua",
-) -> Path:
-    """CONFIG as given (a file, or a directory holding sys.lua or init.lua);
-    without it, `./sys.lua`, `./init.lua`, `~/.config/syslua/sys.lua`,
-    `~/.config/syslua/init.lua`, then the config file the current
-    snapshot's apply used, read again from disk, while it still exists
-    (`term` is told when that one is used). `example`: how the command is
-    given a config, for the error when there is none."""
-    if config is not None:
-        if not config.exists():
-            raise UsageError(f"config file not found: {config}")
-        if config.is_dir():
-            candidate = config_in(config)
-            if candidate is None:
-                raise UsageError(f"no sys.lua or init.lua in {config}")
-            return candidate
-        return config
-    found = default_config()
-    if found is not None:
-        return found
-    recorded = snapshot_config(paths or Paths.from_env())
-    if recorded is not None and recorded.is_file():
-        if term is not None:
-            term.log(f"Using {recorded}, the config of the current snapshot.")
-        return recorded
-    gone = f"; the current snapshot's config {recorded} no longer exists" if recorded else ""
-    raise UsageError(
-        f"no config file: pass one ({example}) or create ./sys.lua (or ./init.lua) "
-        f"or ~/.config/syslua/sys.lua (or init.lua; sys init writes a starter){gone}"
-    )
-
-
-def snapshot_config(paths: Paths) -> Path | None:
-    """The config file the current snapshot was made from (None before the
-    first apply, or when the snapshot cannot be read: then it names nothing)."""
-    from syslua.errors import StateError
-    from syslua.state.snapshots import Snapshots
-
-    try:
-        snap = Snapshots(paths).current()
-    except (StateError, UsageError, OSError):
-        return None
-    return Path(snap.config) if snap is not None and snap.config else None
-
-
 def load_manifest(
     term: Terminal,
     config: Path | None,
@@ -103,7 +55,7 @@ def load_manifest(
 ) -> Manifest:
     """Evaluate and merge the config. `eval_timeout`: seconds for the whole
     evaluation (None: the default, 0: no limit); `example`: see `find_config`."""
-    path = find_config(config, paths, term, example)
+    path = find_config(config, paths, term.log, example)
     term.log(f"Evaluating {path.name}...")
     options = Options(
         cli_facts=parse_fact_args(facts),
@@ -126,27 +78,6 @@ def show_skipped(term: Terminal, manifest: Manifest) -> None:
     """The CCM resources that their `control` leaves unmanaged (not items)."""
     for subject, reason, where in manifest.skipped:
         term.line(f"  = {subject}: skipped by control ({reason}) (declared at {where})")
-
-
-class GitInputs:
-    """Fetches the git inputs of a config in the original's entry form
-    (`eval.inputs.GitFetcher`), loading the git code only when one is fetched."""
-
-    def __init__(self) -> None:
-        self._fetcher: Any = None
-
-    def _get(self) -> Any:
-        if self._fetcher is None:
-            from syslua.resources.git import InputFetcher
-
-            self._fetcher = InputFetcher()
-        return self._fetcher
-
-    def latest(self, url: str, ref: str | None) -> str:
-        return str(self._get().latest(url, ref))
-
-    def checkout(self, url: str, rev: str, dest: Path) -> None:
-        self._get().checkout(url, rev, dest)
 
 
 @contextmanager

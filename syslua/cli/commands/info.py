@@ -22,12 +22,12 @@ from syslua.paths import Paths, abbreviate, default_config, shipped_dirs
 
 
 def _config(config: Path | None, paths: Paths) -> dict[str, Any]:
-    from syslua.cli.commands.common import snapshot_config
     from syslua.eval.inputs import LOCK_NAME
+    from syslua.execute.config import snapshot_config
 
     found, how = None, None
     if config is not None:
-        from syslua.cli.commands.common import find_config
+        from syslua.execute.config import find_config
 
         found, how = find_config(config, paths), "given"
     else:

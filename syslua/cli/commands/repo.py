@@ -11,9 +11,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from syslua.cli.commands.common import find_config
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
+from syslua.execute.config import find_config
 from syslua.paths import Paths, home
 from syslua.resources import git
 from syslua.resources.process import Runner
@@ -100,7 +100,7 @@ def pull(term: Terminal, directory: Path | None, *, facts: list[str]) -> int:
     elif config_in(Path.cwd()) is not None:
         start = Path.cwd()
     else:
-        config = find_config(None, Paths.from_env(), term, "sys pull path/to/clone")
+        config = find_config(None, Paths.from_env(), term.log, "sys pull path/to/clone")
         start = config.parent
     repo = git.toplevel(start, runner)
     if repo is None:

@@ -8,70 +8,10 @@ from typing import Any
 from syslua.cli.commands.common import state
 from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
-from syslua.execute.materialise import materialise
+from syslua.execute.drift import describe_unrestored, drift, store_check
 from syslua.paths import Paths, abbreviate
-from syslua.resources import get as get_type
-from syslua.resources.base import Context
-from syslua.resources.placeholders import Resolver
-from syslua.resources.process import Runner
 from syslua.state.originals import load_unrestored
-from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
-
-
-def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, list[dict[str, str]]]:
-    """What no longer matches the current snapshot: one entry per item, with
-    the `kind` of drift and its detail, and the `label` it is shown by."""
-    snapshots = Snapshots(paths)
-    snap, warning = snapshots.usable_current()
-    if notes is not None:
-        notes.extend(n for n in (snapshots.rebuilt, warning) if n)
-    if snap is None:
-        return None, []
-    store = Store(paths.store)
-    unreadable: dict[str, str] = {}  # items whose stored copy is gone: not checkable
-    manifest = materialise(snap, store, unreadable)
-    resolver = Resolver(manifest, store, paths.state)
-    ctx = Context(
-        runner=Runner(), noop=True, manifest=manifest, store=store, paths=paths, resolver=resolver
-    )
-    out = []
-    for item in manifest:
-        rtype = get_type(item.type)
-        found = ("error", unreadable[item.id]) if item.id in unreadable else rtype.drift(item, ctx)
-        if found is not None:
-            kind, detail = found
-            # Managed paths are shown as paths, anything else by its id.
-            label = rtype.key_label(item.key) if rtype.managed_path(item) else item.id
-            out.append(
-                {"id": item.id, "path": item.key, "kind": kind, "detail": detail, "label": label}
-            )
-    return snap.id, out
-
-
-def store_check(paths: Paths) -> dict[str, Any] | None:
-    """What the current snapshot needs from the store and is not there: the
-    store dir itself, or some of its objects (file contents, originals,
-    config sources) and trees. None when all is there (or nothing is current)."""
-    snap, _ = Snapshots(paths).usable_current()
-    if snap is None:
-        return None
-    store = Store(paths.store)
-    blobs, trees = snap.blobs(), snap.trees()
-    exists = paths.store.is_dir()
-    gone_blobs = [b for b in blobs if not store.has(b)]
-    gone_trees = [t for t in trees if not store.tree_path(t).is_dir()]
-    if exists and not gone_blobs and not gone_trees:
-        return None
-    return {
-        "path": str(paths.store),
-        "exists": exists,
-        "objects": len(blobs),
-        "missing_objects": len(gone_blobs),
-        "trees": len(trees),
-        "missing_trees": len(gone_trees),
-    }
-
 
 MARK = {"deleted": "D", "edited": "M", "mode": "~", "changed": "~", "recreated": "+", "error": "!"}
 
@@ -91,7 +31,7 @@ def run(term: Terminal, *, exit_code: bool = False) -> int:
         store = store_check(paths)
     for note in notes:
         term.warn(note)
-    kept = [_unrestored(r, Store(paths.store)) for r in unrestored]
+    kept = [describe_unrestored(r, Store(paths.store)) for r in unrestored]
     if term.json_mode:
         term.json(
             {
@@ -157,24 +97,3 @@ def _store_lines(term: Terminal, snap_id: str, store: dict[str, Any]) -> None:
         always=True,
     )
     term.line(f"  They were kept there {what}", always=True)
-
-
-def _unrestored(record: dict[str, Any], store: Store) -> dict[str, str]:
-    """A path a failed undo left, with what it was and where that is kept."""
-    prev, path = record["prev"], record["path"]
-    kind = prev.get("kind")
-    if kind == "file":
-        blob = prev["blob"]
-        before = f"its previous content is kept in {store.loose(blob) or store.location(blob)}"
-    elif kind == "absent":
-        before = "it did not exist before"
-    elif kind == "link":
-        before = f"it was a symlink to {prev['target']}"
-    else:
-        before = f"it was a {'directory' if kind == 'dir' else kind}"
-    why = record.get("why")
-    return {
-        "path": path,
-        "before": before + (f" ({why})" if why else ""),
-        "blob": prev.get("blob") or "",
-    }

@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from syslua.cli.commands.common import GitInputs, find_config
 from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.eval.facts import parse_fact_args
+from syslua.execute.config import GitInputs, find_config
 from syslua.manifest.resolve import Options, resolve_inputs
 from syslua.paths import Paths, config_in
 
@@ -49,7 +49,7 @@ def run(
         else:
             wanted.append(arg)
     paths = Paths.from_env()
-    path = find_config(config, paths, term, example="sys update --config path/to/init.lua")
+    path = find_config(config, paths, term.log, example="sys update --config path/to/init.lua")
     if commit:
         if dry_run:
             raise UsageError("--commit and --dry-run do not go together")

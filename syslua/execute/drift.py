@@ -1,0 +1,100 @@
+"""What no longer matches the current snapshot, read without changing anything.
+
+- `drift`: each item's type says whether the machine still matches what the
+  current snapshot recorded for it (edited, deleted, mode changed);
+- `store_check`: which store objects and trees the current snapshot refers
+  to are gone (`sys status` and `sys doctor` both report it);
+- `describe_unrestored`: a path a failed rollback could not put back, with
+  what it was and where its previous content is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syslua.execute.materialise import materialise
+from syslua.paths import Paths
+from syslua.resources import get as get_type
+from syslua.resources.base import Context
+from syslua.resources.placeholders import Resolver
+from syslua.resources.process import Runner
+from syslua.state.snapshots import Snapshots
+from syslua.state.store import Store
+
+
+def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, list[dict[str, str]]]:
+    """What no longer matches the current snapshot: one entry per item, with
+    the `kind` of drift and its detail, and the `label` it is shown by.
+    `notes` receives the warnings of reading the snapshot (a rebuilt index,
+    a corrupt current snapshot)."""
+    snapshots = Snapshots(paths)
+    snap, warning = snapshots.usable_current()
+    if notes is not None:
+        notes.extend(n for n in (snapshots.rebuilt, warning) if n)
+    if snap is None:
+        return None, []
+    store = Store(paths.store)
+    unreadable: dict[str, str] = {}  # items whose stored copy is gone: not checkable
+    manifest = materialise(snap, store, unreadable)
+    resolver = Resolver(manifest, store, paths.state)
+    ctx = Context(
+        runner=Runner(), noop=True, manifest=manifest, store=store, paths=paths, resolver=resolver
+    )
+    out = []
+    for item in manifest:
+        rtype = get_type(item.type)
+        found = ("error", unreadable[item.id]) if item.id in unreadable else rtype.drift(item, ctx)
+        if found is not None:
+            kind, detail = found
+            # Managed paths are shown as paths, anything else by its id.
+            label = rtype.key_label(item.key) if rtype.managed_path(item) else item.id
+            out.append(
+                {"id": item.id, "path": item.key, "kind": kind, "detail": detail, "label": label}
+            )
+    return snap.id, out
+
+
+def store_check(paths: Paths) -> dict[str, Any] | None:
+    """What the current snapshot needs from the store and is not there: the
+    store dir itself, or some of its objects (file contents, originals,
+    config sources) and trees. None when all is there (or nothing is current)."""
+    snap, _ = Snapshots(paths).usable_current()
+    if snap is None:
+        return None
+    store = Store(paths.store)
+    blobs, trees = snap.blobs(), snap.trees()
+    exists = paths.store.is_dir()
+    gone_blobs = [b for b in blobs if not store.has(b)]
+    gone_trees = [t for t in trees if not store.tree_path(t).is_dir()]
+    if exists and not gone_blobs and not gone_trees:
+        return None
+    return {
+        "path": str(paths.store),
+        "exists": exists,
+        "objects": len(blobs),
+        "missing_objects": len(gone_blobs),
+        "trees": len(trees),
+        "missing_trees": len(gone_trees),
+    }
+
+
+def describe_unrestored(record: dict[str, Any], store: Store) -> dict[str, str]:
+    """A path a failed undo left (a record of `state.originals.load_unrestored`),
+    with what it was and where that is kept."""
+    prev, path = record["prev"], record["path"]
+    kind = prev.get("kind")
+    if kind == "file":
+        blob = prev["blob"]
+        before = f"its previous content is kept in {store.loose(blob) or store.location(blob)}"
+    elif kind == "absent":
+        before = "it did not exist before"
+    elif kind == "link":
+        before = f"it was a symlink to {prev['target']}"
+    else:
+        before = f"it was a {'directory' if kind == 'dir' else kind}"
+    why = record.get("why")
+    return {
+        "path": path,
+        "before": before + (f" ({why})" if why else ""),
+        "blob": prev.get("blob") or "",
+    }
