@@ -9,13 +9,8 @@ from syslua.cli.commands.common import load_manifest, show_skipped, state
 from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal, count_paths
 from syslua.paths import Paths
-from syslua.plan.planner import make_plan
-from syslua.resources.base import Context
-from syslua.resources.placeholders import Resolver
+from syslua.plan.inputs import PlanInputs
 from syslua.resources.process import Runner
-from syslua.state.originals import known as known_originals
-from syslua.state.snapshots import Snapshots
-from syslua.state.store import Store
 
 PENDING = 4
 
@@ -42,39 +37,13 @@ def run(
         eval_timeout=eval_timeout,
     )
     with state(paths, term, exclusive=False):
-        snapshots = Snapshots(paths)
-        current, warning = snapshots.usable_current(like=manifest)
-        originals = known_originals(paths.state, current.originals if current else None)
-    notes = [n for n in (snapshots.rebuilt, warning) if n]
-    previous = current.load_manifest() if current else None
-    for note in notes:
+        inputs = PlanInputs(paths, manifest)
+        originals = inputs.known_originals()
+    for note in inputs.warnings:
         term.warn(note)
     term.log("Building execution plan...")
-    store = Store(paths.store)
-    ctx = Context(
-        runner=Runner(),
-        noop=True,
-        store=store,
-        paths=paths,
-        previous=previous,
-        # A corrupt current snapshot's stand-in did not leave the machine as it
-        # is: what differs from it is not an edit.
-        last_applied=current.item_states() if current and not warning else None,
-        resolver=Resolver(manifest, store, paths.state),
-        originals=originals,
-    )
-    known = None
-    if previous is None:
-        baseline = Snapshots(paths).latest_readable()
-        known = baseline.load_manifest() if baseline is not None else None
-    plan = make_plan(
-        manifest,
-        ctx,
-        previous,
-        with_diff=diff or term.json_mode,
-        known=known,
-        order=current.order if current is not None and not warning else None,
-    )
+    ctx = inputs.context(Runner(), originals=originals)
+    plan = inputs.plan(ctx, with_diff=diff or term.json_mode)
     if term.json_mode:
         out: dict[str, Any] = {
             "format": JSON_FORMAT,

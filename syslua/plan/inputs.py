@@ -1,0 +1,96 @@
+"""What a plan is made against, read from the state dir: the current snapshot
+and what goes with it. `sys plan` and `sys apply` read it the same way:
+
+1. the current snapshot, read lean (`like` the manifest about to be planned),
+   or, when its file is corrupt, the newest readable one standing in for
+   it; `warnings` say so, and say when the snapshot index had to be rebuilt;
+2. its manifest (`previous`, what syslua manages now), the item states it
+   recorded (`last_applied`: edits made since are found from them) and the
+   waves its plan ran in (`order`); the last two only from the real current
+   snapshot, never from a stand-in, which did not leave the machine as it is;
+3. without a current snapshot (self-healing cleared it), the newest readable
+   one as the `baseline`: files its manifest (`known`) managed are not taken
+   over again;
+4. the originals syslua took over: `known_originals` for a plan (read-only),
+   `originals_record` for an apply, which adds to the record;
+5. the `Context` that plans (and runs) items over all of this (`context`),
+   and the plan itself (`plan`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syslua.manifest.model import Manifest
+from syslua.paths import Paths
+from syslua.plan.planner import Plan, make_plan
+from syslua.resources.base import Context
+from syslua.resources.placeholders import Resolver
+from syslua.resources.process import Runner
+from syslua.state.originals import Originals, known
+from syslua.state.snapshots import Snapshots
+from syslua.state.store import Store
+
+
+class PlanInputs:
+    """What `manifest` is planned against (see the module's docstring)."""
+
+    def __init__(self, paths: Paths, manifest: Manifest, store: Store | None = None) -> None:
+        """Read it all now; `store`: the one the caller uses, if it has one."""
+        self.paths = paths
+        self.manifest = manifest
+        self.store = store if store is not None else Store(paths.store)
+        self.snapshots = Snapshots(paths)
+        current, warning = self.snapshots.usable_current(like=manifest)
+        self.current = current
+        self.warnings = [n for n in (self.snapshots.rebuilt, warning) if n]
+        self.previous = current.load_manifest() if current else None
+        real = current is not None and not warning  # not a stand-in for a corrupt one
+        self.last_applied = current.item_states() if real and current else None
+        self.order = current.order if real and current else None
+        self.baseline = self.snapshots.latest_readable() if current is None else None
+        self.known = self.baseline.load_manifest() if self.baseline is not None else None
+        self.resolver = Resolver(manifest, self.store, paths.state)
+
+    def known_originals(self) -> dict[str, dict[str, Any]]:
+        """The originals as a plan names them (read-only): the record's, or the
+        current snapshot's before there was a record; none when the record
+        cannot be read (the apply reports that)."""
+        return known(self.paths.state, self.current.originals if self.current else None)
+
+    def originals_record(self) -> Originals:
+        """The record of originals, for an apply to add to. A state dir from
+        before it existed starts it from the originals the current snapshot
+        (or the baseline) kept. Raises StateError when it cannot be read."""
+        registry = Originals.load(self.paths.state)
+        source = self.current or self.baseline
+        if not registry.exists and source is not None and source.originals:
+            registry.add(source.originals)
+        return registry
+
+    def context(self, runner: Runner, *, noop: bool = True, **more: Any) -> Context:
+        """A Context over these inputs: the one that plans (noop), or, given the
+        apply's facilities in `more` (on_output, progress, planned...), the one
+        its items run with."""
+        return Context(
+            runner=runner,
+            noop=noop,
+            manifest=self.manifest,
+            store=self.store,
+            paths=self.paths,
+            resolver=self.resolver,
+            previous=self.previous,
+            last_applied=self.last_applied,
+            **more,
+        )
+
+    def plan(self, ctx: Context, *, with_diff: bool = False) -> Plan:
+        """The plan of the manifest against these inputs, made with `ctx`."""
+        return make_plan(
+            self.manifest,
+            ctx,
+            self.previous,
+            with_diff=with_diff,
+            known=self.known,
+            order=self.order,
+        )
