@@ -23,12 +23,8 @@ from syslua.errors import UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
-from syslua.plan.planner import make_plan
-from syslua.resources.base import Context
-from syslua.resources.process import Runner
-from syslua.state.originals import known as known_originals
+from syslua.plan.inputs import removal_plan
 from syslua.state.snapshots import Snapshot, Snapshots
-from syslua.state.store import Store
 
 
 def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
@@ -51,14 +47,13 @@ def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
         if not current.manifest.get("items"):
             term.line(f"Nothing to destroy: snapshot {current.id} manages nothing.")
             return 0
-        empty = Manifest(items=())
         if dry_run:
-            return _dry_run(term, paths, current, empty)
+            return _dry_run(term, paths, current)
         term.log("Removing everything syslua manages...")
         options = ApplyOptions(jobs=jobs, kind="destroy", keep_edits=True)
         reporter = reporter_for(term, options)
         try:
-            outcome = apply_manifest(empty, paths, options, reporter)
+            outcome = apply_manifest(Manifest(items=()), paths, options, reporter)
         finally:
             reporter.close()
     code = report(term, outcome, time.monotonic() - started, verb="Destroy")
@@ -70,19 +65,9 @@ def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
     return code
 
 
-def _dry_run(term: Terminal, paths: Paths, current: Snapshot, empty: Manifest) -> int:
+def _dry_run(term: Terminal, paths: Paths, current: Snapshot) -> int:
     """What destroying would do, from a plan of the empty manifest; nothing changes."""
-    previous = current.load_manifest()
-    ctx = Context(
-        runner=Runner(),
-        noop=True,
-        store=Store(paths.store),
-        paths=paths,
-        previous=previous,
-        last_applied=current.items,
-        originals=known_originals(paths.state, current.originals),
-    )
-    plan = make_plan(empty, ctx, previous, with_diff=term.json_mode)
+    plan = removal_plan(paths, current, with_diff=term.json_mode)
     if term.json_mode:
         term.json(
             {"format": JSON_FORMAT, "snapshot": current.id, "dry_run": True, "plan": plan.to_dict()}
