@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslua.cli.machine import JSON_FORMAT
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
-from syslua.eval.facts import parse_fact_args
-from syslua.execute.config import GitInputs, find_config
-from syslua.manifest.resolve import Options, resolve_inputs
+from syslua.execute.config import find_config
+from syslua.execute.update import Row, changes, check_repository, commit_lock, short, update_inputs
 from syslua.paths import Paths, config_in
+
+if TYPE_CHECKING:
+    from syslua.eval.inputs import Resolution
 
 
 def _is_path(arg: str) -> bool:
@@ -40,48 +43,22 @@ def run(
     facts: list[str],
     commit: bool = False,
 ) -> int:
-    wanted = list(names)
-    for arg in args:
-        if _is_path(arg):
-            if config is not None:
-                raise UsageError(f"two configs given: {config} and {arg}")
-            config = Path(os.path.expanduser(arg))
-        else:
-            wanted.append(arg)
+    config, wanted = _config_and_names(args, config, names)
     paths = Paths.from_env()
     path = find_config(config, paths, term.log, example="sys update --config path/to/init.lua")
     if commit:
         if dry_run:
             raise UsageError("--commit and --dry-run do not go together")
-        _git(path.parent, "rev-parse", "--show-toplevel", what="--commit")
+        check_repository(path.parent)
     term.log(f"Resolving the inputs of {path.name}...")
-    options = Options(cli_facts=parse_fact_args(facts))
-    options.git = GitInputs()
-    options.update = frozenset(wanted)
-    options.write_lock = not dry_run
-    resolution = resolve_inputs(path, options, paths)
+    resolution = update_inputs(path, paths, wanted=wanted, facts=facts, dry_run=dry_run)
     if resolution is None:
-        if wanted:
-            raise UsageError(
-                f"unknown input {wanted[0]!r}: {path.name} declares no inputs "
-                "(it does not return { inputs = ..., setup = ... })"
-            )
         if term.json_mode:
             term.json({"format": JSON_FORMAT, "config": str(path), "lock": None, "inputs": []})
         else:
             term.line(f"{path.name} declares no inputs; nothing to update.")
         return 0
-    rows = []
-    for change in resolution.changes:
-        if change.old is None:
-            state = "added"
-        elif change.old != change.new:
-            state = "updated"
-        else:
-            state = "unchanged"
-        rows.append({"name": change.name, "change": state, "old": change.old, "new": change.new})
-    rows += [{"name": n, "change": "removed", "old": None, "new": None} for n in resolution.removed]
-    changed = [r for r in rows if r["change"] != "unchanged"]
+    rows = changes(resolution)
     if term.json_mode:
         term.json(
             {
@@ -94,57 +71,47 @@ def run(
             }
         )
         return 0
+    _show(term, rows, resolution, dry_run)
+    if commit:
+        subject = commit_lock(resolution.lock, rows)
+        if subject is None:
+            term.line("Nothing to commit: the lock file is as committed.")
+        else:
+            term.line(f"Committed {resolution.lock.name}: {subject}")
+    return 0
+
+
+def _config_and_names(
+    args: list[str], config: Path | None, names: list[str]
+) -> tuple[Path | None, list[str]]:
+    """The config and the input names the arguments give (see `_is_path`)."""
+    wanted = list(names)
+    for arg in args:
+        if _is_path(arg):
+            if config is not None:
+                raise UsageError(f"two configs given: {config} and {arg}")
+            config = Path(os.path.expanduser(arg))
+        else:
+            wanted.append(arg)
+    return config, wanted
+
+
+def _show(term: Terminal, rows: list[Row], resolution: Resolution, dry_run: bool) -> None:
     would = "Would update" if dry_run else "Updated"
     for r in rows:
         if r["change"] == "updated":
-            term.line(f"  ~ {would} {r['name']}: {_short(r['old'])} -> {_short(r['new'])}")
+            term.line(f"  ~ {would} {r['name']}: {short(r['old'])} -> {short(r['new'])}")
         elif r["change"] == "added":
-            term.line(f"  + {'Would add' if dry_run else 'Added'} {r['name']} ({_short(r['new'])})")
+            term.line(f"  + {'Would add' if dry_run else 'Added'} {r['name']} ({short(r['new'])})")
         elif r["change"] == "removed":
             term.line(f"  - {'Would remove' if dry_run else 'Removed'} {r['name']}")
     same = [str(r["name"]) for r in rows if r["change"] == "unchanged"]
     if same:
         term.line(f"  = Unchanged: {', '.join(same)}")
+    changed = [r for r in rows if r["change"] != "unchanged"]
     if dry_run:
         term.line("Dry run: the lock file was not written.")
     elif not changed and not resolution.lock_written:
         term.line("All inputs are up to date.")
     else:
         term.line(f"Lock file updated: {resolution.lock}")
-    if commit:
-        _commit(term, resolution.lock, rows)
-    return 0
-
-
-def _git(where: Path, *args: str, what: str) -> str:
-    """Run git in `where` through the process runner; a failure is a usage error."""
-    import shutil
-
-    from syslua.resources.process import Runner
-
-    git = shutil.which("git")
-    if git is None:
-        raise UsageError(f"{what} needs git, which is not installed")
-    done = Runner().run_argv([git, "-C", str(where), *args], timeout=120)
-    if done.exit_code != 0:
-        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
-        raise UsageError(f"{what}: git {args[0]} failed in {where}: {lines[-1] if lines else ''}")
-    return done.stdout
-
-
-def _commit(term: Terminal, lock: Path, rows: list[dict[str, str | None]]) -> None:
-    """`--commit`: commit the lock file alone, when it differs from the last commit."""
-    if not _git(lock.parent, "status", "--porcelain", "--", lock.name, what="--commit").strip():
-        term.line("Nothing to commit: the lock file is as committed.")
-        return
-    moved = [r for r in rows if r["change"] != "unchanged"]
-    subject = "sys update: " + (
-        ", ".join(f"{r['name']} {_short(r['new']) or r['change']}" for r in moved) or "syslua.lock"
-    )
-    _git(lock.parent, "add", "--", lock.name, what="--commit")
-    _git(lock.parent, "commit", "-q", "-m", subject, "--", lock.name, what="--commit")
-    term.line(f"Committed {lock.name}: {subject}")
-
-
-def _short(rev: str | None) -> str:
-    return (rev or "")[:8] if rev and rev != "local" else (rev or "")
