@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import time
 
-from syslua.cli.commands.apply import report, reporter_for
 from syslua.cli.commands.common import state
 from syslua.cli.machine import JSON_FORMAT
+from syslua.cli.outcome import report, reporter_for
 from syslua.cli.output import Terminal, count_paths
 from syslua.errors import UsageError
 from syslua.execute.apply import ApplyOptions, apply_manifest

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 
 from syslua.cli import signals
-from syslua.cli.commands.apply import interrupted_early, late, report, reporter_for
 from syslua.cli.commands.common import parse_size, state
+from syslua.cli.outcome import interrupted_early, late, report, reporter_for
 from syslua.cli.output import Terminal
 from syslua.errors import Interrupted
 from syslua.execute.apply import ApplyOptions, apply_manifest
