@@ -8,29 +8,14 @@ fast-forwards (a diverged clone is left as it was, exit 2)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
-from syslua.execute.config import find_config
-from syslua.paths import Paths, home
+from syslua.execute.config_repo import clone_into, clone_target, clone_to_pull
+from syslua.paths import config_in
 from syslua.resources import git
 from syslua.resources.process import Runner
-
-CONFIG_NAMES = ("sys.lua", "init.lua")
-
-
-def default_dir() -> Path:
-    return Path(home()) / ".config" / "syslua"
-
-
-def config_in(directory: Path) -> Path | None:
-    """The config at the top of a clone: sys.lua, else init.lua."""
-    for name in CONFIG_NAMES:
-        if (directory / name).is_file():
-            return directory / name
-    return None
 
 
 def init_from(
@@ -44,24 +29,9 @@ def init_from(
 ) -> int:
     """Clone `url` into `directory` (default ~/.config/syslua), then print the
     plan of the config in it, or apply it with `apply`."""
-    target = Path(directory) if directory else default_dir()
-    target = Path(target).expanduser()
-    if target.is_symlink() and not target.exists():
-        raise UsageError(f"{target} is a broken symlink: `sys init --from` clones into a directory")
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{target} is not a directory: `sys init --from` clones into a directory")
-    existed = target.is_dir()
-    if existed and any(target.iterdir()):
-        raise UsageError(
-            f"{target} is not empty: `sys init --from` clones into a new or empty directory",
-            hint=f"Pass another DIR, or update an existing clone with `sys pull {target}`.",
-        )
+    target, existed = clone_target(directory)
     term.log(f"Cloning {url} into {target}...")
-    try:
-        commit = git.clone(url, target, Runner())
-    except BaseException:
-        _clean(target, existed)
-        raise
+    commit = clone_into(url, target, existed, Runner())
     term.line(f"Cloned {url} into {target} at {commit[:12]}.")
     config = config_in(target)
     if config is None:
@@ -72,42 +42,12 @@ def init_from(
     return _plan_or_apply(term, config, apply=apply, facts=facts, jobs=jobs)
 
 
-def _clean(target: Path, existed: bool) -> None:
-    """Take back what a failed clone left: the directory it made, or what it
-    wrote into the empty one it was given."""
-    if not target.is_dir():
-        return
-    if not existed:
-        shutil.rmtree(target, ignore_errors=True)
-        return
-    for child in target.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            child.unlink(missing_ok=True)
-
-
 def pull(term: Terminal, directory: Path | None, *, facts: list[str]) -> int:
     """`git pull --ff-only` in DIR (default: the current directory when it holds
     a config, else the directory of the config `sys plan` would use), then the
     plan of its config."""
     runner = Runner()
-    config: Path | None = None
-    if directory is not None:
-        start = Path(directory).expanduser()
-        if not start.is_dir():
-            raise UsageError(f"{start} is not a directory")
-    elif config_in(Path.cwd()) is not None:
-        start = Path.cwd()
-    else:
-        config = find_config(None, Paths.from_env(), term.log, "sys pull path/to/clone")
-        start = config.parent
-    repo = git.toplevel(start, runner)
-    if repo is None:
-        raise UsageError(
-            f"{start} is not in a git repository: `sys pull` updates a config cloned "
-            "with `sys init --from URL`"
-        )
+    start, repo, config = clone_to_pull(directory, runner, term.log)
     term.log(f"Pulling {repo}...")
     before, after = git.pull(repo, runner)
     if before == after:
