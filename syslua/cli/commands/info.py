@@ -7,7 +7,6 @@ even while an apply runs or after one was interrupted."""
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -18,46 +17,8 @@ from syslua.cli.version import package_version
 from syslua.errors import StateError, UsageError
 from syslua.eval.facts import machine_facts
 from syslua.eval.lua import luajit_version
-from syslua.paths import Paths, abbreviate, default_config, shipped_dirs
-
-
-def _config(config: Path | None, paths: Paths) -> dict[str, Any]:
-    from syslua.eval.inputs import LOCK_NAME
-    from syslua.execute.config import snapshot_config
-
-    found, how = None, None
-    if config is not None:
-        from syslua.execute.config import find_config
-
-        found, how = find_config(config, paths), "given"
-    else:
-        found = default_config()
-        how = "default" if found else None
-        if found is None:
-            recorded = snapshot_config(paths)
-            if recorded is not None and recorded.is_file():
-                found, how = recorded, "current snapshot"
-    if found is None:
-        return {"path": None, "found_by": None, "lock": None, "inputs": {}}
-    found = Path(os.path.abspath(found))
-    lock_path = found.parent / LOCK_NAME
-    inputs: dict[str, Any] = {}
-    lock: str | None = None
-    if lock_path.is_file():
-        lock = str(lock_path)
-        try:
-            doc = json.loads(lock_path.read_text(encoding="utf-8"))
-            nodes = doc["nodes"]
-            for name, node_id in sorted(nodes[doc.get("root", "root")]["inputs"].items()):
-                node = nodes.get(node_id, {})
-                inputs[name] = {
-                    "type": node.get("type"),
-                    "url": node.get("url"),
-                    "rev": node.get("rev"),
-                }
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            inputs = {}
-    return {"path": str(found), "found_by": how, "lock": lock, "inputs": inputs}
+from syslua.execute.config import config_info
+from syslua.paths import Paths, abbreviate, shipped_dirs
 
 
 def _snapshot(paths: Paths) -> dict[str, Any] | None:
@@ -108,7 +69,7 @@ def run(term: Terminal, config: Path | None) -> int:
             "lua": lua_dir,
             "pkgs": pkgs_dir,
         },
-        "config": _config(config, paths),
+        "config": config_info(config, paths),
         "snapshot": _snapshot(paths),
     }
     if term.json_mode:
