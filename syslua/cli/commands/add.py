@@ -7,23 +7,83 @@ otherwise it prints what each file became, the declarations to add for the
 files nothing managed, and the snapshot it recorded.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.commands.common import load_manifest, state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.execute.take_back import Adding
-from syslua.manifest.model import Item
-from syslua.paths import Paths, abbreviate
-from syslua.resources.base import TakeBack
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import DepthOpt, FactOpt, ImpureOpt, JsonOpt, NoColorOpt, QuietOpt, WaitOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+    from syslua.manifest.model import Item
+    from syslua.resources.base import TakeBack
 
 REFUSED = 2
 
 
+def command(
+    targets: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="PATH...",
+            help="Files or directories (every file below) to take back into the config.",
+            show_default=False,
+        ),
+    ],
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Config file (default: ./sys.lua, ./init.lua, the same in ~/.config/syslua/, "
+            "then the config of the current snapshot).",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        Path | None,
+        typer.Option(
+            "--to",
+            metavar="DIR",
+            help="Where files nothing manages are copied, under their path below ~ "
+            "(default: <config dir>/dotfiles).",
+            show_default=False,
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    max_depth: DepthOpt = 10,
+    wait: WaitOpt = False,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Take files edited by hand back into the config (over their source files).
+
+    \b
+    Examples:
+      sys add ~/.gitconfig
+      sys add ~/.config/nvim ~/.tmux.conf --to ~/dotfiles/home
+    """
+    term = terminal(json_, 0, quiet, no_color)
+    raise typer.Exit(
+        run(
+            term,
+            targets,
+            config=config,
+            to=to,
+            facts=fact or [],
+            impure=impure,
+            max_depth=max_depth,
+            wait=wait,
+        )
+    )
+
+
 def run(
-    term: Terminal,
+    term: "Terminal",
     targets: list[Path],
     *,
     config: Path | None,
@@ -33,6 +93,10 @@ def run(
     max_depth: int,
     wait: bool,
 ) -> int:
+    from syslua.cli.commands.common import load_manifest, state
+    from syslua.execute.take_back import Adding
+    from syslua.paths import Paths
+
     paths = Paths.from_env()
     manifest = load_manifest(
         term,
@@ -59,11 +123,14 @@ def run(
 
 
 def _report(
-    term: Terminal,
-    steps: list[tuple[str, Item | None, TakeBack]],
+    term: "Terminal",
+    steps: "list[tuple[str, Item | None, TakeBack]]",
     skipped: list[str],
     snapshot: str | None,
 ) -> int:
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.paths import abbreviate
+
     declarations = [s.declaration for _, _, s in steps if s.declaration]
     if term.json_mode:
         term.json(

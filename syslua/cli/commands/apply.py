@@ -12,22 +12,113 @@ How the run ends on the terminal (the summary, the verdict and the exit
 code) is `cli/outcome.py`'s, shared with `sys rollback` and `sys destroy`.
 """
 
-from __future__ import annotations
-
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli import signals
-from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
-from syslua.cli.outcome import interrupted_early, late, report, reporter_for
-from syslua.cli.output import Terminal
-from syslua.errors import Interrupted
-from syslua.execute.apply import ApplyOptions, apply_manifest
-from syslua.paths import Paths
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import (
+    DEFAULT_EVAL_TIMEOUT,
+    ConfigArg,
+    DepthOpt,
+    EvalTimeoutOpt,
+    FactOpt,
+    ImpureOpt,
+    JobsOpt,
+    JsonOpt,
+    MaxUnpackOpt,
+    NoColorOpt,
+    NoopOpt,
+    QuietOpt,
+    VerboseOpt,
+    WaitOpt,
+)
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+
+
+def command(
+    config: ConfigArg = None,
+    noop: NoopOpt = False,
+    health_check_only: Annotated[
+        bool,
+        typer.Option(
+            "--health-check-only",
+            "--monitor-only",
+            help="Run only health checks; change nothing (--monitor-only: CCM's name).",
+        ),
+    ] = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    max_depth: DepthOpt = 10,
+    message: Annotated[
+        str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")
+    ] = None,
+    wait: WaitOpt = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite files edited by hand since the last apply; the edits are kept "
+            "in a snapshot that `sys rollback` returns to.",
+        ),
+    ] = False,
+    max_unpack: MaxUnpackOpt = "4GiB",
+    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
+    allow_empty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-empty",
+            help="Apply a config that declares nothing, removing every managed item.",
+        ),
+    ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Accepted for the original sys.lua's CLI: every apply repairs drift, "
+            "converging each item that no longer matches the config.",
+        ),
+    ] = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Make the machine match the config, atomically.
+
+    \b
+    Examples:
+      sys apply
+      sys apply --noop
+      sys apply -m "new vimrc" ~/dotfiles/sys.lua
+    """
+    term = terminal(json_, verbose, quiet, no_color)
+    raise typer.Exit(
+        run(
+            term,
+            config,
+            noop=noop,
+            health_check_only=health_check_only,
+            jobs=jobs,
+            facts=fact or [],
+            impure=impure,
+            max_depth=max_depth,
+            message=message,
+            wait=wait,
+            force=force,
+            max_unpack=max_unpack,
+            eval_timeout=eval_timeout,
+            allow_empty=allow_empty,
+        )
+    )
 
 
 def run(
-    term: Terminal,
+    term: "Terminal",
     config: Path | None,
     *,
     noop: bool,
@@ -43,6 +134,15 @@ def run(
     eval_timeout: float | None = None,
     allow_empty: bool = False,
 ) -> int:
+    import time
+
+    from syslua.cli import signals
+    from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
+    from syslua.cli.outcome import interrupted_early, late, report, reporter_for
+    from syslua.errors import Interrupted
+    from syslua.execute.apply import ApplyOptions, apply_manifest
+    from syslua.paths import Paths
+
     started = time.monotonic()
     unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()

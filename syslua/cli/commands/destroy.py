@@ -11,23 +11,51 @@ rollback returns to. The env scripts stay, setting nothing of the config's,
 so a shell rc file that loads them keeps working.
 """
 
-from __future__ import annotations
-
 import time
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.outcome import report, reporter_for
-from syslua.cli.output import Terminal, count_paths
-from syslua.errors import UsageError
-from syslua.execute.apply import ApplyOptions, apply_manifest
-from syslua.manifest.model import Manifest
-from syslua.paths import Paths
-from syslua.plan.inputs import removal_plan
-from syslua.state.snapshots import Snapshot, Snapshots
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import JobsOpt, JsonOpt, NoColorOpt, QuietOpt, VerboseOpt, WaitOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshot
 
 
-def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
+def command(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show what would be removed and restored.")
+    ] = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    wait: WaitOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Remove everything syslua manages and restore every original (`sys rollback` undoes it).
+
+    \b
+    Examples:
+      sys destroy --dry-run
+      sys destroy
+    """
+    term = terminal(json_, verbose, quiet, no_color)
+    raise typer.Exit(run(term, dry_run=dry_run, jobs=jobs, wait=wait))
+
+
+def run(term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.cli.outcome import report, reporter_for
+    from syslua.errors import UsageError
+    from syslua.execute.apply import ApplyOptions, apply_manifest
+    from syslua.manifest.model import Manifest
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+
     started = time.monotonic()
     paths = Paths.from_env()
     with state(paths, term, exclusive=not dry_run, wait=wait):
@@ -65,8 +93,12 @@ def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
     return code
 
 
-def _dry_run(term: Terminal, paths: Paths, current: Snapshot) -> int:
+def _dry_run(term: "Terminal", paths: "Paths", current: "Snapshot") -> int:
     """What destroying would do, from a plan of the empty manifest; nothing changes."""
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.cli.output import count_paths
+    from syslua.plan.inputs import removal_plan
+
     plan = removal_plan(paths, current, with_diff=term.json_mode)
     if term.json_mode:
         term.json(

@@ -1,18 +1,55 @@
 """`sys diff [A B]`: what changed between two snapshots (default: previous and
 current), as `syslua/execute/snapshot_diff.py` compares them."""
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.execute.snapshot_diff import compare, pair
-from syslua.paths import Paths
-from syslua.state.snapshots import Snapshots
-from syslua.state.store import Store
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import JsonOpt, NoColorOpt, complete_snapshot
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 
-def run(term: Terminal, a: str | None, b: str | None) -> int:
+def command(
+    a: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="A",
+            help="Snapshot id (default: the previous snapshot).",
+            autocompletion=complete_snapshot,
+        ),
+    ] = None,
+    b: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="B",
+            help="Snapshot id (default: the current snapshot).",
+            autocompletion=complete_snapshot,
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Compare two snapshots.
+
+    \b
+    Examples:
+      sys diff                            # the previous snapshot with the current one
+      sys diff 20261126-001820-5869 good
+    """
+    raise typer.Exit(run(terminal(json_, 0, False, no_color), a, b))
+
+
+def run(term: "Terminal", a: str | None, b: str | None) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.execute.snapshot_diff import compare, pair
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+    from syslua.state.store import Store
+
     paths = Paths.from_env()
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)

@@ -5,16 +5,47 @@ every blob and tree no kept snapshot (nor the live profile) refers to is
 removed from the store (`syslua/execute/gc.py`).
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.execute.gc import Collected, collect
-from syslua.paths import Paths
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import JsonOpt, WaitOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+    from syslua.execute.gc import Collected
 
 
-def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
+def command(
+    keep: Annotated[
+        int,
+        typer.Option(
+            "--keep", min=0, help="Snapshots to keep besides the current and tagged ones."
+        ),
+    ] = 10,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show what would be removed.")
+    ] = False,
+    json_: JsonOpt = False,
+    wait: WaitOpt = False,
+) -> None:
+    """Drop old snapshots, then store objects nothing refers to.
+
+    \b
+    Examples:
+      sys gc --dry-run
+      sys gc --keep 3
+    """
+    raise typer.Exit(run(terminal(json_), keep=keep, dry_run=dry_run, wait=wait))
+
+
+def run(term: "Terminal", *, keep: int, dry_run: bool, wait: bool) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.execute.gc import collect
+    from syslua.paths import Paths
+
     paths = Paths.from_env()
     with state(paths, term, exclusive=True, wait=wait):
         done = collect(paths, keep=keep, dry_run=dry_run)
@@ -34,7 +65,7 @@ def run(term: Terminal, *, keep: int, dry_run: bool, wait: bool) -> int:
     return 0
 
 
-def _show(term: Terminal, done: Collected, dry_run: bool) -> None:
+def _show(term: "Terminal", done: "Collected", dry_run: bool) -> None:
     verb = "Would remove" if dry_run else "Removed"
     term.line(
         f"{verb} {len(done.snapshots)} snapshot(s), {len(done.blobs)} store object(s) "

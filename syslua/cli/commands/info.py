@@ -5,23 +5,40 @@ its lock file pins), and the current snapshot.
 Nothing is evaluated, locked or recovered: `info` only reads, so it answers
 even while an apply runs or after one was interrupted."""
 
-from __future__ import annotations
-
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syslua.cli.output import Terminal
-from syslua.cli.version import package_version
-from syslua.errors import StateError, UsageError
-from syslua.eval.facts import machine_facts
-from syslua.eval.lua import luajit_version
-from syslua.execute.config import config_info
-from syslua.paths import Paths, abbreviate, shipped_dirs
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import ConfigArg, JsonOpt, NoColorOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+    from syslua.paths import Paths
 
 
-def _snapshot(paths: Paths) -> dict[str, Any] | None:
+def command(
+    config: ConfigArg = None,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Show what syslua sees here: the platform, user and paths, the config it
+    would use (and the inputs its syslua.lock pins), and the current snapshot.
+    Reads only.
+
+    \b
+    Examples:
+      sys info
+      sys info --json
+    """
+    raise typer.Exit(run(terminal(json_, 0, False, no_color), config))
+
+
+def _snapshot(paths: "Paths") -> dict[str, Any] | None:
+    from syslua.errors import StateError, UsageError
     from syslua.state.snapshots import Snapshots
 
     try:
@@ -41,7 +58,13 @@ def _snapshot(paths: Paths) -> dict[str, Any] | None:
     }
 
 
-def run(term: Terminal, config: Path | None) -> int:
+def run(term: "Terminal", config: Path | None) -> int:
+    from syslua.cli.version import package_version
+    from syslua.eval.facts import machine_facts
+    from syslua.eval.lua import luajit_version
+    from syslua.execute.config import config_info
+    from syslua.paths import Paths, abbreviate, shipped_dirs
+
     paths = Paths.from_env()
     facts = machine_facts()
     user = facts["user"]

@@ -6,15 +6,16 @@ Nothing that exists is overwritten (the stubs, syslua's own copies, are
 refreshed): each file is written, or left alone because it exists, and the
 output says which, file by file."""
 
-from __future__ import annotations
-
-import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.output import Terminal
-from syslua.errors import UsageError
-from syslua.fsutil import atomic_write
-from syslua.paths import home, shipped_dirs
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import FactOpt, JobsOpt, NoColorOpt, QuietOpt, VerboseOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 STARTER = """\
 -- sys.lua: describe this machine. Preview with `sys plan`, converge with `sys apply`.
@@ -37,6 +38,66 @@ env { EDITOR = "vi" }
 """
 
 
+def command(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(metavar="DIR", help="Where to write sys.lua (default: ~/.config/syslua)."),
+    ] = None,
+    stubs: Annotated[
+        bool,
+        typer.Option(
+            "--stubs",
+            help="Only refresh the type stubs in DIR/.syslua/types (after an upgrade); "
+            "sys.lua is not touched.",
+        ),
+    ] = False,
+    from_: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="URL",
+            help="Clone this git repository into DIR (missing or empty) with the system git, "
+            "then show its plan.",
+            show_default=False,
+        ),
+    ] = None,
+    apply_: Annotated[
+        bool,
+        typer.Option("--apply", help="With --from: apply the cloned config instead of planning."),
+    ] = False,
+    fact: FactOpt = None,
+    jobs: JobsOpt = None,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Write a starter sys.lua, type stubs and a .luarc.json for lua-language-server;
+    files that exist are left alone, and each file is listed as written or left alone.
+    With --from URL: clone a config repository instead, and plan or --apply it.
+
+    \b
+    Examples:
+      sys init
+      sys init ~/dotfiles && sys plan ~/dotfiles/sys.lua
+      sys init --stubs ~/dotfiles         # after upgrading syslua
+      sys init --from https://example.org/me/dotfiles.git --apply
+    """
+    from syslua.errors import UsageError
+
+    term = terminal(False, verbose, quiet, no_color)
+    if from_ is None:
+        if apply_:
+            raise UsageError("--apply goes with --from URL: `sys init --from URL --apply`")
+        raise typer.Exit(run(term, directory, stubs_only=stubs))
+    if stubs:
+        raise UsageError("--stubs and --from cannot be used together")
+    from syslua.cli.commands import repo
+
+    raise typer.Exit(
+        repo.init_from(term, from_, directory, apply=apply_, facts=fact or [], jobs=jobs)
+    )
+
+
 def _declarations() -> list[str]:
     """The declarations a config calls as Lua globals (`sys.build`/`sys.bind` live under `sys`)."""
     from syslua.manifest.primitives import PRIMITIVES
@@ -54,6 +115,8 @@ STUBS = ".syslua/types"
 def copy_stubs(target: Path) -> Path:
     """Copy the shipped lua-language-server stubs into `target`/.syslua/types
     (replacing older copies) and return that directory."""
+    from syslua.fsutil import atomic_write
+    from syslua.paths import shipped_dirs
 
     lua_dir, _ = shipped_dirs()
     dest = target / STUBS
@@ -64,6 +127,8 @@ def copy_stubs(target: Path) -> Path:
 
 def luarc_text() -> str:
     """A .luarc.json naming the copied stubs (relative, so it works wherever the directory goes)."""
+    import json
+
     luarc = {
         "runtime.version": "LuaJIT",
         "workspace.library": [STUBS],
@@ -74,6 +139,8 @@ def luarc_text() -> str:
 
 def _names_stubs(rc: Path) -> bool:
     """Whether an existing .luarc.json lists the copied stubs in workspace.library."""
+    import json
+
     try:
         data = json.loads(rc.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -90,11 +157,14 @@ def _names_stubs(rc: Path) -> bool:
     )
 
 
-def run(term: Terminal, directory: Path | None, *, stubs_only: bool = False) -> int:
+def run(term: "Terminal", directory: Path | None, *, stubs_only: bool = False) -> int:
     """Write each file that is not there yet and leave every existing one alone,
     saying which is which: a line per file, `written: PATH` or
     `left alone because it exists: PATH`. The type stubs are syslua's own
     copies and are refreshed every time; `stubs_only` refreshes just them."""
+    from syslua.errors import UsageError
+    from syslua.paths import home
+
     target = Path(directory) if directory else Path(home()) / ".config" / "syslua"
     config = target / "sys.lua"
     rc = target / ".luarc.json"
@@ -126,8 +196,10 @@ def run(term: Terminal, directory: Path | None, *, stubs_only: bool = False) -> 
     return 0
 
 
-def _write_new(term: Terminal, path: Path, text: str) -> bool:
+def _write_new(term: "Terminal", path: Path, text: str) -> bool:
     """Write `path` unless something is there (a file, a link, even a broken one)."""
+    from syslua.fsutil import atomic_write
+
     if path.is_symlink() or path.exists():
         term.line(f"left alone because it exists: {path}")
         return False

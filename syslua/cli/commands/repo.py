@@ -6,20 +6,48 @@ Both refuse rather than guess: `init --from` clones only into a directory
 that is missing or empty (exit 2, nothing changed), and `pull` only
 fast-forwards (a diverged clone is left as it was, exit 2)."""
 
-from __future__ import annotations
-
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.output import Terminal
-from syslua.errors import UsageError
-from syslua.execute.config_repo import clone_into, clone_target, clone_to_pull
-from syslua.paths import config_in
-from syslua.resources import git
-from syslua.resources.process import Runner
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import FactOpt, NoColorOpt, QuietOpt, VerboseOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+
+
+def pull_command(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="DIR",
+            help="The clone to update (default: the current directory when it holds a config, "
+            "else the directory of the config `sys plan` uses).",
+            show_default=False,
+        ),
+    ] = None,
+    fact: FactOpt = None,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Update a config cloned with `sys init --from` (git pull --ff-only), then show the new plan.
+
+    \b
+    Examples:
+      sys pull                            # in the clone, or for ~/.config/syslua
+      sys pull ~/dotfiles && sys apply ~/dotfiles/sys.lua
+    """
+    from syslua.cli.commands import repo
+
+    term = terminal(False, verbose, quiet, no_color)
+    raise typer.Exit(repo.pull(term, directory, facts=fact or []))
 
 
 def init_from(
-    term: Terminal,
+    term: "Terminal",
     url: str,
     directory: Path | None,
     *,
@@ -29,6 +57,11 @@ def init_from(
 ) -> int:
     """Clone `url` into `directory` (default ~/.config/syslua), then print the
     plan of the config in it, or apply it with `apply`."""
+    from syslua.errors import UsageError
+    from syslua.execute.config_repo import clone_into, clone_target
+    from syslua.paths import config_in
+    from syslua.resources.process import Runner
+
     target, existed = clone_target(directory)
     term.log(f"Cloning {url} into {target}...")
     commit = clone_into(url, target, existed, Runner())
@@ -42,10 +75,16 @@ def init_from(
     return _plan_or_apply(term, config, apply=apply, facts=facts, jobs=jobs)
 
 
-def pull(term: Terminal, directory: Path | None, *, facts: list[str]) -> int:
+def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
     """`git pull --ff-only` in DIR (default: the current directory when it holds
     a config, else the directory of the config `sys plan` would use), then the
     plan of its config."""
+    from syslua.errors import UsageError
+    from syslua.execute.config_repo import clone_to_pull
+    from syslua.paths import config_in
+    from syslua.resources import git
+    from syslua.resources.process import Runner
+
     runner = Runner()
     start, repo, config = clone_to_pull(directory, runner, term.log)
     term.log(f"Pulling {repo}...")
@@ -70,7 +109,7 @@ def pull(term: Terminal, directory: Path | None, *, facts: list[str]) -> int:
 
 
 def _plan_or_apply(
-    term: Terminal, config: Path, *, apply: bool, facts: list[str], jobs: int | None = None
+    term: "Terminal", config: Path, *, apply: bool, facts: list[str], jobs: int | None = None
 ) -> int:
     if apply:
         from syslua.cli.commands import apply as apply_cmd

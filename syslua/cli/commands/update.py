@@ -7,26 +7,81 @@ Arguments that look like paths (`x.lua`, `a/b`, `.`, or a file or a
 directory holding a config here) name the config, as in the original's
 `sys update [CONFIG] [-i NAME]`."""
 
-from __future__ import annotations
-
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.errors import UsageError
-from syslua.execute.config import find_config
-from syslua.execute.update import Row, changes, check_repository, commit_lock, short, update_inputs
-from syslua.paths import Paths, config_in
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import FactOpt, JsonOpt, NoColorOpt, QuietOpt
 
 if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
     from syslua.eval.inputs import Resolution
+    from syslua.execute.update import Row
+
+
+def command(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[NAME...]",
+            help="Inputs to resolve again (default: all). A path (x.lua, a/b, .) names the config.",
+            show_default=False,
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Config file (default: as for sys plan)."),
+    ] = None,
+    input_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input", "-i", metavar="NAME", help="An input to resolve again (repeatable)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; do not write the lock.")
+    ] = False,
+    commit: Annotated[
+        bool,
+        typer.Option(
+            "--commit", help="Then commit syslua.lock (alone) in the config's git repository."
+        ),
+    ] = False,
+    json_: JsonOpt = False,
+    fact: FactOpt = None,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Resolve the inputs of a config in the original sys.lua's entry form again
+    (git inputs to the commit their ref names now) and rewrite syslua.lock beside it.
+
+    \b
+    Examples:
+      sys update                  # every input
+      sys update dotfiles         # only this one
+      sys update --dry-run
+    """
+    raise typer.Exit(
+        run(
+            terminal(json_, 0, quiet, no_color),
+            names or [],
+            config=config,
+            names=input_ or [],
+            dry_run=dry_run,
+            facts=fact or [],
+            commit=commit,
+        )
+    )
 
 
 def _is_path(arg: str) -> bool:
     """A config file or directory, not an input name: `x.lua`, `a/b`, `.`, `~...`,
     a file here, or a directory here that holds a config."""
+    from syslua.paths import config_in
+
     if arg.endswith(".lua") or os.sep in arg or arg in (".", "..") or arg.startswith("~"):
         return True
     p = Path(arg)
@@ -34,7 +89,7 @@ def _is_path(arg: str) -> bool:
 
 
 def run(
-    term: Terminal,
+    term: "Terminal",
     args: list[str],
     *,
     config: Path | None,
@@ -43,6 +98,12 @@ def run(
     facts: list[str],
     commit: bool = False,
 ) -> int:
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.errors import UsageError
+    from syslua.execute.config import find_config
+    from syslua.execute.update import changes, check_repository, commit_lock, update_inputs
+    from syslua.paths import Paths
+
     config, wanted = _config_and_names(args, config, names)
     paths = Paths.from_env()
     path = find_config(config, paths, term.log, example="sys update --config path/to/init.lua")
@@ -85,6 +146,8 @@ def _config_and_names(
     args: list[str], config: Path | None, names: list[str]
 ) -> tuple[Path | None, list[str]]:
     """The config and the input names the arguments give (see `_is_path`)."""
+    from syslua.errors import UsageError
+
     wanted = list(names)
     for arg in args:
         if _is_path(arg):
@@ -96,7 +159,9 @@ def _config_and_names(
     return config, wanted
 
 
-def _show(term: Terminal, rows: list[Row], resolution: Resolution, dry_run: bool) -> None:
+def _show(term: "Terminal", rows: "list[Row]", resolution: "Resolution", dry_run: bool) -> None:
+    from syslua.execute.update import short
+
     would = "Would update" if dry_run else "Updated"
     for r in rows:
         if r["change"] == "updated":
