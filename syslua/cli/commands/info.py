@@ -59,17 +59,30 @@ def _snapshot(paths: "Paths") -> dict[str, Any] | None:
 
 
 def run(term: "Terminal", config: Path | None) -> int:
+    doc = _what_syslua_sees(config)
+    if term.json_mode:
+        snap = doc["snapshot"]
+        if snap is not None:
+            snap.pop("_local")
+        term.json(doc)
+        return 0
+    _show(term, doc)
+    return 0
+
+
+def _what_syslua_sees(config: Path | None) -> dict[str, Any]:
+    """The document `--json` prints (and `_local`: the snapshot's local time)."""
     from syslua.cli.version import package_version
     from syslua.eval.facts import machine_facts
     from syslua.eval.lua import luajit_version
     from syslua.execute.config import config_info
-    from syslua.paths import Paths, abbreviate, shipped_dirs
+    from syslua.paths import Paths, shipped_dirs
 
     paths = Paths.from_env()
     facts = machine_facts()
     user = facts["user"]
     lua_dir, pkgs_dir = shipped_dirs()
-    doc: dict[str, Any] = {
+    return {
         "format": 1,
         "version": package_version(),
         "lua": luajit_version(),
@@ -95,12 +108,11 @@ def run(term: "Terminal", config: Path | None) -> int:
         "config": config_info(config, paths),
         "snapshot": _snapshot(paths),
     }
-    if term.json_mode:
-        snap = doc["snapshot"]
-        if snap is not None:
-            snap.pop("_local")
-        term.json(doc)
-        return 0
+
+
+def _show(term: "Terminal", doc: dict[str, Any]) -> None:
+    from syslua.paths import abbreviate
+
     s = doc["system"]
     term.line(f"syslua {doc['version']} ({doc['lua']})")
     term.line("System:")
@@ -135,4 +147,3 @@ def run(term: "Terminal", config: Path | None) -> int:
         term.line("  none yet (run `sys apply`)")
     else:
         term.line(f"  {snap['id']}  {snap['_local']}  {snap['message']}")
-    return 0

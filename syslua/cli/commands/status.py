@@ -43,7 +43,7 @@ def run(term: "Terminal", *, exit_code: bool = False) -> int:
     from syslua.cli.commands.common import state
     from syslua.cli.machine import JSON_FORMAT
     from syslua.execute.drift import describe_unrestored, drift, store_check
-    from syslua.paths import Paths, abbreviate
+    from syslua.paths import Paths
     from syslua.state.originals import load_unrestored
     from syslua.state.store import Store
 
@@ -67,6 +67,22 @@ def run(term: "Terminal", *, exit_code: bool = False) -> int:
             }
         )
         return _code(store, bool(items or kept), exit_code)
+    _show(term, snap_id, items, kept, store)
+    if snap_id is None:
+        return _code(None, bool(kept), exit_code)
+    return _code(store, bool(items or kept), exit_code)
+
+
+def _show(
+    term: "Terminal",
+    snap_id: str | None,
+    items: list[dict[str, str]],
+    kept: list[dict[str, str]],
+    store: dict[str, Any] | None,
+) -> None:
+    """In order: paths a failed rollback left, what the store lacks, the drift."""
+    from syslua.paths import abbreviate
+
     if kept:
         term.line("A failed rollback could not put these paths back:")
         for k in kept:
@@ -75,7 +91,7 @@ def run(term: "Terminal", *, exit_code: bool = False) -> int:
         term.line()
     if snap_id is None:
         term.line("No current snapshot: nothing to compare with (run `sys apply`).")
-        return _code(None, bool(kept), exit_code)
+        return
     if store is not None:
         _store_lines(term, snap_id, store)
     if not items:
@@ -85,12 +101,11 @@ def run(term: "Terminal", *, exit_code: bool = False) -> int:
             term.line(
                 f"The managed paths match snapshot {snap_id}; its store is not whole (above)."
             )
-        return _code(store, bool(items or kept), exit_code)
+        return
     term.line(f"Drift from snapshot {snap_id}:")
     for d in items:
         term.line(f"  {MARK[d['kind']]} {d['label']}: {d['detail']}")
     term.line("Run `sys apply` to converge again, or `sys rollback` to return to a snapshot.")
-    return _code(store, bool(items or kept), exit_code)
 
 
 def _code(store: dict[str, Any] | None, drifted: bool, exit_code: bool) -> int:
