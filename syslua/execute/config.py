@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError, UsageError
-from syslua.paths import Paths, config_in, default_config
+from syslua.paths import Paths, config_in, default_config, home
+
+
+def default_dir() -> Path:
+    """Where `sys init` writes a config, and `sys init --from` clones one."""
+    return Path(home()) / ".config" / "syslua"
 
 
 def find_config(

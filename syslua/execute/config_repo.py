@@ -14,14 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syslua.errors import UsageError
-from syslua.execute.config import find_config
-from syslua.paths import Paths, config_in, home
+from syslua.execute.config import default_dir, find_config
+from syslua.paths import Paths, config_in
 from syslua.resources import git
 from syslua.resources.process import Runner
-
-
-def default_dir() -> Path:
-    return Path(home()) / ".config" / "syslua"
 
 
 def clone_target(directory: Path | None) -> tuple[Path, bool]:
