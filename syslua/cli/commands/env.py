@@ -1,6 +1,5 @@
 """`sys env [--shell bash|zsh|fish]`: the line to add to a shell's rc file."""
 
-import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -31,9 +30,9 @@ def command(
 def run(term: "Terminal", shell: str | None) -> int:
     from syslua.errors import UsageError
     from syslua.paths import Paths
-    from syslua.shellrc import rc_line
+    from syslua.shellrc import login_shell, rc_line
 
-    shell = shell or os.path.basename(os.environ.get("SHELL", "") or "bash")
+    shell = shell or login_shell()
     if shell not in SHELLS:
         raise UsageError(f"unknown shell `{shell}` (use bash, zsh or fish)")
     paths = Paths.from_env()
