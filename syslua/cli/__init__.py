@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
 from importlib import import_module
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 # A run allocates many small, short-lived, acyclic objects (declarations,
 # items): collecting cycles less often saves a tenth of a large evaluation.
@@ -38,6 +38,9 @@ from typer.core import TyperCommand  # noqa: E402
 from typer.models import CommandInfo  # noqa: E402
 
 from syslua.cli.options import DEFAULT_EVAL_TIMEOUT as DEFAULT_EVAL_TIMEOUT  # noqa: E402
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 app = typer.Typer(
     name="sys",
@@ -125,7 +128,9 @@ _no_color = False  # --no-color of this command, for the error line `main` print
 started: float | None = None  # when `main` began: the lock records it
 
 
-def terminal(json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False):  # type: ignore[no-untyped-def]
+def terminal(
+    json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False
+) -> "Terminal":
     """The command's Terminal, from its output options."""
     from syslua.cli.output import Terminal
 
@@ -162,7 +167,7 @@ class _Declared(CommandInfo):
 
 # Every command, in the order `sys --help` lists them: (name, module under
 # syslua.cli.commands, the function declaring it there).
-for _name, _module, _function in (
+COMMANDS = (
     ("plan", "plan", "command"),
     ("apply", "apply", "command"),
     ("rollback", "rollback", "command"),
@@ -178,14 +183,14 @@ for _name, _module, _function in (
     ("doctor", "doctor", "command"),
     ("info", "info", "command"),
     ("update", "update", "command"),
-):
-    app.registered_commands.append(_Declared(_name, _module, _function))
-for _name, _function in (
-    ("show", "show_command"),
-    ("tag", "tag_command"),
-    ("delete", "delete_command"),
-):
-    snapshot_app.registered_commands.append(_Declared(_name, "snapshot", _function))
+)
+SNAPSHOT_COMMANDS = (
+    ("show", "snapshot", "show_command"),
+    ("tag", "snapshot", "tag_command"),
+    ("delete", "snapshot", "delete_command"),
+)
+app.registered_commands += [_Declared(*declared) for declared in COMMANDS]
+snapshot_app.registered_commands += [_Declared(*declared) for declared in SNAPSHOT_COMMANDS]
 
 
 def _output_synonym(argv: list[str], group: click.Group) -> list[str]:
