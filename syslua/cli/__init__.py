@@ -21,7 +21,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
-from importlib import import_module
 from typing import TYPE_CHECKING, Annotated, Any
 
 # A run allocates many small, short-lived, acyclic objects (declarations,
@@ -157,7 +156,9 @@ class _Declared(CommandInfo):
     def callback(self) -> Callable[..., Any]:
         if self._function is None:
             module, function = self._where
-            self._function = getattr(import_module(module), function)
+            # __import__, as an import statement does: `python -X importtime` lists
+            # it (it does not see importlib.import_module).
+            self._function = getattr(__import__(module, fromlist=[function]), function)
         return self._function
 
     @callback.setter
