@@ -10,6 +10,9 @@ recovery (`execute/recovery.py`).
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from conftest import HEADER, ok
 
@@ -17,6 +20,8 @@ from syslua.errors import UsageError
 from syslua.execute.config import find_config
 from syslua.execute.doctor import run_checks
 from syslua.execute.drift import drift, store_check
+from syslua.execute.recovery import StateAccess
+from syslua.execute.stop import Stop
 from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths
 from syslua.plan.inputs import PlanInputs
@@ -85,3 +90,34 @@ def test_drift_store_check_doctor_and_config(sysenv) -> None:
     ]
     assert checks["lock"].ok and checks["config"].detail.endswith("evaluates (1 item)")
     assert find_config(None, paths) == sysenv.work / "sys.lua"
+
+
+class Notes:
+    """What a library call says: a reporter (recovery's) and `warn` both append here."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def warn(self, text: str) -> None:
+        self.said.append(text)
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return lambda *args, **kwargs: None  # the Reporter's other events
+
+
+def test_opening_the_state_recovers_an_interrupted_apply(sysenv) -> None:
+    applied(sysenv, "one")
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "two" }\n')
+    killed = subprocess.run(
+        [sys.executable, "-m", "syslua", "apply"],
+        cwd=sysenv.work,
+        env=dict(sysenv.env, SYSLUA_CRASH_AT="before-commit"),
+        capture_output=True,
+    )
+    assert killed.returncode == -9 and (sysenv.home / "a.txt").read_text() == "two"
+    notes = Notes()
+    access = StateAccess(Paths.from_env(), warn=notes.warn, stop=Stop, reporter=lambda: notes)
+    with access.open(exclusive=False) as lock:
+        assert lock is None  # reading: the lock was taken only to recover
+    assert (sysenv.home / "a.txt").read_text() == "one"
+    assert len(notes.said) == 1 and notes.said[0].startswith("rolled back an interrupted apply")

@@ -211,8 +211,20 @@ class Terminal:
         self.line("Changes:" if changes else "No changes. The machine matches the configuration.")
         everything = plan.entries + plan.removals
         groups = {e.id: plan.groups[e.id] for e in everything if e.id in plan.groups}
-        verbose = self.verbosity > 0
         c = plan.counts()
+        listed = self._entries(everything, groups, show_diff)
+        if listed and c["unchanged"] and self.verbosity <= 0:
+            self.line(f"  = {c['unchanged']} unchanged", COLORS["="])
+        self._order(plan, groups)
+        self.line()
+        self.line(_plan_summary(c))
+
+    def _entries(
+        self, everything: list[Entry], groups: dict[str, list[Entry]], show_diff: bool
+    ) -> bool:
+        """A line per entry (an unchanged one only with -v), a group's members
+        under it; returns whether any entry was listed."""
+        verbose = self.verbosity > 0
         listed = False
         for entry in everything:
             if entry.group in groups:
@@ -226,27 +238,9 @@ class Terminal:
                 # A group is one line; -v lists its members, and a member that
                 # needs attention (an edit, a failure) or has a diff to show
                 # always gets a line.
-                if (
-                    self.verbosity > 0
-                    or member.attention
-                    or (show_diff and (member.diff or member.edit_diff))
-                ):
+                if verbose or member.attention or (show_diff and (member.diff or member.edit_diff)):
                     self._entry_with_diff(member, show_diff, indent="    ")
-        if listed and c["unchanged"] and not verbose:
-            self.line(f"  = {c['unchanged']} unchanged", COLORS["="])
-        self._order(plan, groups)
-        self.line()
-        summary = f"Plan: {c['create']} to create, {c['update']} to update, "
-        if c["run"]:
-            summary += f"{c['run']} to run, "
-        summary += f"{c['remove']} to remove, {c['unchanged']} unchanged"
-        if c["noop"]:
-            summary += f", {c['noop']} would change in noop children"
-        if c["fail"]:
-            summary += f", {c['fail']} cannot be applied"
-        if c["edited"]:
-            summary += f", {c['edited']} edited since the last apply"
-        self.line(summary + ".")
+        return listed
 
     def _order(self, plan: Plan, groups: dict[str, list[Entry]]) -> None:
         """The execution order of the items that will run: the waves (renumbered
@@ -327,6 +321,21 @@ class Terminal:
         if entry.noop and entry.decision.changes:
             text += " - noop child: not changed by `sys apply`"
         self.line(text, COLORS.get(entry.symbol))
+
+
+def _plan_summary(c: dict[str, int]) -> str:
+    """The plan's last line: what it creates, updates, runs and removes."""
+    summary = f"Plan: {c['create']} to create, {c['update']} to update, "
+    if c["run"]:
+        summary += f"{c['run']} to run, "
+    summary += f"{c['remove']} to remove, {c['unchanged']} unchanged"
+    if c["noop"]:
+        summary += f", {c['noop']} would change in noop children"
+    if c["fail"]:
+        summary += f", {c['fail']} cannot be applied"
+    if c["edited"]:
+        summary += f", {c['edited']} edited since the last apply"
+    return summary + "."
 
 
 def count_paths(n: int) -> str:

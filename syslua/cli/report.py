@@ -29,13 +29,6 @@ def _subject(result: ItemResult) -> str:
     return f"{result.type} {result.label}"
 
 
-def _markup(text: str) -> str:
-    """`text` shown as it is inside rich markup: escaped controls, no markup of its own."""
-    from rich.markup import escape
-
-    return escape(printable(text))
-
-
 class PlainReporter:
     """Plain lines, never wrapped: one per finished item."""
 

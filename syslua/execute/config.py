@@ -4,17 +4,25 @@
 or init.lua) or, without it, looks for `./sys.lua`, `./init.lua`, the same
 in `~/.config/syslua/`, then the config the current snapshot was made from.
 `GitInputs` fetches the git inputs of a config in the original's entry
-form, loading the git code only when one is fetched.
+form, loading the git code only when one is fetched. `config_info` says
+which config a command would use and what its lock file pins.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from syslua.errors import StateError, UsageError
-from syslua.paths import Paths, config_in, default_config
+from syslua.paths import Paths, config_in, default_config, home
+
+
+def default_dir() -> Path:
+    """Where `sys init` writes a config, and `sys init --from` clones one."""
+    return Path(home()) / ".config" / "syslua"
 
 
 def find_config(
@@ -51,6 +59,45 @@ def find_config(
         f"no config file: pass one ({example}) or create ./sys.lua (or ./init.lua) "
         f"or ~/.config/syslua/sys.lua (or init.lua; sys init writes a starter){gone}"
     )
+
+
+def config_info(config: Path | None, paths: Paths) -> dict[str, Any]:
+    """The config a command would evaluate (`path`), how it was found
+    (`found_by`: given, default or current snapshot), and the lock file
+    beside it with the inputs it pins (`sys info`); nothing is evaluated."""
+    from syslua.eval.inputs import LOCK_NAME
+
+    found, how = None, None
+    if config is not None:
+        found, how = find_config(config, paths), "given"
+    else:
+        found = default_config()
+        how = "default" if found else None
+        if found is None:
+            recorded = snapshot_config(paths)
+            if recorded is not None and recorded.is_file():
+                found, how = recorded, "current snapshot"
+    if found is None:
+        return {"path": None, "found_by": None, "lock": None, "inputs": {}}
+    found = Path(os.path.abspath(found))
+    lock_path = found.parent / LOCK_NAME
+    inputs: dict[str, Any] = {}
+    lock: str | None = None
+    if lock_path.is_file():
+        lock = str(lock_path)
+        try:
+            doc = json.loads(lock_path.read_text(encoding="utf-8"))
+            nodes = doc["nodes"]
+            for name, node_id in sorted(nodes[doc.get("root", "root")]["inputs"].items()):
+                node = nodes.get(node_id, {})
+                inputs[name] = {
+                    "type": node.get("type"),
+                    "url": node.get("url"),
+                    "rev": node.get("rev"),
+                }
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            inputs = {}
+    return {"path": str(found), "found_by": how, "lock": lock, "inputs": inputs}
 
 
 def snapshot_config(paths: Paths) -> Path | None:

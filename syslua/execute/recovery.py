@@ -1,4 +1,4 @@
-"""Crash recovery: roll back an apply that was interrupted, from the journal it left.
+"""Crash recovery, and opening the state dir for a command (which recovers first).
 
 An apply that died before committing left its journal behind: every path it
 was about to change, recorded before the change. `recover` undoes those
@@ -6,13 +6,25 @@ changes (or, when the journal says the run had committed, finishes making
 its snapshot current). A journal that cannot be read is set aside, and the
 current snapshot forgotten, so that the next apply converges everything.
 The caller holds the state lock.
+
+`StateAccess.open` is how every command reaches the state dir, in order:
+1. tighten the permissions of a state dir an older version left readable;
+2. take the state lock when writing (recording the command and when it
+   started; waiting for another run when told to);
+3. roll back an interrupted apply first, if its journal was left (which
+   takes the lock even for a command that only reads). Ctrl-C does not stop
+   that rollback; the command ends after it (`errors.Interrupted`).
+What it has to say goes to the command's `warn`; it never prints.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from syslua.errors import Interrupted, LockHeldError
 from syslua.fsutil import remove_temp_leftovers
 from syslua.paths import Paths
 from syslua.resources.process import Runner
@@ -22,6 +34,8 @@ from syslua.state.store import Store
 
 if TYPE_CHECKING:
     from syslua.execute.apply import Reporter
+    from syslua.execute.stop import Stop
+    from syslua.state.lock import Holder, StateLock
 
 
 def recover(paths: Paths, reporter: Reporter) -> str | None:
@@ -107,3 +121,88 @@ def _set_aside_unusable(paths: Paths, problem: str) -> str:
         f"{problem}; moved it to {moved}. The current snapshot pointer was cleared: "
         "the next `sys apply` will converge everything."
     )
+
+
+class StateAccess:
+    """How a command opens the state dir (see the module's docstring).
+
+    `warn` receives what opening it has to say (permissions tightened, what
+    recovery did); `stop` gives the command's Stop and `reporter` a reporter
+    for recovery, both asked for only when recovering; `command` and
+    `started` are recorded in the lock, and `on_wait` is told who holds it
+    while a `wait` waits."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        *,
+        warn: Callable[[str], None],
+        stop: Callable[[], Stop],
+        reporter: Callable[[], Reporter],
+        command: str | None = None,
+        started: float | None = None,
+        on_wait: Callable[[Holder | None], None] | None = None,
+    ) -> None:
+        self.paths = paths
+        self.warn = warn
+        self.stop = stop
+        self.reporter = reporter
+        self.command = command
+        self.started = started
+        self.on_wait = on_wait
+
+    @contextmanager
+    def open(self, *, exclusive: bool, wait: bool = False) -> Iterator[StateLock | None]:
+        """The state dir, locked (the lock is yielded) when `exclusive`."""
+        from syslua.state import journal, layout
+
+        paths = self.paths
+        tightened = layout.tighten(paths)
+        if tightened:
+            self.warn(
+                f"Tightened permissions of {', '.join(str(p) for p in tightened)}: "
+                "other users could read syslua's state"
+            )
+        if not exclusive and not journal.exists(paths.journal):
+            yield None  # reading, and nothing to recover: no lock (its module is not even loaded)
+            return
+        from syslua.state.lock import StateLock
+
+        lock = StateLock(paths.lock)
+        if exclusive:
+            layout.ensure(paths)
+            lock.acquire(
+                wait=wait, command=self.command, started=self.started, on_wait=self.on_wait
+            )
+            try:
+                self.recover()
+                yield lock
+            finally:
+                lock.release()
+            return
+        if not lock.is_held_by_other():  # an interrupted apply's journal: recover
+            try:
+                lock.acquire(wait=False)
+            except LockHeldError:
+                yield None  # an apply is running now: its journal is not interrupted
+                return
+            try:
+                self.recover()
+            finally:
+                lock.release()
+        yield None
+
+    def recover(self) -> None:
+        """Roll back an interrupted apply, if its journal was left; the caller
+        holds the lock. Ctrl-C waits for the rollback, then ends the command."""
+        from syslua.state import journal
+
+        if not journal.exists(self.paths.journal):
+            return
+        stop = self.stop()
+        with stop.rolling_back():
+            note = recover(self.paths, self.reporter())
+        if note:
+            self.warn(note)
+        if stop.requested:
+            raise Interrupted()  # after recovering, nothing else

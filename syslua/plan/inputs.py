@@ -15,6 +15,9 @@ and what goes with it. `sys plan` and `sys apply` read it the same way:
    `originals_record` for an apply, which adds to the record;
 5. the `Context` that plans (and runs) items over all of this (`context`),
    and the plan itself (`plan`).
+
+`removal_plan` plans removing everything a snapshot manages (`sys destroy
+--dry-run`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from syslua.resources.base import Context
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals, known
-from syslua.state.snapshots import Snapshots
+from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
 
 
@@ -94,3 +97,19 @@ class PlanInputs:
             known=self.known,
             order=self.order,
         )
+
+
+def removal_plan(paths: Paths, current: Snapshot, *, with_diff: bool = False) -> Plan:
+    """The plan of removing everything `current` manages (`sys destroy
+    --dry-run`): the empty manifest planned against it."""
+    previous = current.load_manifest()
+    ctx = Context(
+        runner=Runner(),
+        noop=True,
+        store=Store(paths.store),
+        paths=paths,
+        previous=previous,
+        last_applied=current.items,
+        originals=known(paths.state, current.originals),
+    )
+    return make_plan(Manifest(items=()), ctx, previous, with_diff=with_diff)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from syslua.cli import signals
 from syslua.cli.output import Terminal
-from syslua.errors import Interrupted, LockHeldError, UsageError
+from syslua.errors import UsageError
 from syslua.eval.facts import parse_fact_args
 from syslua.execute.config import GitInputs, find_config
 from syslua.manifest.model import Manifest
@@ -20,6 +20,7 @@ from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths
 
 if TYPE_CHECKING:
+    from syslua.execute.apply import Reporter
     from syslua.state.lock import Holder, StateLock
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -84,43 +85,23 @@ def show_skipped(term: Terminal, manifest: Manifest) -> None:
 def state(
     paths: Paths, term: Terminal, *, exclusive: bool, wait: bool = False
 ) -> Iterator[StateLock | None]:
-    """Open the state dir: tighten its permissions if an older version left
-    them open, take the lock when writing, and first roll back an interrupted
-    apply (which needs the lock even for read-only commands)."""
-    from syslua.state import journal, layout
+    """Open the state dir (`execute.recovery.StateAccess`): tighten its
+    permissions if an older version left them open, take the lock when
+    writing, and first roll back an interrupted apply; what it says is
+    printed as a warning."""
+    from syslua.execute.recovery import StateAccess
 
-    tightened = layout.tighten(paths)
-    if tightened:
-        term.warn(
-            f"Tightened permissions of {', '.join(str(p) for p in tightened)}: "
-            "other users could read syslua's state"
-        )
-    if not exclusive and not journal.exists(paths.journal):
-        yield None  # reading, and nothing to recover: no lock (its module is not even loaded)
-        return
-    from syslua.state.lock import StateLock
-
-    lock = StateLock(paths.lock)
-    if exclusive:
-        layout.ensure(paths)
-        lock.acquire(wait=wait, command=_command(), started=_started(), on_wait=_waiting(term))
-        try:
-            _recover(paths, term)
-            yield lock
-        finally:
-            lock.release()
-        return
-    if not lock.is_held_by_other():  # an interrupted apply's journal: recover
-        try:
-            lock.acquire(wait=False)
-        except LockHeldError:
-            yield None  # an apply is running now: its journal is not interrupted
-            return
-        try:
-            _recover(paths, term)
-        finally:
-            lock.release()
-    yield None
+    access = StateAccess(
+        paths,
+        warn=term.warn,
+        stop=signals.current,
+        reporter=lambda: _reporter(term),
+        command=_command(),
+        started=_started(),
+        on_wait=_waiting(term),
+    )
+    with access.open(exclusive=exclusive, wait=wait) as lock:
+        yield lock
 
 
 def _command() -> str:
@@ -149,18 +130,7 @@ def _waiting(term: Terminal) -> Callable[[Holder | None], None]:
     return say
 
 
-def _recover(paths: Paths, term: Terminal) -> None:
-    from syslua.state import journal
-
-    if not journal.exists(paths.journal):
-        return
+def _reporter(term: Terminal) -> Reporter:
     from syslua.cli.report import PlainReporter
-    from syslua.execute.recovery import recover
 
-    stop = signals.current()
-    with stop.rolling_back():
-        note = recover(paths, PlainReporter(term))
-    if note:
-        term.warn(note)
-    if stop.requested:
-        raise Interrupted()  # after recovering, nothing else
+    return PlainReporter(term)

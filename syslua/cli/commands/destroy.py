@@ -11,27 +11,51 @@ rollback returns to. The env scripts stay, setting nothing of the config's,
 so a shell rc file that loads them keeps working.
 """
 
-from __future__ import annotations
-
 import time
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.commands.apply import report, reporter_for
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal, count_paths
-from syslua.errors import UsageError
-from syslua.execute.apply import ApplyOptions, apply_manifest
-from syslua.manifest.model import Manifest
-from syslua.paths import Paths
-from syslua.plan.planner import make_plan
-from syslua.resources.base import Context
-from syslua.resources.process import Runner
-from syslua.state.originals import known as known_originals
-from syslua.state.snapshots import Snapshot, Snapshots
-from syslua.state.store import Store
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import JobsOpt, JsonOpt, NoColorOpt, QuietOpt, VerboseOpt, WaitOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshot
 
 
-def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
+def command(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only show what would be removed and restored.")
+    ] = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    wait: WaitOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Remove everything syslua manages and restore every original (`sys rollback` undoes it).
+
+    \b
+    Examples:
+      sys destroy --dry-run
+      sys destroy
+    """
+    term = terminal(json_, verbose, quiet, no_color)
+    raise typer.Exit(run(term, dry_run=dry_run, jobs=jobs, wait=wait))
+
+
+def run(term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.cli.outcome import report, reporter_for
+    from syslua.errors import UsageError
+    from syslua.execute.apply import ApplyOptions, apply_manifest
+    from syslua.manifest.model import Manifest
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+
     started = time.monotonic()
     paths = Paths.from_env()
     with state(paths, term, exclusive=not dry_run, wait=wait):
@@ -51,14 +75,13 @@ def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
         if not current.manifest.get("items"):
             term.line(f"Nothing to destroy: snapshot {current.id} manages nothing.")
             return 0
-        empty = Manifest(items=())
         if dry_run:
-            return _dry_run(term, paths, current, empty)
+            return _dry_run(term, paths, current)
         term.log("Removing everything syslua manages...")
         options = ApplyOptions(jobs=jobs, kind="destroy", keep_edits=True)
         reporter = reporter_for(term, options)
         try:
-            outcome = apply_manifest(empty, paths, options, reporter)
+            outcome = apply_manifest(Manifest(items=()), paths, options, reporter)
         finally:
             reporter.close()
     code = report(term, outcome, time.monotonic() - started, verb="Destroy")
@@ -70,19 +93,13 @@ def run(term: Terminal, *, dry_run: bool, jobs: int | None, wait: bool) -> int:
     return code
 
 
-def _dry_run(term: Terminal, paths: Paths, current: Snapshot, empty: Manifest) -> int:
+def _dry_run(term: "Terminal", paths: "Paths", current: "Snapshot") -> int:
     """What destroying would do, from a plan of the empty manifest; nothing changes."""
-    previous = current.load_manifest()
-    ctx = Context(
-        runner=Runner(),
-        noop=True,
-        store=Store(paths.store),
-        paths=paths,
-        previous=previous,
-        last_applied=current.items,
-        originals=known_originals(paths.state, current.originals),
-    )
-    plan = make_plan(empty, ctx, previous, with_diff=term.json_mode)
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.cli.output import count_paths
+    from syslua.plan.inputs import removal_plan
+
+    plan = removal_plan(paths, current, with_diff=term.json_mode)
     if term.json_mode:
         term.json(
             {"format": JSON_FORMAT, "snapshot": current.id, "dry_run": True, "plan": plan.to_dict()}

@@ -1,39 +1,59 @@
-"""`sys diff [A B]`: what changed between two snapshots (default: previous and current)."""
+"""`sys diff [A B]`: what changed between two snapshots (default: previous and
+current), as `syslua/execute/snapshot_diff.py` compares them."""
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Annotated
 
-import difflib
+import typer
 
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.errors import StateError, UsageError
-from syslua.manifest.model import canonical_json
-from syslua.paths import Paths, abbreviate
-from syslua.plan.planner import key_label
-from syslua.resources import get as get_type
-from syslua.resources import has as has_type
-from syslua.state.snapshots import Snapshot, Snapshots
-from syslua.state.store import Store
+from syslua.cli import terminal
+from syslua.cli.options import JsonOpt, NoColorOpt, complete_snapshot
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 
-def run(term: Terminal, a: str | None, b: str | None) -> int:
+def command(
+    a: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="A",
+            help="Snapshot id (default: the previous snapshot).",
+            autocompletion=complete_snapshot,
+        ),
+    ] = None,
+    b: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="B",
+            help="Snapshot id (default: the current snapshot).",
+            autocompletion=complete_snapshot,
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Compare two snapshots.
+
+    \b
+    Examples:
+      sys diff                            # the previous snapshot with the current one
+      sys diff 20261126-001820-5869 good
+    """
+    raise typer.Exit(run(terminal(json_, 0, False, no_color), a, b))
+
+
+def run(term: "Terminal", a: str | None, b: str | None) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.execute.snapshot_diff import compare, pair
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+    from syslua.state.store import Store
+
     paths = Paths.from_env()
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)
-        index = snapshots.index()
-        order = index["order"]
-        current = index.get("current")
-        if a is None:
-            if current is None or current not in order or order.index(current) == 0:
-                raise UsageError("need two snapshots to compare: sys diff A B (see `sys history`)")
-            a, b = order[order.index(current) - 1], current
-        elif b is None:
-            if current is None:
-                raise UsageError("there is no current snapshot to compare with: sys diff A B")
-            a, b = snapshots.resolve_id(a), current
-        else:
-            a, b = snapshots.resolve_id(a), snapshots.resolve_id(b)
+        a, b = pair(snapshots, a, b)
         sa, sb = snapshots.load(a), snapshots.load(b)
         changes = compare(sa, sb, Store(paths.store))
     if term.json_mode:
@@ -47,69 +67,3 @@ def run(term: Terminal, a: str | None, b: str | None) -> int:
         for ln in (c.get("diff") or "").rstrip("\n").splitlines():
             term.line("      " + ln)
     return 0
-
-
-def _label(ident: str) -> str:
-    type_, _, key = ident.partition("#")
-    if not has_type(type_):
-        return f"{type_} {key}"
-    return f"{type_} {key_label(get_type(type_), key)}"
-
-
-def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | None]]:
-    ma, mb = sa.load_manifest(), sb.load_manifest()
-    out: list[dict[str, str | None]] = []
-    for ident in sorted({i.id for i in ma} | {i.id for i in mb}):
-        ia, ib = ma.get(ident), mb.get(ident)
-        if ia is None:
-            out.append({"id": ident, "symbol": "+", "label": _label(ident), "detail": "added"})
-        elif ib is None:
-            out.append({"id": ident, "symbol": "-", "label": _label(ident), "detail": "removed"})
-        else:
-            blob_a = sa.items.get(ident, {}).get("blob")
-            blob_b = sb.items.get(ident, {}).get("blob")
-            props_a = {k: v for k, v in ia.to_dict()["props"].items() if k != "source"}
-            props_b = {k: v for k, v in ib.to_dict()["props"].items() if k != "source"}
-            changed = [
-                k
-                for k in sorted(set(props_a) | set(props_b))
-                if k != "content" and props_a.get(k) != props_b.get(k)
-            ]
-            detail = [
-                f"{k} {canonical_json(props_a.get(k))} -> {canonical_json(props_b.get(k))}"
-                for k in changed
-            ]
-            text_diff = None
-            if blob_a != blob_b and (blob_a or blob_b):
-                detail.insert(0, "content changed")
-                text_diff = _blob_diff(store, blob_a, blob_b, ident)
-            if detail:
-                out.append(
-                    {
-                        "id": ident,
-                        "symbol": "~",
-                        "label": _label(ident),
-                        "detail": ", ".join(detail),
-                        "diff": text_diff,
-                    }
-                )
-    return out
-
-
-def _blob_diff(store: Store, a: str | None, b: str | None, ident: str) -> str | None:
-    try:
-        da = store.read(a) if a else b""
-        db = store.read(b) if b else b""
-    except StateError:
-        return None
-    if b"\0" in da or b"\0" in db:
-        return "Binary files differ"
-    label = abbreviate(ident.partition("#")[2])
-    return "".join(
-        difflib.unified_diff(
-            da.decode("utf-8", "replace").splitlines(True),
-            db.decode("utf-8", "replace").splitlines(True),
-            fromfile=f"{label} (before)",
-            tofile=f"{label} (after)",
-        )
-    )

@@ -8,18 +8,44 @@ Doctor only looks: it takes no lock, rolls nothing back, and tightens no
 permissions (other commands do that). It exits 1 when any check fails.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Annotated
 
-from dataclasses import asdict
+import typer
 
-from syslua.cli.output import Terminal
-from syslua.execute.doctor import run_checks
-from syslua.paths import Paths
+from syslua.cli import terminal
+from syslua.cli.options import JsonOpt, NoColorOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 FAILED = 1
 
 
-def run(term: Terminal, *, quick: bool) -> int:
+def command(
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="Hash a sample of the store's objects, not every one."),
+    ] = False,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Check that syslua can work here: the Lua runtime, permissions, the lock, failed
+    journals, the store, the shell's env line, PATH and the config. Exit 1 when a check fails.
+
+    \b
+    Examples:
+      sys doctor
+      sys doctor --quick          # hash a sample of the store, not all of it
+    """
+    raise typer.Exit(run(terminal(json_, 0, False, no_color), quick=quick))
+
+
+def run(term: "Terminal", *, quick: bool) -> int:
+    from dataclasses import asdict
+
+    from syslua.execute.doctor import run_checks
+    from syslua.paths import Paths
+
     paths = Paths.from_env()
     checks = run_checks(paths, quick=quick)
     failed = [c for c in checks if not c.ok]

@@ -1,17 +1,37 @@
 """`sys history`: the snapshots, newest first, with the current one marked."""
 
-from __future__ import annotations
-
 import time
+from typing import TYPE_CHECKING
 
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.paths import Paths
-from syslua.state.snapshots import Snapshots
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import JsonOpt, NoColorOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 
-def run(term: Terminal) -> int:
+def command(
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """List snapshots, newest first.
+
+    \b
+    Examples:
+      sys history
+      sys history --json
+    """
+    raise typer.Exit(run(terminal(json_, 0, False, no_color)))
+
+
+def run(term: "Terminal") -> int:
+    from syslua.cli.commands.common import state
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+
     paths = Paths.from_env()
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)

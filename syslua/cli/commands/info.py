@@ -5,62 +5,40 @@ its lock file pins), and the current snapshot.
 Nothing is evaluated, locked or recovered: `info` only reads, so it answers
 even while an apply runs or after one was interrupted."""
 
-from __future__ import annotations
-
-import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syslua.cli.output import Terminal
-from syslua.cli.version import package_version
-from syslua.errors import StateError, UsageError
-from syslua.eval.facts import machine_facts
-from syslua.eval.lua import luajit_version
-from syslua.paths import Paths, abbreviate, default_config, shipped_dirs
+import typer
 
+from syslua.cli import terminal
+from syslua.cli.options import ConfigArg, JsonOpt, NoColorOpt
 
-def _config(config: Path | None, paths: Paths) -> dict[str, Any]:
-    from syslua.eval.inputs import LOCK_NAME
-    from syslua.execute.config import snapshot_config
-
-    found, how = None, None
-    if config is not None:
-        from syslua.execute.config import find_config
-
-        found, how = find_config(config, paths), "given"
-    else:
-        found = default_config()
-        how = "default" if found else None
-        if found is None:
-            recorded = snapshot_config(paths)
-            if recorded is not None and recorded.is_file():
-                found, how = recorded, "current snapshot"
-    if found is None:
-        return {"path": None, "found_by": None, "lock": None, "inputs": {}}
-    found = Path(os.path.abspath(found))
-    lock_path = found.parent / LOCK_NAME
-    inputs: dict[str, Any] = {}
-    lock: str | None = None
-    if lock_path.is_file():
-        lock = str(lock_path)
-        try:
-            doc = json.loads(lock_path.read_text(encoding="utf-8"))
-            nodes = doc["nodes"]
-            for name, node_id in sorted(nodes[doc.get("root", "root")]["inputs"].items()):
-                node = nodes.get(node_id, {})
-                inputs[name] = {
-                    "type": node.get("type"),
-                    "url": node.get("url"),
-                    "rev": node.get("rev"),
-                }
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            inputs = {}
-    return {"path": str(found), "found_by": how, "lock": lock, "inputs": inputs}
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+    from syslua.paths import Paths
 
 
-def _snapshot(paths: Paths) -> dict[str, Any] | None:
+def command(
+    config: ConfigArg = None,
+    json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Show what syslua sees here: the platform, user and paths, the config it
+    would use (and the inputs its syslua.lock pins), and the current snapshot.
+    Reads only.
+
+    \b
+    Examples:
+      sys info
+      sys info --json
+    """
+    raise typer.Exit(run(terminal(json_, 0, False, no_color), config))
+
+
+def _snapshot(paths: "Paths") -> dict[str, Any] | None:
+    from syslua.errors import StateError, UsageError
     from syslua.state.snapshots import Snapshots
 
     try:
@@ -80,12 +58,31 @@ def _snapshot(paths: Paths) -> dict[str, Any] | None:
     }
 
 
-def run(term: Terminal, config: Path | None) -> int:
+def run(term: "Terminal", config: Path | None) -> int:
+    doc = _what_syslua_sees(config)
+    if term.json_mode:
+        snap = doc["snapshot"]
+        if snap is not None:
+            snap.pop("_local")
+        term.json(doc)
+        return 0
+    _show(term, doc)
+    return 0
+
+
+def _what_syslua_sees(config: Path | None) -> dict[str, Any]:
+    """The document `--json` prints (and `_local`: the snapshot's local time)."""
+    from syslua.cli.version import package_version
+    from syslua.eval.facts import machine_facts
+    from syslua.eval.lua import luajit_version
+    from syslua.execute.config import config_info
+    from syslua.paths import Paths, shipped_dirs
+
     paths = Paths.from_env()
     facts = machine_facts()
     user = facts["user"]
     lua_dir, pkgs_dir = shipped_dirs()
-    doc: dict[str, Any] = {
+    return {
         "format": 1,
         "version": package_version(),
         "lua": luajit_version(),
@@ -108,15 +105,14 @@ def run(term: Terminal, config: Path | None) -> int:
             "lua": lua_dir,
             "pkgs": pkgs_dir,
         },
-        "config": _config(config, paths),
+        "config": config_info(config, paths),
         "snapshot": _snapshot(paths),
     }
-    if term.json_mode:
-        snap = doc["snapshot"]
-        if snap is not None:
-            snap.pop("_local")
-        term.json(doc)
-        return 0
+
+
+def _show(term: "Terminal", doc: dict[str, Any]) -> None:
+    from syslua.paths import abbreviate
+
     s = doc["system"]
     term.line(f"syslua {doc['version']} ({doc['lua']})")
     term.line("System:")
@@ -151,4 +147,3 @@ def run(term: Terminal, config: Path | None) -> int:
         term.line("  none yet (run `sys apply`)")
     else:
         term.line(f"  {snap['id']}  {snap['_local']}  {snap['message']}")
-    return 0

@@ -1,22 +1,74 @@
 """`sys plan`: evaluate, merge, and compare with the machine; never changes anything."""
 
-from __future__ import annotations
-
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from syslua.cli.commands.common import load_manifest, show_skipped, state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal, count_paths
-from syslua.paths import Paths
-from syslua.plan.inputs import PlanInputs
-from syslua.resources.process import Runner
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import (
+    DEFAULT_EVAL_TIMEOUT,
+    ConfigArg,
+    DepthOpt,
+    EvalTimeoutOpt,
+    FactOpt,
+    ImpureOpt,
+    JsonOpt,
+    NoColorOpt,
+    QuietOpt,
+    VerboseOpt,
+)
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+    from syslua.manifest.model import Manifest
+    from syslua.plan.planner import Plan
 
 PENDING = 4
 
 
+def command(
+    config: ConfigArg = None,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Show unified diffs of file content.")
+    ] = False,
+    json_: JsonOpt = False,
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help="Exit with 4 when changes are pending.")
+    ] = False,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    max_depth: DepthOpt = 10,
+    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Show what `sys apply` would change, and why, without touching anything.
+
+    \b
+    Examples:
+      sys plan
+      sys plan --diff ~/dotfiles/sys.lua
+      sys plan --exit-code -q             # exit 4 when changes are pending
+    """
+    term = terminal(json_, verbose, quiet, no_color)
+    raise typer.Exit(
+        run(
+            term,
+            config,
+            diff=diff,
+            exit_code=exit_code,
+            facts=fact or [],
+            impure=impure,
+            max_depth=max_depth,
+            eval_timeout=eval_timeout,
+        )
+    )
+
+
 def run(
-    term: Terminal,
+    term: "Terminal",
     config: Path | None,
     *,
     diff: bool,
@@ -26,6 +78,11 @@ def run(
     max_depth: int,
     eval_timeout: float | None = None,
 ) -> int:
+    from syslua.cli.commands.common import load_manifest, state
+    from syslua.paths import Paths
+    from syslua.plan.inputs import PlanInputs
+    from syslua.resources.process import Runner
+
     paths = Paths.from_env()
     manifest = load_manifest(
         term,
@@ -45,26 +102,42 @@ def run(
     ctx = inputs.context(Runner(), originals=originals)
     plan = inputs.plan(ctx, with_diff=diff or term.json_mode)
     if term.json_mode:
-        out: dict[str, Any] = {
-            "format": JSON_FORMAT,
-            "manifest": {**manifest.to_dict(), "digest": manifest.digest},
-            "plan": plan.to_dict(),
-            "waves": plan.waves,
-        }
-        if manifest.skipped:
-            out["skipped_by_control"] = [
-                {"subject": subject, "reason": reason, "declared_at": where}
-                for subject, reason, where in manifest.skipped
-            ]
-        term.json(out)
+        term.json(_json(manifest, plan))
     else:
+        _show(term, manifest, plan, diff)
+    if exit_code and plan.has_changes:
+        return PENDING
+    return 0
+
+
+def _json(manifest: "Manifest", plan: "Plan") -> dict[str, Any]:
+    from syslua.cli.machine import JSON_FORMAT
+
+    out: dict[str, Any] = {
+        "format": JSON_FORMAT,
+        "manifest": {**manifest.to_dict(), "digest": manifest.digest},
+        "plan": plan.to_dict(),
+        "waves": plan.waves,
+    }
+    if manifest.skipped:
+        out["skipped_by_control"] = [
+            {"subject": subject, "reason": reason, "declared_at": where}
+            for subject, reason, where in manifest.skipped
+        ]
+    return out
+
+
+def _show(term: "Terminal", manifest: "Manifest", plan: "Plan", diff: bool) -> None:
+    from syslua.cli.commands.common import show_skipped
+    from syslua.cli.output import count_paths
+
+    term.line()
+    term.plan(plan, show_diff=diff)
+    if manifest.skipped:
+        # Not items: a CCM resource whose `control` says no is not managed at all.
         term.line()
-        term.plan(plan, show_diff=diff)
-        if manifest.skipped:
-            # Not items: a CCM resource whose `control` says no is not managed at all.
-            term.line()
-            show_skipped(term, manifest)
-    if plan.failures and not term.json_mode:
+        show_skipped(term, manifest)
+    if plan.failures:
         # Not an error of the plan itself: an earlier item of the same apply
         # (a user, a directory) may still make these possible.
         term.line(
@@ -73,13 +146,11 @@ def run(
             always=True,
         )
     edited = plan.edited
-    if edited and not term.json_mode:
+    if edited:
         term.line(
-            f"Note: {count_paths(len(edited))} edited since the last apply would be overwritten. "
-            "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force'.",
+            f"Note: {count_paths(len(edited))} edited since the last apply would be "
+            "overwritten. Keep the edits with 'sys add PATH', or overwrite them with "
+            "'sys apply --force'.",
             "bold red",
             always=True,
         )
-    if exit_code and plan.has_changes:
-        return PENDING
-    return 0

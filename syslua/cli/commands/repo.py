@@ -6,35 +6,48 @@ Both refuse rather than guess: `init --from` clones only into a directory
 that is missing or empty (exit 2, nothing changed), and `pull` only
 fast-forwards (a diverged clone is left as it was, exit 2)."""
 
-from __future__ import annotations
-
-import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.output import Terminal
-from syslua.errors import UsageError
-from syslua.execute.config import find_config
-from syslua.paths import Paths, home
-from syslua.resources import git
-from syslua.resources.process import Runner
+import typer
 
-CONFIG_NAMES = ("sys.lua", "init.lua")
+from syslua.cli import terminal
+from syslua.cli.options import FactOpt, NoColorOpt, QuietOpt, VerboseOpt
 
-
-def default_dir() -> Path:
-    return Path(home()) / ".config" / "syslua"
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 
-def config_in(directory: Path) -> Path | None:
-    """The config at the top of a clone: sys.lua, else init.lua."""
-    for name in CONFIG_NAMES:
-        if (directory / name).is_file():
-            return directory / name
-    return None
+def pull_command(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="DIR",
+            help="The clone to update (default: the current directory when it holds a config, "
+            "else the directory of the config `sys plan` uses).",
+            show_default=False,
+        ),
+    ] = None,
+    fact: FactOpt = None,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Update a config cloned with `sys init --from` (git pull --ff-only), then show the new plan.
+
+    \b
+    Examples:
+      sys pull                            # in the clone, or for ~/.config/syslua
+      sys pull ~/dotfiles && sys apply ~/dotfiles/sys.lua
+    """
+    from syslua.cli.commands import repo
+
+    term = terminal(False, verbose, quiet, no_color)
+    raise typer.Exit(repo.pull(term, directory, facts=fact or []))
 
 
 def init_from(
-    term: Terminal,
+    term: "Terminal",
     url: str,
     directory: Path | None,
     *,
@@ -44,24 +57,14 @@ def init_from(
 ) -> int:
     """Clone `url` into `directory` (default ~/.config/syslua), then print the
     plan of the config in it, or apply it with `apply`."""
-    target = Path(directory) if directory else default_dir()
-    target = Path(target).expanduser()
-    if target.is_symlink() and not target.exists():
-        raise UsageError(f"{target} is a broken symlink: `sys init --from` clones into a directory")
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{target} is not a directory: `sys init --from` clones into a directory")
-    existed = target.is_dir()
-    if existed and any(target.iterdir()):
-        raise UsageError(
-            f"{target} is not empty: `sys init --from` clones into a new or empty directory",
-            hint=f"Pass another DIR, or update an existing clone with `sys pull {target}`.",
-        )
+    from syslua.errors import UsageError
+    from syslua.execute.config_repo import clone_into, clone_target
+    from syslua.paths import config_in
+    from syslua.resources.process import Runner
+
+    target, existed = clone_target(directory)
     term.log(f"Cloning {url} into {target}...")
-    try:
-        commit = git.clone(url, target, Runner())
-    except BaseException:
-        _clean(target, existed)
-        raise
+    commit = clone_into(url, target, existed, Runner())
     term.line(f"Cloned {url} into {target} at {commit[:12]}.")
     config = config_in(target)
     if config is None:
@@ -72,42 +75,18 @@ def init_from(
     return _plan_or_apply(term, config, apply=apply, facts=facts, jobs=jobs)
 
 
-def _clean(target: Path, existed: bool) -> None:
-    """Take back what a failed clone left: the directory it made, or what it
-    wrote into the empty one it was given."""
-    if not target.is_dir():
-        return
-    if not existed:
-        shutil.rmtree(target, ignore_errors=True)
-        return
-    for child in target.iterdir():
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
-        else:
-            child.unlink(missing_ok=True)
-
-
-def pull(term: Terminal, directory: Path | None, *, facts: list[str]) -> int:
+def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
     """`git pull --ff-only` in DIR (default: the current directory when it holds
     a config, else the directory of the config `sys plan` would use), then the
     plan of its config."""
+    from syslua.errors import UsageError
+    from syslua.execute.config_repo import clone_to_pull
+    from syslua.paths import config_in
+    from syslua.resources import git
+    from syslua.resources.process import Runner
+
     runner = Runner()
-    config: Path | None = None
-    if directory is not None:
-        start = Path(directory).expanduser()
-        if not start.is_dir():
-            raise UsageError(f"{start} is not a directory")
-    elif config_in(Path.cwd()) is not None:
-        start = Path.cwd()
-    else:
-        config = find_config(None, Paths.from_env(), term.log, "sys pull path/to/clone")
-        start = config.parent
-    repo = git.toplevel(start, runner)
-    if repo is None:
-        raise UsageError(
-            f"{start} is not in a git repository: `sys pull` updates a config cloned "
-            "with `sys init --from URL`"
-        )
+    start, repo, config = clone_to_pull(directory, runner, term.log)
     term.log(f"Pulling {repo}...")
     before, after = git.pull(repo, runner)
     if before == after:
@@ -130,7 +109,7 @@ def pull(term: Terminal, directory: Path | None, *, facts: list[str]) -> int:
 
 
 def _plan_or_apply(
-    term: Terminal, config: Path, *, apply: bool, facts: list[str], jobs: int | None = None
+    term: "Terminal", config: Path, *, apply: bool, facts: list[str], jobs: int | None = None
 ) -> int:
     if apply:
         from syslua.cli.commands import apply as apply_cmd

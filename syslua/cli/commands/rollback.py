@@ -4,24 +4,60 @@ Ctrl-C or SIGTERM stops it as it stops `sys apply`: what it changed is
 undone, and it ends with `Rollback interrupted. System unchanged.`, exit 130.
 """
 
-from __future__ import annotations
-
 import time
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli import signals
-from syslua.cli.commands.apply import interrupted_early, late, report, reporter_for
-from syslua.cli.commands.common import parse_size, state
-from syslua.cli.output import Terminal
-from syslua.errors import Interrupted
-from syslua.execute.apply import ApplyOptions, apply_manifest
-from syslua.execute.materialise import materialise
-from syslua.paths import Paths
-from syslua.state.snapshots import Snapshots
-from syslua.state.store import Store
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import (
+    JobsOpt,
+    JsonOpt,
+    MaxUnpackOpt,
+    NoColorOpt,
+    NoopOpt,
+    QuietOpt,
+    VerboseOpt,
+    WaitOpt,
+    complete_snapshot,
+)
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
+
+
+def command(
+    snapshot_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="ID",
+            help="Snapshot to return to (default: the previous one).",
+            autocompletion=complete_snapshot,
+        ),
+    ] = None,
+    noop: NoopOpt = False,
+    json_: JsonOpt = False,
+    jobs: JobsOpt = None,
+    wait: WaitOpt = False,
+    max_unpack: MaxUnpackOpt = "4GiB",
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
+) -> None:
+    """Return the machine to an earlier snapshot.
+
+    \b
+    Examples:
+      sys rollback                        # to the snapshot before the current one
+      sys rollback 20261126-001820-5869
+      sys rollback good                   # a tagged snapshot
+    """
+    term = terminal(json_, verbose, quiet, no_color)
+    raise typer.Exit(run(term, snapshot_id, noop=noop, jobs=jobs, wait=wait, max_unpack=max_unpack))
 
 
 def run(
-    term: Terminal,
+    term: "Terminal",
     snapshot_id: str | None,
     *,
     noop: bool,
@@ -29,6 +65,16 @@ def run(
     wait: bool,
     max_unpack: str = "4GiB",
 ) -> int:
+    from syslua.cli import signals
+    from syslua.cli.commands.common import parse_size, state
+    from syslua.cli.outcome import interrupted_early, late, report, reporter_for
+    from syslua.errors import Interrupted
+    from syslua.execute.apply import ApplyOptions, apply_manifest
+    from syslua.execute.materialise import materialise
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+    from syslua.state.store import Store
+
     started = time.monotonic()
     unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()

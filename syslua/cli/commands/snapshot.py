@@ -1,18 +1,70 @@
 """`sys snapshot show|tag|delete`."""
 
-from __future__ import annotations
-
 import time
+from typing import TYPE_CHECKING, Annotated
 
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.errors import UsageError
-from syslua.paths import Paths
-from syslua.state.snapshots import Snapshots
+import typer
+
+from syslua.cli import terminal
+from syslua.cli.options import JsonOpt, complete_snapshot
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 
-def show(term: Terminal, snapshot_id: str | None) -> int:
+def show_command(
+    snapshot_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="ID", help="Snapshot id (default: current).", autocompletion=complete_snapshot
+        ),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Show one snapshot.
+
+    \b
+    Examples:
+      sys snapshot show
+      sys snapshot show 20261126-001820-5869 --json
+    """
+    raise typer.Exit(show(terminal(json_), snapshot_id))
+
+
+def tag_command(
+    snapshot_id: Annotated[str, typer.Argument(metavar="ID", autocompletion=complete_snapshot)],
+    tag: Annotated[
+        str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")
+    ],
+) -> None:
+    """Tag a snapshot so gc keeps it.
+
+    \b
+    Example:
+      sys snapshot tag 20261126-001820-5869 good
+    """
+    raise typer.Exit(tag_snapshot(terminal(), snapshot_id, tag))
+
+
+def delete_command(
+    snapshot_id: Annotated[str, typer.Argument(metavar="ID", autocompletion=complete_snapshot)],
+) -> None:
+    """Delete a snapshot (not the current one).
+
+    \b
+    Example:
+      sys snapshot delete 20261126-001820-5869
+    """
+    raise typer.Exit(delete(terminal(), snapshot_id))
+
+
+def show(term: "Terminal", snapshot_id: str | None) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.errors import UsageError
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+
     paths = Paths.from_env()
     with state(paths, term, exclusive=False):
         snapshots = Snapshots(paths)
@@ -46,7 +98,11 @@ def show(term: Terminal, snapshot_id: str | None) -> int:
     return 0
 
 
-def tag(term: Terminal, snapshot_id: str, name: str) -> int:
+def tag_snapshot(term: "Terminal", snapshot_id: str, name: str) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+
     paths = Paths.from_env()
     with state(paths, term, exclusive=True):
         snapshots = Snapshots(paths)
@@ -56,7 +112,11 @@ def tag(term: Terminal, snapshot_id: str, name: str) -> int:
     return 0
 
 
-def delete(term: Terminal, snapshot_id: str) -> int:
+def delete(term: "Terminal", snapshot_id: str) -> int:
+    from syslua.cli.commands.common import state
+    from syslua.paths import Paths
+    from syslua.state.snapshots import Snapshots
+
     paths = Paths.from_env()
     with state(paths, term, exclusive=True):
         snapshots = Snapshots(paths)

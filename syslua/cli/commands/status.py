@@ -1,17 +1,15 @@
 """`sys status`: what drifted from the current snapshot (edited, deleted, mode changed),
 and whether the store still holds what the snapshot refers to."""
 
-from __future__ import annotations
+from typing import TYPE_CHECKING, Annotated, Any
 
-from typing import Any
+import typer
 
-from syslua.cli.commands.common import state
-from syslua.cli.machine import JSON_FORMAT
-from syslua.cli.output import Terminal
-from syslua.execute.drift import describe_unrestored, drift, store_check
-from syslua.paths import Paths, abbreviate
-from syslua.state.originals import load_unrestored
-from syslua.state.store import Store
+from syslua.cli import terminal
+from syslua.cli.options import JsonOpt, NoColorOpt, VerboseOpt
+
+if TYPE_CHECKING:
+    from syslua.cli.output import Terminal
 
 MARK = {"deleted": "D", "edited": "M", "mode": "~", "changed": "~", "recreated": "+", "error": "!"}
 
@@ -20,9 +18,35 @@ DRIFT = 4  # `--exit-code`, as `sys plan --exit-code` exits when changes are pen
 BROKEN = 1  # the store lacks what the current snapshot refers to
 
 
-def run(term: Terminal, *, exit_code: bool = False) -> int:
+def command(
+    json_: JsonOpt = False,
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help="Exit with 4 when something drifted.")
+    ] = False,
+    no_color: NoColorOpt = False,
+    verbose: VerboseOpt = 0,
+) -> None:
+    """Show what drifted from the current snapshot (edited, deleted, mode changed).
+
+    \b
+    Examples:
+      sys status
+      sys status -v
+      sys status --exit-code || echo "the machine drifted"
+    """
+    raise typer.Exit(run(terminal(json_, verbose, False, no_color), exit_code=exit_code))
+
+
+def run(term: "Terminal", *, exit_code: bool = False) -> int:
     """Exit code: 1 when the store is not whole; else, with `exit_code`, 4 when
     something drifted (or a failed rollback left paths it could not put back)."""
+    from syslua.cli.commands.common import state
+    from syslua.cli.machine import JSON_FORMAT
+    from syslua.execute.drift import describe_unrestored, drift, store_check
+    from syslua.paths import Paths
+    from syslua.state.originals import load_unrestored
+    from syslua.state.store import Store
+
     paths = Paths.from_env()
     notes: list[str] = []
     with state(paths, term, exclusive=False):
@@ -43,6 +67,22 @@ def run(term: Terminal, *, exit_code: bool = False) -> int:
             }
         )
         return _code(store, bool(items or kept), exit_code)
+    _show(term, snap_id, items, kept, store)
+    if snap_id is None:
+        return _code(None, bool(kept), exit_code)
+    return _code(store, bool(items or kept), exit_code)
+
+
+def _show(
+    term: "Terminal",
+    snap_id: str | None,
+    items: list[dict[str, str]],
+    kept: list[dict[str, str]],
+    store: dict[str, Any] | None,
+) -> None:
+    """In order: paths a failed rollback left, what the store lacks, the drift."""
+    from syslua.paths import abbreviate
+
     if kept:
         term.line("A failed rollback could not put these paths back:")
         for k in kept:
@@ -51,7 +91,7 @@ def run(term: Terminal, *, exit_code: bool = False) -> int:
         term.line()
     if snap_id is None:
         term.line("No current snapshot: nothing to compare with (run `sys apply`).")
-        return _code(None, bool(kept), exit_code)
+        return
     if store is not None:
         _store_lines(term, snap_id, store)
     if not items:
@@ -61,12 +101,11 @@ def run(term: Terminal, *, exit_code: bool = False) -> int:
             term.line(
                 f"The managed paths match snapshot {snap_id}; its store is not whole (above)."
             )
-        return _code(store, bool(items or kept), exit_code)
+        return
     term.line(f"Drift from snapshot {snap_id}:")
     for d in items:
         term.line(f"  {MARK[d['kind']]} {d['label']}: {d['detail']}")
     term.line("Run `sys apply` to converge again, or `sys rollback` to return to a snapshot.")
-    return _code(store, bool(items or kept), exit_code)
 
 
 def _code(store: dict[str, Any] | None, drifted: bool, exit_code: bool) -> int:
@@ -76,7 +115,7 @@ def _code(store: dict[str, Any] | None, drifted: bool, exit_code: bool) -> int:
     return DRIFT if exit_code and drifted else 0
 
 
-def _store_lines(term: Terminal, snap_id: str, store: dict[str, Any]) -> None:
+def _store_lines(term: "Terminal", snap_id: str, store: dict[str, Any]) -> None:
     what = (
         "(file contents, originals of files syslua took over, config sources, package trees); "
         "`sys rollback` and putting originals back need them."

@@ -1,0 +1,182 @@
+"""Taking files edited by hand back into the configuration (`sys add PATH...`).
+
+Steps, in order (the caller holds the state lock from step 2 on):
+1. `Adding(manifest, targets, to)`: list the files under each target (a
+   directory adds every file below it, `.git` skipped, what is not a
+   regular file skipped unless an item manages it);
+2. `read_current`: the current snapshot (not a stand-in for a corrupt one:
+   there is nothing to record against then), and its warnings;
+3. `check`: ask for each file how it is taken back: the type of the item
+   managing it (`TakesBack.take_back`: a file copied from a `source` is
+   copied over that source; a link needs nothing; inline `content` is
+   refused, naming the declaration), or, for a file nothing manages, the
+   registry's path type (`take_in`: copied to `<config dir>/dotfiles/<path
+   under ~>`, or `to`, with the declaration to add; the config itself is
+   never edited). Any refusal stops here, nothing changed;
+4. `act`: keep the previous content of every configuration file about to
+   be overwritten in the store, then copy;
+5. record a snapshot (kind `add`) that says the content taken back is what
+   the last apply left, so that a later change of the source is not taken
+   for an edit of the live file; it also keeps the overwritten contents.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from syslua.errors import UsageError
+from syslua.manifest.model import Item, Manifest
+from syslua.paths import Paths, abbreviate, home
+from syslua.resources import capability, path_taker
+from syslua.resources import get as get_type
+from syslua.resources.base import TakeBack
+from syslua.resources.kind import Journaled, TakesBack
+from syslua.state.journal import capture
+from syslua.state.snapshots import Snapshot, Snapshots
+from syslua.state.store import Store
+
+
+class Adding:
+    """Files to take back into the config of `manifest` (see the module's docstring)."""
+
+    def __init__(self, manifest: Manifest, targets: list[Path], to: Path | None) -> None:
+        self.manifest = manifest
+        self.config_dir = os.path.dirname(manifest.config or os.path.abspath("sys.lua"))
+        self.dest_root = (
+            os.path.abspath(to) if to is not None else os.path.join(self.config_dir, "dotfiles")
+        )
+        self.managed = _managed(manifest)
+        self.files, self.skipped = _files(targets, self.managed)
+        # Set by the steps below.
+        self.snapshots: Snapshots | None = None
+        self.current: Snapshot | None = None
+        self.store: Store | None = None
+        self.steps: list[tuple[str, Item | None, TakeBack]] = []
+
+    def read_current(self, paths: Paths) -> list[str]:
+        """Read the current snapshot; returns the warnings of reading it."""
+        self.snapshots = Snapshots(paths)
+        current, warning = self.snapshots.usable_current()
+        notes = [n for n in (self.snapshots.rebuilt, warning) if n]
+        # A corrupt snapshot's stand-in: nothing to record against.
+        self.current = None if warning else current
+        self.store = Store(paths.store)
+        return notes
+
+    def check(self) -> list[TakeBack]:
+        """How each file is taken back (nothing done yet); returns the refusals."""
+        assert self.store is not None, "read_current first"
+        self.steps = [
+            (path, item, self._step(path, item))
+            for path, item in ((p, self.managed.get(p)) for p in self.files)
+        ]
+        return [step for _, _, step in self.steps if step.refused]
+
+    def act(self) -> str | None:
+        """Keep what is overwritten, copy, and record the snapshot; returns its id
+        (None when there is no current snapshot, or nothing to record)."""
+        store, snapshots = self.store, self.snapshots
+        assert store is not None and snapshots is not None, "check first"
+        # The configuration's files are the user's: keep what is overwritten.
+        records = [
+            {"op": "path", "path": w, "prev": capture(w, store)}
+            for _, _, s in self.steps
+            for w in s.writes
+        ]
+        store.sync()
+        states: dict[str, dict[str, Any]] = {}
+        for _, item, step in self.steps:
+            new = step.act() if step.act is not None else None
+            if new is not None and item is not None:
+                states[item.id] = new
+        store.sync()  # the contents the new states name, before the snapshot names them
+        if self.current is None or not (states or records):
+            return None
+        taken = [path for path, item, _ in self.steps if item is not None]
+        return _record(snapshots, self.current, states, records, taken)
+
+    def _step(self, path: str, item: Item | None) -> TakeBack:
+        """How one file is taken back (checked; nothing done yet)."""
+        label = abbreviate(path)
+        manifest, current, store = self.manifest, self.current, self.store
+        assert store is not None, "read_current first"
+        config_dir, dest_root = self.config_dir, self.dest_root
+        if item is not None:
+            recorded = current.items.get(item.id) if current is not None else None
+            kind = capability(get_type(item.type), TakesBack)
+            if kind is None:
+                return TakeBack(f"`sys add` cannot take back a {item.type}", refused=True)
+            return kind.take_back(item, path, manifest.source_of(item.id) or "?", recorded, store)
+        h = home().rstrip("/")
+        if not path.startswith(h + "/"):
+            return TakeBack(
+                f"{label} is not under your home directory ({h}): only paths under ~ can be added",
+                refused=True,
+            )
+        if path == config_dir or path.startswith(config_dir.rstrip("/") + "/"):
+            return TakeBack(
+                f"{label} is inside the configuration's directory: declare it there", refused=True
+            )
+        dest = os.path.join(dest_root, os.path.relpath(path, h))
+        inside = dest.startswith(config_dir.rstrip("/") + "/")
+        source = os.path.relpath(dest, config_dir) if inside else abbreviate(dest)
+        return path_taker().take_in(path, dest, source)
+
+
+def _managed(manifest: Manifest) -> dict[str, Item]:
+    """Items by the path they manage."""
+    out = {}
+    for item in manifest:
+        kind = capability(get_type(item.type), Journaled)
+        path = kind.managed_path(item) if kind is not None else None
+        if path is not None:
+            out[path] = item
+    return out
+
+
+def _files(targets: list[Path], managed: dict[str, Item]) -> tuple[list[str], list[str]]:
+    """The files to add, in order, without repeats; and what a directory walk skipped."""
+    files: list[str] = []
+    skipped: list[str] = []
+    for target in targets:
+        path = os.path.normpath(os.path.abspath(os.path.expanduser(str(target))))
+        if not os.path.lexists(path):
+            raise UsageError(f"{target}: no such file or directory")
+        if os.path.isdir(path) and not os.path.islink(path):
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d != ".git")
+                for d in dirs:
+                    full = os.path.join(root, d)
+                    if os.path.islink(full):
+                        (files if full in managed else skipped).append(full)
+                for name in sorted(names):
+                    full = os.path.join(root, name)
+                    mode = os.lstat(full).st_mode
+                    if stat.S_ISREG(mode) or full in managed:
+                        files.append(full)
+                    else:
+                        skipped.append(full)
+        else:
+            files.append(path)
+    return list(dict.fromkeys(files)), skipped
+
+
+def _record(
+    snapshots: Snapshots,
+    current: Snapshot,
+    states: dict[str, dict[str, Any]],
+    records: list[dict[str, Any]],
+    files: list[str],
+) -> str:
+    """A snapshot like the current one, in which the content taken back is what was applied."""
+    shown = ", ".join(abbreviate(f) for f in files[:3])
+    if len(files) > 3:
+        shown += f" and {len(files) - 3} more"
+    snap = current.amended(
+        kind="add", message=f"add {shown}", items={**current.items, **states}, records=records
+    )
+    snapshots.save(snap)
+    return snap.id
