@@ -46,6 +46,7 @@ from syslua.resources.base import (
     UndoContext,
 )
 from syslua.resources.kind import Drifts, Journaled, Kind, Recorded, Removable, Undoes
+from syslua.state.records import KindRecord, Original, PathAt, PathState
 from syslua.state.restore import restore_path
 from syslua.state.store import Store
 
@@ -129,10 +130,8 @@ class StampKind(Kind[str | None], Journaled, Removable, Undoes, Recorded, Drifts
     def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
         return [self.path(item)]
 
-    def original(
-        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
-        return None if prev["kind"] == "absent" else prev
+    def original(self, item: Item, prev: PathState, records: list[PathAt]) -> Original | None:
+        return prev if prev.exists else None
 
     def removal_paths(self, item: Item) -> list[str]:
         return [self.path(item)]
@@ -142,11 +141,11 @@ class StampKind(Kind[str | None], Journaled, Removable, Undoes, Recorded, Drifts
         return Decision(REMOVE, "no longer declared; its stamp goes")
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         path = self.path(item)
         ctx.before_change(path)
-        if original is not None and original["kind"] != "absent":
+        if isinstance(original, PathState) and original.exists:
             assert ctx.store is not None
             restore_path(path, original, ctx.store)
             return Removal("restored the stamp it took over")
@@ -154,7 +153,7 @@ class StampKind(Kind[str | None], Journaled, Removable, Undoes, Recorded, Drifts
         return Removal(f"unstamped (it said {state['text']!r})")
 
     # -- Undoes ------------------------------------------------------------------
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+    def undo(self, record: KindRecord, uctx: UndoContext) -> None:
         Path(record["dir"], "applies").write_text(str(record["prev"]))
         uctx.report.restored.append(f"stamp counter in {record['dir']}")
 

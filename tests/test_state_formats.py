@@ -29,10 +29,12 @@ from typing import Any
 
 from conftest import HEADER, SysEnv, history, ok, out
 
+from syslua.execute.objects import needed
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
 from syslua.state import journal
 from syslua.state.originals import Originals, load_unrestored
+from syslua.state.records import TreeOriginal
 from syslua.state.snapshot_reader import LeanSnapshot
 from syslua.state.snapshots import Snapshots
 from syslua.state.store import PACK_MAX, Store
@@ -276,7 +278,8 @@ def test_rollback_to_older_snapshots_restores_their_exact_bytes(tmp_path: Path) 
 def test_destroy_restores_every_original_byte_for_byte(tmp_path: Path) -> None:
     env = install("main", tmp_path)
     originals = Originals.load(env.root / "state")
-    assert originals.get(f"file#{env.home}/.bashrc") == {
+    bashrc = originals.get(f"file#{env.home}/.bashrc")
+    assert bashrc is not None and bashrc.to_json() == {
         "kind": "file",
         "blob": sha(b"hand-made bashrc\n"),
         "mode": 0o600,
@@ -284,15 +287,16 @@ def test_destroy_restores_every_original_byte_for_byte(tmp_path: Path) -> None:
         "gid": os.getgid(),
     }
     old_dir = originals.get(f"file#{env.home}/old-dir")
-    assert old_dir is not None and old_dir["kind"] == "tree"
-    assert [r["path"] for r in old_dir["records"]] == [
+    assert isinstance(old_dir, TreeOriginal) and old_dir.to_json()["kind"] == "tree"
+    assert [r.path for r in old_dir.records] == [
         f"{env.home}/old-dir",
         f"{env.home}/old-dir/ln",
         f"{env.home}/old-dir/a.txt",
         f"{env.home}/old-dir/sub",
         f"{env.home}/old-dir/sub/b.txt",
     ]
-    assert originals.get(f"file#{env.home}/small.txt") == {"kind": "absent"}
+    small = originals.get(f"file#{env.home}/small.txt")
+    assert small is not None and small.to_json() == {"kind": "absent"}
 
     run_ok(env, "destroy", input="y\n")
     after = home_tree(env.home)
@@ -320,12 +324,12 @@ def test_gc_keeps_every_blob_a_snapshot_or_an_original_needs(tmp_path: Path) -> 
     store = Store(paths.store)
     objects = set(store.all_objects())
     snaps = Snapshots(paths)
-    needed = Originals.load(paths.state).blobs()
+    blobs = Originals.load(paths.state).blobs()
     for ident in kept:
-        snap = snaps.load(ident)
-        needed |= snap.blobs()
-        assert all(store.tree_path(t).is_dir() for t in snap.trees()), snap.trees()
-    assert needed <= objects and all(store.verify(d) for d in needed)
+        snap_blobs, snap_trees = needed(snaps.load(ident))
+        blobs |= snap_blobs
+        assert all(store.tree_path(t).is_dir() for t in snap_trees), snap_trees
+    assert blobs <= objects and all(store.verify(d) for d in blobs)
 
     doctor = json.loads(env.run("doctor", "--json").stdout)
     checks = {c["name"]: c for c in doctor["checks"]}
@@ -354,7 +358,7 @@ def test_the_lean_reader_reads_every_snapshot_as_the_full_reader_does(tmp_path: 
                 assert isinstance(lean, LeanSnapshot), f
                 assert dict(lean.item_states()) == full.items
                 assert lean.to_dict() == full.to_dict()
-                assert lean.blobs() == full.blobs() and lean.trees() == full.trees()
+                assert needed(lean) == needed(full)
             read += 1
     # 8 in main, 2 in crash-before and crash-after (the killed apply saved its
     # own), 1 in crash-batch and in unrestored.
@@ -365,7 +369,7 @@ def test_the_lean_reader_reads_every_snapshot_as_the_full_reader_does(tmp_path: 
 def journal_ops(env: SysEnv) -> Counter[str]:
     directory = env.root / "state" / "journal"
     assert journal.unusable(directory) is None
-    return Counter(r["op"] for r in journal.read(directory))
+    return Counter(r.op for r in journal.read(directory))
 
 
 def test_a_journal_killed_before_its_commit_is_rolled_back(tmp_path: Path) -> None:
@@ -439,7 +443,7 @@ def test_unrestored_paths_are_listed_and_their_originals_come_back(tmp_path: Pat
     env = install("unrestored", tmp_path)
     store = env.root / "store" / "objects"
     a, b = sha(b"hand-made a\n"), sha(b"hand-made b\n")
-    assert [(r["path"], r["prev"]["blob"]) for r in load_unrestored(env.root / "state")] == [
+    assert [(r.path, r.prev.blob) for r in load_unrestored(env.root / "state")] == [
         (f"{env.home}/u/a.txt", a),
         (f"{env.home}/u/b.txt", b),
     ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from syslua.errors import StateError
 from syslua.execute.run import ApplyRun
@@ -23,6 +23,7 @@ from syslua.plan.planner import Plan
 from syslua.resources import capability
 from syslua.resources import get as get_type
 from syslua.resources.kind import Journaled
+from syslua.state.records import ABSENT, Original, OriginalsAdded, PathAt, PathState
 
 if TYPE_CHECKING:
     from syslua.manifest.model import Manifest
@@ -44,11 +45,9 @@ def begin(run: ApplyRun, plan: Plan) -> Journal:
         journal = Journal.begin(
             paths.journal,
             store,
-            {
-                "kind": run.options.kind,
-                "previous": current.id if current else None,
-                "digest": run.recorded.digest,
-            },
+            run.options.kind,
+            current.id if current else None,
+            run.recorded.digest,
         )
     except OSError as e:
         raise keeping_failed(e, paths, paths.journal) from None
@@ -65,7 +64,7 @@ def begin(run: ApplyRun, plan: Plan) -> Journal:
         # changes; the journal names them, so a clean rollback forgets them.
         run.added = registry.add(run.originals)
         if run.added:
-            journal.note({"op": "originals", "added": run.added})
+            journal.note(OriginalsAdded(tuple(run.added)))
             where = paths.state
             registry.save()
     except OSError as e:
@@ -99,7 +98,7 @@ def _prepare(
     known: Manifest | None,
     registry: Originals,
     store: Store,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Original]:
     """Record what the plan will touch; return the originals of the declared
     items: those in the record of originals, and those syslua takes over now.
 
@@ -110,7 +109,7 @@ def _prepare(
     """
     from syslua.state.journal import capture
 
-    originals: dict[str, dict[str, Any]] = dict(registry.entries)
+    originals: dict[str, Original] = dict(registry.entries)
     for ident in list(originals):
         if ident not in manifest:
             originals.pop(ident)  # restored by its removal in this apply
@@ -127,14 +126,12 @@ def _prepare(
             if new and managed not in journal.recorded:
                 # Nothing of its own is there yet (a tree member behind a
                 # symlink its tree replaces): recorded as it runs.
-                originals[entry.id] = {"kind": "absent"}
+                originals[entry.id] = PathState(ABSENT)
             elif new:
                 records = [
-                    journal.recorded[p]["prev"] | {"path": p}
-                    for p in paths
-                    if p in journal.recorded
+                    PathAt(p, journal.recorded[p].prev) for p in paths if p in journal.recorded
                 ]
-                original = kind.original(item, journal.recorded[managed]["prev"], records)
+                original = kind.original(item, journal.recorded[managed].prev, records)
                 if original is not None:
                     originals[entry.id] = original
         elif new and os.path.lexists(managed):

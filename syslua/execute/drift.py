@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from syslua.execute.materialise import materialise
+from syslua.execute.objects import needed
 from syslua.paths import Paths
 from syslua.resources import capability
 from syslua.resources import get as get_type
@@ -20,6 +21,7 @@ from syslua.resources.base import Context
 from syslua.resources.kind import Drifts, Journaled
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
+from syslua.state.records import ABSENT, DIR, FILE, LINK, Unrestored
 from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
@@ -73,7 +75,7 @@ def store_check(paths: Paths) -> dict[str, Any] | None:
     if snap is None:
         return None
     store = Store(paths.store)
-    blobs, trees = snap.blobs(), snap.trees()
+    blobs, trees = needed(snap)
     exists = paths.store.is_dir()
     gone_blobs = [b for b in blobs if not store.has(b)]
     gone_trees = [t for t in trees if not store.tree_path(t).is_dir()]
@@ -89,23 +91,23 @@ def store_check(paths: Paths) -> dict[str, Any] | None:
     }
 
 
-def describe_unrestored(record: dict[str, Any], store: Store) -> dict[str, str]:
+def describe_unrestored(record: Unrestored, store: Store) -> dict[str, str]:
     """A path a failed undo left (a record of `state.originals.load_unrestored`),
     with what it was and where that is kept."""
-    prev, path = record["prev"], record["path"]
-    kind = prev.get("kind")
-    if kind == "file":
-        blob = prev["blob"]
+    prev = record.prev
+    kind = prev.kind
+    if kind == FILE and prev.blob:
+        blob = prev.blob
         before = f"its previous content is kept in {store.loose(blob) or store.location(blob)}"
-    elif kind == "absent":
+    elif kind == ABSENT:
         before = "it did not exist before"
-    elif kind == "link":
-        before = f"it was a symlink to {prev['target']}"
+    elif kind == LINK:
+        before = f"it was a symlink to {prev.target}"
     else:
-        before = f"it was a {'directory' if kind == 'dir' else kind}"
-    why = record.get("why")
+        before = f"it was a {'directory' if kind == DIR else kind}"
+    why = record.why
     return {
-        "path": path,
+        "path": record.path,
         "before": before + (f" ({why})" if why else ""),
-        "blob": prev.get("blob") or "",
+        "blob": prev.blob or "",
     }

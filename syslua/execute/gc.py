@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from syslua.execute.objects import needed
 from syslua.paths import Paths
 from syslua.state.originals import Originals, load_unrestored
 from syslua.state.snapshots import Snapshot, Snapshots
@@ -59,10 +60,14 @@ def live_objects(paths: Paths, kept: list[Snapshot]) -> tuple[set[str], set[str]
     record of originals (what syslua took over is never collected), the
     paths a failed rollback could not put back, and the trees the live
     profile links into."""
-    blobs = set().union(*(s.blobs() for s in kept)) if kept else set()
+    blobs: set[str] = set()
+    trees: set[str] = set()
+    for snap in kept:  # each kind says what its items' states keep
+        more_blobs, more_trees = needed(snap)
+        blobs |= more_blobs
+        trees |= more_trees
     blobs |= Originals.load(paths.state).blobs()
-    blobs |= {r["prev"]["blob"] for r in load_unrestored(paths.state) if r["prev"].get("blob")}
-    trees = set().union(*(s.trees() for s in kept)) if kept else set()
+    blobs |= {r.prev.blob for r in load_unrestored(paths.state) if r.prev.blob}
     trees |= _profile_trees(paths)
     return blobs, trees
 

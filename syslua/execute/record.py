@@ -34,7 +34,8 @@ from syslua.resources.base import RecordContext
 from syslua.resources.kind import Journaled, Recorded, TakesBack
 from syslua.resources.process import tail
 from syslua.state.originals import clear_unrestored
-from syslua.state.snapshots import Snapshot, Snapshots, new_id
+from syslua.state.records import Commit, ItemState, SnapshotNamed
+from syslua.state.snapshots import ItemStates, Snapshot, Snapshots, new_id
 from syslua.state.store import Store
 
 if TYPE_CHECKING:
@@ -108,43 +109,41 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
         parent=parent,
         inputs=_config_files(run),
         items=_item_states(run, plan, journal, outcome),
-        originals={k: v for k, v in run.originals.items() if v.get("kind") != "absent"},
+        originals={k: v for k, v in run.originals.items() if v.exists},
         env={f.name: store.put_file(f) for fs in generated.values() for f in fs if f.is_file()},
         counts=counts,
         order=recorded_order(plan, run.recorded),
         pre={
             "previous": current.id if current else None,
-            "records": [r for rs in journal.by_item.values() for r in rs if r.get("op") == "path"],
+            "records": [r.to_json() for r in journal.path_records()],
         },
     )
     store.sync()
     # Named before it exists: if the run dies before committing, recovery
     # deletes it, so history never lists an apply that was rolled back.
-    journal.note({"op": "snapshot", "snapshot": snap.id})
+    journal.note(SnapshotNamed(snap.id))
     snapshots.save(snap, make_current=False)
     return snap
 
 
-def _item_states(
-    run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
-) -> dict[str, dict[str, Any]]:
+def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome) -> ItemStates:
     """What the snapshot keeps of each item: its kind's state, with what its
     apply did, and the result of the command it ran."""
     current, previous = run.inputs.current, run.previous
     prev_items = current.items if current else {}
     changed = {e.id for e in plan.entries if e.decision.changes}
     by_id = {r.id: r for r in outcome.results}
-    items: dict[str, dict[str, Any]] = {}
+    items: dict[str, ItemState] = {}
     for item in run.manifest:
         result = by_id.get(item.id)
         kind = capability(get_type(item.type), Recorded)
-        state: dict[str, Any] = {}
+        own: dict[str, Any] = {}
         if kind is not None:
 
             def declared_as_before(ident: str = item.id) -> bool:
                 return previous is not None and previous.get(ident) == run.recorded.get(ident)
 
-            state = kind.snapshot_state(
+            own = kind.snapshot_state(
                 item,
                 RecordContext(
                     store=run.store,
@@ -157,14 +156,13 @@ def _item_states(
                     applied=result.applied if result is not None else None,
                 ),
             )
+        state = ItemState(own, result.status if result is not None else None)
         if result is not None and result.output is not None:
-            state["exit_code"] = result.output.exit_code
-            state["stdout"] = tail(result.output.stdout)  # the last OUTPUT_TAIL bytes
-            state["stderr"] = tail(result.output.stderr)
-        if result is not None:
-            state["status"] = result.status
+            state.exit_code = result.output.exit_code
+            state.stdout = tail(result.output.stdout)  # the last OUTPUT_TAIL bytes
+            state.stderr = tail(result.output.stderr)
         items[item.id] = state
-    return items
+    return ItemStates(items)
 
 
 def _config_files(run: ApplyRun) -> dict[str, str]:
@@ -189,7 +187,7 @@ def _commit(run: ApplyRun, journal: Journal, snap: Snapshot, plan: Plan) -> None
     crash_point("before-commit")
     journal.sync_touched(run.store.root)
     removed = [e.id for e in plan.removals]
-    journal.note({"op": "commit", "snapshot": snap.id, "removed": removed})
+    journal.note(Commit(snap.id, tuple(removed)))
     crash_point("after-commit")
     run.inputs.snapshots.set_current(snap.id)
 
@@ -222,7 +220,7 @@ def _keep_edits(
     if current is None or not plan.edited:
         return None
     previous = current.load_manifest()
-    items = dict(current.items)
+    items: dict[str, ItemState] = dict(current.items)
     kept = []
     for entry in plan.edited:
         item = previous.get(entry.id)
@@ -233,9 +231,10 @@ def _keep_edits(
         record = journal.recorded.get(path) if path else None
         if record is None or takes_back is None or item is None:
             continue
-        state = takes_back.adopt(item, current.items.get(entry.id, {}), record["prev"], run.store)
+        recorded: Mapping[str, Any] = current.items.get(entry.id) or {}
+        state = takes_back.adopt(item, recorded, record.prev, run.store)
         if state is not None:
-            items[entry.id] = state
+            items[entry.id] = ItemState.from_json(state)
             kept.append(entry.id)
     if not kept:
         return None
@@ -247,7 +246,7 @@ def _keep_edits(
     )
     # Named before it exists, as the apply's own snapshot is: recovery of a run
     # that dies before committing deletes it.
-    journal.note({"op": "snapshot", "snapshot": snap.id})
+    journal.note(SnapshotNamed(snap.id))
     snapshots.save(snap, make_current=False)
     return snap, labels
 
@@ -257,9 +256,9 @@ def forget_snapshots(journal: Journal, snapshots: Snapshots, store: Store, mark:
     objects written for it since `mark` (which gives the rollback room back;
     the undo records' objects were written before it)."""
     for rec in journal.records_for(""):
-        if rec.get("op") != "snapshot":
+        if not isinstance(rec, SnapshotNamed):
             continue
-        ident = rec["snapshot"]
+        ident = rec.snapshot
         try:
             snapshots.path(ident).unlink(missing_ok=True)
             if ident in snapshots.index()["order"]:

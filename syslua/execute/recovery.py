@@ -29,18 +29,21 @@ from syslua.fsutil import remove_temp_leftovers
 from syslua.paths import Paths
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals, clear_unrestored, note_unrestored
+from syslua.state.records import Begin, Commit, OriginalsAdded, PathRecord, Record, SnapshotNamed
 from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
 if TYPE_CHECKING:
     from syslua.execute.apply import Reporter
     from syslua.execute.stop import Stop
+    from syslua.resources.base import UndoReport
     from syslua.state.lock import Holder, StateLock
 
 
 def recover(paths: Paths, reporter: Reporter) -> str | None:
-    """Roll back an interrupted apply, if its journal was left behind. Caller holds the lock."""
-    from syslua.execute.undo import undo_records
+    """Roll back an interrupted apply, if its journal was left behind (or
+    finish recording it, when it had committed); what was done, for the
+    user. The caller holds the lock."""
     from syslua.state import journal as journal_mod
 
     if not journal_mod.exists(paths.journal):
@@ -49,46 +52,70 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     if problem is not None:
         return _set_aside_unusable(paths, problem)
     records = journal_mod.read(paths.journal)
-    snapshots = Snapshots(paths)
-    committed = next((r for r in records if r.get("op") == "commit"), None)
     registry = Originals.load(paths.state)
-    if committed is not None:
-        # The snapshot was written before the crash: finish the commit.
-        snapshots.set_current(committed["snapshot"])
-        if committed.get("removed"):
-            registry.drop(committed["removed"])
-            registry.save()
-        clear_unrestored(paths.state)
-        journal_mod.remove(paths.journal)
-        return f"finished recording snapshot {committed['snapshot']} of an apply that was interrupted after it completed"
-    begin = records[0] if records and records[0].get("op") == "begin" else {}
-    store = Store(paths.store)
+    commit = next((r for r in records if isinstance(r, Commit)), None)
+    if commit is not None:
+        return _finish_commit(paths, commit, registry)
+    return _roll_back(paths, records, registry)
+
+
+def _finish_commit(paths: Paths, commit: Commit, registry: Originals) -> str:
+    """The snapshot was written before the crash: finish the commit."""
+    from syslua.state import journal as journal_mod
+
+    Snapshots(paths).set_current(commit.snapshot)
+    if commit.removed:
+        registry.drop(commit.removed)
+        registry.save()
+    clear_unrestored(paths.state)
+    journal_mod.remove(paths.journal)
+    return (
+        f"finished recording snapshot {commit.snapshot} of an apply that was interrupted "
+        "after it completed"
+    )
+
+
+def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
+    """Undo every record of the journal, newest first, and forget the
+    snapshots it named; when that fails, self-heal (see `_self_heal`)."""
+    from syslua.execute.undo import undo_records
+    from syslua.state import journal as journal_mod
+
+    snapshots = Snapshots(paths)
     # A process killed while writing left its temp file beside the target:
     # removed before undoing (it could keep a directory syslua made from
     # being removed) and after (undoing writes files too).
-    touched = [r["path"] for r in records if r.get("op") == "path" and "path" in r]
+    touched = [r.path for r in records if isinstance(r, PathRecord)]
     remove_temp_leftovers(touched)
-    report = undo_records(records, store, Runner(), paths.state)
+    report = undo_records(records, Store(paths.store), Runner(), paths.state)
     remove_temp_leftovers(touched)
     for rec in records:
-        if rec.get("op") == "snapshot" and rec["snapshot"] in snapshots.index()["order"]:
-            snapshots.delete(rec["snapshot"])  # recorded, never committed
-    added = [i for r in records if r.get("op") == "originals" for i in r.get("added", ())]
-    if report.ok:
-        if added:
-            registry.drop(added)  # taken over by the run that was rolled back
-            registry.save()
-        journal_mod.remove(paths.journal)
-        what = (
-            f"rolled back an interrupted {begin.get('kind', 'apply')} (pid {begin.get('pid', '?')})"
+        if isinstance(rec, SnapshotNamed) and rec.snapshot in snapshots.index()["order"]:
+            snapshots.delete(rec.snapshot)  # recorded, never committed
+    if not report.ok:
+        return _self_heal(paths, snapshots, report)
+    added = [i for r in records if isinstance(r, OriginalsAdded) for i in r.added]
+    if added:
+        registry.drop(added)  # taken over by the run that was rolled back
+        registry.save()
+    journal_mod.remove(paths.journal)
+    begin = records[0] if records and isinstance(records[0], Begin) else None
+    kind, pid = (begin.kind, begin.pid) if begin is not None else ("apply", None)
+    what = f"rolled back an interrupted {kind} (pid {pid if pid is not None else '?'})"
+    if report.left or report.not_undone:
+        return (
+            what
+            + "; not everything could be put back:\n  "
+            + "\n  ".join(report.left + report.not_undone)
         )
-        if report.left or report.not_undone:
-            return (
-                what
-                + "; not everything could be put back:\n  "
-                + "\n  ".join(report.left + report.not_undone)
-            )
-        return what + "; the machine is as it was before it"
+    return what + "; the machine is as it was before it"
+
+
+def _self_heal(paths: Paths, snapshots: Snapshots, report: UndoReport) -> str:
+    """Undoing failed: remember what was not put back, forget the current
+    snapshot so the next apply converges everything, keep the journal aside."""
+    from syslua.state import journal as journal_mod
+
     note_unrestored(paths.state, report.unrestored)
     snapshots.clear_current()
     journal_mod.set_aside(

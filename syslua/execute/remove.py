@@ -22,13 +22,14 @@ from syslua.resources import get as get_type
 from syslua.resources.base import Context, Removal, ResourceError
 from syslua.resources.kind import Removable
 from syslua.state.journal import Journal
+from syslua.state.records import Original
 
 
 def remove_item(
     item: Item,
     ctx: Context,
     journal: Journal,
-    original: dict[str, Any] | None,
+    original: Original | None,
     state: Mapping[str, Any],
 ) -> ItemResult:
     """Remove `item`; `original` is what it took over, `state` what the current snapshot recorded for it."""

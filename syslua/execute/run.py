@@ -11,7 +11,7 @@ and running the items: removals, then the DAG.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from syslua.errors import StateError, UsageError
 from syslua.execute.item import FAILED, ItemResult, run_item, value_result
@@ -26,6 +26,7 @@ from syslua.resources.base import Context
 from syslua.resources.kind import Outputs
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals
+from syslua.state.records import Original
 
 if TYPE_CHECKING:
     from syslua.state.journal import Journal
@@ -66,7 +67,7 @@ class ApplyRun:
         self.registry = self._registry()
         # The originals of the declared items (`execute.begin`), and those of
         # them this run added to the record.
-        self.originals: dict[str, dict[str, Any]] = {}
+        self.originals: dict[str, Original] = {}
         self.added: list[str] = []
 
     def _registry(self) -> Originals | None:
@@ -215,8 +216,8 @@ class ApplyRun:
                 outcome.ok = False
                 return False
             self.reporter.started(entry.id, entry.label)
-            state = current.items.get(entry.id, {}) if current else {}
-            result = remove_item(item, ctx, journal, originals.get(entry.id), state)
+            state = current.items.get(entry.id) if current else None
+            result = remove_item(item, ctx, journal, originals.get(entry.id), state or {})
             outcome.results.append(result)
             self.reporter.finished(result)
             if result.status == FAILED:

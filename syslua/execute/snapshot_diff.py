@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 
 from syslua.errors import StateError, UsageError
+from syslua.execute.objects import content_of
 from syslua.manifest.model import canonical_json
 from syslua.paths import abbreviate
 from syslua.plan.planner import key_label
@@ -55,8 +56,7 @@ def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | No
         elif ib is None:
             out.append({"id": ident, "symbol": "-", "label": _label(ident), "detail": "removed"})
         else:
-            blob_a = sa.items.get(ident, {}).get("blob")
-            blob_b = sb.items.get(ident, {}).get("blob")
+            blob_a, blob_b = content_of(sa, ident), content_of(sb, ident)
             props_a = {k: v for k, v in ia.to_dict()["props"].items() if k != "source"}
             props_b = {k: v for k, v in ib.to_dict()["props"].items() if k != "source"}
             changed = [

@@ -35,6 +35,7 @@ from syslua.resources import get as get_type
 from syslua.resources.base import TakeBack
 from syslua.resources.kind import Journaled, TakesBack
 from syslua.state.journal import capture
+from syslua.state.records import PathRecord
 from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
 
@@ -81,11 +82,7 @@ class Adding:
         store, snapshots = self.store, self.snapshots
         assert store is not None and snapshots is not None, "check first"
         # The configuration's files are the user's: keep what is overwritten.
-        records = [
-            {"op": "path", "path": w, "prev": capture(w, store)}
-            for _, _, s in self.steps
-            for w in s.writes
-        ]
+        records = [PathRecord("", w, capture(w, store)) for _, _, s in self.steps for w in s.writes]
         store.sync()
         states: dict[str, dict[str, Any]] = {}
         for _, item, step in self.steps:
@@ -168,7 +165,7 @@ def _record(
     snapshots: Snapshots,
     current: Snapshot,
     states: dict[str, dict[str, Any]],
-    records: list[dict[str, Any]],
+    records: list[PathRecord],
     files: list[str],
 ) -> str:
     """A snapshot like the current one, in which the content taken back is what was applied."""

@@ -9,14 +9,23 @@ record is restored here; any other record belongs to the kind that wrote it
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from syslua.errors import StateError
 from syslua.resources import capability, owner_of
 from syslua.resources.base import ResourceError, UndoContext, UndoReport
 from syslua.resources.kind import Undoes
 from syslua.resources.process import Runner
+from syslua.state.records import (
+    DIR,
+    Damaged,
+    KindRecord,
+    PathRecord,
+    PathState,
+    Record,
+    Unrestored,
+)
 from syslua.state.restore import restore_path
 from syslua.state.store import Store
 
@@ -24,67 +33,77 @@ __all__ = ["UndoReport", "restore_path", "sweep_created_dirs", "undo_records"]
 
 
 def undo_records(
-    records: list[dict[str, Any]], store: Store, runner: Runner, state_dir: Path | None = None
+    records: Sequence[Record], store: Store, runner: Runner, state_dir: Path | None = None
 ) -> UndoReport:
     """Undo records newest first."""
     report = UndoReport()
     uctx = UndoContext(store=store, runner=runner, state_dir=state_dir, report=report)
     for rec in reversed(records):
-        op = rec.get("op")
+        if isinstance(rec, Damaged):
+            report.failed.append(f"{rec.what}: the journal record is damaged ({rec.why})")
+            continue
         try:
-            if op == "path":
-                note = restore_path(rec["path"], rec["prev"], store)
+            if isinstance(rec, PathRecord):
+                note = restore_path(rec.path, rec.prev, store)
                 if note:
                     report.left.append(note)
                 else:
-                    report.restored.append(rec["path"])
-                continue
-            kind = owner_of(rec)
-            if kind is None:
-                continue  # a record that needs no undoing (begin, commit)
-            owner = capability(kind, Undoes)
-            if owner is None:
-                raise StateError(f"{kind.name}: no way to undo a `{op}` record")
-            owner.undo(rec, uctx)
+                    report.restored.append(rec.path)
+            elif isinstance(rec, KindRecord):
+                _undo_kind_record(rec, uctx)
+            # else a record that needs no undoing (begin, commit, ...)
         except (OSError, StateError, ResourceError) as e:
-            what = rec.get("path") or rec.get("item") or op
-            report.failed.append(f"{what}: {e}")
-            if op == "path":
-                report.unrestored.append({"path": rec["path"], "prev": rec["prev"], "why": str(e)})
-                _copy_out(rec["prev"], store)
-        except (KeyError, TypeError, ValueError) as e:  # a record damaged on disk
-            what = rec.get("path") or rec.get("item") or op
-            report.failed.append(f"{what}: the journal record is damaged ({type(e).__name__}: {e})")
+            report.failed.append(f"{_what(rec)}: {e}")
+            if isinstance(rec, PathRecord):
+                report.unrestored.append(Unrestored(rec.path, rec.prev, str(e)))
+                _copy_out(rec.prev, store)
+        except (KeyError, TypeError, ValueError) as e:  # a kind's record damaged on disk
+            report.failed.append(
+                f"{_what(rec)}: the journal record is damaged ({type(e).__name__}: {e})"
+            )
     sweep_created_dirs(records, store, report)
     return report
 
 
-def _copy_out(prev: dict[str, Any], store: Store) -> None:
+def _undo_kind_record(rec: KindRecord, uctx: UndoContext) -> None:
+    """A kind's own record, undone by the kind that wrote it."""
+    kind = owner_of(rec)
+    if kind is None:
+        return  # a kind syslua no longer has: nothing knows how
+    owner = capability(kind, Undoes)
+    if owner is None:
+        raise StateError(f"{kind.name}: no way to undo a `{rec.op}` record")
+    owner.undo(rec, uctx)
+
+
+def _what(rec: Record) -> str:
+    if isinstance(rec, PathRecord):
+        return rec.path
+    return rec.item or str(rec.op)
+
+
+def _copy_out(prev: PathState, store: Store) -> None:
     """Give the previous content of a path that was not put back a file of
     its own in the store (a packed blob has none), which `sys status` names
     so that it can be copied back by hand."""
-    blob = prev.get("blob") if isinstance(prev, dict) else None
-    if blob:
+    if prev.blob:
         try:
-            store.loose_path(blob)
+            store.loose_path(prev.blob)
         except (OSError, StateError):
             pass  # status names where it is kept, whatever holds it
 
 
-def sweep_created_dirs(records: list[dict[str, Any]], store: Store, report: UndoReport) -> None:
+def sweep_created_dirs(records: Sequence[Record], store: Store, report: UndoReport) -> None:
     """Put back, deepest first, paths these records say were not a directory
     and that are an empty directory now: the directories the apply created
     (or put where a link or file was) for several items at once. Records are
     undone item by item, so such a directory may still have held another
     item's file when its own record was undone; its "left in place" note
     goes once it is put back here."""
-    last: dict[str, dict[str, Any]] = {}
+    last: dict[str, PathState] = {}
     for r in records:
-        prev, path = r.get("prev"), r.get("path")
-        if r.get("op") != "path" or not isinstance(prev, dict) or not isinstance(path, str):
-            continue  # a damaged record: undo_records reported it
-        if prev.get("kind") != "dir":
-            last.setdefault(path, prev)  # the first record: what was there before
+        if isinstance(r, PathRecord) and r.prev.kind != DIR:
+            last.setdefault(r.path, r.prev)  # the first record: what was there before
     for path in sorted(last, key=lambda p: p.count("/"), reverse=True):
         if not os.path.isdir(path) or os.path.islink(path):
             continue

@@ -31,6 +31,7 @@ from syslua.resources.base import Context
 from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals, known
+from syslua.state.records import Original
 from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
 
@@ -55,7 +56,7 @@ class PlanInputs:
         self.known = self.baseline.load_manifest() if self.baseline is not None else None
         self.resolver = Resolver(manifest, self.store, paths.state)
 
-    def known_originals(self) -> dict[str, dict[str, Any]]:
+    def known_originals(self) -> dict[str, Original]:
         """The originals as a plan names them (read-only): the record's, or the
         current snapshot's before there was a record; none when the record
         cannot be read (the apply reports that)."""

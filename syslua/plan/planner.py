@@ -608,7 +608,7 @@ def plan_removals(
         recorded = ctx.last_applied.get(item.id) if ctx is not None and ctx.last_applied else None
         decision = removal(item, recorded or {})
         original = originals.get(item.id)
-        if decision.action == REMOVE and original and original.get("kind") != "absent":
+        if decision.action == REMOVE and original is not None and original.exists:
             decision = decision.replace(reason=RESTORED)
         out.append(
             Entry(

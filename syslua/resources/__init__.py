@@ -15,6 +15,7 @@ from syslua import registry
 
 if TYPE_CHECKING:
     from syslua.resources.kind import Kind, TakesBack
+    from syslua.state.records import KindRecord
 
 # Journal records written before records named their kind: the kind by `op`.
 _LEGACY_OPS = {"exec": "exec", "user": "user", "bind": "bind", "profile": "package"}
@@ -69,7 +70,7 @@ def path_taker() -> TakesBack:
     return taker
 
 
-def owner_of(record: dict[str, Any]) -> Kind[Any] | None:
-    """The kind that undoes a journal record other than a path's, if known."""
-    name = record.get("type") or _LEGACY_OPS.get(record.get("op", ""))
+def owner_of(record: KindRecord) -> Kind[Any] | None:
+    """The kind that wrote a journal record of its own, and undoes it, if known."""
+    name = record.kind or _LEGACY_OPS.get(record.op)
     return get(name) if name and has(name) else None

@@ -68,6 +68,7 @@ from syslua.resources.kind import (
     Recorded,
     Removable,
 )
+from syslua.state.records import Original, PathAt, PathRecord, PathState
 from syslua.state.store import Store
 
 DOWNLOAD = "Would have downloaded"
@@ -371,10 +372,8 @@ class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, 
     def managed_path(self, item: Item) -> str | None:
         return item.key
 
-    def original(
-        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
-        return None if prev["kind"] == "absent" else prev
+    def original(self, item: Item, prev: PathState, records: list[PathAt]) -> Original | None:
+        return prev if prev.exists else None
 
     def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
         """The archive file and its missing parents; what it extracts is
@@ -390,7 +389,7 @@ class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, 
         return [item.key]
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         from syslua.resources import archive_http
 
@@ -407,8 +406,8 @@ class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, 
         earlier = {r["path"]: r for r in rctx.previous.get("records", ())}
         records = dict(earlier)
         for r in rctx.records:
-            if r.get("op") == "path" and r["path"] not in records:
-                records[r["path"]] = {"path": r["path"], **r["prev"]}
+            if isinstance(r, PathRecord) and r.path not in records:
+                records[r.path] = PathAt(r.path, r.prev).to_json()
         ordered = sorted(records.values(), key=lambda r: r["path"])
         return {
             "records": ordered,

@@ -34,6 +34,7 @@ from syslua.manifest.model import Item, thaw
 from syslua.resources.archive import Steps
 from syslua.resources.base import Context, ResourceError
 from syslua.resources.file_posix import missing_parents
+from syslua.state.records import ABSENT, Original, PathAt, PathState
 from syslua.state.restore import restore_path
 
 NOTHING = "Nothing was downloaded or extracted."
@@ -238,18 +239,17 @@ def fingerprint(path: str) -> str:
     return "other"
 
 
-def put_back(
-    item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
-) -> str:
+def put_back(item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]) -> str:
     """Undo what the archive did, for a declaration that is gone: each path it
     wrote that still holds what it wrote gets back what was there before
     (deepest first); a path changed since is left, and said so. Returns
     what was done, for the report."""
-    records = {r["path"]: r for r in state.get("records", ())}
+    records = {r.path: r.prev for r in map(PathAt.from_json, state.get("records", ()))}
     wrote = dict(state.get("wrote", {}))
     name = item.key
+    first = original if isinstance(original, PathState) else PathState(ABSENT)
     if name not in records:  # recorded before the snapshot kept records
-        records[name] = {"path": name, **(original or {"kind": "absent"})}
+        records[name] = first
         wrote[name] = fingerprint(name)
     removed = restored = 0
     notes = []
@@ -257,19 +257,17 @@ def put_back(
     assert store is not None
     ctx.before_changes(sorted(records, reverse=True))
     for path in sorted(records, reverse=True):
-        prev = dict(records[path])
-        if path == name and original is not None and original.get("kind") != "absent":
-            prev = {"path": name, **original}
+        prev = first if path == name and first.exists else records[path]
         now = fingerprint(path)
         if path in wrote and now != wrote[path] and not (now == "dir" == wrote[path]):
             notes.append(f"{path}: changed since it was extracted; left in place")
             continue
-        if now == "absent" and prev["kind"] == "absent":
+        if now == "absent" and not prev.exists:
             continue
         note = restore_path(path, prev, store)
         if note:
             notes.append(note)
-        elif prev["kind"] == "absent":
+        elif not prev.exists:
             removed += 1
         else:
             restored += 1

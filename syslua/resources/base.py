@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from syslua.paths import Paths
     from syslua.resources.placeholders import Resolver
     from syslua.resources.process import ProcessResult, Runner
+    from syslua.state.records import ItemState, Original, PathRecord, Record, Unrestored
     from syslua.state.store import Store
 
 # Decision actions, and how plan output marks them.
@@ -243,7 +244,7 @@ class Journaling(Protocol):
 
     def before_changes(self, item: str, paths: list[str]) -> None: ...
 
-    def note(self, record: dict[str, Any], *, durable: bool = True) -> None: ...
+    def note(self, record: Record, *, durable: bool = True) -> None: ...
 
 
 _T = TypeVar("_T")
@@ -273,10 +274,10 @@ class Context:
         resolver: Resolver | None = None,  # for `$${...}` placeholders
         # item id -> what was at its path before syslua took it over (the record
         # of originals), when known: the plan says which removals restore one.
-        originals: Mapping[str, dict[str, Any]] | None = None,
+        originals: Mapping[str, Original] | None = None,
         # item id -> what the current snapshot recorded for it (`snapshot_state`),
         # when there is one: edits made since the last apply are found from it.
-        last_applied: Mapping[str, dict[str, Any]] | None = None,
+        last_applied: Mapping[str, ItemState] | None = None,
         max_unpack: int | None = None,  # bytes an archive may unpack to (--max-unpack); None: 4 GiB
         verbose: bool = False,
         # (item id, stream, line) for live command output (`logoutput`, -v)
@@ -346,8 +347,9 @@ class Context:
             self.journal.before_changes(list(paths))
 
     def note(self, record: dict[str, Any]) -> None:
-        """Journal an undo record of the kind's own (`Undoes.undo` undoes it),
-        durably, before the change it covers; nothing outside an apply."""
+        """Journal an undo record of the kind's own, durably, before the change
+        it covers (`op` names what it is; the rest is the kind's to read when
+        `Undoes.undo` undoes it); nothing outside an apply."""
         if self.journal is not None:
             self.journal.note(record)
 
@@ -397,7 +399,10 @@ class _ItemJournal:
         self.journal.before_changes(self.ident, paths)
 
     def note(self, record: dict[str, Any]) -> None:
-        self.journal.note({**record, "item": self.ident, "type": self.kind})
+        from syslua.state.records import KindRecord
+
+        data = {k: v for k, v in record.items() if k not in ("op", "item", "type")}
+        self.journal.note(KindRecord(record["op"], self.ident, self.kind, data))
 
 
 def user_name(uid: int) -> str:
@@ -467,14 +472,13 @@ class UndoReport:
         left: list[str] | None = None,  # paths left in place, with why
         failed: list[str] | None = None,  # what could not be undone
         not_undone: list[str] | None = None,  # irreversible execs
-        # path records that could not be put back: {"path": ..., "prev": what it was}
-        unrestored: list[dict[str, Any]] | None = None,
+        unrestored: list[Unrestored] | None = None,  # paths that could not be put back
     ) -> None:
         self.restored: list[str] = [] if restored is None else restored
         self.left: list[str] = [] if left is None else left
         self.failed: list[str] = [] if failed is None else failed
         self.not_undone: list[str] = [] if not_undone is None else not_undone
-        self.unrestored: list[dict[str, Any]] = [] if unrestored is None else unrestored
+        self.unrestored: list[Unrestored] = [] if unrestored is None else unrestored
 
     @property
     def ok(self) -> bool:
@@ -516,13 +520,13 @@ class RecordContext:
     def __init__(
         self,
         store: Store,
-        records: list[dict[str, Any]],  # the item's journal records in this apply
+        records: list[Record],  # the item's journal records in this apply
         previous: Mapping[str, Any],  # what the current snapshot recorded for the item
         changed: bool,  # whether the item changed in this apply
         declared_as_before: Callable[[], bool],  # same declaration as in the current snapshot
         manifest: Manifest | None = None,  # the manifest being recorded
         # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
-        recorded: Mapping[str, dict[str, Any]] | None = None,
+        recorded: Mapping[str, PathRecord] | None = None,
         applied: Applied | None = None,  # what the item's apply did in this run, if it ran
     ) -> None:
         self.applied = applied
@@ -532,4 +536,4 @@ class RecordContext:
         self.changed = changed
         self.declared_as_before = declared_as_before
         self.manifest = manifest
-        self.recorded: Mapping[str, dict[str, Any]] = {} if recorded is None else recorded
+        self.recorded: Mapping[str, PathRecord] = {} if recorded is None else recorded

@@ -45,6 +45,7 @@ from syslua.resources.base import (
 # stay importable from here for the engine (`bind.undo_record`) and the status below.
 from syslua.resources.bind_phases import load_outputs, state_file, undo_record
 from syslua.resources.kind import Drifts, Kind, Ordered, Removable, Undoes
+from syslua.state.records import KindRecord, Original
 
 __all__ = ["BindType", "load_outputs", "state_file", "undo_record"]
 
@@ -158,7 +159,7 @@ class BindType(Kind[dict[str, Any]], Removable, Undoes, Drifts, Ordered):
         return Decision(REMOVE, "no longer declared")
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         """Destroy a bind that is no longer declared (its state file goes with it)."""
         assert ctx.paths is not None
@@ -168,9 +169,9 @@ class BindType(Kind[dict[str, Any]], Removable, Undoes, Drifts, Ordered):
         phases.destroy(item, outputs, ctx, ctx.note)
         return Removal("destroyed")
 
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+    def undo(self, record: KindRecord, uctx: UndoContext) -> None:
         undo_record(
-            record,
+            record.data,
             uctx.store,
             uctx.runner,
             uctx.report,

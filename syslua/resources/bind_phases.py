@@ -10,6 +10,7 @@ journal record, re-running `create` (the restore) where a bind must come back.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -235,7 +236,7 @@ class Destroyed(set[str]):
 
 
 def undo_record(
-    rec: dict[str, Any],
+    rec: Mapping[str, Any],
     store: Any,
     runner: Runner,
     report: Any,
@@ -297,7 +298,7 @@ def undo_record(
         report.restored.append(f"bind {rec['id']}")
 
 
-def _recreate(rec: dict[str, Any], ctx: Context) -> None:
+def _recreate(rec: Mapping[str, Any], ctx: Context) -> None:
     """The seed's restore: run a bind's create again and record its outputs."""
     state_dir = Path(rec["state"]).parent.parent
     local = run_actions(

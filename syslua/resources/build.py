@@ -33,6 +33,7 @@ from syslua.resources.base import (
     Removal,
 )
 from syslua.resources.kind import Kind, Ordered, Recorded, Removable
+from syslua.state.records import Original
 from syslua.state.store import Store
 
 
@@ -114,7 +115,7 @@ class BuildType(Kind[bool], Removable, Recorded, Ordered):
         return Decision(REMOVE, "no longer declared; its store object stays until `sys gc`")
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         return Removal("no longer declared", changed=False)  # builds are never undone
 

@@ -54,6 +54,7 @@ from syslua.resources.base import (
 )
 from syslua.resources.kind import Irreversible, Kind, Ordered, Removable, Undoes
 from syslua.resources.process import CannotStart, ProcessResult, program_name
+from syslua.state.records import KindRecord, Original
 
 EXECUTED = "Would have executed"
 EXECUTED_SUBSCRIBE = "Would have executed via subscribe"
@@ -278,7 +279,7 @@ class ExecType(Kind[Status], Removable, Undoes, Ordered, Irreversible):
         return ()
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         undo = item.get("undo")
         if not undo:
@@ -290,13 +291,13 @@ class ExecType(Kind[Status], Removable, Undoes, Ordered, Irreversible):
             return Removal(f"undo command failed: {run.describe()}", failed=True, output=run)
         return Removal("undone (undo command ran)", output=run)
 
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+    def undo(self, record: KindRecord, uctx: UndoContext) -> None:
         """Run the recorded undo command; without one, the exec is reported as not undone."""
         report = uctx.report
         undo = record.get("undo")
         if not undo:
             report.not_undone.append(
-                f"{record['item']}: not undone (no undo command; execs are irreversible without one)"
+                f"{record.item}: not undone (no undo command; execs are irreversible without one)"
             )
             return
         try:
@@ -309,12 +310,12 @@ class ExecType(Kind[Status], Removable, Undoes, Ordered, Irreversible):
                 timeout=record.get("timeout"),
             )
         except CannotStart as e:
-            report.failed.append(f"{record['item']}: undo command could not start: {e}")
+            report.failed.append(f"{record.item}: undo command could not start: {e}")
             return
         if result.exit_code != 0 or result.timed_out:
-            report.failed.append(f"{record['item']}: undo command failed: {result.describe()}")
+            report.failed.append(f"{record.item}: undo command failed: {result.describe()}")
         else:
-            report.restored.append(record["item"])
+            report.restored.append(record.item)
 
 
 def _warnings(item: Item) -> tuple[str, ...]:

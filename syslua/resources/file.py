@@ -90,6 +90,7 @@ from syslua.resources.kind import (
     TakesBack,
 )
 from syslua.resources.placeholders import Unresolved
+from syslua.state.records import DIR, Original, PathAt, PathState, TreeOriginal
 from syslua.state.restore import restore_path
 from syslua.state.store import PACK_MAX, Store
 
@@ -823,19 +824,17 @@ class FileType(
             missing = [p for p in missing if p.startswith(below)]
         return [*missing, path]
 
-    def original(
-        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
-        if item.get("ensure") == "absent" and prev["kind"] == "dir":
+    def original(self, item: Item, prev: PathState, records: list[PathAt]) -> Original | None:
+        if item.get("ensure") == "absent" and prev.kind == DIR:
             # A whole directory syslua removes: keep every entry, parents first.
-            return {"kind": "tree", "records": records}
+            return TreeOriginal(tuple(records))
         return prev  # "did not exist" too: what syslua then writes is never an original
 
     def removal_paths(self, item: Item) -> list[str]:
         return [item.key]
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         """Restore the original syslua took over; otherwise delete the file or
         symlink, and a directory only when empty. Then the parents syslua
@@ -849,21 +848,18 @@ class FileType(
                 pass
         return Removal(message)
 
-    def _remove_path(self, item: Item, ctx: Context, original: dict[str, Any] | None) -> str:
+    def _remove_path(self, item: Item, ctx: Context, original: Original | None) -> str:
         path = item.key
         ctx.before_change(path)
-        if original is not None and original.get("kind") == "absent":
-            original = None  # nothing was there: remove what syslua made
-        assert ctx.store is not None or original is None
-        if original is not None and original.get("kind") == "tree":
+        if original is not None and original.exists:
             assert ctx.store is not None
-            notes = [restore_path(r["path"], r, ctx.store) for r in original["records"]]
-            left = [n for n in notes if n]
-            return "; ".join(left) if left else "restored the original directory it took over"
-        if original is not None:
-            assert ctx.store is not None
+            if isinstance(original, TreeOriginal):
+                notes = [restore_path(r.path, r.prev, ctx.store) for r in original.records]
+                left = [n for n in notes if n]
+                return "; ".join(left) if left else "restored the original directory it took over"
             note = restore_path(path, original, ctx.store)
             return note or "restored the original it took over"
+        # Nothing was there before syslua: remove what syslua made.
         state = posix.status(path)
         if not state.exists:
             return "already gone"
@@ -956,7 +952,7 @@ class FileType(
         return edits.edit_diff(item, recorded, ctx.store)
 
     def adopt(
-        self, item: Item, recorded: Mapping[str, Any], live: dict[str, Any], store: Store
+        self, item: Item, recorded: Mapping[str, Any], live: PathState, store: Store
     ) -> dict[str, Any] | None:
         return edits.adopt(item, recorded, live)
 
@@ -1114,7 +1110,7 @@ def _created_parents(item: Item, rctx: RecordContext) -> list[str]:
         if rctx.manifest is not None and _declared_dir(rctx.manifest, parent):
             break
         rec = recorded.get(parent)
-        if rec is None or rec["prev"]["kind"] != "absent":
+        if rec is None or rec.prev.exists:
             break
         created.append(parent)
         parent = os.path.dirname(parent)

@@ -32,6 +32,7 @@ from syslua.manifest.model import Item
 from syslua.paths import abbreviate
 from syslua.resources import file_posix as posix
 from syslua.resources.base import ResourceError, TakeBack
+from syslua.state.records import FILE, LINK, PathState
 
 PLACEHOLDER = "$${"
 
@@ -164,18 +165,18 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
-def adopt(item: Item, recorded: Mapping[str, Any], live: dict[str, Any]) -> dict[str, Any] | None:
+def adopt(item: Item, recorded: Mapping[str, Any], live: PathState) -> dict[str, Any] | None:
     """A state recording the live file (content and mode) as what the last apply
     left; for a link, the target it had, or the file that replaced it."""
     if item.get("ensure") == "link":
-        if live.get("kind") == "link":
-            return {**recorded, "target": live["target"]}
-        if live.get("kind") == "file":
-            return {**recorded, "blob": live["blob"], "mode": f"{live['mode']:04o}"}
+        if live.kind == LINK:
+            return {**recorded, "target": live.target}
+        if live.kind == FILE:
+            return {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
         return None
-    if item.get("ensure") != "present" or live.get("kind") != "file":
+    if item.get("ensure") != "present" or live.kind != FILE:
         return None
-    return {**recorded, "blob": live["blob"], "mode": f"{live['mode']:04o}"}
+    return {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
 
 
 def adopted_link(item: Item, state: Mapping[str, Any]) -> dict[str, Any] | None:

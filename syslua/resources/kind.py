@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         TakeBack,
         UndoContext,
     )
+    from syslua.state.records import KindRecord, Original, PathAt, PathState
     from syslua.state.store import Store
 
 S = TypeVar("S")
@@ -101,9 +102,7 @@ class Journaled(Protocol):
         """Paths a planned change will touch, parents first (recorded before acting)."""
         ...
 
-    def original(
-        self, item: Item, prev: dict[str, Any], records: list[dict[str, Any]]
-    ) -> dict[str, Any] | None:
+    def original(self, item: Item, prev: PathState, records: list[PathAt]) -> Original | None:
         """What to keep of the managed path's previous state when first taking it over."""
         ...
 
@@ -121,7 +120,7 @@ class Removable(Protocol):
         ...
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         """Remove the item. `original`: what it took over; `state`: what the
         current snapshot recorded for it."""
@@ -131,7 +130,7 @@ class Removable(Protocol):
 class Undoes(Protocol):
     """A kind that writes journal records of its own (`Context.note`) and undoes them."""
 
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None: ...
+    def undo(self, record: KindRecord, uctx: UndoContext) -> None: ...
 
 
 class Recorded(Protocol):
@@ -173,7 +172,7 @@ class TakesBack(Protocol):
     """A kind whose edits `sys add` takes back into the config (and `--force` keeps)."""
 
     def adopt(
-        self, item: Item, recorded: Mapping[str, Any], live: dict[str, Any], store: Store
+        self, item: Item, recorded: Mapping[str, Any], live: PathState, store: Store
     ) -> dict[str, Any] | None:
         """The snapshot state recording `live` (what the journal captured at the
         managed path) as if the last apply had left it; None when it cannot."""

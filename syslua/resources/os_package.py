@@ -52,6 +52,7 @@ from syslua.resources.base import (
     UndoContext,
 )
 from syslua.resources.kind import Drifts, Irreversible, Kind, Recorded, Removable, Undoes
+from syslua.state.records import KindRecord, Original
 from syslua.state.store import Store
 
 PROVIDERS = ("apt", "dnf")
@@ -376,7 +377,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
         )
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         if not _installed_by_syslua(state):
             return Removal(self.removal(item, state).reason, changed=False)
@@ -392,7 +393,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
         applied = self.apply(absent, decision, status, ctx)
         return Removal(f"uninstalled {status.installed.version}", output=applied.output)
 
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+    def undo(self, record: KindRecord, uctx: UndoContext) -> None:
         """Put every package the transaction touched back at its version; those
         whose version the archive lost stay as they are, reported as not undone."""
         prov = provider(record.get("provider", "apt"))
@@ -400,7 +401,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
         versions = {n: v for n, v in record["prev"].items() if n not in lost}
         with LOCK:
             prov.restore(uctx.runner, Restore(versions, tuple(record.get("auto", ()))))
-        label = record.get("item", "os_package").split("#", 1)[-1]
+        label = (record.item or "os_package").split("#", 1)[-1]
         if versions:
             uctx.report.restored.append(f"os_package {label}")
         for name, version in sorted(lost.items()):
@@ -420,7 +421,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
         if "before" in rctx.previous:
             before = rctx.previous["before"]
         else:
-            ours = [r for r in rctx.records if r.get("op") == "os_package"]
+            ours = [r for r in rctx.records if isinstance(r, KindRecord) and r.op == "os_package"]
             before = ours[0]["prev"].get(item.key) if ours else have
         return {"version": have, "before": before}
 

@@ -47,6 +47,7 @@ from syslua.resources.base import (
 )
 from syslua.resources.kind import Drifts, Kind, Ordered, Outputs, Recorded, Removable, Undoes
 from syslua.state import profile
+from syslua.state.records import KindRecord, Original
 from syslua.state.store import Store
 
 INSTALL = "Would have installed the package"
@@ -246,15 +247,15 @@ class PackageType(Kind[dict[str, Any]], Removable, Undoes, Recorded, Drifts, Ord
         return ()
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         assert ctx.manifest is not None
         _provider().link(ctx.paths, installed_packages(ctx, ctx.manifest), ctx.note)
         return Removal("removed from the profile (the package stays in the store until `sys gc`)")
 
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
+    def undo(self, record: KindRecord, uctx: UndoContext) -> None:
         """Swap back the profile a journal record names."""
-        profile.restore(record, uctx.store)
+        profile.restore(record.data, uctx.store)
         uctx.report.restored.append("profile")
 
     def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:

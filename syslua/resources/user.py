@@ -49,6 +49,7 @@ from syslua.resources.kind import Kind, Removable, Undoes
 # journal record) and for the decisions below.
 from syslua.resources.user_posix import Account, read_account, restore
 from syslua.resources.user_posix import group_id as _gid
+from syslua.state.records import KindRecord, Original
 
 __all__ = ["Account", "UserType", "read_account", "restore"]
 
@@ -169,7 +170,7 @@ class UserType(Kind[Account], Removable, Undoes):
         return Decision(REMOVE, "no longer declared")
 
     def remove(
-        self, item: Item, ctx: Context, original: dict[str, Any] | None, state: Mapping[str, Any]
+        self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
         acct = read_account(item.key)
         if not acct.exists:
@@ -180,6 +181,6 @@ class UserType(Kind[Account], Removable, Undoes):
         posix.delete(item.key, ctx.runner)
         return Removal("account deleted (its home directory is kept)")
 
-    def undo(self, record: dict[str, Any], uctx: UndoContext) -> None:
-        restore(record, uctx.runner)
+    def undo(self, record: KindRecord, uctx: UndoContext) -> None:
+        restore(record.data, uctx.runner)
         uctx.report.restored.append(f"user {record['name']}")

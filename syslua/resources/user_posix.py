@@ -137,7 +137,7 @@ def _run(argv: list[str], runner: Runner) -> None:
         raise ResourceError(f"{argv[0]} failed (exit {done.exit_code}): {done.stderr.strip()}")
 
 
-def restore(record: dict[str, Any], runner: Runner | None = None) -> None:
+def restore(record: Mapping[str, Any], runner: Runner | None = None) -> None:
     """Put an account back as a journal record describes it (only what differs)."""
     runner = runner if runner is not None else Runner()
     name, prev = record["name"], record["prev"]

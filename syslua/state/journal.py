@@ -35,6 +35,19 @@ from typing import Any
 from syslua.errors import StateError
 from syslua.fsutil import fsync_dir, make_dir, sync_filesystems
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
+from syslua.state.records import (
+    ABSENT,
+    DIR,
+    FILE,
+    LINK,
+    OTHER,
+    Begin,
+    Commit,
+    PathRecord,
+    PathState,
+    Record,
+    record_from_json,
+)
 from syslua.state.store import Store
 
 JOURNAL = "journal.jsonl"
@@ -53,20 +66,20 @@ def crash_point(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def capture(path: str, store: Store) -> dict[str, Any]:
+def capture(path: str, store: Store) -> PathState:
     """What is at `path` now, with a regular file's content copied into the store."""
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return {"kind": "absent"}
-    base = {"mode": stat.S_IMODE(st.st_mode), "uid": st.st_uid, "gid": st.st_gid}
+        return PathState(ABSENT)
+    mode, uid, gid = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
     if stat.S_ISREG(st.st_mode):
-        return {"kind": "file", "blob": store.put_file(path), **base}
+        return PathState(FILE, store.put_file(path), mode, uid, gid)
     if stat.S_ISDIR(st.st_mode):
-        return {"kind": "dir", **base}
+        return PathState(DIR, mode=mode, uid=uid, gid=gid)
     if stat.S_ISLNK(st.st_mode):
-        return {"kind": "link", "target": os.readlink(path), "uid": st.st_uid, "gid": st.st_gid}
-    return {"kind": "other", **base}
+        return PathState(LINK, uid=uid, gid=gid, target=os.readlink(path))
+    return PathState(OTHER, mode=mode, uid=uid, gid=gid)
 
 
 class Journal:
@@ -74,16 +87,20 @@ class Journal:
         self.dir = directory
         self.file = directory / JOURNAL
         self.store = store
-        self.recorded: dict[str, dict[str, Any]] = {}  # path -> record (first capture wins)
-        self.by_item: dict[str, list[dict[str, Any]]] = {}
-        self._pending: list[dict[str, Any]] = []
+        self.recorded: dict[str, PathRecord] = {}  # path -> record (first capture wins)
+        self.by_item: dict[str, list[Record]] = {}
+        self._pending: list[Record] = []
         self._lock = threading.RLock()
         self._fh: Any = None
         self.committed = False  # the commit record is durable: recovery finishes this apply
 
     # -- lifecycle -----------------------------------------------------------
     @classmethod
-    def begin(cls, directory: Path, store: Store, meta: dict[str, Any]) -> Journal:
+    def begin(
+        cls, directory: Path, store: Store, kind: str, previous: str | None, digest: str
+    ) -> Journal:
+        """A new journal, its `begin` record durable: `kind` of run (apply,
+        rollback, destroy), from the snapshot `previous`, recording `digest`."""
         if (directory / JOURNAL).exists():
             raise StateError(
                 f"a journal already exists at {directory}; an interrupted run must be recovered first"
@@ -94,7 +111,7 @@ class Journal:
         fd = os.open(j.file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, PRIVATE_FILE)
         os.fchmod(fd, PRIVATE_FILE)
         j._fh = os.fdopen(fd, "a", encoding="utf-8")
-        j._pending.append({"op": "begin", "pid": os.getpid(), "time": time.time(), **meta})
+        j._pending.append(Begin(os.getpid(), time.time(), kind, previous, digest))
         try:
             j.flush()
             fsync_dir(directory)
@@ -129,24 +146,14 @@ class Journal:
         with self._lock:
             for path in paths:
                 if path not in self.recorded:
-                    self._add(
-                        item,
-                        {
-                            "op": "path",
-                            "item": item,
-                            "path": path,
-                            "prev": capture(path, self.store),
-                        },
-                    )
+                    self._add(PathRecord(item, path, capture(path, self.store)))
 
     def before_change(self, item: str, path: str) -> None:
         """Hook for providers: record `path` now if no batch did, durably."""
         with self._lock:
             if path in self.recorded:
                 return
-            self._add(
-                item, {"op": "path", "item": item, "path": path, "prev": capture(path, self.store)}
-            )
+            self._add(PathRecord(item, path, capture(path, self.store)))
             self.flush()
 
     def before_changes(self, item: str, paths: list[str]) -> None:
@@ -155,19 +162,19 @@ class Journal:
             self.prepare(item, paths)
             self.flush()
 
-    def note(self, record: dict[str, Any], *, durable: bool = True) -> None:
-        """Any other record (a profile swap, a bind's outputs...)."""
+    def note(self, record: Record, *, durable: bool = True) -> None:
+        """Any other record (a kind's own, the originals added, a snapshot, the commit)."""
         with self._lock:
-            self._add(record.get("item", ""), record)
+            self._add(record)
             if durable:
                 self.flush()
-                if record["op"] == "commit":
+                if isinstance(record, Commit):
                     self.committed = True
 
-    def _add(self, item: str, record: dict[str, Any]) -> None:
-        if record["op"] == "path":
-            self.recorded[record["path"]] = record
-        self.by_item.setdefault(item, []).append(record)
+    def _add(self, record: Record) -> None:
+        if isinstance(record, PathRecord):
+            self.recorded[record.path] = record
+        self.by_item.setdefault(record.item, []).append(record)
         self._pending.append(record)
 
     def flush(self) -> None:
@@ -183,10 +190,12 @@ class Journal:
             # kill that lost it.
             self.store.sync()
             self._fh.write(
-                "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self._pending)
+                "".join(
+                    json.dumps(r.to_json(), separators=(",", ":")) + "\n" for r in self._pending
+                )
             )
             self._fh.flush()
-            if any(r["op"] == "path" for r in self._pending):
+            if any(isinstance(r, PathRecord) for r in self._pending):
                 crash_point("journal-batch")
             self._pending.clear()
             os.fsync(self._fh.fileno())
@@ -198,8 +207,12 @@ class Journal:
             dirs = {os.path.dirname(p) or "." for p in self.recorded}
         sync_filesystems([*sorted(dirs), *extra])
 
-    def records_for(self, item: str) -> list[dict[str, Any]]:
+    def records_for(self, item: str) -> list[Record]:
         return list(self.by_item.get(item, ()))
+
+    def path_records(self) -> list[PathRecord]:
+        """Every path record, item by item."""
+        return [r for rs in self.by_item.values() for r in rs if isinstance(r, PathRecord)]
 
 
 def exists(directory: Path) -> bool:
@@ -251,9 +264,10 @@ def _record(line: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read(directory: Path) -> list[dict[str, Any]]:
-    """All complete records of a journal left behind (a torn last line is ignored)."""
-    out = []
+def read(directory: Path) -> list[Record]:
+    """All complete records of a journal left behind (a torn last line is
+    ignored); a record that is JSON but not a journal's is `Damaged`."""
+    out: list[Record] = []
     try:
         with open(directory / JOURNAL, "rb") as f:
             for line in f:
@@ -262,7 +276,7 @@ def read(directory: Path) -> list[dict[str, Any]]:
                 record = _record(line)
                 if record is None:
                     break
-                out.append(record)
+                out.append(record_from_json(record))
     except (FileNotFoundError, NotADirectoryError):
         return []
     return out

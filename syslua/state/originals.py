@@ -21,12 +21,12 @@ the next apply finds it and does not take the path over a second time.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from syslua.errors import StateError
 from syslua.fsutil import atomic_write
+from syslua.state.records import Original, Unrestored, original_blobs, original_from_json
 
 FILE = "originals.json"
 
@@ -34,9 +34,7 @@ FILE = "originals.json"
 class Originals:
     """The entries, by item id, loaded from and saved to the state directory."""
 
-    def __init__(
-        self, state_dir: Path, entries: dict[str, dict[str, Any]], *, exists: bool
-    ) -> None:
+    def __init__(self, state_dir: Path, entries: dict[str, Original], *, exists: bool) -> None:
         self.file = state_dir / FILE
         self.entries = entries
         self.exists = exists
@@ -53,15 +51,19 @@ class Originals:
         entries = data.get("originals") if isinstance(data, dict) else None
         if not isinstance(entries, dict):
             raise StateError(f"the record of originals {path} is damaged (no `originals` table)")
-        return cls(state_dir, entries, exists=True)
+        try:
+            decoded = {ident: original_from_json(rec) for ident, rec in entries.items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise StateError(f"the record of originals {path} is damaged ({e})") from None
+        return cls(state_dir, decoded, exists=True)
 
-    def get(self, ident: str) -> dict[str, Any] | None:
+    def get(self, ident: str) -> Original | None:
         return self.entries.get(ident)
 
     def __contains__(self, ident: object) -> bool:
         return ident in self.entries
 
-    def add(self, found: dict[str, dict[str, Any]]) -> list[str]:
+    def add(self, found: Mapping[str, Original]) -> list[str]:
         """Record originals not recorded yet (an existing entry always wins); returns the ids added."""
         added = [ident for ident in found if ident not in self.entries]
         for ident in added:
@@ -74,52 +76,53 @@ class Originals:
 
     def save(self) -> None:
         """Write the record durably (its blobs must already be durable in the store)."""
+        entries = {ident: rec.to_json() for ident, rec in self.entries.items()}
         data = json.dumps(
-            {"version": 1, "originals": self.entries}, sort_keys=True, separators=(",", ":")
+            {"version": 1, "originals": entries}, sort_keys=True, separators=(",", ":")
         )
         atomic_write(self.file, data.encode(), 0o600)
         self.exists = True
 
     def blobs(self) -> set[str]:
         """Store objects the entries need (kept by `sys gc`)."""
-        out = set()
-        for rec in self.entries.values():
-            for r in rec.get("records", [rec]):
-                if r.get("blob"):
-                    out.add(r["blob"])
-        return out
+        return set().union(*(original_blobs(rec) for rec in self.entries.values()))
 
 
 UNRESTORED = "unrestored.json"
 
 
-def note_unrestored(state_dir: Path, records: list[dict[str, Any]]) -> None:
+def note_unrestored(state_dir: Path, records: list[Unrestored]) -> None:
     """Remember paths a failed undo could not put back, with what they were
     (`sys status` lists them until an apply converges the machine again)."""
     if not records:
         return
-    known = {r["path"]: r for r in load_unrestored(state_dir)}
+    known = {r.path: r for r in load_unrestored(state_dir)}
     for r in records:
-        known.setdefault(r["path"], r)  # the first failure holds the oldest content
-    data = json.dumps({"version": 1, "unrestored": sorted(known.values(), key=lambda r: r["path"])})
+        known.setdefault(r.path, r)  # the first failure holds the oldest content
+    entries = [r.to_json() for r in sorted(known.values(), key=lambda r: r.path)]
+    data = json.dumps({"version": 1, "unrestored": entries})
     atomic_write(state_dir / UNRESTORED, data.encode(), 0o600)
 
 
-def load_unrestored(state_dir: Path) -> list[dict[str, Any]]:
+def load_unrestored(state_dir: Path) -> list[Unrestored]:
     try:
         data = json.loads((state_dir / UNRESTORED).read_bytes())
     except FileNotFoundError:
         return []
     except (OSError, ValueError) as e:
         raise StateError(f"cannot read {state_dir / UNRESTORED}: {e}") from e
-    return list(data.get("unrestored", ())) if isinstance(data, dict) else []
+    entries = data.get("unrestored", ()) if isinstance(data, dict) else ()
+    try:
+        return [Unrestored.from_json(r) for r in entries]
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise StateError(f"cannot read {state_dir / UNRESTORED}: damaged ({e})") from None
 
 
 def clear_unrestored(state_dir: Path) -> None:
     (state_dir / UNRESTORED).unlink(missing_ok=True)
 
 
-def known(state_dir: Path, fallback: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+def known(state_dir: Path, fallback: Mapping[str, Original] | None) -> dict[str, Original]:
     """The originals as a plan may name them (read-only): the record's, or
     `fallback` (the current snapshot's) when there is no record yet; none
     when the record cannot be read (the apply itself reports that)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -193,7 +193,7 @@ def swap(paths: Paths, new_root: Path, note: Callable[[dict[str, Any]], None] | 
         atomic_symlink(paths.profile, os.path.relpath(new_root, paths.profile.parent))
 
 
-def restore(record: dict[str, Any], store: Any = None) -> None:
+def restore(record: Mapping[str, Any], store: Any = None) -> None:
     """Undo a swap: point the profile back where it was (or remove it)."""
     link = Path(record["link"])
     prev = record.get("prev")

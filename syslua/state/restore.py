@@ -11,36 +11,35 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import Any
 
 from syslua.fsutil import AtomicFile, atomic_symlink
+from syslua.state.records import ABSENT, DIR, FILE, LINK, OTHER, PathState
 from syslua.state.store import Store
 
 
-def _matches(path: str, prev: dict[str, Any], store: Store) -> bool:
+def _matches(path: str, prev: PathState, store: Store) -> bool:
     """Is `path` already as recorded? (then restoring is skipped)"""
     try:
         st = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return prev["kind"] == "absent"
-    kind = prev["kind"]
-    if kind == "absent":
+        return prev.kind == ABSENT
+    kind = prev.kind
+    if kind == ABSENT:
         return False
-    if kind == "link":
-        return stat.S_ISLNK(st.st_mode) and os.readlink(path) == prev["target"]
+    if kind == LINK:
+        return stat.S_ISLNK(st.st_mode) and os.readlink(path) == prev.target
     same_attrs = (
-        stat.S_IMODE(st.st_mode) == prev["mode"]
-        and st.st_uid == prev["uid"]
-        and st.st_gid == prev["gid"]
+        stat.S_IMODE(st.st_mode) == prev.mode and st.st_uid == prev.uid and st.st_gid == prev.gid
     )
-    if kind == "dir":
+    if kind == DIR:
         return stat.S_ISDIR(st.st_mode) and same_attrs
-    if kind == "file":
+    if kind == FILE:
         if not stat.S_ISREG(st.st_mode) or not same_attrs:
             return False
         from syslua.fsutil import sha256_file
 
-        return st.st_size == store.size(prev["blob"]) and sha256_file(path) == prev["blob"]
+        assert prev.blob is not None
+        return st.st_size == store.size(prev.blob) and sha256_file(path) == prev.blob
     return True
 
 
@@ -65,13 +64,13 @@ def _chown(path: str, uid: int, gid: int) -> None:
         pass  # not root: the owner was ours anyway
 
 
-def restore_path(path: str, prev: dict[str, Any], store: Store) -> str | None:
+def restore_path(path: str, prev: PathState, store: Store) -> str | None:
     """Restore one path; returns a note when something was left in place."""
     if _matches(path, prev, store):
         return None
-    kind = prev["kind"]
+    kind = prev.kind
     parent = os.path.dirname(path)
-    if kind == "absent":
+    if kind == ABSENT:
         try:
             _clear(path)
         except OSError as e:
@@ -79,28 +78,33 @@ def restore_path(path: str, prev: dict[str, Any], store: Store) -> str | None:
                 return f"{path}: left in place, the directory is not empty"
             raise
         return None
-    if kind == "other":
+    if kind == OTHER:
         return f"{path}: a special file cannot be restored"
     os.makedirs(parent, exist_ok=True)
-    if kind == "dir":
+    uid, gid = prev.uid, prev.gid
+    assert uid is not None and gid is not None
+    if kind == DIR:
+        assert prev.mode is not None
         if os.path.lexists(path) and not os.path.isdir(path) or os.path.islink(path):
             os.unlink(path)
         os.makedirs(path, exist_ok=True)
-        os.chmod(path, prev["mode"])
-        _chown(path, prev["uid"], prev["gid"])
+        os.chmod(path, prev.mode)
+        _chown(path, uid, gid)
         return None
     if os.path.isdir(path) and not os.path.islink(path):
         try:
             os.rmdir(path)
         except OSError:
             return f"{path}: left in place, a non-empty directory is where the file was"
-    if kind == "link":
-        atomic_symlink(path, prev["target"], owner=(prev["uid"], prev["gid"]))
+    if kind == LINK:
+        assert prev.target is not None
+        atomic_symlink(path, prev.target, owner=(uid, gid))
         return None
-    data = store.read(prev["blob"])
-    with AtomicFile(path, prev["mode"], sync_dir=False) as f:
+    assert prev.blob is not None and prev.mode is not None
+    data = store.read(prev.blob)
+    with AtomicFile(path, prev.mode, sync_dir=False) as f:
         f.write(data)
-        _chown_fd(f.fileno(), prev["uid"], prev["gid"])
+        _chown_fd(f.fileno(), uid, gid)
     return None
 
 

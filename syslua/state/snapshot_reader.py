@@ -19,7 +19,8 @@ from typing import Any, BinaryIO
 
 from syslua.errors import StateError
 from syslua.manifest.model import MANIFEST_VERSION, Item, Manifest, freeze_owned
-from syslua.state.snapshots import Snapshot
+from syslua.state.records import ItemState
+from syslua.state.snapshots import ItemStates, Snapshot
 
 
 class LeanSnapshot(Snapshot):
@@ -40,7 +41,7 @@ class LeanSnapshot(Snapshot):
     _loaded: Manifest
     _file: Path | None
     _pre: dict[str, Any] | None
-    _states: dict[str, dict[str, Any]] | None  # None: not read yet
+    _states: ItemStates | None  # None: not read yet
     _at: dict[str, int]  # where each field not kept starts in the file, in bytes
 
     @property  # type: ignore[override]
@@ -65,14 +66,14 @@ class LeanSnapshot(Snapshot):
         return self._loaded
 
     @property  # type: ignore[override]
-    def items(self) -> dict[str, dict[str, Any]]:
+    def items(self) -> ItemStates:
         if self._states is None:
-            self._states = self._read_again("items", {})
+            self._states = ItemStates(self._read_again("items", {}))
         return self._states
 
     @items.setter
-    def items(self, value: dict[str, dict[str, Any]]) -> None:
-        self._states = value
+    def items(self, value: Mapping[str, Any]) -> None:
+        self._states = value if isinstance(value, ItemStates) else ItemStates(value)
 
     def _read_again(self, name: str, default: Any) -> Any:
         """The field `name`, read again from where it starts in the file
@@ -92,11 +93,11 @@ class LeanSnapshot(Snapshot):
         except (OSError, _NotLean, StopIteration, ValueError, RecursionError) as e:
             raise StateError(f"snapshot {self.id} could not be read again: {e}") from None
 
-    def item_states(self) -> Mapping[str, dict[str, Any]]:
+    def item_states(self) -> Mapping[str, ItemState]:
         return self.items if self._states is not None else _States(self)
 
 
-class _States(Mapping[str, dict[str, Any]]):
+class _States(Mapping[str, ItemState]):
     """A lean snapshot's item states, read at the first look-up: an apply
     that changes nothing looks none up (the states of 10,000 files are
     5 MiB of dicts)."""
@@ -104,7 +105,7 @@ class _States(Mapping[str, dict[str, Any]]):
     def __init__(self, snap: LeanSnapshot) -> None:
         self.snap = snap
 
-    def __getitem__(self, ident: str) -> dict[str, Any]:
+    def __getitem__(self, ident: str) -> ItemState:
         return self.snap.items[ident]
 
     def __iter__(self) -> Iterator[str]:
@@ -151,8 +152,8 @@ def read_lean(
     known = {k: fields[k] for k in Snapshot.__dataclass_fields__ if k in fields and k != "pre"}
     try:
         snap = LeanSnapshot(manifest={}, **known)
-    except TypeError:
-        return None  # a field missing: the usual reading says so
+    except (TypeError, KeyError, ValueError, AttributeError):
+        return None  # a field missing or damaged: the usual reading says so
     snap._loaded, snap._file, snap._pre, snap._at = loaded, file, None, reader.at
     if lazy:
         snap._states = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,15 @@ from syslua.fsutil import atomic_write, make_dir
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
+from syslua.state.records import (
+    ItemState,
+    Original,
+    PathRecord,
+    PathState,
+    TreeOriginal,
+    original_from_json,
+    record_from_json,
+)
 
 INDEX = "index.json"
 TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index keeps them
@@ -32,6 +41,30 @@ TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index k
 
 def new_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(2).hex()
+
+
+class ItemStates(Mapping[str, ItemState]):
+    """A snapshot's item states, by item id; each is decoded from its JSON
+    when first looked up (a snapshot of 10,000 files holds 10,000 states,
+    and most uses look up a few)."""
+
+    def __init__(self, states: Mapping[str, ItemState | Mapping[str, Any]]) -> None:
+        self._states: dict[str, ItemState | Mapping[str, Any]] = dict(states)
+
+    def __getitem__(self, ident: str) -> ItemState:
+        state = self._states[ident]
+        if not isinstance(state, ItemState):
+            state = self._states[ident] = ItemState.from_json(state)
+        return state
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._states)
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v.to_json() if isinstance(v, ItemState) else v for k, v in self._states.items()}
 
 
 @dataclass
@@ -45,25 +78,47 @@ class Snapshot:
     config: str | None = None
     parent: str | None = None
     inputs: dict[str, str] = field(default_factory=dict)  # config file -> blob
-    items: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id -> state
-    originals: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id -> prev record
+    items: Mapping[str, ItemState] = field(default_factory=dict)  # item id -> state
+    originals: dict[str, Original] = field(default_factory=dict)  # item id -> what was there
     env: dict[str, str] = field(default_factory=dict)  # "sh"/"fish" -> blob
     counts: dict[str, int] = field(default_factory=dict)
+    # The pre-apply record: the snapshot current before (`previous`) and what
+    # the apply's journal recorded of every path (`records`, PathRecords).
     pre: dict[str, Any] = field(default_factory=dict)
     # The plan's waves, as positions in the manifest's items: an apply of the
     # same declarations plans in this order without building the graph.
     order: list[list[int]] | None = None
 
+    def __post_init__(self) -> None:
+        # Item states and originals given as their JSON are read as records.
+        if not isinstance(self.items, ItemStates):
+            self.items = ItemStates(self.items)
+        self.originals = {
+            k: v if isinstance(v, PathState | TreeOriginal) else original_from_json(v)
+            for k, v in self.originals.items()
+        }
+
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        """The snapshot as its file holds it (one codec: `from_dict` reads it)."""
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        items = self.items
+        assert isinstance(items, ItemStates)
+        out["items"] = items.to_json()
+        out["originals"] = {k: v.to_json() for k, v in self.originals.items()}
+        return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Snapshot:
-        known = {k: d[k] for k in cls.__dataclass_fields__ if k in d}
-        return cls(**known)
+        """Raises TypeError (or KeyError, ValueError) when `d` is not one."""
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
     def amended(
-        self, *, kind: str, message: str, items: dict[str, dict[str, Any]], records: list[Any]
+        self,
+        *,
+        kind: str,
+        message: str,
+        items: Mapping[str, ItemState | Mapping[str, Any]],
+        records: list[PathRecord],
     ) -> Snapshot:
         """A new snapshot of the same declarations whose item states are `items`:
         what `sys add` took back, or the edits an apply kept before overwriting
@@ -79,45 +134,30 @@ class Snapshot:
             config=self.config,
             parent=self.id,
             inputs=self.inputs,
-            items=items,
+            items=ItemStates(items),
             originals=self.originals,
             env=self.env,
             counts={},
-            pre={"previous": self.id, "records": records},
+            pre={"previous": self.id, "records": [r.to_json() for r in records]},
             order=self.order,
         )
 
     def load_manifest(self) -> Manifest:
         return Manifest.from_dict(self.manifest)
 
-    def item_states(self) -> Mapping[str, dict[str, Any]]:
+    def item_states(self) -> Mapping[str, ItemState]:
         """The item states, to look some up (`items`, which a lean snapshot
         decodes only when one is looked up)."""
         return self.items
 
-    def blobs(self) -> set[str]:
-        """Every store object this snapshot refers to."""
-        out = set(self.inputs.values()) | set(self.env.values())
-        for state in self.items.values():
-            for key in ("blob",):
-                if state.get(key):
-                    out.add(state[key])
-            # What a type recorded of paths it wrote (an archive's extracted files).
-            for r in state.get("records", ()):
-                if isinstance(r, dict) and r.get("blob"):
-                    out.add(r["blob"])
-        for rec in self.originals.values():
-            for r in rec.get("records", [rec]):
-                if r.get("blob"):
-                    out.add(r["blob"])
-        for rec in self.pre.get("records", ()):
-            prev = rec.get("prev") or {}
-            if prev.get("blob"):
-                out.add(prev["blob"])
+    def pre_records(self) -> list[PathRecord]:
+        """What the apply's journal recorded of every path before it changed it."""
+        out = []
+        for raw in self.pre.get("records", ()):
+            record = record_from_json(raw)
+            if isinstance(record, PathRecord):
+                out.append(record)
         return out
-
-    def trees(self) -> set[str]:
-        return {s["tree"] for s in self.items.values() if s.get("tree")}
 
 
 class Snapshots:
@@ -225,7 +265,7 @@ class Snapshots:
             ) from None
         try:
             return Snapshot.from_dict(data)
-        except TypeError as e:
+        except (TypeError, KeyError, ValueError, AttributeError) as e:
             raise StateError(f"snapshot {ident} is corrupt: {e}") from None
 
     def resolve_id(self, prefix: str) -> str:

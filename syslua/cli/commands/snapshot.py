@@ -7,6 +7,7 @@ import typer
 
 from syslua.cli import terminal
 from syslua.cli.options import JsonOpt, complete_snapshot
+from syslua.execute.objects import content_of
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -86,8 +87,8 @@ def show(term: "Terminal", snapshot_id: str | None) -> int:
     term.line(f"  items:    {len(snap.manifest.get('items', []))}")
     for item in snap.manifest.get("items", []):
         ident_ = f"{item['type']}#{item['key']}"
-        state_ = snap.items.get(ident_, {})
-        extra = f" (content {state_['blob'][:12]})" if state_.get("blob") else ""
+        content = content_of(snap, ident_)
+        extra = f" (content {content[:12]})" if content else ""
         if ident_ in snap.originals:
             extra += " (original kept)"
         term.line(f"    {ident_}{extra}")

@@ -1,0 +1,72 @@
+"""What a snapshot needs of the store, asked of each kind.
+
+A snapshot refers to store objects: the config files it was made from, the
+env scripts, what syslua took over (originals), what the apply's journal
+recorded of every path before it changed it (the pre-apply records), and
+what each item's state keeps. The last is the kind's to say
+(`Recorded.blobs`, `Recorded.trees`): the engine does not know its state's
+keys. `sys gc` keeps what this gives for every snapshot it keeps, and
+`sys status` and `sys doctor` check that the current snapshot's are there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from syslua.resources import capability, has
+from syslua.resources import get as get_type
+from syslua.resources.kind import Recorded
+from syslua.state.records import original_blobs
+from syslua.state.snapshots import Snapshot
+
+
+def needed(snap: Snapshot) -> tuple[set[str], set[str]]:
+    """(blobs, trees) the snapshot refers to."""
+    blobs = set(snap.inputs.values()) | set(snap.env.values())
+    trees: set[str] = set()
+    kinds: dict[str, Recorded | None] = {}
+    for ident, state in snap.items.items():
+        name = ident.partition("#")[0]  # an item's id is `kind#key`
+        if name not in kinds:
+            kinds[name] = capability(get_type(name), Recorded) if has(name) else None
+        kind = kinds[name]
+        if kind is not None:
+            blobs |= kind.blobs(state.own)
+            trees |= kind.trees(state.own)
+        elif not has(name):
+            _unknown(state.own, blobs, trees)
+    for original in snap.originals.values():
+        blobs |= original_blobs(original)
+    blobs |= {r.prev.blob for r in snap.pre_records() if r.prev.blob}
+    return blobs, trees
+
+
+def content_of(snap: Snapshot, ident: str) -> str | None:
+    """The blob of the content an item's state keeps, when it keeps one (a
+    file's), for showing and comparing snapshots; None otherwise."""
+    state = snap.items.get(ident)
+    if state is None:
+        return None
+    name = ident.partition("#")[0]
+    kind = capability(get_type(name), Recorded) if has(name) else None
+    blobs: set[str] = set()
+    if kind is not None:
+        blobs = kind.blobs(state.own)
+    else:
+        _unknown(state.own, blobs, set())
+    return next(iter(blobs)) if len(blobs) == 1 else None
+
+
+def _unknown(state: Mapping[str, Any], blobs: set[str], trees: set[str]) -> None:
+    """The state of a kind this syslua does not know (a kind a plugin or a
+    test registered, absent now): what it names in the way the shipped kinds
+    do (`blob`, `records`' blobs, `tree`) is kept, so that gc never drops
+    what a kind it cannot ask may need."""
+    if isinstance(state.get("blob"), str):
+        blobs.add(state["blob"])
+    for r in state.get("records", ()):
+        if isinstance(r, dict) and isinstance(r.get("blob"), str):
+            blobs.add(r["blob"])
+    if isinstance(state.get("tree"), str):
+        trees.add(state["tree"])
