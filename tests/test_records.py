@@ -42,7 +42,7 @@ from syslua.state.snapshots import Snapshot
 FIXTURE = Path(__file__).parent / "data" / "state-v1"
 B = "ab" * 32  # a blob's name
 
-PATH_STATES = [
+PATH_STATES: list[tuple[dict[str, Any], PathState]] = [
     ({"kind": ABSENT}, PathState(ABSENT)),
     (
         {"kind": FILE, "blob": B, "mode": 0o600, "uid": 1, "gid": 2},
@@ -101,7 +101,7 @@ def test_originals_read_both_forms_and_name_their_blobs() -> None:
     assert original_blobs(PathState(ABSENT)) == set()
 
 
-JOURNAL = [
+JOURNAL: list[tuple[dict[str, Any], type]] = [
     (
         {"op": "begin", "pid": 7, "time": 1.5, "kind": "apply", "previous": None, "digest": "d"},
         Begin,
