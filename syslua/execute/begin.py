@@ -26,7 +26,7 @@ from syslua.resources.kind import Journaled
 from syslua.state.records import ABSENT, Original, OriginalsAdded, PathAt, PathState
 
 if TYPE_CHECKING:
-    from syslua.manifest.model import Manifest
+    from syslua.manifest.model import Item, Manifest
     from syslua.state.journal import Journal
     from syslua.state.originals import Originals
     from syslua.state.store import Store
@@ -107,40 +107,52 @@ def _prepare(
     managed are not taken over again. A path in the record of originals is
     never taken over again either, whatever it holds now.
     """
-    from syslua.state.journal import capture
-
-    originals: dict[str, Original] = dict(registry.entries)
-    for ident in list(originals):
-        if ident not in manifest:
-            originals.pop(ident)  # restored by its removal in this apply
+    # Those of items no longer declared are restored by their removal here.
+    originals = {i: o for i, o in registry.entries.items() if i in manifest}
     for entry in plan.entries:
         item = manifest.get(entry.id)
         kind = capability(get_type(item.type), Journaled) if item is not None else None
-        managed = kind.managed_path(item) if kind is not None and item is not None else None
-        if kind is None or item is None or managed is None:
+        if kind is None or item is None:
             continue
         new = (known is None or entry.id not in known) and entry.id not in originals
-        if entry.decision.changes:
-            paths = kind.touched_paths(item, manifest)
-            journal.prepare(entry.id, paths)
-            if new and managed not in journal.recorded:
-                # Nothing of its own is there yet (a tree member behind a
-                # symlink its tree replaces): recorded as it runs.
-                originals[entry.id] = PathState(ABSENT)
-            elif new:
-                records = [
-                    PathAt(p, journal.recorded[p].prev) for p in paths if p in journal.recorded
-                ]
-                original = kind.original(item, journal.recorded[managed].prev, records)
-                if original is not None:
-                    originals[entry.id] = original
-        elif new and os.path.lexists(managed):
-            # Already as declared, but it existed before syslua: keep it, so that
-            # removing the declaration later leaves it as it was.
-            originals[entry.id] = capture(managed, store)
+        original = _take_over(journal, kind, item, manifest, store, new, entry.decision.changes)
+        if original is not None:
+            originals[entry.id] = original
     for entry in plan.removals:
         gone = known.get(entry.id) if known is not None else None
         journaled = capability(get_type(gone.type), Journaled) if gone is not None else None
         if gone is not None and journaled is not None:
             journal.prepare(entry.id, journaled.removal_paths(gone))
     return originals
+
+
+def _take_over(
+    journal: Journal,
+    kind: Journaled,
+    item: Item,
+    manifest: Manifest,
+    store: Store,
+    new: bool,  # syslua does not manage the item's path yet
+    changes: bool,  # the plan changes the item
+) -> Original | None:
+    """Journal the paths a change of `item` touches; the original of a path
+    syslua takes over now (None when it takes over none)."""
+    from syslua.state.journal import capture
+
+    managed = kind.managed_path(item)
+    if managed is None:
+        return None
+    if not changes:
+        # Already as declared, but it existed before syslua: keep it, so that
+        # removing the declaration later leaves it as it was.
+        return capture(managed, store) if new and os.path.lexists(managed) else None
+    paths = kind.touched_paths(item, manifest)
+    journal.prepare(item.id, paths)
+    if not new:
+        return None
+    if managed not in journal.recorded:
+        # Nothing of its own is there yet (a tree member behind a symlink its
+        # tree replaces): recorded as it runs.
+        return PathState(ABSENT)
+    records = [PathAt(p, journal.recorded[p].prev) for p in paths if p in journal.recorded]
+    return kind.original(item, journal.recorded[managed].prev, records)

@@ -75,77 +75,23 @@ class Dag:
 
     @classmethod
     def from_manifest(cls, manifest: Manifest) -> Dag:
-        items = graph_items(manifest)
-        ids = {i.id for i in items}
-        preds: dict[str, set[str]] = {}  # only the nodes that have some
-        ordering: dict[str, set[str]] = defaultdict(set)
-
-        def edge(before: str, after: str) -> None:
-            if before in ids and after in ids and before != after:
-                found = preds.get(after)
-                if found is None:
-                    preds[after] = {before}
-                else:
-                    found.add(before)
-
-        def order(before: str, after: str) -> None:
-            if before in ids and after in ids and before != after:
-                ordering[after].add(before)
-
-        hints = {i.type: capability(get_type(i.type), Ordered) for i in items}
-        provided: dict[str, str] = {}
-        for item in items:
-            kind = hints[item.type]
-            if kind is not None:
-                for need in kind.provides(item):
-                    provided[need] = item.id
-        # Placeholders are looked for only when something provides outputs.
-        outputs = any(c.startswith("output:") for c in provided)
-        children: dict[str, list[Item]] = defaultdict(list)
-        for item in items:
-            if item.parent:
-                children[item.parent].append(item)
-        for item in items:
-            kind = hints[item.type]
-            for dep in item.get("depends_on", ()):
-                edge(dep, item.id)
-            for target in item.get("subscribe", ()):
-                edge(target, item.id)
-            for before in item.get("after", ()):
-                order(before, item.id)
-            if kind is not None:
-                for before in kind.predecessors(item, manifest):
-                    edge(before, item.id)
-                if provided:
-                    for need in kind.requires(item):
-                        if need in provided:
-                            edge(provided[need], item.id)
-            if outputs:
-                for h in references(item):
-                    if f"output:{h}" in provided:
-                        edge(provided[f"output:{h}"], item.id)
-        for apply_id, kids in children.items():
-            deps = _inherited_deps(manifest, apply_id)
-            earlier = _inherited_deps(manifest, apply_id, "after")
-            for kid in kids:
-                edge(kid.id, apply_id)
-                for dep in deps:
-                    edge(dep, kid.id)
-                for before in earlier:
-                    order(before, kid.id)
+        """The graph of `manifest`'s items (the edges in the module's docstring).
+        A CycleError when they depend on each other in a circle."""
+        edges = _Edges(manifest)
+        ids, preds, ordering = sorted(edges.ids), edges.preds, edges.ordering
         if not ordering:
-            dag = cls(sorted(ids), preds)
+            dag = cls(ids, preds)
             dag.check(manifest)
             return dag
         hard = {n: set(before) for n, before in preds.items()}
-        dag = cls(sorted(ids), *_with_order(preds, ordering))
+        dag = cls(ids, *_with_order(preds, ordering))
         try:
             dag.check(manifest)
         except CycleError:
             # A `require` that reaches forward in manifest order: the required
             # item comes first, and the order edges against it are dropped.
-            cls(sorted(ids), hard).check(manifest)  # a real cycle is still an error
-            dag = cls(sorted(ids), *_with_order(hard, _consistent(hard, ordering)))
+            cls(ids, hard).check(manifest)  # a real cycle is still an error
+            dag = cls(ids, *_with_order(hard, _consistent(hard, ordering)))
             dag.check(manifest)
         return dag
 
@@ -206,6 +152,91 @@ class Dag:
         return CycleError(
             "\n".join(lines), hint="Remove one of the depends_on/subscribe links to break it."
         )
+
+
+class _Edges:
+    """The edges of a manifest's graph, as they are found: `preds` (each
+    node's predecessors, only for nodes that have some) and `ordering` (the
+    edges that only order, from `after`)."""
+
+    def __init__(self, manifest: Manifest) -> None:
+        self.manifest = manifest
+        items = graph_items(manifest)
+        self.ids = {i.id for i in items}
+        self.preds: dict[str, set[str]] = {}
+        self.ordering: dict[str, set[str]] = defaultdict(set)
+        hints = {i.type: capability(get_type(i.type), Ordered) for i in items}
+        provided = self._provided(items, hints)
+        # Placeholders are looked for only when something provides outputs.
+        outputs = any(c.startswith("output:") for c in provided)
+        for item in items:
+            self._declared(item)
+            kind = hints[item.type]
+            if kind is not None:
+                self._kinds(item, kind, provided)
+            if outputs:
+                for h in references(item):
+                    if f"output:{h}" in provided:
+                        self.edge(provided[f"output:{h}"], item.id)
+        self._members(items)
+
+    def edge(self, before: str, after: str) -> None:
+        if before in self.ids and after in self.ids and before != after:
+            found = self.preds.get(after)
+            if found is None:
+                self.preds[after] = {before}
+            else:
+                found.add(before)
+
+    def order(self, before: str, after: str) -> None:
+        if before in self.ids and after in self.ids and before != after:
+            self.ordering[after].add(before)
+
+    @staticmethod
+    def _provided(items: list[Item], hints: dict[str, Ordered | None]) -> dict[str, str]:
+        """What each item provides (`bin:rg`, `output:<hash>`) -> the item."""
+        provided: dict[str, str] = {}
+        for item in items:
+            kind = hints[item.type]
+            if kind is not None:
+                for need in kind.provides(item):
+                    provided[need] = item.id
+        return provided
+
+    def _declared(self, item: Item) -> None:
+        """`depends_on`, `subscribe` and (ordering only) `after`."""
+        for dep in item.get("depends_on", ()):
+            self.edge(dep, item.id)
+        for target in item.get("subscribe", ()):
+            self.edge(target, item.id)
+        for before in item.get("after", ()):
+            self.order(before, item.id)
+
+    def _kinds(self, item: Item, kind: Ordered, provided: dict[str, str]) -> None:
+        """What the item's kind says must come first, and what it requires."""
+        for before in kind.predecessors(item, self.manifest):
+            self.edge(before, item.id)
+        if provided:
+            for need in kind.requires(item):
+                if need in provided:
+                    self.edge(provided[need], item.id)
+
+    def _members(self, items: list[Item]) -> None:
+        """Members before the item they are part of; that item's own
+        dependencies (and those of every item above it) before its members."""
+        members: dict[str, list[Item]] = defaultdict(list)
+        for item in items:
+            if item.parent:
+                members[item.parent].append(item)
+        for whole, parts in members.items():
+            deps = _inherited_deps(self.manifest, whole)
+            earlier = _inherited_deps(self.manifest, whole, "after")
+            for part in parts:
+                self.edge(part.id, whole)
+                for dep in deps:
+                    self.edge(dep, part.id)
+                for before in earlier:
+                    self.order(before, part.id)
 
 
 def _sorted(names: Collection[str]) -> tuple[str, ...]:

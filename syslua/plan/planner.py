@@ -374,44 +374,20 @@ def _plan_item(
     subscribers and containers; the entry of an item that runs keeps the
     status it read, for its apply."""
     kind = get_type(item.type)
-    status: Any = None
-    if item.health_check_only:
-        decision = Decision(SKIP, "health checks only")
-    else:
-        try:
-            if ctx.resolver is not None:
-                item = ctx.resolver.resolve_item(item)
-            status = kind.status(item, ctx)
-            triggered = ctx.outcomes.triggered(item.get("subscribe", ()), item.noop)
-            decision = kind.decide(item, status, ctx, triggered)
-        except Unresolved as e:
-            status = None
-            decision = Decision(UPDATE, f"{e}; resolved when it runs", "Would have changed")
+    item, status, decision = _decide(kind, item, ctx)
     if decision.changes:
         # Items of a noop child never change for real: like the executor,
         # they only trigger subscribers that are noop themselves.
         ctx.outcomes.mark_changed(item.id, noop=item.noop)
     if decision.action == FAIL:
         ctx.outcomes.mark_failed(item.id)
-    # What the plan says beyond the decision needs what status read.
-    explained = capability(kind, Explained) if status is not None else None
-    diff = (
-        explained.diff(item, status, ctx)
-        if explained is not None and with_diff and decision.changes
-        else None
-    )
     edited, edit_diff = (
         _edit(item.id, previous, ctx, with_diff)
         if decision.changes and not item.noop
         else (None, None)
     )
     irreversible = capability(kind, Irreversible)
-    takeover = (
-        explained is not None
-        and decision.changes
-        and (previous is None or item.id not in previous)
-        and explained.takes_over(item, status)
-    )
+    diff, takeover, notes = _explain(kind, item, status, decision, ctx, previous, with_diff)
     runs = (decision.changes or decision.action == FAIL) and not item.noop
     entry = Entry(
         item.id,
@@ -419,16 +395,51 @@ def _plan_item(
         kind.label(item),
         decision,
         diff,
-        irreversible.irreversible(item, decision) if irreversible is not None else False,
-        bool(takeover),
+        irreversible.irreversible(item, decision) if irreversible else False,
+        takeover,
         item.noop,
         edited,
         edit_diff,
-        notes=tuple(explained.notes(item, status)) if explained is not None else (),
+        notes=notes,
         group=_group_of(item, ctx.manifest),
         status=status if runs else None,
     )
     return entry, status
+
+
+def _decide(kind: Kind[Any], item: Item, ctx: Context) -> tuple[Item, Any, Decision]:
+    """(the item with its placeholders resolved, its status, its decision)."""
+    if item.health_check_only:
+        return item, None, Decision(SKIP, "health checks only")
+    try:
+        if ctx.resolver is not None:
+            item = ctx.resolver.resolve_item(item)
+        status = kind.status(item, ctx)
+        triggered = ctx.outcomes.triggered(item.get("subscribe", ()), item.noop)
+        return item, status, kind.decide(item, status, ctx, triggered)
+    except Unresolved as e:
+        return item, None, Decision(UPDATE, f"{e}; resolved when it runs", "Would have changed")
+
+
+def _explain(
+    kind: Kind[Any],
+    item: Item,
+    status: Any,
+    decision: Decision,
+    ctx: Context,
+    previous: Manifest | None,
+    with_diff: bool,
+) -> tuple[str | None, bool, tuple[str, ...]]:
+    """What the item's kind says beyond the decision (`Explained`): the diff,
+    whether it takes over what exists, its notes. All need what status read."""
+    explained = capability(kind, Explained) if status is not None else None
+    if explained is None:
+        return None, False, ()
+    changes = decision.changes
+    diff = explained.diff(item, status, ctx) if with_diff and changes else None
+    new = previous is None or item.id not in previous
+    takeover = bool(changes and new and explained.takes_over(item, status))
+    return diff, takeover, tuple(explained.notes(item, status))
 
 
 def _group_of(item: Item, manifest: Manifest | None) -> str | None:
@@ -599,26 +610,24 @@ def plan_removals(
         order = sorted(i.id for i in previous)
     rank = {ident: n for n, ident in enumerate(order)}
     gone.sort(key=lambda i: rank.get(i.id, -1), reverse=True)
-    out = []
-    originals = (ctx.originals if ctx is not None else None) or {}
-    for item in _children_first(gone):
-        edited, edit_diff = (
-            _edit(item.id, previous, ctx, with_diff) if ctx is not None else (None, None)
-        )
-        recorded = ctx.last_applied.get(item.id) if ctx is not None and ctx.last_applied else None
-        decision = removal(item, recorded or {})
-        original = originals.get(item.id)
-        if decision.action == REMOVE and original is not None and original.exists:
-            decision = decision.replace(reason=RESTORED)
-        out.append(
-            Entry(
-                item.id,
-                item.type,
-                key_label(get_type(item.type), item.key),
-                decision,
-                edited=edited,
-                edit_diff=edit_diff,
-                group=_group_of(item, previous),
-            )
-        )
-    return out
+    return [_removal_entry(item, previous, ctx, with_diff) for item in _children_first(gone)]
+
+
+def _removal_entry(item: Item, previous: Manifest, ctx: Context | None, with_diff: bool) -> Entry:
+    """The plan's line for removing `item`: its kind's decision, saying so
+    when an original comes back, and the edit by hand it would lose."""
+    edited, edit_diff = _edit(item.id, previous, ctx, with_diff) if ctx else (None, None)
+    recorded = ctx.last_applied.get(item.id) if ctx is not None and ctx.last_applied else None
+    decision = removal(item, recorded or {})
+    original = ctx.originals.get(item.id) if ctx is not None and ctx.originals else None
+    if decision.action == REMOVE and original is not None and original.exists:
+        decision = decision.replace(reason=RESTORED)
+    return Entry(
+        item.id,
+        item.type,
+        key_label(get_type(item.type), item.key),
+        decision,
+        edited=edited,
+        edit_diff=edit_diff,
+        group=_group_of(item, previous),
+    )

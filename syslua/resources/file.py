@@ -315,37 +315,14 @@ def _finish(
     props: dict[str, Any], fail: Callable[[str], ConfigError], *, mode_written: bool
 ) -> None:
     """The rules of a merged file item (see `_FileSchema`)."""
-    ensure, link = props["ensure"], _is_link(props)
     for flag in ("link", "template"):
         if flag in props and not props[flag]:
             del props[flag]  # false is the same as not written: one canonical item
-    if "content" in props and ensure != "present":
-        raise fail(
-            f'`content` only applies to ensure = "present" (this file has ensure = "{ensure}")'
-        )
-    if "source" in props and ensure not in ("present", "directory"):
-        raise fail(
-            '`source` only applies to ensure = "present" or "directory" '
-            f'(this file has ensure = "{ensure}")'
-        )
-    if props.get("link") and props.get("template"):
-        raise fail("`template` and `link` are mutually exclusive")
-    if props.get("link") and "source" not in props:
-        raise fail(
-            '`link = true` makes a symlink to `source`; for any other target use ensure = "link" with `target`'
-        )
-    if props.get("template") and "source" not in props:
-        raise fail("`template = true` renders `source`; inline `content` is always rendered")
-    if ensure == "link":
-        if "target" not in props:
-            raise fail('ensure = "link" needs a `target`')
-        if props.get("link"):
-            raise fail('`link = true` goes with `source`; ensure = "link" takes a `target`')
-    elif "target" in props:
-        raise fail('`target` only applies to ensure = "link"')
-    if "ignore" in props and "source" not in props:
-        raise fail("`ignore` applies to a directory `source`")
-    if link:
+    # In this order: a declaration that breaks several rules hears of the first.
+    _check_content_and_source(props, fail)
+    _check_link_and_template(props, fail)
+    _check_target_and_ignore(props, fail)
+    if _is_link(props):
         if mode_written:
             raise fail(
                 "a link takes no `mode` (the mode of what it points to applies)"
@@ -355,12 +332,51 @@ def _finish(
                     else ""
                 )
             )
-        if ensure == "link":
+        if props["ensure"] == "link":
             props.pop("mode", None)  # from defaults{}: it does not apply to a link
-    if ensure == "directory" and "mode" in props and "source" not in props:
+    if props["ensure"] == "directory" and "mode" in props and "source" not in props:
         props["mode"] = _traversable(props["mode"])
     if "dir_mode" in props:
         props["dir_mode"] = _traversable(props["dir_mode"])
+
+
+def _check_content_and_source(props: dict[str, Any], fail: Callable[[str], ConfigError]) -> None:
+    """Content and source go with the `ensure` that writes them."""
+    ensure = props["ensure"]
+    if "content" in props and ensure != "present":
+        raise fail(
+            f'`content` only applies to ensure = "present" (this file has ensure = "{ensure}")'
+        )
+    if "source" in props and ensure not in ("present", "directory"):
+        raise fail(
+            '`source` only applies to ensure = "present" or "directory" '
+            f'(this file has ensure = "{ensure}")'
+        )
+
+
+def _check_target_and_ignore(props: dict[str, Any], fail: Callable[[str], ConfigError]) -> None:
+    """A link's `target` goes with ensure = "link"; `ignore` with a directory source."""
+    if props["ensure"] == "link":
+        if "target" not in props:
+            raise fail('ensure = "link" needs a `target`')
+        if props.get("link"):
+            raise fail('`link = true` goes with `source`; ensure = "link" takes a `target`')
+    elif "target" in props:
+        raise fail('`target` only applies to ensure = "link"')
+    if "ignore" in props and "source" not in props:
+        raise fail("`ignore` applies to a directory `source`")
+
+
+def _check_link_and_template(props: dict[str, Any], fail: Callable[[str], ConfigError]) -> None:
+    """`link = true` and `template = true` each render or link a `source`, not both."""
+    if props.get("link") and props.get("template"):
+        raise fail("`template` and `link` are mutually exclusive")
+    if props.get("link") and "source" not in props:
+        raise fail(
+            '`link = true` makes a symlink to `source`; for any other target use ensure = "link" with `target`'
+        )
+    if props.get("template") and "source" not in props:
+        raise fail("`template = true` renders `source`; inline `content` is always rendered")
 
 
 def _traversable(mode: str) -> str:
