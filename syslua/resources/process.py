@@ -28,6 +28,7 @@ from syslua.resources.base import ResourceError
 
 if TYPE_CHECKING:
     import subprocess
+    import threading
 
 OUTPUT_TAIL = 64 * 1024  # bytes of each stream kept, in results, reports and snapshots
 KILL_GRACE = 2.0
@@ -174,57 +175,20 @@ class Runner:
         process's environment. The result keeps the tails of stdout and stderr.
         """
         import subprocess  # imported here: a plan of plain files never starts a process
-        import threading
 
-        if not argv:
-            raise CannotStart("empty command")
-        argv = list(argv)  # a copy: argv[0] becomes the full path
-        env = dict(os.environ)
-        for entry in environment:
-            key, _, value = entry.partition("=")
-            env[key] = value
-        if path:
-            env["PATH"] = path
-        if "/" not in argv[0]:
-            found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
-            if found is None:
-                raise CannotStart(f"command not found: {argv[0]}")
-            argv[0] = found
+        argv, env = _resolved(argv, environment, path)
         if cwd is not None and not os.path.isdir(cwd):
             raise CannotStart(f"working directory does not exist: {cwd}")
         if self.cancelled:
             raise Cancelled()
         start = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except FileNotFoundError as e:
-            raise CannotStart(f"command not found: {argv[0]}") from e
-        except PermissionError as e:
-            raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
-        except OSError as e:
-            raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
+        proc = _start(argv, cwd, env)
         # Registered before `cancelled` is read again, while `cancel` sets the
         # flag before reading the set: one of the two sees the other.
         self._groups.add(proc.pid)
         if self.cancelled:
             _signal_group(proc.pid, signal.SIGTERM)
-        tails = {"stdout": _Tail(), "stderr": _Tail()}
-        readers = [
-            threading.Thread(
-                target=_pump, args=(getattr(proc, name), name, tails[name], on_line), daemon=True
-            )
-            for name in ("stdout", "stderr")
-        ]
-        for t in readers:
-            t.start()
+        tails, readers = _read_output(proc, on_line)
         timed_out = False
         try:
             proc.wait(timeout=timeout)
@@ -247,6 +211,67 @@ class Runner:
             duration=time.monotonic() - start,
             timed_out=timed_out,
         )
+
+
+def _resolved(
+    argv: Sequence[str], environment: Sequence[str], path: str | None
+) -> tuple[list[str], dict[str, str]]:
+    """The argument list with the program's full path, and the environment it runs in."""
+    if not argv:
+        raise CannotStart("empty command")
+    argv = list(argv)  # a copy: argv[0] becomes the full path
+    env = dict(os.environ)
+    for entry in environment:
+        key, _, value = entry.partition("=")
+        env[key] = value
+    if path:
+        env["PATH"] = path
+    if "/" not in argv[0]:
+        found = shutil.which(argv[0], path=env.get("PATH", os.defpath))
+        if found is None:
+            raise CannotStart(f"command not found: {argv[0]}")
+        argv[0] = found
+    return argv, env
+
+
+def _start(argv: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The process, in a session (a process group) of its own; CannotStart when it cannot be."""
+    import subprocess
+
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError as e:
+        raise CannotStart(f"command not found: {argv[0]}") from e
+    except PermissionError as e:
+        raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
+    except OSError as e:
+        raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
+
+
+def _read_output(
+    proc: subprocess.Popen[bytes], on_line: Callable[[str, str], None] | None
+) -> tuple[dict[str, _Tail], list[threading.Thread]]:
+    """Threads that read stdout and stderr as they come (to `on_line`), keeping their tails."""
+    import threading
+
+    tails = {"stdout": _Tail(), "stderr": _Tail()}
+    readers = [
+        threading.Thread(
+            target=_pump, args=(getattr(proc, name), name, tails[name], on_line), daemon=True
+        )
+        for name in ("stdout", "stderr")
+    ]
+    for t in readers:
+        t.start()
+    return tails, readers
 
 
 class _Tail:
