@@ -14,7 +14,7 @@ import pwd
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
 from syslua.errors import ResourceError
 from syslua.record import Frozen
@@ -308,7 +308,7 @@ class Context:
         self.journal: _ItemJournal | None = None
         self.doing: Callable[[str, str], None] | None = None
         self._ids = Ids()
-        self._memo: dict[type, Any] = {}
+        self._memo: dict[type, object] = {}
         self._memo_lock = threading.Lock()
 
     def replace(self, **changes: Any) -> Context:
@@ -366,7 +366,7 @@ class Context:
             found = self._memo.get(cls)
             if found is None:
                 found = self._memo[cls] = cls()
-            return found  # type: ignore[no-any-return]
+            return cast(_T, found)
 
     def members(self, item: Item) -> Members:
         """What the members of `item` did so far in this run, and how many of
@@ -502,7 +502,7 @@ class UndoContext:
         self.runner = runner
         self.state_dir = state_dir
         self.report = report
-        self._memo: dict[type, Any] = {}
+        self._memo: dict[type, object] = {}
 
     def memo(self, cls: type[_T]) -> _T:
         """The undo run's one instance of `cls`: a kind's own bookkeeping while
@@ -510,7 +510,7 @@ class UndoContext:
         found = self._memo.get(cls)
         if found is None:
             found = self._memo[cls] = cls()
-        return found  # type: ignore[no-any-return]
+        return cast(_T, found)
 
 
 class RecordContext:
