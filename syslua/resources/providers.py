@@ -10,22 +10,29 @@ error where the kind binds it:
 | protocol          | kind                              | bound as                     | providers |
 |-------------------|-----------------------------------|------------------------------|-----------|
 | `FileProvider`    | file (`file.py`, `file_edits.py`) | `posix: FileProvider`        | `file_posix` |
+| `PackageProvider` | os_package                        | `provider(name) -> PackageProvider` | `os_package_apt`, `os_package_dnf` |
 
 Types only: kinds import this module under `TYPE_CHECKING`, so it costs
-nothing at run time. The records that cross a seam stay with the module that
-defines them: `FileState` with `file_posix`.
+nothing at run time (the os_package providers are still imported only
+when a package is planned). The records that cross a seam stay with the
+module that defines them: `FileState` with `file_posix`; `Installed`,
+`Change` and `Restore` with the os_package kind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from syslua.resources.file_posix import FileState
+    from syslua.resources.os_package import Change, Installed, Restore
+    from syslua.resources.process import ProcessResult, Runner
 
 # Called with a path just before it changes: the journal keeps what is there.
 BeforeChange = Callable[[str], None]
+# Called with (stream, line) as a command prints it; None: nobody listens.
+OnLine = Callable[[str, str], None] | None
 
 
 class FileProvider(Protocol):
@@ -111,4 +118,70 @@ class FileProvider(Protocol):
         self, live: str, dest: str, *, mode: int, owner: tuple[int, int] | None
     ) -> None:
         """Copy the file `live` to `dest` atomically (`sys add` taking an edit back)."""
+        ...
+
+
+class PackageProvider(Protocol):
+    """A package manager: reads what is installed and offered, plans a
+    transaction without changing anything, and installs, removes and puts
+    back packages. Every command runs through the `Runner`."""
+
+    # Properties: read-only, so a module's constant (a tuple of its own length) fits.
+    @property
+    def NAME(self) -> str:
+        """Its name, as `provider =` and the journal records say it (`apt`)."""
+        ...
+
+    @property
+    def TOOLS(self) -> tuple[str, ...]:
+        """The commands it needs on PATH."""
+        ...
+
+    def compare(self, a: str, b: str) -> int:
+        """The package manager's version order: -1, 0 or 1."""
+        ...
+
+    def installed(self, runner: Runner, name: str) -> Installed:
+        """The package's installed version, if any."""
+        ...
+
+    def candidate(self, runner: Runner, name: str) -> str | None:
+        """The version installing `name` would pick, if the archive has one."""
+        ...
+
+    def available(self, runner: Runner, names: Iterable[str]) -> dict[str, set[str]]:
+        """The versions the archive offers for each name."""
+        ...
+
+    def simulate(
+        self, runner: Runner, name: str, version: str | None, *, remove: bool = False
+    ) -> list[Change]:
+        """Every package installing `name` (at `version`) or removing it would change."""
+        ...
+
+    def unavailable(self, runner: Runner, changes: Sequence[Change]) -> Mapping[str, str]:
+        """The versions replaced by `changes` that the archive no longer offers."""
+        ...
+
+    def auto_installed(self, runner: Runner, names: Iterable[str]) -> list[str]:
+        """Which of `names` were installed as dependencies."""
+        ...
+
+    def install(
+        self,
+        runner: Runner,
+        name: str,
+        version: str | None,
+        downgrade: bool,
+        on_line: OnLine = None,
+    ) -> ProcessResult:
+        """Install or upgrade `name` (at `version`; `downgrade` allows going back)."""
+        ...
+
+    def uninstall(self, runner: Runner, name: str, on_line: OnLine = None) -> ProcessResult:
+        """Remove `name`."""
+        ...
+
+    def restore(self, runner: Runner, want: Restore) -> None:
+        """Put packages back at the versions `want` says, in one transaction where it can."""
         ...
