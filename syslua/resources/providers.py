@@ -7,27 +7,29 @@ reaches its provider only through a name typed with the protocol, so a
 provider that lacks a member, or has one with another signature, is a mypy
 error where the kind binds it:
 
-| protocol          | kind                              | bound as                     | providers |
-|-------------------|-----------------------------------|------------------------------|-----------|
-| `FileProvider`    | file (`file.py`, `file_edits.py`) | `posix: FileProvider`        | `file_posix` |
-| `PackageProvider` | os_package                        | `provider(name) -> PackageProvider` | `os_package_apt`, `os_package_dnf` |
+| protocol          | kind                        | bound in the kind as                | providers        |
+|-------------------|-----------------------------|-------------------------------------|------------------|
+| `FileProvider`    | file (`file`, `file_edits`) | `posix: FileProvider = file_posix`  | `file_posix`     |
+| `PackageProvider` | os_package                  | `provider(name) -> PackageProvider` | `os_package_apt`, `os_package_dnf` |
+| `UserProvider`    | user                        | `posix: UserProvider = user_posix`  | `user_posix`     |
 
 Types only: kinds import this module under `TYPE_CHECKING`, so it costs
 nothing at run time (the os_package providers are still imported only
 when a package is planned). The records that cross a seam stay with the
-module that defines them: `FileState` with `file_posix`; `Installed`,
-`Change` and `Restore` with the os_package kind.
+module that defines them: `FileState` with `file_posix`, `Account` with
+`user_posix`, `Installed`, `Change` and `Restore` with the os_package kind.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from syslua.resources.file_posix import FileState
     from syslua.resources.os_package import Change, Installed, Restore
     from syslua.resources.process import ProcessResult, Runner
+    from syslua.resources.user_posix import Account
 
 # Called with a path just before it changes: the journal keeps what is there.
 BeforeChange = Callable[[str], None]
@@ -184,4 +186,49 @@ class PackageProvider(Protocol):
 
     def restore(self, runner: Runner, want: Restore) -> None:
         """Put packages back at the versions `want` says, in one transaction where it can."""
+        ...
+
+
+class UserProvider(Protocol):
+    """Reads accounts and groups, and changes accounts with the system's tools."""
+
+    @property
+    def FLAGS(self) -> tuple[tuple[str, str], ...]:
+        """The declared properties it sets, each with the tool's flag for it."""
+        ...
+
+    def read_account(self, name: str) -> Account:
+        """The account as the system has it now (`exists` False when there is none)."""
+        ...
+
+    def group_id(self, value: str) -> int | None:
+        """The gid of a group name or number, when such a group exists."""
+        ...
+
+    def create(
+        self,
+        name: str,
+        props: Mapping[str, str | int | None],
+        member_of: Sequence[str],
+        runner: Runner,
+    ) -> None:
+        """Create the account with `props` (those of `FLAGS` that are set) and groups."""
+        ...
+
+    def modify(
+        self,
+        name: str,
+        props: Mapping[str, str | int | None],
+        member_of: Sequence[str],
+        runner: Runner,
+    ) -> None:
+        """Set `props`; the supplementary groups become exactly `member_of`."""
+        ...
+
+    def delete(self, name: str, runner: Runner) -> None:
+        """Delete the account (never its home directory)."""
+        ...
+
+    def restore(self, record: Mapping[str, Any], runner: Runner | None = None) -> None:
+        """Put the account back as a journal record (op `user`) describes it."""
         ...
