@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,7 @@ from syslua.resources.os_package import (
     OsPackageType,
     Status,
     choose_provider,
+    provider,
 )
 from syslua.resources.process import Runner
 
@@ -178,6 +180,25 @@ def test_no_provider_fits() -> None:
         "no OS package provider for this machine (platform arch, family arch, "
         "neither apt-get nor dnf found); set `provider` to apt or dnf"
     )
+
+
+def test_a_provider_is_imported_only_when_asked_for() -> None:
+    """Loading the kind imports no provider: a plan without packages pays for none."""
+    code = (
+        "import sys\n"
+        "from syslua.resources import os_package\n"
+        "loaded = lambda: sorted(m for m in sys.modules if '.os_package_' in m)\n"
+        "print(loaded())\n"
+        "os_package.provider('dnf')\n"
+        "print(loaded())\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.stdout.splitlines() == ["[]", "['syslua.resources.os_package_dnf']"], p.stderr
+
+
+def test_an_unknown_provider_is_refused() -> None:
+    with pytest.raises(ResourceError, match="unknown OS package provider 'yum'"):
+        provider("yum")
 
 
 # -- decisions and plan lines ------------------------------------------------------------

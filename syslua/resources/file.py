@@ -38,9 +38,10 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ConfigError, StateError
+from syslua.fsutil import CHUNK
 from syslua.manifest import tree
 from syslua.manifest.checks import (
     boolean,
@@ -57,7 +58,7 @@ from syslua.manifest.model import Item, Manifest, freeze, thaw
 from syslua.manifest.schema import Finishing, Invalid, Prop, TypeSchema, schema
 from syslua.paths import abbreviate, home
 from syslua.resources import file_edits as edits
-from syslua.resources import file_posix as posix
+from syslua.resources import file_posix
 from syslua.resources.base import (
     CREATE,
     FAIL,
@@ -76,6 +77,7 @@ from syslua.resources.base import (
     group_name,
     user_name,
 )
+from syslua.resources.file_posix import ABSENT, DIRECTORY, LINK, OTHER, PRESENT, FileState
 from syslua.resources.kind import (
     Container,
     Drifts,
@@ -93,6 +95,12 @@ from syslua.resources.placeholders import Unresolved
 from syslua.state.records import DIR, Original, PathAt, PathState, TreeOriginal
 from syslua.state.restore import restore_path
 from syslua.state.store import PACK_MAX, Store
+
+if TYPE_CHECKING:
+    from syslua.resources.providers import FileProvider
+
+# The provider, reached only through its protocol: mypy checks file_posix against it.
+posix: FileProvider = file_posix
 
 CREATED_FILE = "Would have created the file"
 UPDATED_FILE = "Would have updated the file"
@@ -116,7 +124,7 @@ class Planning:
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    state: posix.FileState
+    state: FileState
     differences: tuple[str, ...]  # why the item is not in its desired state
     error: str | None = None
     # missing parents it creates (declared by no item), outermost first
@@ -186,7 +194,7 @@ def _content_differs(
             return True
         return (
             posix.read_small(target, target_size) != data
-            if target_size <= posix.CHUNK
+            if target_size <= CHUNK
             else not _file_equals(target, data)
         )
     except FileNotFoundError:
@@ -504,10 +512,10 @@ class FileType(
             if root is not None and state.exists:
                 # What is there now lies behind a symlink that the tree
                 # replaces with a real directory: this path will be new.
-                state = posix.FileState(item.key, posix.ABSENT)
+                state = FileState(item.key, ABSENT)
             differences = tuple(self._differences(item, state, ctx, source_size=source_size))
             parents: tuple[str, ...] = ()
-            if state.ensure == posix.ABSENT and ensure != "absent":
+            if state.ensure == ABSENT and ensure != "absent":
                 parents = tuple(self._parents(item, ctx))
             members = ctx.members(item) if is_root(item) else None
             links: tuple[tuple[str, str], ...] = ()
@@ -517,7 +525,7 @@ class FileType(
                 links = posix.linked_parents(item.key, home(), planning.links)
             return Status(state, differences, None, parents, members, links, root)
         except ResourceError as e:
-            return Status(posix.FileState(item.key, posix.ABSENT), (), str(e))
+            return Status(FileState(item.key, ABSENT), (), str(e))
 
     def _parents(self, item: Item, ctx: Context) -> list[str]:
         """Missing parents this item creates: those below the innermost one
@@ -542,7 +550,7 @@ class FileType(
     def _differences(
         self,
         item: Item,
-        state: posix.FileState,
+        state: FileState,
         ctx: Context,
         *,
         written: bool = False,
@@ -551,32 +559,32 @@ class FileType(
         ensure = item.get("ensure")
         if ensure == "absent":
             return [] if not state.exists else [f"{_kind(state)} exists"]
-        want = {"directory": posix.DIRECTORY, "link": posix.LINK}.get(ensure, posix.PRESENT)
+        want = {"directory": DIRECTORY, "link": LINK}.get(ensure, PRESENT)
         owner, group = item.get("owner"), item.get("group")
         uid, gid = ctx.uid(owner), ctx.gid(group)
         if uid is None:
             raise ResourceError(f"owner `{owner}` does not exist")
         if gid is None:
             raise ResourceError(f"group `{group}` does not exist")
-        if state.ensure == posix.ABSENT:
+        if state.ensure == ABSENT:
             return ["does not exist"]
         if state.ensure != want:
             return [f"is {_kind(state)}, should be {_kind_name(want)}"]
         out = []
-        if want == posix.PRESENT and (
+        if want == PRESENT and (
             _size_differs(item, state.size)
             if written
             else _content_differs(item, item.key, state.size, source_size)
         ):
             out.append("content changed")
-        if want == posix.LINK and state.link_target != item.get("target"):
+        if want == LINK and state.link_target != item.get("target"):
             out.append(f"target {state.link_target} -> {item.get('target')}")
         if state.uid != uid:
             out.append(f"owner {user_name(state.uid)} -> {owner}")
         if state.gid != gid:
             out.append(f"group {group_name(state.gid)} -> {group}")
         mode = item.get("mode")
-        if want != posix.LINK and state.mode != mode:
+        if want != LINK and state.mode != mode:
             out.append(f"mode {state.mode} -> {mode}")
         return out
 
@@ -595,31 +603,31 @@ class FileType(
             return Decision(NONE, "absent" if ensure == "absent" else "unchanged")
         reason = ", ".join(diffs)
         if ensure == "absent":
-            if state.ensure == posix.DIRECTORY and not item.get("force") and _non_empty(item.key):
+            if state.ensure == DIRECTORY and not item.get("force") and _non_empty(item.key):
                 return Decision(
                     FAIL, "directory is not empty; set force = true to remove it with its contents"
                 )
             return Decision(REMOVE, reason, REMOVED)
         if ensure == "directory":
-            if state.ensure in (posix.PRESENT, posix.OTHER) and not item.get("force"):
+            if state.ensure in (PRESENT, OTHER) and not item.get("force"):
                 return Decision(
                     FAIL,
                     "a file exists where a directory is wanted (set force = true to replace it; the file is kept in the store)",
                 )
-            if state.ensure == posix.DIRECTORY:
+            if state.ensure == DIRECTORY:
                 return Decision(UPDATE, reason, UPDATED_DIR)
-            return Decision(CREATE, "" if state.ensure == posix.ABSENT else reason, CREATED_DIR)
+            return Decision(CREATE, "" if state.ensure == ABSENT else reason, CREATED_DIR)
         if ensure == "link":
             return _decide_link(item, state, reason)
-        if state.ensure == posix.DIRECTORY:
+        if state.ensure == DIRECTORY:
             return Decision(FAIL, "a directory exists where a file is wanted")
-        if state.ensure == posix.OTHER:
+        if state.ensure == OTHER:
             return Decision(
                 FAIL, "a special file (device, socket or pipe) exists where a file is wanted"
             )
-        if state.ensure == posix.ABSENT:
+        if state.ensure == ABSENT:
             return Decision(CREATE, "", CREATED_FILE)
-        if state.ensure == posix.LINK:
+        if state.ensure == LINK:
             if "content" not in item.props and "source" not in item.props:
                 # Only owner, group and mode: nothing says what the file should
                 # hold, so replacing the link would lose what it points to.
@@ -655,7 +663,7 @@ class FileType(
         mode = int(item.get("mode"), 8)
         if ensure == "directory":
             state = posix.status(item.key)
-            if state.ensure in (posix.PRESENT, posix.OTHER) and item.get("force"):
+            if state.ensure in (PRESENT, OTHER) and item.get("force"):
                 posix.replace_with_directory(item.key, before_change=before)
             posix.create_directory(item.key, uid=uid, gid=gid, mode=mode, before_change=before)
             return NOTHING
@@ -688,7 +696,7 @@ class FileType(
             raise ResourceError(f"group `{item.get('group')}` does not exist")
         return uid, gid
 
-    def _parent_attrs(self, item: Item, ctx: Context) -> Any:
+    def _parent_attrs(self, item: Item, ctx: Context) -> Callable[[str], tuple[int, int, int]]:
         """(uid, gid, mode) of each parent directory the item creates: a tree
         member creates its tree's root with the root's attributes, and the
         root's parents as the root would; anything else uses its own owner,
@@ -718,7 +726,7 @@ class FileType(
         """A unified diff of the content change, for `sys plan --diff`."""
         if item.get("ensure") != "present" or status.error:
             return None
-        if "content changed" not in status.differences and status.state.ensure == posix.PRESENT:
+        if "content changed" not in status.differences and status.state.ensure == PRESENT:
             return None
         desired = _desired_bytes(item)
         if desired is None:
@@ -731,7 +739,7 @@ class FileType(
             except OSError:
                 return None
         current = b""
-        if status.state.ensure == posix.PRESENT:
+        if status.state.ensure == PRESENT:
             try:
                 with open(item.key, "rb") as f:
                     current = f.read()
@@ -879,7 +887,7 @@ class FileType(
         state = posix.status(path)
         if not state.exists:
             return "already gone"
-        if state.ensure == posix.DIRECTORY:
+        if state.ensure == DIRECTORY:
             try:
                 os.rmdir(path)
             except OSError:
@@ -997,7 +1005,7 @@ class FileType(
         if not st.differences:
             return None
         ensure = item.get("ensure")
-        if ensure != "absent" and st.state.ensure == posix.ABSENT:
+        if ensure != "absent" and st.state.ensure == ABSENT:
             return "deleted", "deleted"
         if ensure == "absent":
             return "recreated", "exists again"
@@ -1041,15 +1049,15 @@ def _symlinked_root(
     return root if linked else None
 
 
-def _decide_link(item: Item, state: posix.FileState, reason: str) -> Decision:
-    if state.ensure == posix.DIRECTORY:
+def _decide_link(item: Item, state: FileState, reason: str) -> Decision:
+    if state.ensure == DIRECTORY:
         return Decision(FAIL, "a directory exists where a link is wanted")
-    if state.ensure == posix.OTHER:
+    if state.ensure == OTHER:
         return Decision(
             FAIL, "a special file (device, socket or pipe) exists where a link is wanted"
         )
     missing = not os.path.exists(item.get("target"))
-    if state.ensure == posix.ABSENT:
+    if state.ensure == ABSENT:
         return Decision(CREATE, NO_TARGET if missing else "", CREATED_LINK)
     return Decision(UPDATE, f"{reason}, {NO_TARGET}" if missing else reason, UPDATED_LINK)
 
@@ -1140,18 +1148,18 @@ def _declared_dir(manifest: Manifest | None, path: str) -> bool:
     return owner is not None and owner.get("ensure") == "directory"
 
 
-def _kind(state: posix.FileState) -> str:
+def _kind(state: FileState) -> str:
     return {
-        posix.PRESENT: "a file",
-        posix.DIRECTORY: "a directory",
-        posix.ABSENT: "absent",
-        posix.LINK: "a symlink",
-        posix.OTHER: "a special file",
+        PRESENT: "a file",
+        DIRECTORY: "a directory",
+        ABSENT: "absent",
+        LINK: "a symlink",
+        OTHER: "a special file",
     }[state.ensure]
 
 
 def _kind_name(ensure: str) -> str:
-    return {posix.DIRECTORY: "a directory", posix.LINK: "a symlink"}.get(ensure, "a file")
+    return {DIRECTORY: "a directory", LINK: "a symlink"}.get(ensure, "a file")
 
 
 def _non_empty(path: str) -> bool:

@@ -24,20 +24,28 @@ import hashlib
 import os
 import stat
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.errors import StateError, display_path
 from syslua.fsutil import sha256_file
 from syslua.manifest.model import Item
 from syslua.paths import abbreviate
-from syslua.resources import file_posix as posix
+from syslua.resources import file_posix
 from syslua.resources.base import ResourceError, TakeBack
-from syslua.state.records import FILE, LINK, PathState
+from syslua.resources.file_posix import LINK, PRESENT, FileState
+from syslua.state import records
+from syslua.state.records import PathState
+
+if TYPE_CHECKING:
+    from syslua.resources.providers import FileProvider
+
+# The file kind's provider, reached only through its protocol (as in `file.py`).
+posix: FileProvider = file_posix
 
 PLACEHOLDER = "$${"
 
 
-def _live(path: str) -> posix.FileState | None:
+def _live(path: str) -> FileState | None:
     try:
         return posix.status(path)
     except ResourceError:
@@ -70,9 +78,9 @@ def _link_edited(item: Item) -> str | None:
     state = _live(item.key)
     if state is None:
         return None
-    if state.ensure == posix.LINK and state.link_target != item.get("target"):
+    if state.ensure == LINK and state.link_target != item.get("target"):
         return f"link target changed from {item.get('target')} to {state.link_target}"
-    if state.ensure == posix.PRESENT:
+    if state.ensure == PRESENT:
         return f"a file replaced the link to {item.get('target')}"
     return None
 
@@ -86,9 +94,9 @@ def edited(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
     state = _live(item.key)
     if state is None:
         return None
-    if state.ensure == posix.LINK:
+    if state.ensure == LINK:
         return f"replaced by a symlink to {state.link_target}"
-    if state.ensure != posix.PRESENT:
+    if state.ensure != PRESENT:
         return None
     out = []
     blob = _recorded_blob(item, recorded, store)
@@ -107,7 +115,7 @@ def edit_diff(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None
     if item.get("ensure") != "present":
         return None
     state = _live(item.key)
-    if state is None or state.ensure != posix.PRESENT:
+    if state is None or state.ensure != PRESENT:
         return None
     text = ""
     mode = recorded.get("mode")
@@ -129,9 +137,9 @@ def _link_diff(item: Item) -> str | None:
     if state is None:
         return None
     target = item.get("target")
-    if state.ensure == posix.LINK and state.link_target != target:
+    if state.ensure == LINK and state.link_target != target:
         return f"old target {target}\nnew target {state.link_target}\n"
-    if state.ensure == posix.PRESENT:
+    if state.ensure == PRESENT:
         try:
             after = _read(item.key)
         except OSError:
@@ -169,12 +177,12 @@ def adopt(item: Item, recorded: Mapping[str, Any], live: PathState) -> dict[str,
     """A state recording the live file (content and mode) as what the last apply
     left; for a link, the target it had, or the file that replaced it."""
     if item.get("ensure") == "link":
-        if live.kind == LINK:
+        if live.kind == records.LINK:
             return {**recorded, "target": live.target}
-        if live.kind == FILE:
+        if live.kind == records.FILE:
             return {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
         return None
-    if item.get("ensure") != "present" or live.kind != FILE:
+    if item.get("ensure") != "present" or live.kind != records.FILE:
         return None
     return {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
 

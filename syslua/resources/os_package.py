@@ -28,10 +28,9 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.manifest.checks import choice, package_ensure, package_name
 from syslua.manifest.model import Item, freeze, thaw
@@ -54,6 +53,9 @@ from syslua.resources.base import (
 from syslua.resources.kind import Drifts, Irreversible, Kind, Recorded, Removable, Undoes
 from syslua.state.records import KindRecord, Original
 from syslua.state.store import Store
+
+if TYPE_CHECKING:
+    from syslua.resources.providers import OnLine, PackageProvider
 
 PROVIDERS = ("apt", "dnf")
 # The platforms and families (os-release ID and ID_LIKE) each provider serves.
@@ -135,11 +137,19 @@ def choose_provider(platform: str, family: str, have: Any = shutil.which) -> str
     )
 
 
-def provider(name: str) -> ModuleType:
-    """The provider module, imported when a package is planned."""
-    import importlib
+def provider(name: str) -> PackageProvider:
+    """The provider module, imported when a package is planned (never before:
+    a plan of plain files does not pay for it). Returned as a `PackageProvider`,
+    so mypy checks each module against the protocol."""
+    if name == "apt":
+        from syslua.resources import os_package_apt
 
-    return importlib.import_module(f"syslua.resources.os_package_{name}")
+        return os_package_apt
+    if name == "dnf":
+        from syslua.resources import os_package_dnf
+
+        return os_package_dnf
+    raise ResourceError(f"unknown OS package provider {name!r} (known: {', '.join(PROVIDERS)})")
 
 
 def _machine_provider() -> str:
@@ -149,7 +159,7 @@ def _machine_provider() -> str:
     return choose_provider(info.get("platform", ""), info.get("platformFamily", ""))
 
 
-def provider_of(item: Item) -> ModuleType:
+def provider_of(item: Item) -> PackageProvider:
     """The item's provider: declared, or the one that fits the machine; its tools must be there."""
     name = item.get("provider") or _machine_provider()
     prov = provider(name)
@@ -159,7 +169,7 @@ def provider_of(item: Item) -> ModuleType:
     return prov
 
 
-def wanted(ensure: str, have: str | None, compare: Any) -> bool:
+def wanted(ensure: str, have: str | None, compare: Callable[[str, str], int]) -> bool:
     """Whether an installed version `have` (None: absent) satisfies `ensure`,
     before asking the archive (`latest` needs the candidate too)."""
     if ensure == "absent":
@@ -168,7 +178,7 @@ def wanted(ensure: str, have: str | None, compare: Any) -> bool:
         return False
     if ensure in ("present", "latest"):
         return True
-    return bool(compare(have, ensure) == 0)
+    return compare(have, ensure) == 0
 
 
 # -- the declaration -----------------------------------------------------------
@@ -462,7 +472,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
         return "changed", f"package at {have}, not {ensure}"
 
 
-def _on_line(ident: str, ctx: Context) -> Any:
+def _on_line(ident: str, ctx: Context) -> OnLine:
     """What the package manager prints goes to the live display, and with -v
     to the output, as an exec's does."""
     show = ctx.on_output if ctx.verbose else None

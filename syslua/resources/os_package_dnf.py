@@ -11,13 +11,15 @@ what dnf's own cache policy does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from syslua.resources.base import ResourceError
 from syslua.resources.os_package import Change, Installed, Restore
 from syslua.resources.process import CannotStart, ProcessResult, Runner
 
-OnLine = Callable[[str, str], None] | None  # (stream, line) as the command prints it
+if TYPE_CHECKING:
+    from syslua.resources.providers import OnLine
 
 NAME = "dnf"
 TOOLS = ("dnf", "rpm")

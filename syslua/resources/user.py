@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syslua.manifest.checks import (
     abs_path,
@@ -27,7 +27,7 @@ from syslua.manifest.checks import (
 )
 from syslua.manifest.model import Item
 from syslua.manifest.schema import Prop, schema
-from syslua.resources import user_posix as posix
+from syslua.resources import user_posix
 from syslua.resources.base import (
     CREATE,
     FAIL,
@@ -43,15 +43,17 @@ from syslua.resources.base import (
     UndoContext,
 )
 from syslua.resources.kind import Kind, Removable, Undoes
-
-# Reading accounts and changing them is the provider's work (user_posix); these
-# names stay importable from here for the engine (`user.restore` undoes a
-# journal record) and for the decisions below.
-from syslua.resources.user_posix import Account, read_account, restore
-from syslua.resources.user_posix import group_id as _gid
+from syslua.resources.user_posix import Account
 from syslua.state.records import KindRecord, Original
 
-__all__ = ["Account", "UserType", "read_account", "restore"]
+if TYPE_CHECKING:
+    from syslua.resources.providers import UserProvider
+
+__all__ = ["Account", "UserType"]
+
+# Reading accounts and changing them is the provider's work, reached only
+# through its protocol: mypy checks user_posix against it.
+posix: UserProvider = user_posix
 
 
 # -- the declaration -----------------------------------------------------------
@@ -83,7 +85,7 @@ class UserType(Kind[Account], Removable, Undoes):
         return item.key
 
     def status(self, item: Item, ctx: Context) -> Account:
-        return read_account(item.key)
+        return posix.read_account(item.key)
 
     def _wanted_groups(self, item: Item, current: Account) -> list[str]:
         declared = list(item.get("groups", ()))
@@ -95,7 +97,7 @@ class UserType(Kind[Account], Removable, Undoes):
         out = []
         if item.get("uid") is not None and acct.uid != item.get("uid"):
             out.append(f"uid {acct.uid} -> {item.get('uid')}")
-        if item.get("gid") is not None and acct.gid != _gid(str(item.get("gid"))):
+        if item.get("gid") is not None and acct.gid != posix.group_id(str(item.get("gid"))):
             out.append(f"gid {acct.gid} -> {item.get('gid')}")
         for prop, have in (("home", acct.home), ("shell", acct.shell), ("comment", acct.comment)):
             if item.get(prop) is not None and have != item.get(prop):
@@ -115,8 +117,8 @@ class UserType(Kind[Account], Removable, Undoes):
         # that is no failure, and the apply checks again when the account's
         # turn comes, after those items ran.
         pending = ctx.noop and ctx.outcomes.pending(item.get("depends_on", ()))
-        missing = [g for g in item.get("groups", ()) if _gid(g) is None]
-        if item.get("gid") is not None and _gid(str(item.get("gid"))) is None:
+        missing = [g for g in item.get("groups", ()) if posix.group_id(g) is None]
+        if item.get("gid") is not None and posix.group_id(str(item.get("gid"))) is None:
             missing.append(str(item.get("gid")))
         if missing and not pending:
             return Decision(FAIL, f"group `{missing[0]}` does not exist")
@@ -144,7 +146,7 @@ class UserType(Kind[Account], Removable, Undoes):
     ) -> Applied:
         if os.geteuid() != 0:
             raise ResourceError("managing users needs root: run `sys apply` as root")
-        before = read_account(item.key)
+        before = posix.read_account(item.key)
         ctx.note({"op": "user", "name": item.key, "prev": before.to_dict()})
         if item.get("ensure") == "absent":
             posix.delete(item.key, ctx.runner)
@@ -158,7 +160,7 @@ class UserType(Kind[Account], Removable, Undoes):
         return NOTHING
 
     def verify(self, item: Item, decision: Decision, applied: Applied, ctx: Context) -> str | None:
-        acct = read_account(item.key)
+        acct = posix.read_account(item.key)
         if item.get("ensure") == "absent":
             return "the account still exists" if acct.exists else None
         if not acct.exists:
@@ -172,7 +174,7 @@ class UserType(Kind[Account], Removable, Undoes):
     def remove(
         self, item: Item, ctx: Context, original: Original | None, state: Mapping[str, Any]
     ) -> Removal:
-        acct = read_account(item.key)
+        acct = posix.read_account(item.key)
         if not acct.exists:
             return Removal("already gone")
         if os.geteuid() != 0:
@@ -182,5 +184,5 @@ class UserType(Kind[Account], Removable, Undoes):
         return Removal("account deleted (its home directory is kept)")
 
     def undo(self, record: KindRecord, uctx: UndoContext) -> None:
-        restore(record.data, uctx.runner)
+        posix.restore(record.data, uctx.runner)
         uctx.report.restored.append(f"user {record['name']}")

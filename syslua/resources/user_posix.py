@@ -96,7 +96,7 @@ def group_id(value: str) -> int | None:
     return None
 
 
-def _flags(props: Mapping[str, Any]) -> list[str]:
+def _flags(props: Mapping[str, str | int | None]) -> list[str]:
     """useradd/usermod flags for the properties that are set (not None)."""
     args: list[str] = []
     for key, flag in FLAGS:
@@ -105,7 +105,9 @@ def _flags(props: Mapping[str, Any]) -> list[str]:
     return args
 
 
-def create(name: str, props: Mapping[str, Any], member_of: Sequence[str], runner: Runner) -> None:
+def create(
+    name: str, props: Mapping[str, str | int | None], member_of: Sequence[str], runner: Runner
+) -> None:
     """useradd: a new account with these properties and supplementary groups."""
     _run(
         ["useradd", *_flags(props), *(["-G", ",".join(member_of)] if member_of else []), name],
@@ -113,7 +115,9 @@ def create(name: str, props: Mapping[str, Any], member_of: Sequence[str], runner
     )
 
 
-def modify(name: str, props: Mapping[str, Any], member_of: Sequence[str], runner: Runner) -> None:
+def modify(
+    name: str, props: Mapping[str, str | int | None], member_of: Sequence[str], runner: Runner
+) -> None:
     """usermod: set these properties; the supplementary groups become exactly `member_of`."""
     _run(["usermod", *_flags(props), "-G", ",".join(member_of), name], runner)
 
