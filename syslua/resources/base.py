@@ -21,8 +21,13 @@ from syslua.record import Frozen
 
 __all__ = [
     "CREATE",
+    "NOTHING",
+    "Applied",
     "Context",
     "Decision",
+    "Members",
+    "Outcomes",
+    "RecordContext",
     "Removal",
     "ResourceError",
     "TakeBack",
