@@ -167,13 +167,17 @@ def test_dpkg_status(output: str, expected: Installed) -> None:
         ("something", "else", ("dnf", "rpm"), "dnf"),
     ],
 )
-def test_provider_from_facts(platform: str, family: str, tools: tuple, expected: str) -> None:
-    assert choose_provider(platform, family, lambda t: t in tools) == expected
+def test_provider_from_facts(
+    platform: str, family: str, tools: tuple, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda t: f"/usr/bin/{t}" if t in tools else None)
+    assert choose_provider(platform, family) == expected
 
 
-def test_no_provider_fits() -> None:
+def test_no_provider_fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda t: None)
     with pytest.raises(ResourceError) as info:
-        choose_provider("arch", "arch", lambda t: False)
+        choose_provider("arch", "arch")
     assert str(info.value) == (
         "no OS package provider for this machine (platform arch, family arch, "
         "neither apt-get nor dnf found); set `provider` to apt or dnf"

@@ -119,14 +119,14 @@ class PackageDecision(Decision):
         object.__setattr__(self, "irreversible_because", irreversible_because)
 
 
-def choose_provider(platform: str, family: str, have: Any = shutil.which) -> str:
+def choose_provider(platform: str, family: str) -> str:
     """The provider for a machine: by its os-release ID and ID_LIKE, else by
     the tools found on PATH. Raises ResourceError when none fits."""
     for name in PROVIDERS:
         if platform in _FAMILIES[name] or family in _FAMILIES[name]:
             return name
     for name in PROVIDERS:
-        if all(have(tool) for tool in provider(name).TOOLS):
+        if all(shutil.which(tool) for tool in provider(name).TOOLS):
             return name
     raise ResourceError(
         f"no OS package provider for this machine (platform {platform or 'unknown'}, "
