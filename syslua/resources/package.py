@@ -75,7 +75,7 @@ def tree_name(item: Item) -> str:
     }
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
     name = f"{digest}-{item.key}-{item.get('version')}"
-    if len(_TREE_NAMES) > 10_000:  # a long-running process (the tests) applies many manifests
+    if len(_TREE_NAMES) > 10_000:  # a long-running process (a library user) applies many manifests
         _TREE_NAMES.clear()
     _TREE_NAMES[id(item)] = (item, name)
     return name

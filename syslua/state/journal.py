@@ -61,7 +61,11 @@ def crash_point(name: str) -> None:
     written to the journal file, not yet fsynced), `before-commit` (every
     change written and the snapshot saved, nothing synced, no commit
     record), `after-commit` (the commit record durable, the snapshot not yet
-    current)."""
+    current).
+
+    It lives here, not in the tests, because recovery is only proven by
+    killing a real `sys apply` between two exact writes, which no signal
+    sent from outside can time; it costs one environment lookup per point."""
     if os.environ.get(CRASH_AT) == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
