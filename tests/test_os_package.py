@@ -193,7 +193,7 @@ def _planned(ensure: str, status: Status) -> tuple[str, str, bool | str]:
     rtype = OsPackageType()
     item = _item(ensure)
     d = rtype.decide(item, status, Context(runner=Runner(), noop=True))
-    return d.action, d.planned, rtype.irreversible(item, d)
+    return d.action, d.plan_line, rtype.irreversible(item, d)
 
 
 @pytest.mark.parametrize(
@@ -264,7 +264,7 @@ def test_decisions(ensure: str, status: Status, expected: tuple) -> None:
 )
 def test_removal_depends_on_what_syslua_found(recorded: dict, planned: str) -> None:
     """A package leaving the config is uninstalled only if syslua installed it."""
-    assert OsPackageType().removal(_item("present"), recorded).planned == planned
+    assert OsPackageType().removal(_item("present"), recorded).plan_line == planned
 
 
 @pytest.mark.skipif(shutil.which("dnf") is not None, reason="dnf is installed here")

@@ -50,7 +50,7 @@ CREATE, UPDATE, REMOVE, NONE, RUN, SKIP, FAIL = (
 )
 SYMBOLS = {CREATE: "+", UPDATE: "~", REMOVE: "-", NONE: "=", RUN: "+", SKIP: "=", FAIL: "!"}
 CHANGES = frozenset({CREATE, UPDATE, REMOVE, RUN})
-# How `sys plan` says what a change will do (`Decision.planned`); the noop
+# How `sys plan` says what a change will do (`Decision.plan_line`); the noop
 # messages (`Would have created the file`) are CCM's, for `sys apply --noop`.
 FUTURE = {CREATE: "will create", UPDATE: "will update", RUN: "will run", REMOVE: "will remove"}
 
@@ -68,7 +68,7 @@ class Decision(Frozen):
     action: str
     reason: str
     noop_message: str | None
-    # How the plan says it (`planned`): None for `will <action>` (FUTURE);
+    # How the plan says it (`plan_line`): None for `will <action>` (FUTURE);
     # "" when the reason says it all (an env variable's `"more" -> "bat"`).
     verb: str | None
 
@@ -97,7 +97,7 @@ class Decision(Frozen):
         return self.noop_message or self.reason
 
     @property
-    def planned(self) -> str:
+    def plan_line(self) -> str:
         """The line `sys plan` shows, in the future: `will update (content changed)`."""
         verb = FUTURE.get(self.action) if self.verb is None else self.verb
         if verb is None:

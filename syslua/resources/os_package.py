@@ -332,7 +332,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
                 )
             on_line = _on_line(item.id, ctx)
             if ctx.doing is not None:
-                ctx.doing("command", f"{prov.NAME}: {decision.planned}")
+                ctx.doing("command", f"{prov.NAME}: {decision.plan_line}")
             if ensure == "absent":
                 result = prov.uninstall(ctx.runner, name, on_line)
             else:
