@@ -47,7 +47,7 @@ def begin(run: ApplyRun, plan: Plan) -> Journal:
             store,
             run.options.kind,
             current.id if current else None,
-            run.recorded.digest,
+            run.snapshot_manifest.digest,
         )
     except OSError as e:
         raise keeping_failed(e, paths, paths.journal) from None
@@ -123,15 +123,15 @@ def _prepare(
         if entry.decision.changes:
             paths = kind.touched_paths(item, manifest)
             journal.prepare(entry.id, paths)
-            if new and managed not in journal.recorded:
+            if new and managed not in journal.by_path:
                 # Nothing of its own is there yet (a tree member behind a
                 # symlink its tree replaces): recorded as it runs.
                 originals[entry.id] = PathState(ABSENT)
             elif new:
                 records = [
-                    PathAt(p, journal.recorded[p].prev) for p in paths if p in journal.recorded
+                    PathAt(p, journal.by_path[p].prev) for p in paths if p in journal.by_path
                 ]
-                original = kind.original(item, journal.recorded[managed].prev, records)
+                original = kind.original(item, journal.by_path[managed].prev, records)
                 if original is not None:
                     originals[entry.id] = original
         elif new and os.path.lexists(managed):

@@ -358,10 +358,10 @@ def _recorded_waves(manifest: Manifest, order: Sequence[Sequence[int]]) -> list[
     return waves
 
 
-def recorded_order(plan: Plan, recorded: Manifest) -> list[list[int]] | None:
-    """The plan's waves as positions in `recorded`'s items, for its snapshot
-    (None when an id is not among them)."""
-    where = {item.id: n for n, item in enumerate(recorded.items)}
+def recorded_order(plan: Plan, snapshot_manifest: Manifest) -> list[list[int]] | None:
+    """The plan's waves as positions in `snapshot_manifest`'s items, for its
+    snapshot (None when an id is not among them)."""
+    where = {item.id: n for n, item in enumerate(snapshot_manifest.items)}
     try:
         return [[where[i] for i in wave] for wave in plan.waves]
     except KeyError:

@@ -250,7 +250,7 @@ class Journaling(Protocol):
 _T = TypeVar("_T")
 
 
-# Contexts (this one, UndoContext, RecordContext) are compared by identity and
+# Contexts (this one, UndoContext, SnapshotContext) are compared by identity and
 # shown by the default repr (a field-by-field one would print the whole
 # manifest).
 class Context:
@@ -513,7 +513,7 @@ class UndoContext:
         return found  # type: ignore[no-any-return]
 
 
-class RecordContext:
+class SnapshotContext:
     """What `snapshot_state` may use when an apply records its snapshot
     (compared by identity, as Context)."""
 
@@ -526,7 +526,7 @@ class RecordContext:
         declared_as_before: Callable[[], bool],  # same declaration as in the current snapshot
         manifest: Manifest | None = None,  # the manifest being recorded
         # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
-        recorded: Mapping[str, PathRecord] | None = None,
+        path_records: Mapping[str, PathRecord] | None = None,
         applied: Applied | None = None,  # what the item's apply did in this run, if it ran
     ) -> None:
         self.applied = applied
@@ -536,4 +536,4 @@ class RecordContext:
         self.changed = changed
         self.declared_as_before = declared_as_before
         self.manifest = manifest
-        self.recorded: Mapping[str, PathRecord] = {} if recorded is None else recorded
+        self.path_records: Mapping[str, PathRecord] = {} if path_records is None else path_records

@@ -46,9 +46,9 @@ from syslua.resources.base import (
     Applied,
     Context,
     Decision,
-    RecordContext,
     Removal,
     ResourceError,
+    SnapshotContext,
     UndoContext,
 )
 from syslua.resources.kind import Drifts, Irreversible, Kind, Recorded, Removable, Undoes
@@ -410,7 +410,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
             )
 
     # -- snapshots -------------------------------------------------------------
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         """The version installed now, and what there was before syslua first managed it."""
         from syslua.resources.process import Runner
 
@@ -418,10 +418,10 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
             have = provider_of(item).installed(Runner(), item.key).version
         except ResourceError:
             have = None
-        if "before" in rctx.previous:
-            before = rctx.previous["before"]
+        if "before" in sctx.previous:
+            before = sctx.previous["before"]
         else:
-            ours = [r for r in rctx.records if isinstance(r, KindRecord) and r.op == "os_package"]
+            ours = [r for r in sctx.records if isinstance(r, KindRecord) and r.op == "os_package"]
             before = ours[0]["prev"].get(item.key) if ours else have
         return {"version": have, "before": before}
 

@@ -41,8 +41,8 @@ from syslua.resources.base import (
     Applied,
     Context,
     Decision,
-    RecordContext,
     Removal,
+    SnapshotContext,
     UndoContext,
 )
 from syslua.resources.kind import Drifts, Kind, Ordered, Outputs, Recorded, Removable, Undoes
@@ -258,7 +258,7 @@ class PackageType(Kind[dict[str, Any]], Removable, Undoes, Recorded, Drifts, Ord
         profile.restore(record.data, uctx.store)
         uctx.report.restored.append("profile")
 
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         return {"tree": tree_name(item)}
 
     def materialise(

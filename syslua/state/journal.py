@@ -91,7 +91,7 @@ class Journal:
         self.dir = directory
         self.file = directory / JOURNAL
         self.store = store
-        self.recorded: dict[str, PathRecord] = {}  # path -> record (first capture wins)
+        self.by_path: dict[str, PathRecord] = {}  # path -> its record (first capture wins)
         self.by_item: dict[str, list[Record]] = {}
         self._pending: list[Record] = []
         self._lock = threading.RLock()
@@ -149,13 +149,13 @@ class Journal:
         """Capture the previous state of `paths` (buffered; call `flush` before acting)."""
         with self._lock:
             for path in paths:
-                if path not in self.recorded:
+                if path not in self.by_path:
                     self._add(PathRecord(item, path, capture(path, self.store)))
 
     def before_change(self, item: str, path: str) -> None:
         """Hook for providers: record `path` now if no batch did, durably."""
         with self._lock:
-            if path in self.recorded:
+            if path in self.by_path:
                 return
             self._add(PathRecord(item, path, capture(path, self.store)))
             self.flush()
@@ -177,7 +177,7 @@ class Journal:
 
     def _add(self, record: Record) -> None:
         if isinstance(record, PathRecord):
-            self.recorded[record.path] = record
+            self.by_path[record.path] = record
         self.by_item.setdefault(record.item, []).append(record)
         self._pending.append(record)
 
@@ -208,7 +208,7 @@ class Journal:
         """Make durable everything written on the filesystems of the recorded
         paths (and of `extra`): the group commit before the commit record."""
         with self._lock:
-            dirs = {os.path.dirname(p) or "." for p in self.recorded}
+            dirs = {os.path.dirname(p) or "." for p in self.by_path}
         sync_filesystems([*sorted(dirs), *extra])
 
     def records_for(self, item: str) -> list[Record]:
