@@ -3,8 +3,9 @@
 The journal is `state/journal/journal.jsonl`: a `begin` line, then records.
 A `path` record holds what a path was before the apply touched it (absent;
 a file with its content's blob in the store, mode, owner; a directory; a
-symlink). Any other record is a resource type's own (an exec's undo command,
-a profile swap, an account as it was), named by its `type` and undone by it.
+symlink). Any other record is a kind's own (an exec's undo command, a
+profile swap, an account as it was): its `type` field names the kind, which
+undoes it.
 
 Records are batched: `prepare` captures the paths an item is expected to
 touch, and `flush` makes a whole batch durable at once: the store writes
