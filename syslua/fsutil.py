@@ -310,12 +310,11 @@ def atomic_write(
     mode: int = 0o644,
     *,
     durable: bool = True,
-    sync_dir: bool = True,
 ) -> None:
     """Replace `path` with `data` atomically, creating its directory if needed (see `AtomicFile`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with AtomicFile(target, mode, durable=durable, sync_dir=sync_dir) as f:
+    with AtomicFile(target, mode, durable=durable) as f:
         f.write(data)
 
 

@@ -100,7 +100,8 @@ def load(name: str) -> Any:
 
 
 def register(entry: Entry, kind: Any) -> None:
-    """Make a kind defined outside syslua known (a test's, a plugin's)."""
+    """Make a kind defined outside syslua known (a plugin's, a test's); see
+    `syslua.resources.register`."""
     _ENTRIES[entry.name] = entry
     _KINDS[entry.name] = kind
 

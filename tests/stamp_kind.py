@@ -40,9 +40,9 @@ from syslua.resources.base import (
     Applied,
     Context,
     Decision,
-    RecordContext,
     Removal,
     ResourceError,
+    SnapshotContext,
     UndoContext,
 )
 from syslua.resources.kind import Drifts, Journaled, Kind, Recorded, Removable, Undoes
@@ -158,7 +158,7 @@ class StampKind(Kind[str | None], Journaled, Removable, Undoes, Recorded, Drifts
         uctx.report.restored.append(f"stamp counter in {record['dir']}")
 
     # -- Recorded ----------------------------------------------------------------
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         return {"text": item.get("text")}
 
     def materialise(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 
 import pytest
 from conftest import HEADER, events, out, tree
@@ -190,7 +191,9 @@ def test_rich_reporter_escapes_too(label: str, monkeypatch) -> None:
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     stream = FakeTTY()
-    term = Terminal(out=stream, err=stream)
+    monkeypatch.setattr(sys, "stdout", stream)
+    monkeypatch.setattr(sys, "stderr", stream)
+    term = Terminal()
     term.distrust([f"file#{label}"])
     try:
         reporter = RichReporter(term)

@@ -889,7 +889,7 @@ exec { name = "after-busy", command = "true", refresh_only = true, subscribe = {
     assert by[f"apply#{w}/quiet.lua"].reason == "1 child resources unchanged"
     assert by[f"apply#{w}/busy.lua"].action == "update"
     assert by[f"apply#{w}/busy.lua"].reason == "1 of 2 child resources"
-    assert by[f"apply#{w}/busy.lua"].planned == "will update (1 of 2 child resources)"
+    assert by[f"apply#{w}/busy.lua"].plan_line == "will update (1 of 2 child resources)"
     assert by[f"apply#{w}/busy.lua"].message == "Would have changed (1 of 2 child resources)"
     assert by[f"apply#{w}/broken.lua"].action == "fail"
     assert by[f"apply#{w}/broken.lua"].reason == "1 of 1 child resources failed"

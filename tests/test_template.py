@@ -13,7 +13,7 @@ from conftest import HEADER
 
 from syslua.errors import ConfigError
 from syslua.eval import template
-from syslua.eval.template import TemplateError, has_template, render, render_deep
+from syslua.eval.template import TemplateError, expressions, render, render_deep
 from syslua.manifest.model import thaw
 from syslua.manifest.resolve import Options, resolve
 
@@ -217,8 +217,8 @@ def test_render_deep():
         ("no templates", False),
     ],
 )
-def test_has_template(text, expected):
-    assert has_template(text) is expected
+def test_expressions_finds_templates(text, expected):
+    assert bool(expressions(text, {})) is expected
 
 
 def test_expression_pattern_is_not_greedy_across_lines():

@@ -85,11 +85,9 @@ class Terminal:
         json_mode: bool = False,
         verbosity: int = 0,
         color: bool | None = None,
-        out: TextIO | None = None,
-        err: TextIO | None = None,
     ) -> None:
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+        self.out: TextIO = sys.stdout
+        self.err: TextIO = sys.stderr
         self.json_mode = json_mode
         self.verbosity = verbosity  # -1 quiet, 0 normal, 1 verbose
         self.is_tty = self.out.isatty() and not json_mode

@@ -189,7 +189,7 @@ class RichReporter(PlainReporter):
             self._console().print(Text(printable(text)))
 
     def download(self, label: str):  # type: ignore[no-untyped-def]
-        """A row for one download (the package type calls it with bytes so far)."""
+        """A row for one download (the package kind calls it with bytes so far)."""
         with self.lock:
             key = next(self.keys)
             self.downloads[key] = [label, 0, None]

@@ -55,29 +55,24 @@ def _read(path: str) -> str:
         return ""
 
 
-def _virtualization(root: str = "/") -> tuple[str, str]:
+def _virtualization() -> tuple[str, str]:
     """(system, role) under the names CCM's `host.info.virtualizationSystem`
     and `virtualizationRole` use: a container first (docker, podman, lxc, as
     their marker files or process 1's environment say), then a hypervisor
-    the firmware names; ("", "") when nothing says (bare metal, or unknown).
-    `root` is where the file system is read (tests give a made-up one)."""
-
-    def at(path: str) -> str:
-        return os.path.join(root, path)
-
-    if os.path.exists(at(".dockerenv")):
+    the firmware names; ("", "") when nothing says (bare metal, or unknown)."""
+    if os.path.exists("/.dockerenv"):
         return "docker", "guest"
-    if os.path.exists(at("run/.containerenv")):
+    if os.path.exists("/run/.containerenv"):
         return "podman", "guest"
-    init_env = _read(at("proc/1/environ")).split("\0")
+    init_env = _read("/proc/1/environ").split("\0")
     for kind in ("lxc", "docker", "podman"):
         if f"container={kind}" in init_env:
             return kind, "guest"
-    cgroup = _read(at("proc/self/cgroup"))
+    cgroup = _read("/proc/self/cgroup")
     for kind in ("docker", "lxc"):
         if f"/{kind}" in cgroup:
             return kind, "guest"
-    dmi = at("sys/class/dmi/id")
+    dmi = "/sys/class/dmi/id"
     firmware = (_read(f"{dmi}/sys_vendor") + " " + _read(f"{dmi}/product_name")).lower()
     for word, kind in _HYPERVISORS.items():
         if word in firmware:

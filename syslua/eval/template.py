@@ -165,10 +165,6 @@ def evaluate(
         raise TemplateError(f"`{inner}`: {message}") from None
 
 
-def has_template(text: str, roots: Mapping[str, Any] | None = None) -> bool:
-    return bool(expressions(text, roots or {}))
-
-
 def render(
     text: str,
     roots: Mapping[str, Any],

@@ -31,10 +31,10 @@ def apply_manifest(
     reporter: Reporter,
     *,
     config: str | None = None,
-    record_manifest: Manifest | None = None,
+    snapshot_manifest: Manifest | None = None,
     inputs: dict[str, str] | None = None,
 ) -> ApplyOutcome:
-    """Converge the machine to `manifest`. `record_manifest` is what the snapshot
+    """Converge the machine to `manifest`. `snapshot_manifest` is what the snapshot
     records when it differs from what runs (a rollback runs store copies of
     sources); `inputs`, the config files it was made from, already stored."""
     from syslua.execute.begin import begin
@@ -46,7 +46,7 @@ def apply_manifest(
         paths,
         options,
         reporter,
-        recorded=record_manifest or manifest,
+        snapshot_manifest=snapshot_manifest or manifest,
         config=config,
         given_inputs=inputs,
     )

@@ -47,7 +47,7 @@ def begin(run: ApplyRun, plan: Plan) -> Journal:
             store,
             run.options.kind,
             current.id if current else None,
-            run.recorded.digest,
+            run.snapshot_manifest.digest,
         )
     except OSError as e:
         raise keeping_failed(e, paths, paths.journal) from None
@@ -150,9 +150,9 @@ def _take_over(
     journal.prepare(item.id, paths)
     if not new:
         return None
-    if managed not in journal.recorded:
+    if managed not in journal.by_path:
         # Nothing of its own is there yet (a tree member behind a symlink its
         # tree replaces): recorded as it runs.
         return PathState(ABSENT)
-    records = [PathAt(p, journal.recorded[p].prev) for p in paths if p in journal.recorded]
-    return kind.original(item, journal.recorded[managed].prev, records)
+    records = [PathAt(p, journal.by_path[p].prev) for p in paths if p in journal.by_path]
+    return kind.original(item, journal.by_path[managed].prev, records)

@@ -1,6 +1,6 @@
 """What no longer matches the current snapshot, read without changing anything.
 
-- `drift`: each item's type says whether the machine still matches what the
+- `drift`: each item's kind says whether the machine still matches what the
   current snapshot recorded for it (edited, deleted, mode changed);
 - `store_check`: which store objects and trees the current snapshot refers
   to are gone (`sys status` and `sys doctor` both report it);

@@ -30,7 +30,7 @@ from syslua.execute.run import ApplyRun
 from syslua.plan.planner import Plan, recorded_order
 from syslua.resources import capability
 from syslua.resources import get as get_type
-from syslua.resources.base import RecordContext
+from syslua.resources.base import SnapshotContext
 from syslua.resources.kind import Journaled, Recorded, TakesBack
 from syslua.resources.process import tail
 from syslua.state.originals import clear_unrestored
@@ -51,11 +51,11 @@ def record(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome) -
     why; the caller rolls back). A failure after the commit record is an
     error: the next `sys` command finishes the commit."""
     stage = "the env scripts"
-    recording = run.store.mark()
+    mark = run.store.mark()  # what the store held before: forgotten on failure
     try:
         outcome.env_line = _write_outputs(run, journal)
         outcome.results += run.report_values(plan)
-        stage, recording = "the snapshot", run.store.mark()
+        stage, mark = "the snapshot", run.store.mark()
         snap = _snapshot(run, plan, journal, outcome)
         _commit(run, journal, snap, plan)
     except OSError as e:
@@ -68,7 +68,7 @@ def record(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome) -
         # Not recorded, so not done: undo it all in this same run.
         outcome.ok = False
         outcome.error = f"{why} while writing {stage} under {run.paths.state}"
-        forget_snapshots(journal, run.inputs.snapshots, run.store, recording)
+        forget_snapshots(journal, run.inputs.snapshots, run.store, mark)
         return False
     outcome.snapshot_id = snap.id
     _after_commit(run, journal, plan)
@@ -103,8 +103,8 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
         time=time.time(),
         message=options.message or default_message(options.kind, counts, run.config),
         kind=options.kind,
-        manifest=run.recorded.to_dict(),
-        digest=run.recorded.digest,
+        manifest=run.snapshot_manifest.to_dict(),
+        digest=run.snapshot_manifest.digest,
         config=run.config,
         parent=parent,
         inputs=_config_files(run),
@@ -112,7 +112,7 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
         originals={k: v for k, v in run.originals.items() if v.exists},
         env={f.name: store.put_file(f) for fs in generated.values() for f in fs if f.is_file()},
         counts=counts,
-        order=recorded_order(plan, run.recorded),
+        order=recorded_order(plan, run.snapshot_manifest),
         pre={
             "previous": current.id if current else None,
             "records": [r.to_json() for r in journal.path_records()],
@@ -141,18 +141,20 @@ def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutc
         if kind is not None:
 
             def declared_as_before(ident: str = item.id) -> bool:
-                return previous is not None and previous.get(ident) == run.recorded.get(ident)
+                return previous is not None and previous.get(ident) == run.snapshot_manifest.get(
+                    ident
+                )
 
             own = kind.snapshot_state(
                 item,
-                RecordContext(
+                SnapshotContext(
                     store=run.store,
                     records=journal.by_item.get(item.id, []),
                     previous=prev_items.get(item.id, {}),
                     changed=item.id in changed,
                     declared_as_before=declared_as_before,
                     manifest=run.manifest,
-                    recorded=journal.recorded,
+                    path_records=journal.by_path,
                     applied=result.applied if result is not None else None,
                 ),
             )
@@ -228,11 +230,11 @@ def _keep_edits(
         journaled = capability(kind, Journaled) if kind is not None else None
         takes_back = capability(kind, TakesBack) if kind is not None else None
         path = journaled.managed_path(item) if journaled is not None and item else None
-        record = journal.recorded.get(path) if path else None
-        if record is None or takes_back is None or item is None:
+        captured = journal.by_path.get(path) if path else None
+        if captured is None or takes_back is None or item is None:
             continue
-        recorded: Mapping[str, Any] = current.items.get(entry.id) or {}
-        state = takes_back.adopt(item, recorded, record.prev, run.store)
+        last_state: Mapping[str, Any] = current.items.get(entry.id) or {}
+        state = takes_back.adopt(item, last_state, captured.prev, run.store)
         if state is not None:
             items[entry.id] = ItemState.from_json(state)
             kept.append(entry.id)

@@ -53,7 +53,7 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
         # A full disk: the records of every change were durable before it
         # was made; the undo below works from the same records in memory.
         pass
-    remove_temp_leftovers(journal.recorded)
+    remove_temp_leftovers(journal.by_path)
     store, state = run.store, run.paths.state
     runner = Runner()  # the apply's runner may be cancelled; undo commands need their own
     report = UndoReport()
@@ -71,7 +71,7 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
         report.merge(part)
     for name in run.generators:
         report.merge(undo_records(journal.records_for(name), store, runner, state))
-    remove_temp_leftovers(journal.recorded)
+    remove_temp_leftovers(journal.by_path)
     # Directories the apply created for several items (shared parents) are
     # recorded under one of them, which may have been undone before the
     # others emptied them: remove them now, whoever recorded them.

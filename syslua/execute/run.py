@@ -46,7 +46,7 @@ class ApplyRun:
         options: ApplyOptions,
         reporter: Reporter,
         *,
-        recorded: Manifest,  # what the snapshot records (a rollback runs store copies of sources)
+        snapshot_manifest: Manifest,  # what the snapshot records (a rollback runs store copies of sources)
         config: str | None,
         given_inputs: dict[str, str] | None,  # config files already in the store (a rollback's)
     ) -> None:
@@ -54,7 +54,7 @@ class ApplyRun:
         self.paths = paths
         self.options = options
         self.reporter = reporter
-        self.recorded = recorded
+        self.snapshot_manifest = snapshot_manifest
         self.config = config
         self.given_inputs = given_inputs
         self.inputs = PlanInputs(paths, manifest)
@@ -147,8 +147,8 @@ class ApplyRun:
         # times dearer): the plan compared them when it runs what it records.
         same = (
             plan.same_as_previous
-            if self.recorded is self.manifest
-            else previous.items == self.recorded.items
+            if self.snapshot_manifest is self.manifest
+            else previous.items == self.snapshot_manifest.items
         )
         if not same or not all(f.is_file() for fs in self.generated.values() for f in fs):
             return None

@@ -6,7 +6,7 @@ Steps, in order (the caller holds the state lock from step 2 on):
    regular file skipped unless an item manages it);
 2. `read_current`: the current snapshot (not a stand-in for a corrupt one:
    there is nothing to record against then), and its warnings;
-3. `check`: ask for each file how it is taken back: the type of the item
+3. `check`: ask for each file how it is taken back: the kind of the item
    managing it (`TakesBack.take_back`: a file copied from a `source` is
    copied over that source; a link needs nothing; inline `content` is
    refused, naming the declaration), or, for a file nothing manages, the

@@ -1,4 +1,4 @@
-"""Undo what a journal recorded: paths put back, types' own records undone.
+"""Undo what a journal recorded: paths put back, kinds' own records undone.
 
 Used by in-process rollback (reverse completion order) and by crash
 recovery (every record of an interrupted journal, newest first). A `path`

@@ -34,8 +34,10 @@ def assemble(
     warnings: Iterable[str] = (),
     messages: Iterable[tuple[str, str]] = (),
     skipped: Iterable[tuple[str, str, str]] = (),
+    placeholders: bool | None = None,
 ) -> Manifest:
-    """The manifest of `merged` (each item with the declarations it merged)."""
+    """The manifest of `merged` (each item with the declarations it merged);
+    `placeholders`: see `Manifest.placeholders`."""
     sources = {
         item.id: (g[0].source,) if len(g) == 1 else tuple(sorted({d.source for d in g}))
         for item, g in merged
@@ -53,6 +55,7 @@ def assemble(
         warnings=tuple(warnings),
         messages=tuple(messages),
         skipped=tuple(skipped),
+        placeholders=placeholders,
     )
     _check_references(manifest, ccm)
     present = {i.type for i in manifest}

@@ -265,15 +265,14 @@ def duration(v: Any, ctx: Context) -> float:
     return int(seconds) if float(seconds).is_integer() else seconds
 
 
-def list_of(item: Check, *, single: bool = True) -> Check:
+def list_of(item: Check) -> Check:
+    """A list of `item`s; a single one stands for a list of one."""
+
     def check(v: Any, ctx: Context) -> list[Any]:
         if _is_empty_table(v) or v is None:
             return []
         if not isinstance(v, list):
-            if single:
-                v = [v]
-            else:
-                raise Invalid(f"expected a list, got {_kind(v)}")
+            v = [v]
         out = []
         for i, x in enumerate(v, 1):
             try:

@@ -129,6 +129,7 @@ def merge(
     warnings: Iterable[str] = (),
     messages: Iterable[tuple[str, str]] = (),
     skipped: Iterable[tuple[str, str, str]] = (),
+    placeholders: bool | None = None,
 ) -> Manifest:
     """Merge every declaration into the items of a manifest (made by `assemble`)."""
     groups: dict[tuple[str, str], list[Decl]] = defaultdict(list)
@@ -142,6 +143,7 @@ def merge(
         warnings=warnings,
         messages=messages,
         skipped=skipped,
+        placeholders=placeholders,
     )
 
 

@@ -70,10 +70,6 @@ def canonical_json(data: Any) -> str:
     )
 
 
-def item_id(type_: str, key: str) -> str:
-    return f"{type_}#{key}"
-
-
 class Item(Frozen):
     """One resource the machine should have, with its merged properties."""
 
@@ -103,7 +99,7 @@ class Item(Frozen):
         _set(self, "parent", parent)
         _set(self, "noop", noop)
         _set(self, "health_check_only", health_check_only)
-        _set(self, "id", f"{type}#{key}")  # item_id(type, key)
+        _set(self, "id", f"{type}#{key}")
 
     def _fields(self) -> tuple[Any, ...]:
         # Written out: comparing ten thousand items is how an apply tells

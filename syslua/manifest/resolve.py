@@ -131,8 +131,8 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
         warnings=run.warnings,
         messages=run.messages,
         skipped=[(subject, reason, str(where)) for subject, reason, where in run.skipped],
+        placeholders=run.placeholders,
     )
-    object.__setattr__(manifest, "placeholders", run.placeholders)
     return primitives.finalize(manifest)
 
 

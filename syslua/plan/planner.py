@@ -21,7 +21,7 @@ Directories that a change creates on its way and that no item declares
 are not items, and are not counted.
 
 Entries speak of the future (`will create`, `will update (content changed)`,
-`will remove (the original is restored)`: `Decision.planned`); an item of a
+`will remove (the original is restored)`: `Decision.plan_line`); an item of a
 noop child keeps CCM's noop message (`Would have created the file`), as
 `sys apply --noop` shows it.
 """
@@ -75,7 +75,7 @@ class Entry:
         "group",
         "note",
         "subject",
-        "parent",
+        "created_parent",
         "status",
     )
 
@@ -99,7 +99,8 @@ class Entry:
         group: str | None = None,  # the id of the item this one is part of (a tree's member)
         note: str | None = None,  # shown in parentheses after the subject, instead of the message
         subject: str | None = None,  # how the line names it, when not "<type> <label>"
-        parent: bool = False,  # a directory created on the way (not an item: not counted)
+        # A directory created on the way to an item (not an item: not counted).
+        created_parent: bool = False,
         # What the kind's `status` read while planning, for the apply of an
         # entry that runs (`Kind.apply`'s `planned`); None for the others.
         status: Any = None,
@@ -118,7 +119,7 @@ class Entry:
         self.group = group
         self.note = note
         self.subject = subject
-        self.parent = parent
+        self.created_parent = created_parent
         self.status = status
 
     def replace(self, **changes: Any) -> Entry:
@@ -141,7 +142,7 @@ class Entry:
     def message(self) -> str:
         """The line shown to the user: an edit first, then what the apply will do
         (what it would have done, for an item of a noop child)."""
-        said = self.decision.message if self.noop else self.decision.planned
+        said = self.decision.message if self.noop else self.decision.plan_line
         if self.edited:
             return f"{EDITED} ({self.edited}); {said}"
         return said
@@ -150,7 +151,7 @@ class Entry:
     def runs(self) -> bool:
         """Whether `sys apply` acts on it: it changes, or fails trying."""
         return (self.decision.changes or self.decision.action == FAIL) and not (
-            self.noop or self.parent
+            self.noop or self.created_parent
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,7 +257,7 @@ class Plan:
             "edited": 0,
         }
         for e in self.all_entries:
-            if e.parent:
+            if e.created_parent:
                 continue
             if e.edited:
                 out["edited"] += 1
@@ -357,10 +358,10 @@ def _recorded_waves(manifest: Manifest, order: Sequence[Sequence[int]]) -> list[
     return waves
 
 
-def recorded_order(plan: Plan, recorded: Manifest) -> list[list[int]] | None:
-    """The plan's waves as positions in `recorded`'s items, for its snapshot
-    (None when an id is not among them)."""
-    where = {item.id: n for n, item in enumerate(recorded.items)}
+def recorded_order(plan: Plan, snapshot_manifest: Manifest) -> list[list[int]] | None:
+    """The plan's waves as positions in `snapshot_manifest`'s items, for its
+    snapshot (None when an id is not among them)."""
+    where = {item.id: n for n, item in enumerate(snapshot_manifest.items)}
     try:
         return [[where[i] for i in wave] for wave in plan.waves]
     except KeyError:
@@ -475,7 +476,7 @@ def _parents(item: Item, status: Any, announced: set[str]) -> list[Entry]:
                 noop=item.noop,
                 note="parent",
                 subject=subject,
-                parent=True,
+                created_parent=True,
             )
         )
     return out

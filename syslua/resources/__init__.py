@@ -36,8 +36,10 @@ def has(name: str) -> bool:
 
 def register(kind: Kind[Any], *, ccm: str | None = None) -> None:
     """Make a kind defined outside syslua known by its `name` and its schema's
-    key (a test's): a Lua config declares it as a global of that name; with
-    `ccm`, a CCM manifest may declare it as that type."""
+    key: a Lua config declares it as a global of that name; with `ccm`, a
+    CCM manifest may declare it as that type. The seam for kinds that do not
+    ship with syslua: a plugin's, and tests/stamp_kind.py, which proves the
+    engine reaches a kind only through its core and capabilities."""
     registry.register(registry.Entry(kind.name, kind.schema.key, None, ccm=ccm), kind)
 
 

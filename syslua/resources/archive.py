@@ -52,9 +52,9 @@ from syslua.resources.base import (
     Applied,
     Context,
     Decision,
-    RecordContext,
     Removal,
     ResourceError,
+    SnapshotContext,
     group_name,
     user_name,
 )
@@ -395,17 +395,17 @@ class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, 
 
         return Removal(archive_http.put_back(item, ctx, original, state))
 
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         """What each path the archive wrote was before (`records`, whose blobs
         the snapshot keeps) and what it wrote there (`wrote`), so that removing
         the declaration puts back exactly what it changed."""
-        if not rctx.changed and rctx.declared_as_before():
-            return {k: rctx.previous[k] for k in ("records", "wrote") if k in rctx.previous}
+        if not sctx.changed and sctx.declared_as_before():
+            return {k: sctx.previous[k] for k in ("records", "wrote") if k in sctx.previous}
         from syslua.resources import archive_http
 
-        earlier = {r["path"]: r for r in rctx.previous.get("records", ())}
+        earlier = {r["path"]: r for r in sctx.previous.get("records", ())}
         records = dict(earlier)
-        for r in rctx.records:
+        for r in sctx.records:
             if isinstance(r, PathRecord) and r.path not in records:
                 records[r.path] = PathAt(r.path, r.prev).to_json()
         ordered = sorted(records.values(), key=lambda r: r["path"])

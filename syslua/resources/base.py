@@ -55,7 +55,7 @@ CREATE, UPDATE, REMOVE, NONE, RUN, SKIP, FAIL = (
 )
 SYMBOLS = {CREATE: "+", UPDATE: "~", REMOVE: "-", NONE: "=", RUN: "+", SKIP: "=", FAIL: "!"}
 CHANGES = frozenset({CREATE, UPDATE, REMOVE, RUN})
-# How `sys plan` says what a change will do (`Decision.planned`); the noop
+# How `sys plan` says what a change will do (`Decision.plan_line`); the noop
 # messages (`Would have created the file`) are CCM's, for `sys apply --noop`.
 FUTURE = {CREATE: "will create", UPDATE: "will update", RUN: "will run", REMOVE: "will remove"}
 
@@ -73,7 +73,7 @@ class Decision(Frozen):
     action: str
     reason: str
     noop_message: str | None
-    # How the plan says it (`planned`): None for `will <action>` (FUTURE);
+    # How the plan says it (`plan_line`): None for `will <action>` (FUTURE);
     # "" when the reason says it all (an env variable's `"more" -> "bat"`).
     verb: str | None
 
@@ -102,7 +102,7 @@ class Decision(Frozen):
         return self.noop_message or self.reason
 
     @property
-    def planned(self) -> str:
+    def plan_line(self) -> str:
         """The line `sys plan` shows, in the future: `will update (content changed)`."""
         verb = FUTURE.get(self.action) if self.verb is None else self.verb
         if verb is None:
@@ -255,7 +255,7 @@ class Journaling(Protocol):
 _T = TypeVar("_T")
 
 
-# Contexts (this one, UndoContext, RecordContext) are compared by identity and
+# Contexts (this one, UndoContext, SnapshotContext) are compared by identity and
 # shown by the default repr (a field-by-field one would print the whole
 # manifest).
 class Context:
@@ -518,7 +518,7 @@ class UndoContext:
         return cast(_T, found)
 
 
-class RecordContext:
+class SnapshotContext:
     """What `snapshot_state` may use when an apply records its snapshot
     (compared by identity, as Context)."""
 
@@ -531,7 +531,7 @@ class RecordContext:
         declared_as_before: Callable[[], bool],  # same declaration as in the current snapshot
         manifest: Manifest | None = None,  # the manifest being recorded
         # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
-        recorded: Mapping[str, PathRecord] | None = None,
+        path_records: Mapping[str, PathRecord] | None = None,
         applied: Applied | None = None,  # what the item's apply did in this run, if it ran
     ) -> None:
         self.applied = applied
@@ -541,4 +541,4 @@ class RecordContext:
         self.changed = changed
         self.declared_as_before = declared_as_before
         self.manifest = manifest
-        self.recorded: Mapping[str, PathRecord] = {} if recorded is None else recorded
+        self.path_records: Mapping[str, PathRecord] = {} if path_records is None else path_records

@@ -29,8 +29,8 @@ from syslua.resources.base import (
     Applied,
     Context,
     Decision,
-    RecordContext,
     Removal,
+    SnapshotContext,
 )
 from syslua.resources.kind import Kind, Ordered, Recorded, Removable
 from syslua.state.records import Original
@@ -129,7 +129,7 @@ class BuildType(Kind[bool], Removable, Recorded, Ordered):
     def predecessors(self, item: Item, manifest: Manifest) -> tuple[str, ...]:
         return ()
 
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         return {"tree": tree_name(item)}
 
     def materialise(

@@ -2,7 +2,7 @@
 and zsh) and `env.fish` from the merged `env{}`.
 
 Variables are not executed on the DAG: the plan compares each with the
-previous snapshot, and the scripts are the type's generated outputs,
+previous snapshot, and the scripts are the kind's generated outputs,
 written after the items ran, journaled like any path.
 
 Path-like variables (PATH, MANPATH, ...) are joined in priority order and end

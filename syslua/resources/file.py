@@ -70,9 +70,9 @@ from syslua.resources.base import (
     Context,
     Decision,
     Members,
-    RecordContext,
     Removal,
     ResourceError,
+    SnapshotContext,
     TakeBack,
     group_name,
     user_name,
@@ -896,26 +896,26 @@ class FileType(
         os.unlink(path)
         return "removed"
 
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         """The parents the item created (to remove them with it); a file's
         content, as a blob."""
         state: dict[str, Any] = {}
         ensure = item.get("ensure")
         if ensure != "absent":
-            created = _created_parents(item, rctx)
+            created = _created_parents(item, sctx)
             if created:
                 state["created_parents"] = created
         if ensure == "present":
-            if rctx.previous.get("blob") and not rctx.changed and rctx.declared_as_before():
-                state["blob"] = rctx.previous["blob"]
+            if sctx.previous.get("blob") and not sctx.changed and sctx.declared_as_before():
+                state["blob"] = sctx.previous["blob"]
             elif item.get("content") is not None:
-                state["blob"] = rctx.store.put_bytes(
+                state["blob"] = sctx.store.put_bytes(
                     item.get("content").encode("utf-8", "surrogateescape")
                 )
             elif item.get("source"):
-                stored = rctx.applied.stored if rctx.applied is not None else None
+                stored = sctx.applied.stored if sctx.applied is not None else None
                 state["blob"] = (
-                    stored if stored is not None else rctx.store.put_file(item.get("source"))
+                    stored if stored is not None else sctx.store.put_file(item.get("source"))
                 )
             state["mode"] = item.get("mode")  # what was applied: a later change is an edit
         return state
@@ -1123,22 +1123,22 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {'directories' if word == 'directory' else word + 's'}"
 
 
-def _created_parents(item: Item, rctx: RecordContext) -> list[str]:
+def _created_parents(item: Item, sctx: SnapshotContext) -> list[str]:
     """Parents syslua created for the item (in this apply, by whichever item
     got there first), up to the first that another item declares; kept from
     the previous snapshot when this apply created none."""
     created = []
     parent = os.path.dirname(item.key)
-    recorded = rctx.recorded
+    path_records = sctx.path_records
     while parent not in ("/", ""):
-        if rctx.manifest is not None and _declared_dir(rctx.manifest, parent):
+        if sctx.manifest is not None and _declared_dir(sctx.manifest, parent):
             break
-        rec = recorded.get(parent)
+        rec = path_records.get(parent)
         if rec is None or rec.prev.exists:
             break
         created.append(parent)
         parent = os.path.dirname(parent)
-    return created or list(rctx.previous.get("created_parents", ()))
+    return created or list(sctx.previous.get("created_parents", ()))
 
 
 def _declared_dir(manifest: Manifest | None, path: str) -> bool:

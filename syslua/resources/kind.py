@@ -44,8 +44,8 @@ if TYPE_CHECKING:
         Applied,
         Context,
         Decision,
-        RecordContext,
         Removal,
+        SnapshotContext,
         TakeBack,
         UndoContext,
     )
@@ -136,7 +136,7 @@ class Undoes(Protocol):
 class Recorded(Protocol):
     """A kind whose snapshots keep more than the declaration, and what they need of the store."""
 
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         """What the snapshot keeps of the item beyond its declaration."""
         ...
 

@@ -45,9 +45,9 @@ from syslua.resources.base import (
     Applied,
     Context,
     Decision,
-    RecordContext,
     Removal,
     ResourceError,
+    SnapshotContext,
     UndoContext,
 )
 from syslua.resources.kind import Drifts, Irreversible, Kind, Recorded, Removable, Undoes
@@ -121,14 +121,14 @@ class PackageDecision(Decision):
         object.__setattr__(self, "irreversible_because", irreversible_because)
 
 
-def choose_provider(platform: str, family: str, have: Any = shutil.which) -> str:
+def choose_provider(platform: str, family: str) -> str:
     """The provider for a machine: by its os-release ID and ID_LIKE, else by
     the tools found on PATH. Raises ResourceError when none fits."""
     for name in PROVIDERS:
         if platform in _FAMILIES[name] or family in _FAMILIES[name]:
             return name
     for name in PROVIDERS:
-        if all(have(tool) for tool in provider(name).TOOLS):
+        if all(shutil.which(tool) for tool in provider(name).TOOLS):
             return name
     raise ResourceError(
         f"no OS package provider for this machine (platform {platform or 'unknown'}, "
@@ -342,7 +342,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
                 )
             on_line = _on_line(item.id, ctx)
             if ctx.doing is not None:
-                ctx.doing("command", f"{prov.NAME}: {decision.planned}")
+                ctx.doing("command", f"{prov.NAME}: {decision.plan_line}")
             if ensure == "absent":
                 result = prov.uninstall(ctx.runner, name, on_line)
             else:
@@ -420,7 +420,7 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
             )
 
     # -- snapshots -------------------------------------------------------------
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         """The version installed now, and what there was before syslua first managed it."""
         from syslua.resources.process import Runner
 
@@ -428,10 +428,10 @@ class OsPackageType(Kind[Status], Removable, Undoes, Recorded, Drifts, Irreversi
             have = provider_of(item).installed(Runner(), item.key).version
         except ResourceError:
             have = None
-        if "before" in rctx.previous:
-            before = rctx.previous["before"]
+        if "before" in sctx.previous:
+            before = sctx.previous["before"]
         else:
-            ours = [r for r in rctx.records if isinstance(r, KindRecord) and r.op == "os_package"]
+            ours = [r for r in sctx.records if isinstance(r, KindRecord) and r.op == "os_package"]
             before = ours[0]["prev"].get(item.key) if ours else have
         return {"version": have, "before": before}
 

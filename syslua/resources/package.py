@@ -41,8 +41,8 @@ from syslua.resources.base import (
     Applied,
     Context,
     Decision,
-    RecordContext,
     Removal,
+    SnapshotContext,
     UndoContext,
 )
 from syslua.resources.kind import Drifts, Kind, Ordered, Outputs, Recorded, Removable, Undoes
@@ -75,7 +75,7 @@ def tree_name(item: Item) -> str:
     }
     digest = hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
     name = f"{digest}-{item.key}-{item.get('version')}"
-    if len(_TREE_NAMES) > 10_000:  # a long-running process (the tests) applies many manifests
+    if len(_TREE_NAMES) > 10_000:  # a long-running process (a library user) applies many manifests
         _TREE_NAMES.clear()
     _TREE_NAMES[id(item)] = (item, name)
     return name
@@ -258,7 +258,7 @@ class PackageType(Kind[dict[str, Any]], Removable, Undoes, Recorded, Drifts, Ord
         profile.restore(record.data, uctx.store)
         uctx.report.restored.append("profile")
 
-    def snapshot_state(self, item: Item, rctx: RecordContext) -> dict[str, Any]:
+    def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         return {"tree": tree_name(item)}
 
     def materialise(

@@ -289,8 +289,9 @@ class _Tail:
         return tail(self.buf)
 
 
-def tail(data: bytes | bytearray | str, limit: int = OUTPUT_TAIL) -> str:
-    """The last `limit` bytes of `data` as text, starting on a whole UTF-8 character."""
+def tail(data: bytes | bytearray | str) -> str:
+    """The last OUTPUT_TAIL bytes of `data` as text, starting on a whole UTF-8 character."""
+    limit = OUTPUT_TAIL
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else bytes(data)
     if len(raw) <= limit:
         return raw.decode("utf-8", "replace")

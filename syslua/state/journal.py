@@ -3,8 +3,9 @@
 The journal is `state/journal/journal.jsonl`: a `begin` line, then records.
 A `path` record holds what a path was before the apply touched it (absent;
 a file with its content's blob in the store, mode, owner; a directory; a
-symlink). Any other record is a resource type's own (an exec's undo command,
-a profile swap, an account as it was), named by its `type` and undone by it.
+symlink). Any other record is a kind's own (an exec's undo command, a
+profile swap, an account as it was): its `type` field names the kind, which
+undoes it.
 
 Records are batched: `prepare` captures the paths an item is expected to
 touch, and `flush` makes a whole batch durable at once: the store writes
@@ -61,7 +62,11 @@ def crash_point(name: str) -> None:
     written to the journal file, not yet fsynced), `before-commit` (every
     change written and the snapshot saved, nothing synced, no commit
     record), `after-commit` (the commit record durable, the snapshot not yet
-    current)."""
+    current).
+
+    It lives here, not in the tests, because recovery is only proven by
+    killing a real `sys apply` between two exact writes, which no signal
+    sent from outside can time; it costs one environment lookup per point."""
     if os.environ.get(CRASH_AT) == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -87,7 +92,7 @@ class Journal:
         self.dir = directory
         self.file = directory / JOURNAL
         self.store = store
-        self.recorded: dict[str, PathRecord] = {}  # path -> record (first capture wins)
+        self.by_path: dict[str, PathRecord] = {}  # path -> its record (first capture wins)
         self.by_item: dict[str, list[Record]] = {}
         self._pending: list[Record] = []
         self._lock = threading.RLock()
@@ -145,13 +150,13 @@ class Journal:
         """Capture the previous state of `paths` (buffered; call `flush` before acting)."""
         with self._lock:
             for path in paths:
-                if path not in self.recorded:
+                if path not in self.by_path:
                     self._add(PathRecord(item, path, capture(path, self.store)))
 
     def before_change(self, item: str, path: str) -> None:
         """Hook for providers: record `path` now if no batch did, durably."""
         with self._lock:
-            if path in self.recorded:
+            if path in self.by_path:
                 return
             self._add(PathRecord(item, path, capture(path, self.store)))
             self.flush()
@@ -173,7 +178,7 @@ class Journal:
 
     def _add(self, record: Record) -> None:
         if isinstance(record, PathRecord):
-            self.recorded[record.path] = record
+            self.by_path[record.path] = record
         self.by_item.setdefault(record.item, []).append(record)
         self._pending.append(record)
 
@@ -204,7 +209,7 @@ class Journal:
         """Make durable everything written on the filesystems of the recorded
         paths (and of `extra`): the group commit before the commit record."""
         with self._lock:
-            dirs = {os.path.dirname(p) or "." for p in self.recorded}
+            dirs = {os.path.dirname(p) or "." for p in self.by_path}
         sync_filesystems([*sorted(dirs), *extra])
 
     def records_for(self, item: str) -> list[Record]:

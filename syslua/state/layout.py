@@ -40,7 +40,6 @@ PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600  # snapshots, journals, the lock, bind outputs, downloads
 BLOB = 0o400  # store objects: read-only, owner only
 PUBLIC_DIR = 0o755  # a profile
-PUBLIC_FILE = 0o644  # the live env scripts
 
 OTHERS = 0o077  # group and other bits
 OTHERS_X = 0o011  # what a passage may keep of them

@@ -1,7 +1,7 @@
 """Put a path back the way a journal record says it was.
 
 Used by rollback and crash recovery (through `syslua.execute.undo`) and by
-types that restore an original they took over. Restoring never deletes
+kinds that restore an original they took over. Restoring never deletes
 content that is not recorded somewhere: a directory that is not empty is
 left in place and reported, not removed.
 """

@@ -104,7 +104,7 @@ def run(
                     options,
                     reporter,
                     config=target.config,
-                    record_manifest=target.load_manifest(),
+                    snapshot_manifest=target.load_manifest(),
                     inputs=target.inputs,
                 )
             finally:
