@@ -82,12 +82,21 @@ class Finishing:
     properties: how to fail at the declaration, and which properties a
     declaration wrote itself rather than through `defaults {}`."""
 
-    __slots__ = ("label", "source", "_written")
+    __slots__ = ("_schema", "_key", "source", "_written")
 
-    def __init__(self, label: str, source: Source, written: Callable[[str], bool]) -> None:
-        self.label = label
+    def __init__(
+        self, schema: TypeSchema, key: str, source: Source, written: Callable[[str], bool]
+    ) -> None:
+        self._schema = schema
+        self._key = key
         self.source = source
         self._written = written
+
+    @property
+    def label(self) -> str:
+        """How messages name the item; made only when one is said (most items
+        break no rule, and a file's label costs a home lookup)."""
+        return self._schema.label(self._key)
 
     def fail(self, message: str, hint: str | None = None) -> ConfigError:
         return ConfigError(f"{self.label}: {message}", self.source, hint=hint)
@@ -152,15 +161,14 @@ class TypeSchema:
         the kind's rules. `written(slot)`: whether a declaration wrote it itself."""
         for name, value in self.defaults.items():
             props.setdefault(name, value)
-        label = self.label(key)
         missing = [p for p in self.required_for(props) if p not in props]
         if missing:
             raise ConfigError(
-                f"{label}: missing required property `{missing[0]}`",
+                f"{self.label(key)}: missing required property `{missing[0]}`",
                 source,
                 hint=self.required_hint,
             )
-        self.finish(key, props, Finishing(label, source, written))
+        self.finish(key, props, Finishing(self, key, source, written))
         return props
 
     # -- rules a kind's schema may override ----------------------------------

@@ -11,7 +11,7 @@ in `eval/constants.py`). `defaults {}` declarations are checked and dropped.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from syslua import registry
 from syslua.errors import ConfigError, Source
@@ -125,19 +125,31 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
         props: dict[str, tuple[int, Any]] = {}
         by_slot: dict[str, str] = {}  # slot -> the property name written
         whole = raw.prio if raw.prio is not None else PLAIN
+        key_name, aliases, prop_for, binary = sch.key, sch.aliases, sch.prop_for, sch.binary
         for name, value in raw.props.items():
-            if name == sch.key:
+            if name == key_name:
                 continue
-            canonical = sch.aliases.get(name, name)
-            prop = sch.prop_for(key, canonical)
+            canonical = aliases.get(name, name)
+            prop = prop_for(key, canonical)
             if prop is None and ctx.ccm:
                 prop = schema.CCM_ONLY.get(canonical)
             if prop is None:
                 raise schema.unknown_property(type_, name)
             slot = prop.slot or canonical
-            _one_per_slot(by_slot, slot, name, canonical, sch.aliases)
+            if slot in by_slot:
+                _two_for_one_slot(by_slot[slot], name, canonical, aliases)
             by_slot[slot] = name
-            prio, normal = _value(prop, sch, canonical, value, whole, ctx)
+            # The common case first, inline: a plain string, no priority wrapper.
+            if type(value) is str:
+                if "\0" in value and canonical not in binary:
+                    raise Invalid(f"`{canonical}` {NUL_MESSAGE}")
+                try:
+                    prio, normal = whole, prop.check(value, ctx)
+                except Invalid as e:
+                    raise Invalid(f"`{canonical}`: {e}") from None
+            else:
+                prio, inner = _unwrap(value, whole)
+                normal = _check_value(prop, sch, canonical, inner, ctx)
             props[slot] = (prio, {canonical: normal} if prop.slot else normal)
         return Decl(type_, key, props, raw.source, raw.seq, origin, ctx)
     except Invalid as e:
@@ -155,34 +167,13 @@ def _key(raw: RawDeclaration, sch: TypeSchema, ctx: Context) -> str:
     return key
 
 
-def _one_per_slot(
-    by_slot: dict[str, str], slot: str, name: str, canonical: str, aliases: Any
-) -> None:
+def _two_for_one_slot(other: str, name: str, canonical: str, aliases: Any) -> NoReturn:
     """One property per slot: an alias and its property, or two alternatives
-    (`content` and `source`), are not given together."""
-    if slot not in by_slot:
-        return
-    other = by_slot[slot]
+    (`content` and `source`), are not given together; `other` was given first."""
     if aliases.get(other, other) == canonical:
         raise Invalid(f"`{other}` and `{name}` are the same property; give one")
     first, second = sorted((aliases.get(other, other), canonical))
     raise Invalid(f"`{first}` and `{second}` are mutually exclusive")
-
-
-def _value(
-    prop: Prop, sch: TypeSchema, canonical: str, value: Any, whole: int, ctx: Context
-) -> tuple[int, Any]:
-    """(priority, normal value) of one property as declared."""
-    # The common case first: a plain string value, no priority wrapper.
-    if type(value) is str:
-        if "\0" in value and canonical not in sch.binary:
-            raise Invalid(f"`{canonical}` {NUL_MESSAGE}")
-        try:
-            return whole, prop.check(value, ctx)
-        except Invalid as e:
-            raise Invalid(f"`{canonical}`: {e}") from None
-    prio, inner = _unwrap(value, whole)
-    return prio, _check_value(prop, sch, canonical, inner, ctx)
 
 
 def defaults_targets() -> list[str]:

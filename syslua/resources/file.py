@@ -272,10 +272,12 @@ class _FileSchema(TypeSchema):
         # An absent file needs none; a link needs no mode.
         if props["ensure"] == "absent":
             return ()
-        return tuple(p for p in self.required if not (_is_link(props) and p == "mode"))
+        if not _is_link(props):
+            return self.required
+        return tuple(p for p in self.required if p != "mode")
 
     def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
-        _finish(props, finishing.fail, mode_written=finishing.written("mode"))
+        _finish(props, finishing.fail, finishing.written)
 
     def expand(self, item: Item, roots: Mapping[str, Any] | None) -> tree.Expansion | None:
         """Trees, links and templated sources (`manifest/tree.py`)."""
@@ -320,9 +322,12 @@ def _is_link(props: Mapping[str, Any]) -> bool:
 
 
 def _finish(
-    props: dict[str, Any], fail: Callable[[str], ConfigError], *, mode_written: bool
+    props: dict[str, Any],
+    fail: Callable[[str], ConfigError],
+    written: Callable[[str], bool],
 ) -> None:
-    """The rules of a merged file item (see `_FileSchema`)."""
+    """The rules of a merged file item (see `_FileSchema`); `written(slot)`:
+    whether a declaration wrote it itself (not through defaults{})."""
     for flag in ("link", "template"):
         if flag in props and not props[flag]:
             del props[flag]  # false is the same as not written: one canonical item
@@ -331,7 +336,7 @@ def _finish(
     _check_link_and_template(props, fail)
     _check_target_and_ignore(props, fail)
     if _is_link(props):
-        if mode_written:
+        if written("mode"):
             raise fail(
                 "a link takes no `mode` (the mode of what it points to applies)"
                 + (
