@@ -69,3 +69,41 @@ def test_commands_are_listed_in_declaration_order_and_made_on_first_use():
     snapshot = group.commands["snapshot"]
     assert isinstance(snapshot, click.Group)
     assert sorted(snapshot.commands) == ["delete", "show", "tag"]
+
+
+def test_each_summary_is_what_click_would_list_of_its_command():
+    """`sys --help` lists a command not made yet by its summary: at any width
+    that must read as the command's own docstring would."""
+    from syslua.cli import SUMMARIES
+
+    typers = typer.main.get_command(app)
+    assert isinstance(typers, click.Group)
+    made = {name: typers.commands[name] for name in typers.commands if name != "snapshot"}
+    snapshot = typers.commands["snapshot"]
+    assert isinstance(snapshot, click.Group)
+    made |= {f"snapshot {name}": command for name, command in snapshot.commands.items()}
+    assert set(SUMMARIES) == set(made)
+    for name, command in made.items():
+        stand_in = click.Command(name, help=SUMMARIES[name])
+        for width in (20, 45, 66, 10_000):
+            assert stand_in.get_short_help_str(width) == command.get_short_help_str(width), name
+
+
+def test_help_imports_no_command_module():
+    """The command list is written without making (importing) any command."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from syslua import cli\n"
+        "sys.argv = ['sys', '--help']\n"
+        "try:\n"
+        "    cli.main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('syslua.cli.commands.')))\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == "[]"
+    assert "plan      Show what `sys apply` would change" in p.stdout

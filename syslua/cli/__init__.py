@@ -3,8 +3,9 @@
 This module makes the app: its global options (`--version`, completion), the
 list of commands, and `main`. Each command's options and body live in its
 own module, which is imported only when typer makes that command (`sys plan`
-imports one, `sys --help` all of them, each of which imports what its body
-needs only when it runs), so `sys --help` stays fast. Failures are
+imports one; `sys --help` lists each by the summary written beside it here and
+imports none; a command's module imports what its body needs only when it
+runs), so `sys --help` stays fast. Failures are
 data until they reach `main`, which maps `SysluaError`s to their message and
 exit code (0 ok, 1 apply failed, 2 usage/configuration, 3 lock held,
 4 `plan --exit-code` with pending changes, 130 interrupted); anything else
@@ -33,7 +34,7 @@ _gc.set_threshold(*GC_THRESHOLD)
 
 import click  # noqa: E402  (after the threshold, on purpose; for annotations)
 import typer  # noqa: E402  (after the threshold, on purpose)
-from typer.core import TyperCommand  # noqa: E402
+from typer.core import TyperCommand, TyperGroup  # noqa: E402
 from typer.models import CommandInfo  # noqa: E402
 
 from syslua.cli.options import DEFAULT_EVAL_TIMEOUT as DEFAULT_EVAL_TIMEOUT  # noqa: E402
@@ -41,7 +42,24 @@ from syslua.cli.options import DEFAULT_EVAL_TIMEOUT as DEFAULT_EVAL_TIMEOUT  # n
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
 
+
+class _Group(TyperGroup):
+    """typer's group, whose command list (`--help`) names a command not made yet
+    by its summary instead of making it (see `_LazyCommands.listing`)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        commands = self.commands
+        if not isinstance(commands, _LazyCommands):
+            return super().format_commands(ctx, formatter)
+        self.commands = commands.listing()
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self.commands = commands
+
+
 app = typer.Typer(
+    cls=_Group,
     name="sys",
     help="syslua: describe your machine in Lua, preview with `sys plan`, converge with `sys apply`.",
     no_args_is_help=True,
@@ -55,6 +73,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 snapshot_app = typer.Typer(
+    cls=_Group,
     help="Show, tag and delete snapshots.",
     no_args_is_help=True,
     suggest_commands=False,
@@ -145,11 +164,13 @@ class _Declared(CommandInfo):
     """A command declared in its own module under `syslua.cli.commands`, options
     and body together: typer gets its function (its signature gives the options,
     its docstring the help) only when it makes the command, so that module is
-    imported only then."""
+    imported only then. `summary`: the first sentence of that function's
+    docstring, which `sys --help` shows without making the command."""
 
-    def __init__(self, name: str, module: str, function: str = "command") -> None:
+    def __init__(self, name: str, module: str, function: str, summary: str) -> None:
         self._where = (f"syslua.cli.commands.{module}", function)
         self._function: Callable[..., Any] | None = None
+        self.summary = summary
         super().__init__(name, cls=TyperCommand)
 
     @property  # type: ignore[override]
@@ -190,8 +211,50 @@ SNAPSHOT_COMMANDS = (
     ("tag", "snapshot", "tag_command"),
     ("delete", "snapshot", "delete_command"),
 )
-app.registered_commands += [_Declared(*declared) for declared in COMMANDS]
-snapshot_app.registered_commands += [_Declared(*declared) for declared in SNAPSHOT_COMMANDS]
+# What `sys --help` lists for a command without making it (which would import
+# its module): the first sentence of its docstring, as click shortens a help
+# text; tests/test_cli_help.py keeps the two the same.
+SUMMARIES = {
+    "plan": "Show what `sys apply` would change, and why, without touching anything.",
+    "apply": "Make the machine match the config, atomically.",
+    "rollback": "Return the machine to an earlier snapshot.",
+    "add": "Take files edited by hand back into the config (over their source files).",
+    "destroy": (
+        "Remove everything syslua manages and restore every original (`sys rollback` undoes it)."
+    ),
+    "history": "List snapshots, newest first.",
+    "status": "Show what drifted from the current snapshot (edited, deleted, mode changed).",
+    "diff": "Compare two snapshots.",
+    "gc": "Drop old snapshots, then store objects nothing refers to.",
+    "init": (
+        "Write a starter sys.lua, type stubs and a .luarc.json for lua-language-server; files "
+        "that exist are left alone, and each file is listed as written or left alone."
+    ),
+    "pull": (
+        "Update a config cloned with `sys init --from` (git pull --ff-only), then show the new "
+        "plan."
+    ),
+    "env": "Print the line to add to your shell's rc file.",
+    "doctor": (
+        "Check that syslua can work here: the Lua runtime, permissions, the lock, failed "
+        "journals, the store, the shell's env line, PATH and the config."
+    ),
+    "info": (
+        "Show what syslua sees here: the platform, user and paths, the config it would use (and "
+        "the inputs its syslua.lock pins), and the current snapshot."
+    ),
+    "update": (
+        "Resolve the inputs of a config in the original sys.lua's entry form again (git inputs "
+        "to the commit their ref names now) and rewrite syslua.lock beside it."
+    ),
+    "snapshot show": "Show one snapshot.",
+    "snapshot tag": "Tag a snapshot so gc keeps it.",
+    "snapshot delete": "Delete a snapshot (not the current one).",
+}
+app.registered_commands += [_Declared(*c, SUMMARIES[c[0]]) for c in COMMANDS]
+snapshot_app.registered_commands += [
+    _Declared(*c, SUMMARIES[f"snapshot {c[0]}"]) for c in SNAPSHOT_COMMANDS
+]
 
 
 def _output_synonym(argv: list[str], group: click.Group) -> list[str]:
@@ -311,14 +374,17 @@ def click_app(typer_app: typer.Typer) -> click.Group:
             suggest_commands=typer_app.suggest_commands,
         )
         makers: dict[str, Callable[[], click.Command]] = {}
+        summaries: dict[str, str] = {}
         for command in typer_instance.registered_commands:
             name = command.name or get_command_name(command.callback.__name__)  # type: ignore[union-attr]
             makers[name] = partial(command_of, command)
+            if isinstance(command, _Declared):
+                summaries[name] = command.summary
         for sub in typer_instance.registered_groups:
             sub_name = solve_typer_info_defaults(sub).name
             assert sub_name, "a sub-group without a name would merge its commands into its parent"
             makers[sub_name] = partial(group_of, sub)
-        group.commands = _LazyCommands(makers)
+        group.commands = _LazyCommands(makers, summaries)
         return group
 
     return group_of(TyperInfo(typer_app))
@@ -326,11 +392,27 @@ def click_app(typer_app: typer.Typer) -> click.Group:
 
 class _LazyCommands(MutableMapping[str, click.Command]):
     """A group's commands by name, in declaration order. `makers[name]()` makes
-    the command `name`; it is called the first time `name` is looked up."""
+    the command `name`; it is called the first time `name` is looked up.
+    `summaries[name]`: what the group's command list says of a command."""
 
-    def __init__(self, makers: dict[str, Callable[[], click.Command]]) -> None:
+    def __init__(
+        self, makers: dict[str, Callable[[], click.Command]], summaries: dict[str, str]
+    ) -> None:
         self._makers = makers
+        self._summaries = summaries
         self._commands: dict[str, click.Command | None] = dict.fromkeys(makers)
+
+    def listing(self) -> dict[str, click.Command]:
+        """The commands as the command list shows them: one not made yet, and
+        with a summary, stands in as a command whose help is that summary
+        (click shortens it as it would the docstring); the rest are made."""
+        return {name: self._listed(name) for name in self._commands}
+
+    def _listed(self, name: str) -> click.Command:
+        summary = self._summaries.get(name)
+        if self._commands[name] is None and summary is not None:
+            return click.Command(name, help=summary)
+        return self[name]
 
     def __getitem__(self, name: str) -> click.Command:
         command = self._commands[name]
