@@ -37,10 +37,6 @@ def apply_manifest(
     """Converge the machine to `manifest`. `snapshot_manifest` is what the snapshot
     records when it differs from what runs (a rollback runs store copies of
     sources); `inputs`, the config files it was made from, already stored."""
-    from syslua.execute.begin import begin
-    from syslua.execute.record import record
-    from syslua.execute.rollback import roll_back
-
     run = ApplyRun(
         manifest,
         paths,
@@ -60,6 +56,11 @@ def apply_manifest(
     unchanged = run.unchanged(plan)
     if unchanged is not None:
         return unchanged  # no new snapshot
+    # Imported here: a run that changes nothing needs none of them.
+    from syslua.execute.begin import begin
+    from syslua.execute.record import record
+    from syslua.execute.rollback import roll_back
+
     journal = begin(run, plan)  # 4. the previous state of all it touches, durable
     try:
         outcome = run.execute(plan, journal)  # 5, 6. remove, then run the DAG
