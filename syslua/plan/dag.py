@@ -52,7 +52,8 @@ def in_dag(kind: Kind[Any]) -> bool:
 
 def graph_items(manifest: Manifest) -> list[Item]:
     """The items the graph orders: those of known kinds that run in it."""
-    return [i for i in manifest if has_type(i.type) and in_dag(get_type(i.type))]
+    ordered = {t: has_type(t) and in_dag(get_type(t)) for t in {i.type for i in manifest}}
+    return [i for i in manifest if ordered[i.type]]
 
 
 class Dag:
@@ -165,7 +166,7 @@ class _Edges:
         self.ids = {i.id for i in items}
         self.preds: dict[str, set[str]] = {}
         self.ordering: dict[str, set[str]] = defaultdict(set)
-        hints = {i.type: capability(get_type(i.type), Ordered) for i in items}
+        hints = {t: capability(get_type(t), Ordered) for t in {i.type for i in items}}
         provided = self._provided(items, hints)
         # Placeholders are looked for only when something provides outputs.
         outputs = any(c.startswith("output:") for c in provided)

@@ -9,6 +9,7 @@ registry; the engine asks a kind for a capability with `capability`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from syslua import registry
@@ -19,15 +20,15 @@ if TYPE_CHECKING:
 
 # Journal records written before records named their kind: the kind by `op`.
 _LEGACY_OPS = {"exec": "exec", "user": "user", "bind": "bind", "profile": "package"}
-_CAPABILITIES: dict[tuple[type, type], bool] = {}
+_CAPABILITIES: dict[type, dict[type, bool]] = {}  # capability -> kind class -> has it
 
 C = TypeVar("C")
 
 
-def get(name: str) -> Kind[Any]:
-    """The kind called `name` (KeyError when there is none)."""
-    kind: Kind[Any] = registry.load(name)
-    return kind
+# The kind called `name` (KeyError when there is none): the registry's lookup
+# itself, not a wrapper around it, as the engine asks for a kind several times
+# for each item of a plan.
+get: Callable[[str], Kind[Any]] = registry.load
 
 
 def has(name: str) -> bool:
@@ -51,10 +52,10 @@ def unregister(name: str) -> None:
 def capability(kind: Kind[Any], cap: type[C]) -> C | None:
     """`kind` as a `cap` (a capability protocol of `syslua.resources.kind`)
     when it opts into it, by subclassing it; else None."""
-    key = (type(kind), cap)
-    has_it = _CAPABILITIES.get(key)
-    if has_it is None:
-        has_it = _CAPABILITIES[key] = cap in key[0].__mro__
+    try:
+        has_it = _CAPABILITIES[cap][type(kind)]
+    except KeyError:
+        has_it = _CAPABILITIES.setdefault(cap, {})[type(kind)] = cap in type(kind).__mro__
     return kind if has_it else None  # type: ignore[return-value]
 
 
