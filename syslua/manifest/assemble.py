@@ -96,7 +96,10 @@ def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> Expansi
     """What the item's kind expands it into, in the context of the declaration
     that gave its properties (its template roots); None: itself."""
     sch = schema.of(item.type)
-    given = next((d for d in group if sch.slots & d.props.keys()), group[0])
+    if len(group) == 1:  # the common case: one declaration gave everything
+        given = group[0]
+    else:
+        given = next((d for d in group if sch.slots & d.props.keys()), group[0])
     ctx = given.context
     try:
         return sch.expand(item, ctx.roots if ctx is not None else None)

@@ -547,17 +547,22 @@ def removal(item: Item, recorded: Mapping[str, Any]) -> Decision:
 def _plan_values(manifest: Manifest, previous: Manifest | None, ctx: Context) -> list[Entry]:
     """Items of kinds outside the DAG: their status is the previous snapshot's item."""
     out = []
-    for item in manifest:
+    for item in _outside_dag(manifest):
         kind = get_type(item.type)
-        if not in_dag(kind):
-            decision = kind.decide(item, kind.status(item, ctx), ctx)
-            out.append(Entry(item.id, item.type, kind.label(item), decision, noop=item.noop))
+        decision = kind.decide(item, kind.status(item, ctx), ctx)
+        out.append(Entry(item.id, item.type, kind.label(item), decision, noop=item.noop))
     if previous is not None:
-        for item in previous:
-            kind = get_type(item.type)
-            if not in_dag(kind) and item.id not in manifest:
+        for item in _outside_dag(previous):
+            if item.id not in manifest:
+                kind = get_type(item.type)
                 out.append(Entry(item.id, item.type, kind.label(item), removal(item, {})))
     return out
+
+
+def _outside_dag(manifest: Manifest) -> list[Item]:
+    """The items of kinds that do not run on the DAG (each kind asked once)."""
+    outside = {t for t in {i.type for i in manifest} if not in_dag(get_type(t))}
+    return [i for i in manifest if i.type in outside] if outside else []
 
 
 def _children_first(items: list[Item]) -> list[Item]:
