@@ -7,7 +7,7 @@ naming both declarations. A mergeable property is the union of all values
 ordered by priority; contributions of different declarations at the same
 priority are ordered by value, so the result never depends on the order in
 which declarations were evaluated. The kind's schema then completes the
-item (defaults, required properties, its rules), and `manifest/assemble.py`
+item (defaults, required properties, its rules); `manifest/assemble.py`
 makes the manifest of the merged items.
 """
 
@@ -20,8 +20,8 @@ from typing import Any
 
 from syslua.errors import ConfigError, Source
 from syslua.eval.constants import FROM_DEFAULTS
-from syslua.manifest import assemble, schema
-from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
+from syslua.manifest import schema
+from syslua.manifest.model import Item, freeze, freeze_owned
 from syslua.manifest.schema import TypeSchema
 from syslua.manifest.validate import Decl
 
@@ -121,30 +121,13 @@ def _written(group: list[Decl], slot: str) -> bool:
     return any(slot in d.props and d.props[slot][0] < FROM_DEFAULTS for d in group)
 
 
-def merge(
-    decls: Iterable[Decl],
-    *,
-    inputs: Iterable[str] = (),
-    config: str | None = None,
-    warnings: Iterable[str] = (),
-    messages: Iterable[tuple[str, str]] = (),
-    skipped: Iterable[tuple[str, str, str]] = (),
-    placeholders: bool | None = None,
-) -> Manifest:
-    """Merge every declaration into the items of a manifest (made by `assemble`)."""
+def merge(decls: Iterable[Decl]) -> list[tuple[Item, list[Decl]]]:
+    """Merge every declaration: each item with the declarations it merged, in
+    the order their keys were first declared (`assemble` makes the manifest)."""
     groups: dict[tuple[str, str], list[Decl]] = defaultdict(list)
     for d in decls:
         groups[(d.type, d.key)].append(d)
-    merged = [(merge_group(g), g) for g in groups.values()]
-    return assemble.assemble(
-        merged,
-        inputs=inputs,
-        config=config,
-        warnings=warnings,
-        messages=messages,
-        skipped=skipped,
-        placeholders=placeholders,
-    )
+    return [(merge_group(g), g) for g in groups.values()]
 
 
 def _make_item(type_: str, key: str, props: dict[str, Any], group: list[Decl]) -> Item:

@@ -23,8 +23,9 @@ from syslua.errors import ConfigError, Source, UsageError, set_display_root
 from syslua.eval import facts as factlib
 from syslua.eval import template
 from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
-from syslua.manifest import merge as merging
 from syslua.manifest import primitives
+from syslua.manifest.assemble import assemble
+from syslua.manifest.merge import merge, merge_group
 from syslua.manifest.model import Manifest, thaw
 from syslua.manifest.schema import Context
 from syslua.manifest.validate import Decl, Origin, validate
@@ -124,8 +125,8 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     config = Path(os.path.abspath(config))
     root = Origin(noop=options.noop, health_check_only=options.health_check_only)
     _load(run, config, root, data={}, chain=(str(config),), allow_apply=True)
-    manifest = merging.merge(
-        run.decls,
+    manifest = assemble(
+        merge(run.decls),
         inputs=run.inputs,
         config=str(config),
         warnings=run.warnings,
@@ -238,7 +239,7 @@ def _load(
 def _load_child(
     run: _Run, key: str, decls: list[Decl], origin: Origin, chain: tuple[str, ...]
 ) -> None:
-    item = merging.merge_group(decls)
+    item = merge_group(decls)
     where = min(d.source for d in decls)
     child = Path(key)
     if key in chain:
