@@ -29,13 +29,10 @@ def needed(snap: Snapshot) -> tuple[set[str], set[str]]:
     for ident, state in snap.items.items():
         name = ident.partition("#")[0]  # an item's id is `kind#key`
         if name not in kinds:
-            kinds[name] = capability(get_type(name), Recorded) if has(name) else None
-        kind = kinds[name]
-        if kind is not None:
-            blobs |= kind.blobs(state.own)
-            trees |= kind.trees(state.own)
-        elif not has(name):
-            _unknown(state.own, blobs, trees)
+            kinds[name] = _recorded(name)
+        more_blobs, more_trees = _kept(name, kinds[name], state.own)
+        blobs |= more_blobs
+        trees |= more_trees
     for original in snap.originals.values():
         blobs |= original_blobs(original)
     blobs |= {r.prev.blob for r in snap.pre_records() if r.prev.blob}
@@ -49,13 +46,25 @@ def content_of(snap: Snapshot, ident: str) -> str | None:
     if state is None:
         return None
     name = ident.partition("#")[0]
-    kind = capability(get_type(name), Recorded) if has(name) else None
-    blobs: set[str] = set()
-    if kind is not None:
-        blobs = kind.blobs(state.own)
-    else:
-        _unknown(state.own, blobs, set())
+    blobs = _kept(name, _recorded(name), state.own)[0]
     return next(iter(blobs)) if len(blobs) == 1 else None
+
+
+def _recorded(name: str) -> Recorded | None:
+    """The kind `name` as `Recorded`; None when it keeps no state or is unknown."""
+    return capability(get_type(name), Recorded) if has(name) else None
+
+
+def _kept(name: str, kind: Recorded | None, state: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """(blobs, trees) an item's state keeps, as its kind says; a kind that
+    records no state keeps none."""
+    if kind is not None:
+        return kind.blobs(state), kind.trees(state)
+    blobs: set[str] = set()
+    trees: set[str] = set()
+    if not has(name):
+        _unknown(state, blobs, trees)
+    return blobs, trees
 
 
 def _unknown(state: Mapping[str, Any], blobs: set[str], trees: set[str]) -> None:
