@@ -74,7 +74,7 @@ class PlanInputs:
 
     def context(self, runner: Runner, *, noop: bool = True, **more: Any) -> Context:
         """A Context over these inputs: the one that plans (noop), or, given the
-        apply's facilities in `more` (on_output, progress, planned...), the one
+        apply's facilities in `more` (on_output, progress, originals...), the one
         its items run with."""
         return Context(
             runner=runner,
