@@ -127,7 +127,7 @@ class StampKind(Kind[str | None], Journaled, Removable, Undoes, Recorded, Drifts
     def managed_path(self, item: Item) -> str | None:
         return self.path(item)
 
-    def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
+    def touched_paths(self, item: Item, manifest: Manifest | None, planned: object) -> list[str]:
         return [self.path(item)]
 
     def original(self, item: Item, prev: PathState, records: list[PathAt]) -> Original | None:

@@ -115,7 +115,9 @@ def _prepare(
         if kind is None or item is None:
             continue
         new = (known is None or entry.id not in known) and entry.id not in originals
-        original = _take_over(journal, kind, item, manifest, store, new, entry.decision.changes)
+        original = _take_over(
+            journal, kind, item, manifest, store, new, entry.decision.changes, entry.status
+        )
         if original is not None:
             originals[entry.id] = original
     for entry in plan.removals:
@@ -134,6 +136,7 @@ def _take_over(
     store: Store,
     new: bool,  # syslua does not manage the item's path yet
     changes: bool,  # the plan changes the item
+    status: object,  # what planning found of it (the kind's own)
 ) -> Original | None:
     """Journal the paths a change of `item` touches; the original of a path
     syslua takes over now (None when it takes over none)."""
@@ -146,7 +149,7 @@ def _take_over(
         # Already as declared, but it existed before syslua: keep it, so that
         # removing the declaration later leaves it as it was.
         return capture(managed, store) if new and os.path.lexists(managed) else None
-    paths = kind.touched_paths(item, manifest)
+    paths = kind.touched_paths(item, manifest, status)
     journal.prepare(item.id, paths)
     if not new:
         return None

@@ -356,6 +356,29 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     return True, f"{shown} evaluates ({n} item{'' if n == 1 else 's'})", None
 
 
+# -- 9. managed links ---------------------------------------------------------------
+def managed_links(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
+    """Links the current snapshot manages that lead nowhere (a source deleted,
+    renamed or `git rm`-ed; a loop)."""
+    from syslua.resources.file import link_problem
+    from syslua.state.snapshots import Snapshots
+
+    snap, _ = Snapshots(paths).usable_current()
+    if snap is None:
+        return True, "none yet (nothing applied)", None
+    links = [i.key for i in snap.load_manifest() if i.type == "file" and i.get("ensure") == "link"]
+    broken = [(p, found) for p in links if (found := link_problem(p)) is not None]
+    if not broken:
+        n = len(links)
+        return True, f"{n} link{'' if n == 1 else 's'}, none dangling", None
+    shown = "; ".join(f"{abbreviate(p)} is {detail}" for p, (_, detail) in broken)
+    return (
+        False,
+        f"{len(broken)} of {len(links)} managed links lead nowhere: {shown}",
+        "restore what they point to, or drop them from the config and run sys apply",
+    )
+
+
 CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None]]]] = [
     ("lua", "Lua runtime", lua_runtime),
     ("permissions", "permissions", permissions),
@@ -365,4 +388,5 @@ CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None
     ("env", "env line", env_line),
     ("path", "PATH", on_path),
     ("config", "config", config),
+    ("links", "managed links", managed_links),
 ]

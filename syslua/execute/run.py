@@ -92,6 +92,7 @@ class ApplyRun:
             on_activity=options.on_activity,
             progress=options.progress,
             max_unpack=options.max_unpack,
+            restoring=options.kind != "apply",
             originals=self.registry.entries if originals and self.registry is not None else None,
         )
 
@@ -141,8 +142,8 @@ class ApplyRun:
         """The outcome of an apply with nothing to do: no change, the same
         declarations as the current snapshot, and every generated output there."""
         current, previous = self.inputs.current, self.previous
-        if plan.has_changes or current is None or previous is None:
-            return None
+        if plan.has_changes or plan.failures or current is None or previous is None:
+            return None  # an item that cannot be applied fails the run, as it would with changes
         # The items compare equal (not the digest of their canonical JSON, five
         # times dearer): the plan compared them when it runs what it records.
         same = (

@@ -11,7 +11,8 @@ are. Three kinds are rewritten:
   id: the DAG runs them before the root, which then reports on them, as an
   `apply` does on its children; the plan shows them as one line.
 - **a link**: `link = true` beside a file `source` becomes
-  `ensure = "link"` with `target` = the absolute source path.
+  `ensure = "link"` with `target` = the absolute source path (and keeps
+  `link = true`: its target is a declared source, which must exist).
 - **a templated source**: `template = true` reads `source` now and renders
   it like inline `content` (the result is the item's `content`; `source`
   stays, for `sys add` and the plan).
@@ -82,7 +83,8 @@ def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
     if item.get("ignore"):
         raise TreeError(f"`ignore` applies to a directory `source`; {source} is not a directory")
     if item.get("link"):
-        props = {k: v for k, v in item.props.items() if k not in ("source", "link", "mode")}
+        # `link` stays: the target is a declared source, which must exist.
+        props = {k: v for k, v in item.props.items() if k not in ("source", "mode")}
         props.update(ensure="link", target=source)
         return Expansion([_replace(item, props)])
     if item.get("template"):

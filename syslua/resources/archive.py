@@ -375,7 +375,7 @@ class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, 
     def original(self, item: Item, prev: PathState, records: list[PathAt]) -> Original | None:
         return prev if prev.exists else None
 
-    def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
+    def touched_paths(self, item: Item, manifest: Manifest | None, planned: object) -> list[str]:
         """The archive file and its missing parents; what it extracts is
         recorded as it is written (nothing says what before the download)."""
         from syslua.resources.file_posix import missing_parents

@@ -293,8 +293,12 @@ class Context:
         # label -> (done, total) callback, for downloads
         progress: Callable[[str], Callable[[int, int | None], None]] | None = None,
         outcomes: Outcomes | None = None,
+        # A rollback or destroy: it puts back what a snapshot recorded, even
+        # what can no longer be as it was (a link whose source is gone).
+        restoring: bool = False,
     ) -> None:
         self.runner = runner
+        self.restoring = restoring
         self.noop = noop
         self.manifest = manifest
         self.previous = previous

@@ -34,6 +34,7 @@ and health checks of the tree see the whole tree.
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -58,6 +59,7 @@ from syslua.manifest.model import Item, Manifest, freeze, thaw
 from syslua.manifest.schema import Finishing, Invalid, Prop, TypeSchema, schema
 from syslua.paths import abbreviate, home
 from syslua.resources import file_edits as edits
+from syslua.resources import file_folds as folds
 from syslua.resources import file_posix
 from syslua.resources.base import (
     CREATE,
@@ -93,6 +95,7 @@ from syslua.resources.kind import (
 )
 from syslua.resources.placeholders import Unresolved
 from syslua.state.records import DIR, Original, PathAt, PathState, TreeOriginal
+from syslua.state.records import LINK as LINK_RECORD
 from syslua.state.restore import restore_path
 from syslua.state.store import PACK_MAX, Store
 
@@ -135,6 +138,9 @@ class Status:
     # root when it is one of them (replaced by a directory, never written through).
     linked_parents: tuple[tuple[str, str], ...] = ()
     linked_root: str | None = None
+    # Links into the repository on the way to the path (stow's folds), which
+    # the apply unfolds before writing (`file_folds`), outermost first.
+    folds: tuple[folds.Fold, ...] = ()
 
 
 def _desired_bytes(item: Item) -> bytes | None:
@@ -513,22 +519,31 @@ class FileType(
             state = posix.status(item.key)
             # Planning asks once per tree (the root does not change while planning).
             planning = ctx.memo(Planning) if ctx.noop else None
-            root = _symlinked_root(item, ctx.manifest, planning.roots if planning else None)
-            if root is not None and state.exists:
-                # What is there now lies behind a symlink that the tree
-                # replaces with a real directory: this path will be new.
-                state = FileState(item.key, ABSENT)
+            # Which parents are symlinks now: when the item runs, a parent
+            # that turned into one since planning is refused (`apply`).
+            links = posix.linked_parents(item.key, home(), planning.links if planning else None)
+            unfolds = _folds(item, links, ctx) if links else ()
+            root = None
+            if unfolds:
+                state = folds.state_after(item.key, unfolds)
+                if ensure == "directory" and state.ensure == LINK and os.path.isdir(item.key):
+                    unfolds = (*unfolds, (item.key, state.link_target or ""))
+            else:
+                root = _symlinked_root(item, ctx.manifest, planning.roots if planning else None)
+                if root is not None and state.exists:
+                    # What is there now lies behind a symlink that the tree
+                    # replaces with a real directory: this path will be new.
+                    state = FileState(item.key, ABSENT)
+                if ensure == "link":
+                    _check_link(item, state, ctx)
             differences = tuple(self._differences(item, state, ctx, source_size=source_size))
+            if unfolds and not differences:
+                differences = ("in a directory that will be unfolded",)
             parents: tuple[str, ...] = ()
-            if state.ensure == ABSENT and ensure != "absent":
+            if state.ensure == ABSENT and ensure != "absent" and not unfolds:
                 parents = tuple(self._parents(item, ctx))
             members = ctx.members(item) if is_root(item) else None
-            links: tuple[tuple[str, str], ...] = ()
-            if planning is not None:
-                # Remember which parents are symlinks now: when the item
-                # runs, a parent that turned into one is refused (`apply`).
-                links = posix.linked_parents(item.key, home(), planning.links)
-            return Status(state, differences, None, parents, members, links, root)
+            return Status(state, differences, None, parents, members, links, root, unfolds)
         except ResourceError as e:
             return Status(FileState(item.key, ABSENT), (), str(e))
 
@@ -658,8 +673,9 @@ class FileType(
             return NOTHING
         uid, gid = self._ids(item, ctx)
         attrs = self._parent_attrs(item, ctx)
-        root = _symlinked_root(item, ctx.manifest)
-        if root is not None:
+        if planned is not None and planned.folds:
+            folds.unfold(planned.folds, before, ctx.before_changes)
+        elif (root := _symlinked_root(item, ctx.manifest)) is not None:
             posix.replace_link_with_directory(root, *attrs(root), before_change=before)
         posix.create_parents(item.key, attrs, before_change=before)
         if ensure == "link":
@@ -767,12 +783,20 @@ class FileType(
 
     # -- capabilities ----------------------------------------------------------
     def takes_over(self, item: Item, status: Any) -> bool:
-        # A tree's root directory is not replaced; its members say what they take over.
-        return isinstance(status, Status) and status.state.exists and not is_root(item)
+        # A tree's root directory is not replaced; its members say what they
+        # take over. What an unfolded fold shows is the repository's, not an original.
+        return (
+            isinstance(status, Status)
+            and status.state.exists
+            and not is_root(item)
+            and not status.folds
+        )
 
     def notes(self, item: Item, status: Any) -> list[str]:
         if not isinstance(status, Status):
             return []
+        if status.folds:  # unfolded: never written through
+            return folds.notes(status.folds)
         return [
             f"{abbreviate(p)} is a symlink to {target}; writing through it"
             for p, target in status.linked_parents
@@ -822,12 +846,16 @@ class FileType(
     def managed_path(self, item: Item) -> str | None:
         return item.key
 
-    def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
+    def touched_paths(self, item: Item, manifest: Manifest | None, planned: object) -> list[str]:
         """The path and its missing parents, parents first (a parent another
         item declares is recorded by that item, which is prepared first; a
         tree's root and its parents by the root); everything under a
         directory that `ensure = "absent"` removes."""
         path = item.key
+        if isinstance(planned, Status) and planned.folds:
+            # What the path shows now is the repository's, through a fold
+            # that is unfolded first: recorded as it runs, once it is ours.
+            return []
         if _symlinked_root(item, manifest) is not None:
             # What the path shows now is behind a link that its tree replaces
             # with a new directory first: nothing of ours is there. The path
@@ -875,6 +903,11 @@ class FileType(
                 os.rmdir(parent)  # only when empty: anything else in it stays
             except OSError:
                 pass
+        for link, target in reversed(state.get("unfolded", ())):
+            # Folded again once nothing else of ours is in it.
+            note = folds.refold(link, target, ctx.before_change)
+            if note:
+                message = f"{message}; {note}"
         return Removal(message)
 
     def _remove_path(self, item: Item, ctx: Context, original: Original | None) -> str:
@@ -910,6 +943,9 @@ class FileType(
             created = _created_parents(item, sctx)
             if created:
                 state["created_parents"] = created
+            unfolded = _unfolded(item, sctx)
+            if unfolded:
+                state["unfolded"] = unfolded
         if ensure == "present":
             if sctx.previous.get("blob") and not sctx.changed and sctx.declared_as_before():
                 state["blob"] = sctx.previous["blob"]
@@ -1004,6 +1040,10 @@ class FileType(
                 item = ctx.resolver.resolve_item(item)
         except Unresolved:
             return None
+        if item.get("ensure") == "link":
+            broken = link_problem(item.key)
+            if broken is not None:
+                return broken
         st = self.status(item, ctx)
         if st.error:
             return "error", st.error
@@ -1021,9 +1061,86 @@ class FileType(
         return "changed", ", ".join(st.differences)
 
 
+class _Guard:
+    """What a run protects from writes through links (made when a parent of
+    a path is a symlink, once per run)."""
+
+    def __init__(self) -> None:
+        self.protected: folds.Protected | None = None
+
+
+def _folds(item: Item, links: tuple[tuple[str, str], ...], ctx: Context) -> tuple[folds.Fold, ...]:
+    """The folds on the way to the item's path (`file_folds.chain`)."""
+    guard = ctx.memo(_Guard)
+    if guard.protected is None:
+        guard.protected = folds.Protected(ctx.manifest)
+    found = folds.chain(item.key, links, guard.protected)
+    root = tree_of(item, ctx.manifest)
+    if found and root is not None and found[0][0] == root.key:
+        return ()  # the tree's own root: it becomes a directory of the tree (`_symlinked_root`)
+    return found
+
+
+def _check_link(item: Item, state: FileState, ctx: Context) -> None:
+    """A link is never made to a loop, nor where it would point to itself;
+    a link to a source (`link = true`) needs the source (a rollback or
+    destroy puts it back all the same, and says so)."""
+    target = item.get("target")
+    if isinstance(target, Unresolved) or not isinstance(target, str):
+        return
+    full = os.path.join(os.path.dirname(item.key), target)
+    what = f"its source {abbreviate(target)}" if item.get("link") else f"its target {target}"
+    try:
+        st = os.stat(full)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ResourceError(f"{what} is a symlink loop") from None
+        if item.get("link") and not ctx.restoring and e.errno == errno.ENOENT:
+            raise ResourceError(f"{what} does not exist") from None
+        return
+    if state.ensure in (PRESENT, DIRECTORY):
+        here = os.stat(item.key)
+        if (here.st_dev, here.st_ino) == (st.st_dev, st.st_ino):
+            raise ResourceError(f"{abbreviate(item.key)} would point to itself")
+
+
+def link_problem(path: str) -> tuple[str, str] | None:
+    """("dangling" or "loop", what is wrong) when the link at `path` leads
+    nowhere; None when it resolves, or is no link."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return None
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "loop", f"a symlink loop (it points to {target})"
+        return "dangling", f"a dangling link: {target} does not exist"
+    return None
+
+
+def _unfolded(item: Item, sctx: SnapshotContext) -> list[list[str]]:
+    """The folds above the item's path that this apply unfolded (to fold
+    them again when the item goes); kept from the previous snapshot when
+    this apply unfolded none."""
+    records = sctx.path_records
+
+    def was_link(path: str) -> str | None:
+        rec = records.get(path)
+        if rec is None or rec.prev.kind != LINK_RECORD or os.path.islink(path):
+            return None
+        return rec.prev.target
+
+    found = folds.unfolded(item.key, was_link)
+    return [list(f) for f in found] or list(sctx.previous.get("unfolded", ()))
+
+
 def _check_parents(item: Item, planned: Status) -> None:
-    """Never write through a symlink that was not there when the item was planned."""
+    """Never write through a symlink that was not there when the item was
+    planned (the folds it unfolds are links, or directories, as planned)."""
     before = dict(planned.linked_parents)
+    before.update(planned.folds)
     for parent, target in posix.linked_parents(item.key, home()):
         if parent not in before:
             raise ResourceError(
@@ -1061,7 +1178,18 @@ def _decide_link(item: Item, state: FileState, reason: str) -> Decision:
         return Decision(
             FAIL, "a special file (device, socket or pipe) exists where a link is wanted"
         )
-    missing = not os.path.exists(item.get("target"))
+    target = item.get("target")
+    missing = not os.path.exists(os.path.join(os.path.dirname(item.key), target))
+    if missing and item.get("link"):
+        # A link to a source that is gone: only a rollback or destroy makes
+        # one, and says so.
+        verb = "created" if state.ensure == ABSENT else "updated"
+        return Decision(
+            CREATE if state.ensure == ABSENT else UPDATE,
+            f"{verb}, dangling: its source {abbreviate(target)} does not exist",
+            CREATED_LINK if state.ensure == ABSENT else UPDATED_LINK,
+            verb="",
+        )
     if state.ensure == ABSENT:
         return Decision(CREATE, NO_TARGET if missing else "", CREATED_LINK)
     return Decision(UPDATE, f"{reason}, {NO_TARGET}" if missing else reason, UPDATED_LINK)

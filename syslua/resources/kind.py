@@ -98,8 +98,9 @@ class Journaled(Protocol):
         """The path whose original syslua takes over and restores on removal."""
         ...
 
-    def touched_paths(self, item: Item, manifest: Manifest | None) -> list[str]:
-        """Paths a planned change will touch, parents first (recorded before acting)."""
+    def touched_paths(self, item: Item, manifest: Manifest | None, planned: object) -> list[str]:
+        """Paths a planned change will touch, parents first (recorded before
+        acting); `planned` is the item's status when it was planned."""
         ...
 
     def original(self, item: Item, prev: PathState, records: list[PathAt]) -> Original | None:

@@ -11,7 +11,16 @@ from syslua.cli.options import JsonOpt, NoColorOpt, VerboseOpt
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
 
-MARK = {"deleted": "D", "edited": "M", "mode": "~", "changed": "~", "recreated": "+", "error": "!"}
+MARK = {
+    "deleted": "D",
+    "edited": "M",
+    "mode": "~",
+    "changed": "~",
+    "recreated": "+",
+    "error": "!",
+    "dangling": "!",
+    "loop": "!",
+}
 
 
 DRIFT = 4  # `--exit-code`, as `sys plan --exit-code` exits when changes are pending

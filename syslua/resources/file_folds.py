@@ -1,0 +1,245 @@
+"""Folds: links into the repository on the way to a declared path.
+
+GNU stow links a directory that one package owns as a whole, in one link
+(`~/.config/git -> ../../dotfiles/git/.config/git`): a fold. A declared path
+below a fold would be written through it, into the repository. It never is:
+
+- A parent directory that is a link whose real path lies inside a declared
+  source or the config's directory is a fold. Before the item writes, the
+  fold becomes a real directory whose entries are links to where the fold
+  pointed, so everything it showed is still there; each directory on the
+  way down to the item's path is unfolded the same way. The entries the
+  config declares are then managed as declared.
+- Every change is journaled (the link, then each entry made), so an
+  interrupted or failed apply puts the fold back; the snapshot records the
+  folds an item unfolded, and removing the item (a dropped declaration,
+  `sys rollback`, `sys destroy`) folds the directory again once it holds
+  nothing but the links the unfolding made.
+- A write that would reach the repository through a link that is not a fold
+  (the link points above the repository) is refused.
+
+The journal's order matters: the link is recorded before it is replaced and
+each entry after the directory exists, so an undo (in reverse) removes the
+entries first and then puts the link back; a refold records the entries
+first, so undoing it makes the directory before the entries go back in.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections.abc import Callable, Iterable
+
+from syslua.manifest.model import Manifest
+from syslua.paths import abbreviate
+from syslua.resources.base import ResourceError
+from syslua.resources.file_posix import ABSENT, LINK, FileState
+
+Fold = tuple[str, str]  # a directory that is (or will be) a link, and that link's target
+
+_unfolding = threading.Lock()
+
+
+class Protected:
+    """The real paths that writes never reach through a link: the config's
+    directory and every declared source."""
+
+    def __init__(self, manifest: Manifest | None) -> None:
+        roots: set[str] = set()
+        if manifest is not None:
+            if manifest.config:
+                roots.add(os.path.realpath(os.path.dirname(manifest.config)))
+            for item in manifest.of_type("file"):
+                if item.parent is not None and manifest.get(item.parent) is not None:
+                    if manifest.get(item.parent).get("tree"):  # type: ignore[union-attr]
+                        continue  # inside its tree's source, which is a root
+                source = item.get("source") or (item.get("target") if item.get("link") else None)
+                if source:
+                    roots.add(os.path.realpath(source))
+        self.roots = frozenset(roots)
+
+    def covers(self, real: str) -> bool:
+        path = real
+        while True:
+            if path in self.roots:
+                return True
+            up = os.path.dirname(path)
+            if up == path:
+                return False
+            path = up
+
+
+def entry_target(target: str, name: str) -> str:
+    """The target of the link that shows entry `name` of a fold linking to
+    `target`, made one directory deeper than the fold's own link."""
+    return os.path.join(target, name) if os.path.isabs(target) else os.path.join("..", target, name)
+
+
+def chain(path: str, linked: Iterable[Fold], protected: Protected) -> tuple[Fold, ...]:
+    """The folds to unfold, outermost first, before `path` is written: the
+    first linked parent that is a fold, then every directory below it on the
+    way to `path` (each a link once its parent is unfolded). Raises when the
+    write would reach a protected path through a link that is no fold."""
+    linked = tuple(linked)
+    if not linked:
+        return ()
+    parent = os.path.dirname(path)
+    for link, target in linked:
+        if not protected.covers(os.path.realpath(link)):
+            continue
+        out = [(link, target)]
+        here, here_target = link, target
+        for name in os.path.relpath(parent, link).split(os.sep):
+            if name == ".":
+                break
+            down = os.path.join(here, name)
+            if not os.path.isdir(down):  # through the fold: it is in the repository
+                break
+            here_target = entry_target(here_target, name)
+            here = down
+            out.append((here, here_target))
+        return tuple(out)
+    if protected.covers(os.path.join(os.path.realpath(parent), os.path.basename(path))):
+        link = linked[-1][0]
+        raise ResourceError(
+            f"it would be written into {abbreviate(os.path.realpath(path))} through the link "
+            f"{abbreviate(link)}; syslua never writes into the repository through a link"
+        )
+    return ()
+
+
+def state_after(path: str, folds: tuple[Fold, ...]) -> FileState:
+    """What `path` will be once its folds are unfolded: a link to what the
+    fold showed there, or nothing."""
+    inner, target = folds[-1]
+    name = os.path.relpath(path, inner)
+    if os.sep in name or not os.path.lexists(path):
+        return FileState(path, ABSENT)
+    st = os.lstat(inner)  # the fold's own link (or the directory it became)
+    return FileState(
+        path, LINK, link_target=entry_target(target, name), uid=st.st_uid, gid=st.st_gid
+    )
+
+
+def notes(folds: tuple[Fold, ...]) -> list[str]:
+    return (
+        [f"{abbreviate(folds[0][0])}: a link into the repository (stow?); will become a directory"]
+        if folds
+        else []
+    )
+
+
+def unfold(
+    folds: tuple[Fold, ...],
+    before_change: Callable[[str], None],
+    before_changes: Callable[[list[str]], None],
+) -> None:
+    """Replace each fold, outermost first, with a directory of links to what
+    it showed (the directory's mode is what the fold showed, its owner the
+    link's). One another item unfolded already is left as it is; one that
+    now links elsewhere fails the item."""
+    with _unfolding:
+        for link, target in folds:
+            try:
+                now = os.readlink(link)
+            except OSError:
+                if os.path.isdir(link):
+                    continue  # unfolded already
+                return  # gone: the rest is made as missing parents are
+            if now != target:
+                raise ResourceError(
+                    f"{abbreviate(link)} links to {now} now, not to {target} as when planned"
+                )
+            names = sorted(os.listdir(link))
+            st, shown = os.lstat(link), os.stat(link)
+            before_change(link)
+            os.unlink(link)
+            os.mkdir(link, 0o700)
+            os.chmod(link, stat.S_IMODE(shown.st_mode))
+            _chown(link, st.st_uid, st.st_gid)
+            entries = [os.path.join(link, n) for n in names]
+            before_changes(entries)
+            for name, entry in zip(names, entries, strict=True):
+                os.symlink(entry_target(target, name), entry)
+                _chown(entry, st.st_uid, st.st_gid)
+
+
+def refold(link: str, target: str, before_change: Callable[[str], None]) -> str | None:
+    """Put the fold at `link` back when its directory holds nothing but links
+    the unfolding made (one it lacks, the fold shows again). Otherwise it
+    stays a directory, with a link made for each entry of the fold it lacks
+    (nothing the fold showed disappears), and a note says why."""
+    try:
+        if os.path.islink(link) or not os.path.isdir(link):
+            return None
+        names = os.listdir(link)
+    except OSError:
+        return None
+    real = os.path.join(os.path.dirname(link), target)
+    if not os.path.isdir(real):
+        return f"{abbreviate(link)} stays a directory: the link it was pointed to {target}, which is gone"
+    for name in names:
+        entry = os.path.join(link, name)
+        try:
+            ours = os.readlink(entry) == entry_target(target, name)
+        except OSError:
+            ours = False
+        if not ours:
+            _relink_missing(link, target, real, names, before_change)
+            return f"{abbreviate(link)} stays a directory: it holds {name}, which syslua does not manage"
+    for name in names:
+        before_change(os.path.join(link, name))
+    before_change(link)
+    for name in names:
+        os.unlink(os.path.join(link, name))
+    st = os.lstat(link)
+    os.rmdir(link)
+    os.symlink(target, link)
+    _chown(link, st.st_uid, st.st_gid)
+    return None
+
+
+def _relink_missing(
+    link: str, target: str, real: str, names: list[str], before_change: Callable[[str], None]
+) -> None:
+    st = os.lstat(link)
+    for name in sorted(set(os.listdir(real)) - set(names)):
+        entry = os.path.join(link, name)
+        before_change(entry)
+        os.symlink(entry_target(target, name), entry)
+        _chown(entry, st.st_uid, st.st_gid)
+
+
+def unfolded(path: str, was_link: Callable[[str], str | None]) -> list[Fold]:
+    """The folds above `path` this apply unfolded, outermost first: the
+    outermost directory whose journal record (`was_link`) says it was a
+    link, then each directory below it that the fold showed (a directory of
+    the repository, unfolded in turn; one it did not show was created)."""
+    parents = []
+    parent = os.path.dirname(path)
+    while parent not in ("/", ""):
+        parents.append(parent)
+        parent = os.path.dirname(parent)
+    out: list[Fold] = []
+    for parent in reversed(parents):
+        if not out:
+            target = was_link(parent)
+            if target is not None:
+                out.append((parent, target))
+            continue
+        outer, outer_target = out[-1]
+        name = os.path.basename(parent)
+        if os.path.islink(parent) or not os.path.isdir(
+            os.path.join(os.path.dirname(outer), outer_target, name)
+        ):
+            break
+        out.append((parent, entry_target(outer_target, name)))
+    return out
+
+
+def _chown(path: str, uid: int, gid: int) -> None:
+    try:
+        os.chown(path, uid, gid, follow_symlinks=False)
+    except PermissionError:
+        pass  # not root: the owner is ours, as the link's was

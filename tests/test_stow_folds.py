@@ -1,0 +1,250 @@
+"""Nothing is ever written into the repository through a link (issue 21, point 1).
+
+GNU stow folds a directory that only one package owns into one link into the
+repository (`~/.config/git -> ../../dotfiles/git/.config/git`). A declared
+path below such a fold would be written through it, into the repository. The
+fold is unfolded instead: it becomes a real directory whose entries are links
+to where the fold pointed, and then the declared entries are managed; the
+fold comes back, as the same link, on rollback and destroy.
+
+The tests install the home with the real `stow` (skipped without it) and
+check after every step that each file of the repository is byte-identical
+and `git status` is clean.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import out, tree
+
+STOW = shutil.which("stow")
+needs_stow = pytest.mark.skipif(STOW is None, reason="needs GNU stow (Debian package stow)")
+
+PACKAGES = {
+    "nvim/.config/nvim/init.lua": "require('plugins')\n",
+    "nvim/.config/nvim/lua/plugins/init.lua": "return {}\n",
+    "nvim/.config/nvim/lua/plugins/git.lua": "return { 'fugitive' }\n",
+    "git/.config/git/config": "[user]\n\tname = A\n",
+    "git/.config/git/ignore": "*.swp\n",
+    "bin/.local/bin/hello": "#!/bin/sh\necho hello\n",
+    "fun/.local/bin/fortune": "#!/bin/sh\necho luck\n",
+    "bash/.bashrc": "PS1='$ '\n",
+}
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def fingerprint(repo: Path) -> dict[str, tuple[str, int, str]]:
+    """Every entry of the repository but .git: kind, mode, content hash or link target."""
+    found = {}
+    for top, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in dirs + files:
+            p = os.path.join(top, name)
+            st = os.lstat(p)
+            rel = os.path.relpath(p, repo)
+            if os.path.islink(p):
+                found[rel] = ("link", 0, os.readlink(p))
+            elif os.path.isdir(p):
+                found[rel] = ("dir", st.st_mode & 0o7777, "")
+            else:
+                found[rel] = (
+                    "file",
+                    st.st_mode & 0o7777,
+                    hashlib.sha256(Path(p).read_bytes()).hexdigest(),
+                )
+    return found
+
+
+class Repo:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.before = fingerprint(path)
+
+    def intact(self) -> None:
+        assert fingerprint(self.path) == self.before
+        assert _git(self.path, "status", "--porcelain") == ""
+
+
+def stowed(sysenv, config: str, packages=("nvim", "git", "bin", "fun", "bash")) -> Repo:  # type: ignore[no-untyped-def]
+    repo = sysenv.home / "dotfiles"
+    for rel, text in PACKAGES.items():
+        p = repo / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        if "/bin/" in rel:
+            p.chmod(0o755)
+    (repo / "sys.lua").write_text(config)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "dotfiles")
+    assert STOW is not None
+    subprocess.run([STOW, "-d", str(repo), "-t", str(sysenv.home), *packages], check=True)
+    return Repo(repo)
+
+
+# Until a bare file{} works under the home (point 6).
+D = 'defaults { file = { owner = sys.user.name, group = sys.user.group, mode = "0644", dir_mode = "0755" } }\n'
+
+
+def home_only(entries: dict) -> dict:
+    return {k: v for k, v in entries.items() if k != "dotfiles" and not k.startswith("dotfiles/")}
+
+
+FOLDS = (
+    D
+    + """\
+file { path = "~/.config/git/config", source = "git/.config/git/config", link = true }
+file { path = "~/.config/nvim/lua/plugins/git.lua", content = "return {}\\n" }
+"""
+)
+
+
+@needs_stow
+def test_stow_made_the_folds_these_tests_are_about(sysenv):
+    stowed(sysenv, FOLDS)
+    home = sysenv.home
+    assert os.readlink(home / ".config/git") == "../dotfiles/git/.config/git"
+    assert os.readlink(home / ".config/nvim") == "../dotfiles/nvim/.config/nvim"
+    assert not (home / ".config").is_symlink()
+    assert not (home / ".local/bin").is_symlink()  # two packages share it: stow unfolded it
+
+
+@needs_stow
+def test_a_fold_is_shown_in_the_plan_and_unfolded_by_the_apply(sysenv):
+    repo = stowed(sysenv, FOLDS)
+    home = sysenv.home
+    installed = tree(home)
+    p = sysenv.run("plan", cwd=repo.path)
+    assert p.returncode == 0, out(p)
+    assert "~/.config/git: a link into the repository (stow?); will become a directory" in p.stdout
+    assert "~/.config/nvim: a link into the repository (stow?); will become a directory" in p.stdout
+    repo.intact()
+    assert tree(home) == installed
+
+    a = sysenv.run("apply", cwd=repo.path)
+    assert a.returncode == 0, out(a)
+    repo.intact()
+    # The folds are real directories now; what they showed is still there.
+    git = home / ".config/git"
+    assert git.is_dir() and not git.is_symlink()
+    assert os.readlink(git / "config") == str(repo.path / "git/.config/git/config")
+    assert os.readlink(git / "ignore") == "../../dotfiles/git/.config/git/ignore"
+    assert (git / "ignore").read_text() == "*.swp\n"
+    nvim = home / ".config/nvim"
+    assert not nvim.is_symlink() and not (nvim / "lua").is_symlink()
+    assert not (nvim / "lua/plugins").is_symlink()
+    assert (nvim / "lua/plugins/git.lua").read_text() == "return {}\n"
+    assert not (nvim / "lua/plugins/git.lua").is_symlink()
+    assert (nvim / "lua/plugins/init.lua").read_text() == "return {}\n"
+    assert (nvim / "init.lua").read_text() == "require('plugins')\n"
+    assert os.readlink(nvim / "init.lua") == "../../dotfiles/nvim/.config/nvim/init.lua"
+
+    again = sysenv.run("plan", cwd=repo.path)
+    assert "No changes" in again.stdout, out(again)
+    s = sysenv.run("status", cwd=repo.path)
+    assert s.returncode == 0, out(s)
+
+    d = sysenv.run("destroy", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert tree(home) == installed  # the folds are links again, as stow made them
+
+
+@needs_stow
+def test_rollback_puts_the_fold_back(sysenv):
+    repo = stowed(sysenv, D + 'file { path = "~/.bashrc", source = "bash/.bashrc", link = true }\n')
+    home = sysenv.home
+    assert sysenv.run("apply", cwd=repo.path).returncode == 0
+    after_first = home_only(tree(home))
+    (repo.path / "sys.lua").write_text(FOLDS)
+    _git(repo.path, "commit", "-qam", "more")
+    repo = Repo(repo.path)
+    a = sysenv.run("apply", cwd=repo.path)
+    assert a.returncode == 0, out(a)
+    repo.intact()
+    assert not (home / ".config/git").is_symlink()
+    r = sysenv.run("rollback", cwd=repo.path)
+    assert r.returncode == 0, out(r)
+    repo.intact()
+    assert home_only(tree(home)) == after_first
+
+
+@needs_stow
+def test_a_dropped_declaration_folds_the_directory_again(sysenv):
+    repo = stowed(sysenv, FOLDS)
+    home = sysenv.home
+    installed = tree(home)
+    assert sysenv.run("apply", cwd=repo.path).returncode == 0
+    (repo.path / "sys.lua").write_text(
+        D + 'file { path = "~/.bashrc", source = "bash/.bashrc", link = true }\n'
+    )
+    _git(repo.path, "commit", "-qam", "less")
+    repo = Repo(repo.path)
+    a = sysenv.run("apply", cwd=repo.path)
+    assert a.returncode == 0, out(a)
+    repo.intact()
+    now = tree(home)
+    assert now[".config/git"] == installed[".config/git"]
+    assert now[".config/nvim"] == installed[".config/nvim"]
+
+
+@needs_stow
+def test_a_file_of_ours_in_an_unfolded_directory_keeps_it_unfolded_on_removal(sysenv):
+    repo = stowed(sysenv, FOLDS)
+    home = sysenv.home
+    assert sysenv.run("apply", cwd=repo.path).returncode == 0
+    (home / ".config/git/credentials").write_text("mine\n")
+    d = sysenv.run("destroy", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert (home / ".config/git/credentials").read_text() == "mine\n"
+    # Nothing the fold showed is gone.
+    assert (home / ".config/git/config").read_text() == "[user]\n\tname = A\n"
+    assert (home / ".config/git/ignore").read_text() == "*.swp\n"
+
+
+def test_a_link_that_would_point_to_itself_is_refused(sysenv):
+    repo = sysenv.home / "dotfiles"
+    repo.mkdir()
+    (repo / "vimrc").write_text("set nu\n")
+    (repo / "sys.lua").write_text(
+        D + 'file { path = "~/dotfiles/vimrc", source = "vimrc", link = true }\n'
+    )
+    before = tree(sysenv.home)
+    p = sysenv.run("plan", cwd=repo)
+    assert "! file ~/dotfiles/vimrc" in p.stdout, out(p)
+    assert "would point to itself" in p.stdout
+    a = sysenv.run("apply", cwd=repo)
+    assert a.returncode == 1, out(a)
+    assert "would point to itself" in out(a)
+    assert tree(sysenv.home) == before
+
+
+def test_a_link_to_a_loop_is_refused(sysenv):
+    repo = sysenv.home / "dotfiles"
+    repo.mkdir()
+    os.symlink("b", repo / "a")
+    os.symlink("a", repo / "b")
+    (repo / "sys.lua").write_text(D + 'file { path = "~/.a", source = "a", link = true }\n')
+    before = tree(sysenv.home)
+    p = sysenv.run("plan", cwd=repo)
+    assert "! file ~/.a" in p.stdout, out(p)
+    assert "is a symlink loop" in p.stdout
+    a = sysenv.run("apply", cwd=repo)
+    assert a.returncode == 1, out(a)
+    assert tree(sysenv.home) == before
