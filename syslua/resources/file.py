@@ -534,8 +534,8 @@ class FileType(
                     # What is there now lies behind a symlink that the tree
                     # replaces with a real directory: this path will be new.
                     state = FileState(item.key, ABSENT)
-                if ensure == "link":
-                    _check_link(item, state, ctx)
+            if ensure == "link":
+                _check_link(item, state, ctx)
             differences = tuple(self._differences(item, state, ctx, source_size=source_size))
             if unfolds and not differences:
                 differences = ("in a directory that will be unfolded",)
