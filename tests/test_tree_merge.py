@@ -288,3 +288,25 @@ def test_glob_double_star_looks_inside_dot_folders(sysenv):
     # within a name, `*` still skips a leading dot, as in a shell
     assert values["TOP"] == "neovim/README"
     assert values["DOT"] == "neovim/.config neovim/.luarc.json"
+
+
+def test_a_declaration_without_a_source_applies_to_every_tree(sysenv):
+    # the docs' recipe for whole packages: one line for the home's mode, a loop for the packages
+    w = sysenv.work
+    put(w / "packages" / "neovim" / ".config" / "nvim" / "init.lua", "x\n")
+    put(w / "packages" / "git" / ".gitconfig", "[user]\n")
+    put(w / "packages" / "git" / "notes.md", "mine\n")
+    put(w / "packages" / "git" / ".config" / "git" / "ignore", "*.swp\n")
+    os.chmod(sysenv.home, 0o700)
+    body = (
+        'file { path = "~", dir_mode = "0700", ignore = { "*.md" } }\n'
+        'for _, pkg in ipairs(sys.glob("packages/*/")) do\n'
+        '  file { path = "~", source = pkg, link = true }\n'
+        "end\n"
+    )
+    apply(sysenv, body)
+    h = sysenv.home
+    assert mode_of(h) == 0o700 and mode_of(h / ".config") == 0o700
+    assert os.readlink(h / ".config/git/ignore") == f"{w}/packages/git/.config/git/ignore"
+    assert not (h / "notes.md").exists()  # ignored in every tree
+    assert "No changes" in sysenv.run("apply").stdout
