@@ -310,3 +310,12 @@ def test_a_declaration_without_a_source_applies_to_every_tree(sysenv):
     assert os.readlink(h / ".config/git/ignore") == f"{w}/packages/git/.config/git/ignore"
     assert not (h / "notes.md").exists()  # ignored in every tree
     assert "No changes" in sysenv.run("apply").stdout
+
+
+def test_an_error_in_one_tree_points_at_its_own_declaration(sysenv):
+    packages(sysenv)
+    os.symlink("nowhere", sysenv.work / "fun" / ".local" / "bin" / "broken")
+    message = refused(sysenv, 'file { path = "~/.local/bin", dir_mode = "0755" }\n' + BIN + FUN)
+    assert "sys.lua:5: file ~/.local/bin: the source tree holds a broken symlink" in message, (
+        message
+    )

@@ -111,7 +111,10 @@ def _join(run: list[tuple[Item, list[Decl]]]) -> Expansion:
     sch = schema.of(run[0][0].type)
     parts = []
     for item, group in run:
-        found = _expand(item, group, tuple(sorted(d.source for d in group)))
+        # An error in one layer points at the declaration that gave its body
+        # (its `source`), not at one every layer shares.
+        own = [d.source for d in group if sch.slots & d.props.keys()] or [d.source for d in group]
+        found = _expand(item, group, tuple(sorted(own)))
         assert found is not None, f"{item.id}: a layer that does not expand"
         parts.append((found, group))
     return sch.join(run[0][0].key, parts)
