@@ -79,7 +79,8 @@ function sys.readFile(path) end
 function sys.readDir(path) end
 
 ---The paths matching a pattern (`*`, `?`, `[...]`, `**`), sorted; relative to sys.dir
----when the pattern is; recorded as a config input.
+---when the pattern is; recorded as a config input. `*` skips names starting with `.`;
+---`**` goes into dot folders.
 ---@param pattern string
 ---@return string[]
 function sys.glob(pattern) end

@@ -242,12 +242,13 @@ _MAGIC = rb"[*?[]"  # compiled by `re` on first use (and cached there), not at e
 
 def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
     """`sys.glob`: (True, matches joined by NUL, the directory listed first),
-    sorted; a relative pattern matches below `root` and gives relative paths."""
-    import glob
+    sorted; a relative pattern matches below `root` and gives relative paths
+    (`eval/globbing.py`: `**` looks inside dot folders)."""
+    from syslua.eval import globbing
 
     try:
-        found = sorted(glob.glob(pattern, root_dir=root, recursive=True))
-    except (OSError, ValueError, re.error) as e:
+        found = globbing.match(pattern, root)
+    except (OSError, ValueError) as e:
         return False, str(e).encode("utf-8", "replace"), b""
     parts = pattern.split(b"/")
     fixed = []

@@ -1,8 +1,9 @@
 """From merged items to the manifest, and the rules that need all of it.
 
 1. An item whose kind expands it (a file with a directory `source`: a tree)
-   stands for its members; a path both declared and inside a tree is an
-   error.
+   stands for its members; the layers merge made of one key (trees from
+   several sources into one directory) are expanded one by one and joined
+   by their kind; a path both declared and inside a tree is an error.
 2. A `subscribe` to an item nobody declared, in an item only CCM manifests
    declared, is dropped with a warning (CCM accepts it; it never triggers).
 3. The manifest: items sorted by id, where each was declared, what was read.
@@ -42,9 +43,13 @@ def assemble(
         item.id: (g[0].source,) if len(g) == 1 else tuple(sorted({d.source for d in g}))
         for item, g in merged
     }
+    runs = _runs(merged)
+    for ident, run in runs.items():
+        if len(run) > 1:  # layers: every declaration of the key
+            sources[ident] = tuple(sorted({d.source for _, g in run for d in g}))
     warnings = list(warnings)
-    items, read = _expand_all(merged, sources)
-    ccm = {item.id for item, g in merged if _from_ccm(g)}
+    items, read = _expand_all(runs, sources)
+    ccm = {ident for ident, run in runs.items() if all(_from_ccm(g) for _, g in run)}
     _loose_subscriptions(items, ccm, sources, warnings)
     items.sort(key=lambda i: i.id)
     manifest = Manifest(
@@ -69,16 +74,25 @@ def _from_ccm(group: list[Decl]) -> bool:
     return all(d.context is not None and d.context.ccm for d in group)
 
 
+def _runs(merged: Sequence[tuple[Item, list[Decl]]]) -> dict[str, list[tuple[Item, list[Decl]]]]:
+    """The merged items by id: one, or the layers of one key."""
+    runs: dict[str, list[tuple[Item, list[Decl]]]] = {}
+    for item, group in merged:
+        runs.setdefault(item.id, []).append((item, group))
+    return runs
+
+
 def _expand_all(
-    merged: Sequence[tuple[Item, list[Decl]]], sources: dict[str, tuple[Source, ...]]
+    runs: dict[str, list[tuple[Item, list[Decl]]]], sources: dict[str, tuple[Source, ...]]
 ) -> tuple[list[Item], list[str]]:
-    """The items, each expanded by its kind (a tree into its members), and
-    the files expanding read."""
+    """The items, each expanded by its kind (a tree into its members; the
+    layers of a key joined), and the files expanding read."""
     items: list[Item] = []
     expanded: list[tuple[Expansion, Item]] = []
     read: list[str] = []
-    for item, group in merged:
-        found = _expand(item, group, sources[item.id])
+    for run in runs.values():
+        item, group = run[0]
+        found = _expand(item, group, sources[item.id]) if len(run) == 1 else _join(run)
         if found is None:
             items.append(item)
             continue
@@ -90,6 +104,20 @@ def _expand_all(
     if expanded:
         _add_members(items, expanded, sources)
     return items, read
+
+
+def _join(run: list[tuple[Item, list[Decl]]]) -> Expansion:
+    """The layers of one key, each expanded, joined by their kind."""
+    sch = schema.of(run[0][0].type)
+    parts = []
+    for item, group in run:
+        # An error in one layer points at the declaration that gave its body
+        # (its `source`), not at one every layer shares.
+        own = [d.source for d in group if sch.slots & d.props.keys()] or [d.source for d in group]
+        found = _expand(item, group, tuple(sorted(own)))
+        assert found is not None, f"{item.id}: a layer that does not expand"
+        parts.append((found, group))
+    return sch.join(run[0][0].key, parts)
 
 
 def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> Expansion | None:
@@ -119,13 +147,15 @@ def _add_members(
     """Add the items of every tree; a path both declared and inside a tree is an error."""
     where = {i.id: f"at {sources[i.id][0]}" for i in items}
     for found, decl in expanded:
-        mine = f"as part of the tree {_label(decl)} at {sources[decl.id][0]}"
         for member in found.items:
+            # A member of joined trees was declared by its own tree.
+            declared = found.declared.get(member.id, sources[decl.id])
+            mine = f"as part of the tree {_label(decl)} at {declared[0]}"
             other = where.get(member.id)
             if other is not None:
                 raise ConfigError(
                     f"{_label(member)} is declared twice: {other}, and {mine}",
-                    sources[decl.id][0],
+                    declared[0],
                     hint="Add it to the tree's `ignore` to declare it on its own.",
                 )
             items.append(member)
@@ -133,7 +163,7 @@ def _add_members(
                 where[member.id] = f"at {sources[decl.id][0]}"
             else:
                 where[member.id] = mine
-                sources[member.id] = sources[decl.id]
+                sources[member.id] = declared
 
 
 def _loose_subscriptions(

@@ -9,13 +9,19 @@ priority are ordered by value, so the result never depends on the order in
 which declarations were evaluated. The kind's schema then completes the
 item (defaults, required properties, its rules); `manifest/assemble.py`
 makes the manifest of the merged items.
+
+A kind may split the declarations of one key into layers (`TypeSchema.layers`:
+file trees from several sources into one directory). Each layer is an item
+of that key: the properties its kind keeps per layer (`layered`) are merged
+within the layer, all others across every declaration of the key, so the
+layers agree on them; `assemble` joins the layers once expanded.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from syslua.errors import ConfigError, Source
@@ -39,16 +45,23 @@ class ConflictError(ConfigError):
     """Two declarations give different values at the same winning priority."""
 
 
-def _conflict(
-    sch: TypeSchema, key: str, name: str, prio: int, entries: list[tuple[Any, Source]]
+FORCE_HINT = "Use lib.mkForce() to override, or lib.mkDefault() to provide a fallback."
+
+
+def conflict(
+    sch: TypeSchema,
+    key: str,
+    name: str,
+    prio: int,
+    entries: list[tuple[Any, Source]],
+    hint: str = FORCE_HINT,
 ) -> ConflictError:
+    """`Conflicting values for file#~/x.mode at priority 900:`, then each
+    value with the declaration that gave it."""
     lines = [f"Conflicting values for {sch.subject(key, name)} at priority {prio}:"]
     for value, source in sorted(entries, key=lambda e: e[1]):
         lines.append(f"  - {_short(value)} (declared at {source})")
-    return ConflictError(
-        "\n".join(lines),
-        hint="Use lib.mkForce() to override, or lib.mkDefault() to provide a fallback.",
-    )
+    return ConflictError("\n".join(lines), hint=hint)
 
 
 def _merge_property(group: list[Decl], slot: str, mergeable: bool, sch: TypeSchema) -> Any:
@@ -76,7 +89,7 @@ def _merge_property(group: list[Decl], slot: str, mergeable: bool, sch: TypeSche
         alternatives = slot in sch.slots  # {name: value}: shown as the value, named by its name
         shown = [(next(iter(v.values())) if alternatives else v, d.source) for v, d in winners]
         name = "/".join(sorted({k for v, _ in winners for k in v})) if alternatives else slot
-        raise _conflict(sch, d0.key, name, best, shown)
+        raise conflict(sch, d0.key, name, best, shown)
     return winners[0][0]
 
 
@@ -88,32 +101,69 @@ def _mergeable(sch: TypeSchema, key: str, slot: str) -> bool:
 def merge_group(group: list[Decl]) -> Item:
     """Merge the declarations of one (kind, key) into an Item."""
     d0 = group[0]
-    type_, key = d0.type, d0.key
-    sch = schema.of(type_)
+    sch = schema.of(d0.type)
+    props = _merged(group, sch)
+    props = sch.complete(
+        d0.key,
+        props,
+        d0.source if len(group) == 1 else min(d.source for d in group),
+        lambda slot: _written(group, slot),
+    )
+    return _make_item(d0.type, d0.key, props, group)
+
+
+def _merged(
+    group: list[Decl], sch: TypeSchema, keep: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    """The merged properties of `group` (only the slots `keep` accepts, when given)."""
+    key = group[0].key
     props: dict[str, Any] = {}
     if len(group) == 1:
         # One declaration: nothing to compare, only its own lists to de-duplicate.
-        for slot, (_, value) in d0.props.items():
+        for slot, (_, value) in group[0].props.items():
+            if keep is not None and not keep(slot):
+                continue
             if isinstance(value, list) and _mergeable(sch, key, slot):
                 value = _merge_property(group, slot, True, sch)
             if slot in sch.slots:
                 props.update(value)
             else:
                 props[slot] = value
-    else:
-        for slot in sorted({s for d in group for s in d.props}):
-            value = _merge_property(group, slot, _mergeable(sch, key, slot), sch)
-            if slot in sch.slots:
-                props.update(value)
-            else:
-                props[slot] = value
-    props = sch.complete(
-        key,
-        props,
-        d0.source if len(group) == 1 else min(d.source for d in group),
-        lambda slot: _written(group, slot),
-    )
-    return _make_item(type_, key, props, group)
+        return props
+    for slot in sorted({s for d in group for s in d.props}):
+        if keep is not None and not keep(slot):
+            continue
+        value = _merge_property(group, slot, _mergeable(sch, key, slot), sch)
+        if slot in sch.slots:
+            props.update(value)
+        else:
+            props[slot] = value
+    return props
+
+
+def merge_layers(group: list[Decl], layers: list[list[Decl]]) -> list[tuple[Item, list[Decl]]]:
+    """One item per layer of `group` (see the module's docstring), each with
+    the declarations it merged."""
+    d0 = group[0]
+    sch = schema.of(d0.type)
+    own = sch.layered
+    shared = _merged(group, sch, lambda slot: slot not in own)
+    out = []
+    for layer in layers:
+        props = {**shared, **_merged(layer, sch, lambda slot: slot in own)}
+        props = sch.complete(
+            d0.key,
+            props,
+            min(d.source for d in layer),
+            _written_in(layer, group, own),
+        )
+        out.append((_make_item(d0.type, d0.key, props, layer), layer))
+    return out
+
+
+def _written_in(layer: list[Decl], group: list[Decl], own: frozenset[str]) -> Callable[[str], bool]:
+    """`written` of a layer: its own slots by its declarations, the others by all."""
+    return lambda slot: _written(layer if slot in own else group, slot)
 
 
 def _written(group: list[Decl], slot: str) -> bool:
@@ -123,11 +173,19 @@ def _written(group: list[Decl], slot: str) -> bool:
 
 def merge(decls: Iterable[Decl]) -> list[tuple[Item, list[Decl]]]:
     """Merge every declaration: each item with the declarations it merged, in
-    the order their keys were first declared (`assemble` makes the manifest)."""
+    the order their keys were first declared, the layers of a key one after
+    the other (`assemble` makes the manifest)."""
     groups: dict[tuple[str, str], list[Decl]] = defaultdict(list)
     for d in decls:
         groups[(d.type, d.key)].append(d)
-    return [(merge_group(g), g) for g in groups.values()]
+    out: list[tuple[Item, list[Decl]]] = []
+    for g in groups.values():
+        layers = schema.of(g[0].type).layers(g) if len(g) > 1 else None
+        if layers is None:
+            out.append((merge_group(g), g))
+        else:
+            out.extend(merge_layers(g, layers))
+    return out
 
 
 def _make_item(type_: str, key: str, props: dict[str, Any], group: list[Decl]) -> Item:

@@ -13,6 +13,7 @@ the kind's rules as methods a schema may override:
 | `required_for` | the merged item                        | the required properties |
 | `finish`       | the merged item, after defaults        | nothing |
 | `expand`       | the merged item: one item or many (a tree) | one |
+| `layers`, `join` | declarations of one key that stay apart (trees into one directory), and their expansions | one item |
 | `check_all`    | the whole manifest                     | nothing |
 | `label`, `subject` | messages about an item             | `file ~/x`, `file#/x.mode` |
 
@@ -46,6 +47,7 @@ from syslua.paths import abbreviate
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
     from syslua.manifest.tree import Expansion
+    from syslua.manifest.validate import Decl
 
 __all__ = ["Context", "Invalid", "Prop", "TypeSchema", "of"]
 
@@ -191,6 +193,21 @@ class TypeSchema:
         """The items one declaration stands for, when more than itself (a
         tree's members); `roots`: the template roots of its manifest."""
         return None
+
+    # The slots a layer keeps for itself (see `layers`); the others are
+    # merged across all declarations of the key.
+    layered: frozenset[str] = frozenset()
+
+    def layers(self, group: list[Decl]) -> list[list[Decl]] | None:
+        """The declarations of one key split into layers, each merged into an
+        item of its own and expanded, then joined (`join`); None: one item.
+        A declaration may belong to several layers."""
+        return None
+
+    def join(self, key: str, parts: list[tuple[Expansion, list[Decl]]]) -> Expansion:
+        """One expansion of the expansions of a key's layers, each with the
+        declarations its layer merged (only called when `layers` split them)."""
+        raise NotImplementedError(f"{self.name} items have no layers")
 
     def check_all(self, manifest: Manifest) -> None:
         """Rules between the items of the kind in a whole manifest."""

@@ -24,14 +24,21 @@ Modes (SPEC section 5): a tree's file whose source has an execute bit gets
 Per member this costs one directory entry and one `stat` of its source (for
 the execute bit); nothing is read twice, and nothing is compared between
 members.
+
+Several trees rooted at one directory (stow packages `bin` and `fun` both
+into `~/.local/bin`; merge keeps their declarations apart as layers) are
+expanded one by one and then joined (`join`): one root that lists every
+source (`sources`), the members of each, and the directories they share
+made once. A path two of them hold otherwise is a conflict.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from syslua.errors import Source, display_path
 from syslua.eval import template as templating
 from syslua.manifest.model import Item, freeze, freeze_owned
 
@@ -56,6 +63,8 @@ class Expansion:
         self.items: list[Item] = [] if items is None else items
         self.inputs: list[str] = [] if inputs is None else inputs
         self.members = members
+        # Joined trees: where each member was declared (its trees' declarations).
+        self.declared: dict[str, tuple[Source, ...]] = {}
 
 
 def traversable(mode: str) -> str:
@@ -243,3 +252,122 @@ def _tree(item: Item, source: str, roots: Mapping[str, Any] | None) -> Expansion
 
 def is_root(item: Item) -> bool:
     return bool(item.props.get("tree"))
+
+
+# What a joined root keeps of each tree (its `sources` entries); the rest of
+# the roots' properties are the same in every tree, or a conflict.
+LAYERED = ("source", "ignore", "link", "template", "dir_mode")
+
+# Makes the conflict error: (key, property, [(value, declared at)], hint).
+Fail = Callable[[str, str, list[tuple[Any, Source]], str], Exception]
+
+
+def join(parts: Sequence[tuple[Expansion, tuple[Source, ...]]], fail: Fail) -> Expansion:
+    """One tree of the trees in `parts` (each expansion with its declarations),
+    which all have the same root: every member of each, a directory they
+    share made once, and a root listing each tree's source."""
+    out = Expansion()
+    at: dict[str, int] = {}  # member id -> its place in out.items
+    holders: dict[str, list[int]] = {}  # member id -> the parts that hold it
+    roots: list[Item] = []
+    for n, (found, _) in enumerate(parts):
+        out.inputs.extend(found.inputs)
+        *members, root = found.items
+        roots.append(root)
+        for m in members:
+            i = at.get(m.id)
+            if i is None:
+                at[m.id] = len(out.items)
+                out.items.append(m)
+                holders[m.id] = [n]
+                continue
+            first = holders[m.id][0]
+            out.items[i] = _shared(
+                out.items[i], m, (roots[first], parts[first][1][0]), (root, parts[n][1][0]), fail
+            )
+            holders[m.id].append(n)
+    out.members = len(out.items)
+    out.items.append(_joint_root(roots, [where[0] for _, where in parts], fail))
+    out.declared = {
+        mid: tuple(sorted({s for n in ns for s in parts[n][1]})) for mid, ns in holders.items()
+    }
+    return out
+
+
+def _shared(
+    a: Item, b: Item, tree_a: tuple[Item, Source], tree_b: tuple[Item, Source], fail: Fail
+) -> Item:
+    """The member two trees both hold: a directory made once when they agree
+    on it; anything else is a conflict."""
+    if a.get("ensure") == b.get("ensure") == "directory":
+        if a.props == b.props:
+            return Item(
+                a.type,
+                a.key,
+                a.props,
+                a.parent,
+                a.noop and b.noop,
+                a.health_check_only and b.health_check_only,
+            )
+        name = next(k for k in sorted({*a.props, *b.props}) if a.get(k) != b.get(k))
+        raise fail(
+            a.key,
+            "dir_mode" if name == "mode" else name,
+            [(a.get(name), tree_a[1]), (b.get(name), tree_b[1])],
+            "Both trees hold this directory: give their declarations the same `dir_mode`.",
+        )
+    rel = a.key[len(tree_a[0].key.rstrip("/")) + 1 :]
+
+    def held(member: Item, tree: tuple[Item, Source]) -> tuple[str, Source]:
+        path = display_path(tree[0].get("source").rstrip("/") + "/" + rel)
+        return (path + "/" if member.get("ensure") == "directory" else path), tree[1]
+
+    raise fail(
+        a.key,
+        "source",
+        [held(a, tree_a), held(b, tree_b)],
+        f'Take it from one tree only: add "{rel}" to the `ignore` of the other declaration.',
+    )
+
+
+def _joint_root(roots: list[Item], where: list[Source], fail: Fail) -> Item:
+    """The root of joined trees: what every tree's root says of the directory,
+    and each tree's own `sources` entry, in the order of their sources."""
+    first = roots[0]
+    shared = {k: v for k, v in first.props.items() if k not in LAYERED}
+    for root, at in zip(roots[1:], where[1:], strict=True):
+        other = {k: v for k, v in root.props.items() if k not in LAYERED}
+        if other != shared:
+            name = next(k for k in sorted({*shared, *other}) if shared.get(k) != other.get(k))
+            raise fail(
+                first.key,
+                "dir_mode" if name == "mode" else name,
+                [(shared.get(name), where[0]), (other.get(name), at)],
+                "The trees share this directory: give their declarations the same "
+                f"`{'dir_mode' if name == 'mode' else name}`.",
+            )
+    layers = sorted(
+        ({k: root.props[k] for k in LAYERED if k in root.props} for root in roots),
+        key=lambda layer: str(layer["source"]),
+    )
+    # As for any item several declarations merge: brought in by an apply only
+    # when no tree was declared at the top.
+    parents = sorted({r.parent for r in roots if r.parent is not None})
+    parent = None if any(r.parent is None for r in roots) else parents[0]
+    return Item(
+        first.type,
+        first.key,
+        freeze({**shared, "sources": layers}),
+        parent,
+        all(r.noop for r in roots),
+        all(r.health_check_only for r in roots),
+    )
+
+
+def sources(root: Item) -> list[str]:
+    """The source directories of a tree's root: one, or those of joined trees."""
+    layers = root.get("sources")
+    if layers:
+        return [str(layer["source"]) for layer in layers]
+    source = root.get("source")
+    return [str(source)] if source else []

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from syslua.errors import ConfigError, StateError
+from syslua.errors import ConfigError, StateError, display_path
 from syslua.fsutil import CHUNK
 from syslua.manifest import tree
 from syslua.manifest.checks import (
@@ -100,6 +100,7 @@ from syslua.state.restore import restore_path
 from syslua.state.store import PACK_MAX, Store
 
 if TYPE_CHECKING:
+    from syslua.manifest.validate import Decl
     from syslua.resources.providers import FileProvider
 
 # The provider, reached only through its protocol: mypy checks file_posix against it.
@@ -294,6 +295,39 @@ class _FileSchema(TypeSchema):
         except tree.TreeError as e:
             raise Invalid(str(e)) from None
 
+    # What each of several trees into one directory keeps for itself.
+    layered = frozenset(("body", "ignore", "link", "template", "mode", "dir_mode"))
+
+    def layers(self, group: list[Decl]) -> list[list[Decl]] | None:
+        """Trees from several directory sources into one path (stow packages
+        that share a target): a layer per source at the winning priority,
+        each with the declarations that give it; a declaration that gives no
+        source, or one that loses, is part of every layer. None: the sources
+        do not make trees (they conflict as any two values do)."""
+        winners = _winning_sources(group)
+        if len(winners) < 2 or not all(os.path.isdir(s) for s in winners):
+            return None
+        own = {id(d) for decls in winners.values() for d in decls}
+        return [
+            [d for d in group if id(d) not in own or any(d is w for w in winners[source])]
+            for source in sorted(winners)
+        ]
+
+    def join(self, key: str, parts: list[tuple[tree.Expansion, list[Decl]]]) -> tree.Expansion:
+        """Trees into one directory, joined (`tree.join`); a conflict is told
+        at the priority of their sources, naming their declarations."""
+        from syslua.manifest.merge import conflict
+
+        where = []
+        prio = 0
+        for _, group in parts:
+            ((prio, decls),) = _winning(group).items()
+            where.append(tuple(sorted(d.source for d in decls)))
+        return tree.join(
+            [(found, at) for (found, _), at in zip(parts, where, strict=True)],
+            lambda k, name, entries, hint: conflict(self, k, name, prio, entries, hint),
+        )
+
     def check_all(self, manifest: Manifest) -> None:
         """A file cannot live inside a path declared absent or as a regular file."""
         files = {i.key: i for i in manifest.of_type(self.name)}
@@ -321,6 +355,27 @@ class _FileSchema(TypeSchema):
 
     def subject(self, key: str, prop: str) -> str:
         return f"{self.name}#{escaped(abbreviate(key))}.{prop}"
+
+
+def _winning(group: list[Decl]) -> dict[int, list[Decl]]:
+    """The declarations giving `content` or `source` at the winning priority, by it."""
+    bodies = [(d.props["body"][0], d) for d in group if "body" in d.props]
+    if not bodies:
+        return {}
+    best = min(p for p, _ in bodies)
+    return {best: [d for p, d in bodies if p == best]}
+
+
+def _winning_sources(group: list[Decl]) -> dict[str, list[Decl]]:
+    """The winning declarations by the `source` each gives ({} when one gives `content`)."""
+    out: dict[str, list[Decl]] = {}
+    for decls in _winning(group).values():
+        for d in decls:
+            source = d.props["body"][1].get("source")
+            if source is None:
+                return {}
+            out.setdefault(source, []).append(d)
+    return out
 
 
 def _is_link(props: Mapping[str, Any]) -> bool:
@@ -1218,7 +1273,8 @@ def _decide_root(status: Status, own: Decision) -> Decision:
 
 
 def _tree_note(root: Item, decision: Decision, members: Sequence[tuple[Item, Decision]]) -> str:
-    """`tree: 30 files, 6 directories` or `tree: 2 updated, 1 added, 1 removed`."""
+    """`tree: 30 files, 6 directories` or `tree: 2 updated, 1 added, 1 removed`;
+    joined trees add their sources (`from bin/.local/bin, fun/.local/bin`)."""
     kinds: dict[str, int] = {}
     count = {CREATE: 0, UPDATE: 0, REMOVE: 0, FAIL: 0}
     for item, d in members:
@@ -1242,6 +1298,8 @@ def _tree_note(root: Item, decision: Decision, members: Sequence[tuple[Item, Dec
         if count[FAIL]:
             parts.append(f"{count[FAIL]} cannot be applied")
         text = "tree: " + ", ".join(parts)
+    if root.get("sources"):  # joined trees: say which
+        text += " from " + ", ".join(abbreviate(display_path(s)) for s in tree.sources(root))
     # The root directory's own change (a mode, an owner, a failure) comes
     # first in its reason; what is said of members starts with a digit.
     own = decision.reason.partition("; ")[0] if decision.action in (CREATE, UPDATE, FAIL) else ""
