@@ -420,8 +420,9 @@ def test_json_events_of_an_apply_name_each_member(sysenv):
 
 def test_a_stow_style_link_at_the_root_becomes_a_real_directory(sysenv):
     """~/.config/nvim is a symlink into the repository (as stow leaves it): the
-    tree replaces the link with a directory of copies, never writing through
-    it, and the link comes back on failure and on removal."""
+    tree unfolds the link into a directory, replaces what it showed with
+    copies, never writing through it, and the link comes back on failure and
+    on removal."""
     src = nvim_source(sysenv)
     repo = tree(src)
     (sysenv.home / ".config").mkdir()
@@ -440,9 +441,9 @@ def test_a_stow_style_link_at_the_root_becomes_a_real_directory(sysenv):
     sysenv.write("sys.lua", HEADER + NVIM)
     lines = plan_lines(sysenv)
     assert (
-        "+ file ~/.config/nvim/ (tree: 3 files, 2 directories; is a symlink, should be a directory)"
-        in lines
-    )
+        "+ file ~/.config/nvim/ (tree: 3 updated, 2 added; is a symlink, should be a directory)"
+        " (~/.config/nvim: a link into the repository (stow?); will become a directory)"
+    ) in lines
     apply(sysenv, NVIM)
     nvim = sysenv.home / ".config" / "nvim"
     assert not nvim.is_symlink() and (nvim / "lua" / "options.lua").is_file()

@@ -581,9 +581,11 @@ class FileType(
             root = None
             if unfolds:
                 state = folds.state_after(item.key, unfolds)
-                if ensure == "directory" and state.ensure == LINK and os.path.isdir(item.key):
+            if ensure == "directory" and state.ensure == LINK and os.path.isdir(item.key):
+                if unfolds or _is_fold(item.key, ctx):
+                    # A directory that is a fold itself: unfolded, then made as declared.
                     unfolds = (*unfolds, (item.key, state.link_target or ""))
-            else:
+            if not unfolds:
                 root = _symlinked_root(item, ctx.manifest, planning.roots if planning else None)
                 if root is not None and state.exists:
                     # What is there now lies behind a symlink that the tree
@@ -980,6 +982,8 @@ class FileType(
         state = posix.status(path)
         if not state.exists:
             return "already gone"
+        if state.ensure == LINK and item.get("ensure") == "directory":
+            return "already gone"  # a fold put back in its place (`file_folds.refold`)
         if state.ensure == DIRECTORY:
             try:
                 os.rmdir(path)
@@ -1129,11 +1133,15 @@ def _folds(item: Item, links: tuple[tuple[str, str], ...], ctx: Context) -> tupl
     guard = ctx.memo(_Guard)
     if guard.protected is None:
         guard.protected = folds.Protected(ctx.manifest)
-    found = folds.chain(item.key, links, guard.protected)
-    root = tree_of(item, ctx.manifest)
-    if found and root is not None and found[0][0] == root.key:
-        return ()  # the tree's own root: it becomes a directory of the tree (`_symlinked_root`)
-    return found
+    return folds.chain(item.key, links, guard.protected)
+
+
+def _is_fold(path: str, ctx: Context) -> bool:
+    """Is the link at `path` a fold (its real path is protected)?"""
+    guard = ctx.memo(_Guard)
+    if guard.protected is None:
+        guard.protected = folds.Protected(ctx.manifest)
+    return guard.protected.covers(os.path.realpath(path))
 
 
 def _check_link(item: Item, state: FileState, ctx: Context) -> None:
