@@ -178,6 +178,28 @@ def _checkout_modes(repo: Path) -> None:
             os.chmod(path, 0o755 if path.stat().st_mode & 0o111 else 0o644)
 
 
+def _block(text: str, heading: str, lang: str) -> str:
+    """The first ```LANG block after HEADING."""
+    start = text.index(f"```{lang}\n", text.index(f"\n{heading}\n")) + len(lang) + 4
+    return text[start : text.index("```", start)]
+
+
+def _code(lua: str) -> list[str]:
+    return [ln for ln in lua.splitlines() if ln.strip() and not ln.lstrip().startswith("--")]
+
+
+@pytest.mark.parametrize(
+    "layout,heading",
+    [("stow", "### GNU stow: folds"), ("dotbot", "### dotbot: exactly what it is told")],
+)
+def test_the_recipes_in_the_guide_are_the_sys_lua_tested_here(layout, heading):
+    """docs/dotfiles.md shows, line for line, the sys.lua this file walks through a week."""
+    guide = (ROOT / "docs" / "dotfiles.md").read_text()
+    assert _code(_block(guide, heading, "lua")) == _code((DATA / layout / "sys.lua").read_text())
+    if layout == "dotbot":
+        assert _block(guide, heading, "yaml") == (DATA / layout / "install.conf.yaml").read_text()
+
+
 # -- the steps of the week, shared by the layouts -----------------------------------------
 def take_over(week: Week, *plan_lines: str) -> None:
     """`sys plan` shows PLAN_LINES, `sys apply` takes the home over; then nothing to do, no nag."""
