@@ -1,0 +1,2 @@
+# login shells read this, then the interactive settings
+[ -f ~/.bashrc ] && . ~/.bashrc

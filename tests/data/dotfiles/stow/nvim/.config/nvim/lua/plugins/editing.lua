@@ -1,0 +1,4 @@
+return {
+  { "kylechui/nvim-surround", event = "VeryLazy", opts = {} },
+  { "numToStr/Comment.nvim", keys = { "gc", "gcc" }, opts = {} },
+}
