@@ -112,6 +112,11 @@ def test_a_dotfiles_only_config_is_told_nothing_and_doctor_passes(at_home) -> No
     d = doctor(sysenv, path_bin=False)
     assert d.returncode == 1 and line_of(d, "env line").startswith("✗ env line: "), out(d)
     assert line_of(d, "PATH").startswith("✗ PATH: "), out(d)
+    # A rollback to the dotfiles-only snapshot: nothing to say again, doctor passes.
+    back = sysenv.run("rollback")
+    ok(back)
+    assert "Add this line" not in back.stdout, back.stdout
+    assert doctor(sysenv, path_bin=False).returncode == 0
 
 
 @pytest.mark.parametrize(
