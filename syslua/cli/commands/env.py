@@ -108,7 +108,10 @@ def _append(term: "Terminal", paths: "Paths", target: "RcTarget", line: str, *, 
         term.line(f"Nothing added: {target.where()} already loads syslua's env script.")
         return 0
     if target.source is not None and not target.source.is_file():
-        raise UsageError(f"{target.where()} is not a file: add this line to {rc} yourself: {line}")
+        raise UsageError(
+            f"{target.where()} is not a file: add this line where your config takes {rc} "
+            f"from: {line}"
+        )
     try:
         append_line(target.target, line)
     except OSError as e:
