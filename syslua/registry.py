@@ -29,7 +29,7 @@ GLOBAL, VARIABLES, PRIMITIVE = "global", "variables", "primitive"
 class Entry:
     """What is known of a kind without importing it. Read-only."""
 
-    __slots__ = ("name", "key", "module", "attr", "lua", "ccm", "outputs")
+    __slots__ = ("name", "key", "module", "attr", "lua", "ccm", "outputs", "shell")
 
     def __init__(
         self,
@@ -41,6 +41,7 @@ class Entry:
         lua: str = GLOBAL,  # how a Lua config declares it (GLOBAL, VARIABLES, PRIMITIVE)
         ccm: str | None = None,  # its type in CCM manifests, when they may declare it
         outputs: bool = False,  # writes files from the whole manifest after every apply
+        shell: bool = False,  # its items reach a shell through the env script only
     ) -> None:
         self.name = name
         self.key = key
@@ -49,6 +50,7 @@ class Entry:
         self.lua = lua
         self.ccm = ccm
         self.outputs = outputs
+        self.shell = shell
 
     def __repr__(self) -> str:
         return f"Entry({self.name!r}, key={self.key!r}, module={self.module!r})"
@@ -60,11 +62,11 @@ SHIPPED = (
     Entry("exec", "name", _R + "exec", "ExecType", ccm="exec"),
     Entry("apply", "name", _R + "apply", "ApplyType", ccm="apply"),
     # A store package is not CCM's `package` (an OS package: os_package's).
-    Entry("package", "name", _R + "package", "PackageType", outputs=True),
+    Entry("package", "name", _R + "package", "PackageType", outputs=True, shell=True),
     Entry("os_package", "name", _R + "os_package", "OsPackageType", ccm="package"),
     Entry("user", "name", _R + "user", "UserType", ccm="user"),
     Entry("archive", "name", _R + "archive", "ArchiveType", ccm="archive"),
-    Entry("env", "name", _R + "env", "EnvType", lua=VARIABLES, outputs=True),
+    Entry("env", "name", _R + "env", "EnvType", lua=VARIABLES, outputs=True, shell=True),
     Entry("build", "id", _R + "build", "BuildType", lua=PRIMITIVE),
     Entry("bind", "id", _R + "bind", "BindType", lua=PRIMITIVE),
 )
@@ -139,3 +141,9 @@ def ccm_types() -> dict[str, str]:
 def with_outputs() -> tuple[str, ...]:
     """The kinds whose outputs every apply writes, present or not in its manifest."""
     return tuple(e.name for e in _ENTRIES.values() if e.outputs)
+
+
+def for_the_shell() -> frozenset[str]:
+    """The kinds whose items a shell sees only once it loads the env script
+    (variables; packages, on PATH through the profile)."""
+    return frozenset(e.name for e in _ENTRIES.values() if e.shell)

@@ -98,8 +98,9 @@ def test_a_fresh_machine(sysenv) -> None:
     assert line_of(p, "env line") == (
         "✗ env line: ~/.bashrc does not exist, so it does not load syslua's env script"
     )
+    script = f"{sysenv.root}/state/env.sh"
     assert fix_of(p, "env line") == (
-        f"add this line to ~/.bashrc (it is what `sys env` prints): . '{sysenv.root}/state/env.sh'"
+        f"run `sys env --append`, or add this line to ~/.bashrc: [ -f '{script}' ] && . '{script}'"
     )
     assert line_of(p, "PATH").startswith("✗ PATH: ")
     assert line_of(p, "config").startswith("✗ config: no config file")
@@ -240,7 +241,7 @@ def test_env_line_follows_shell(healthy, shell, rc, text, passes) -> None:
     assert line.startswith("✓" if passes else "✗"), line
     if not passes:
         expected = fish_line if shell.endswith("fish") else sh_line
-        assert fix_of(p, "env line").endswith(f"(it is what `sys env` prints): {expected}")
+        assert fix_of(p, "env line").endswith(f": {expected}")
 
 
 def test_env_line_of_an_unknown_shell(healthy) -> None:

@@ -197,9 +197,17 @@ def test_scripts_exist_after_empty_apply(sysenv):
         assert path_entries(sysenv, shell) == [profile_bin, *BASE_PATH.split(":")], shell
 
 
+def sh_line_of(sysenv) -> str:
+    """The line `sys env` prints for bash, zsh and sh (the state is outside the home here)."""
+    return f"[ -f '{env_sh(sysenv)}' ] && . '{env_sh(sysenv)}'"
+
+
+def fish_line_of(sysenv) -> str:
+    return f"test -f '{env_fish(sysenv)}'; and source '{env_fish(sysenv)}'"
+
+
 def test_sys_env_prints_the_source_line(sysenv):
-    sh_line = f". '{env_sh(sysenv)}'"
-    fish_line = f"source '{env_fish(sysenv)}'"
+    sh_line, fish_line = sh_line_of(sysenv), fish_line_of(sysenv)
     for shell, line in (("bash", sh_line), ("zsh", sh_line), ("fish", fish_line)):
         res = sysenv.run("env", "--shell", shell)
         ok(res)
@@ -233,7 +241,10 @@ def test_sys_env_line_works_when_sourced(sysenv):
 
 def advice(shell: str, rc: str, line: str) -> str:
     """What an apply prints while the rc file of `$SHELL` does not load the env script."""
-    return f"Add this line to {rc} for your environment and tools:\n  {line}\n"
+    return (
+        f"Add this line to {rc} for your environment and tools, or run `sys env --append`:\n"
+        f"  {line}\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -241,7 +252,7 @@ def advice(shell: str, rc: str, line: str) -> str:
 )
 def test_apply_prints_the_rc_line_of_shell_until_its_rc_file_has_it(sysenv, monkeypatch, shell, rc):
     monkeypatch.setenv("SHELL", shell)
-    line = f". '{env_sh(sysenv)}'"
+    line = sh_line_of(sysenv)
     said = advice(shell, f"~/{rc}", line)
     sysenv.write("sys.lua", 'env { A = "1" }\n')
     first = sysenv.run("apply")
@@ -272,7 +283,7 @@ def test_apply_prints_the_rc_line_of_shell_until_its_rc_file_has_it(sysenv, monk
 def test_fish_gets_its_own_line_in_config_fish(sysenv, monkeypatch):
     monkeypatch.setenv("SHELL", "/usr/bin/fish")
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    line = f"source '{env_fish(sysenv)}'"
+    line = fish_line_of(sysenv)
     sysenv.write("sys.lua", 'env { A = "1" }\n')
     first = sysenv.run("apply")
     ok(first)
@@ -304,7 +315,8 @@ def test_the_rc_file_may_name_the_script_from_home(sysenv, monkeypatch):
     # $ZDOTDIR moves zsh's rc file.
     monkeypatch.setenv("ZDOTDIR", str(sysenv.home / "zsh"))
     said = sysenv.run("apply").stdout
-    assert "Add this line to ~/zsh/.zshrc for your environment and tools:" in said, said
+    assert "Add this line to ~/zsh/.zshrc for your environment and tools" in said, said
+    assert '  [ -f "$HOME/.syslua/state/env.sh" ] && . "$HOME/.syslua/state/env.sh"\n' in said
 
 
 def test_the_advised_line_loads_the_environment_in_bash(sysenv, monkeypatch):
@@ -315,7 +327,8 @@ def test_the_advised_line_loads_the_environment_in_bash(sysenv, monkeypatch):
     p = sysenv.run("apply")
     ok(p)
     lines = p.stdout.splitlines()
-    advised = lines[lines.index("Add this line to ~/.bashrc for your environment and tools:") + 1]
+    said = "Add this line to ~/.bashrc for your environment and tools, or run `sys env --append`:"
+    advised = lines[lines.index(said) + 1]
     (sysenv.home / ".bashrc").write_text(advised.strip() + "\n")
     r = subprocess.run(
         ["bash", "-i", "-c", "printenv A"],

@@ -4,9 +4,10 @@ and the verdict, and the exit code they go with.
 `report` ends with the verdict: "System unchanged." only when that is true;
 otherwise it names what the rollback left (commands that cannot be undone,
 paths left in place). Its table counts what a rollback undid as `rolled
-back`, never as `changed`. After a successful apply (or rollback) it prints
-the line that loads the env scripts while the rc file of `$SHELL` does not
-have it. `refuse` reports an apply that would have overwritten edits made
+back`, never as `changed`. After a successful apply (or rollback) of a
+config that declares something the shell needs, it prints the line that
+loads the env scripts while neither the rc file of `$SHELL` nor the source
+it is managed from has it. `refuse` reports an apply that would have overwritten edits made
 by hand; `interrupted_early` a run that Ctrl-C stopped before anything
 changed, `late` one it reached after every item had finished.
 """
@@ -21,7 +22,6 @@ from syslua.cli.report import make_reporter, summary_table
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter
 from syslua.execute.item import CHANGED
 from syslua.paths import Paths
-from syslua.shellrc import rc_advice
 
 FAILED = 1
 REFUSED = 2
@@ -211,14 +211,18 @@ def _verdict(term: Terminal, outcome: ApplyOutcome, verb: str) -> None:
 
 def _rc_advice(term: Terminal, outcome: ApplyOutcome, verb: str) -> None:
     """After an apply (or rollback) that succeeded: the line that loads the
-    env scripts, while the rc file of `$SHELL` does not have it."""
+    env scripts, while the config needs it and neither the rc file of
+    `$SHELL` nor its source has it (`syslua/resources/env_line.py`)."""
     if verb not in ("Apply", "Rollback"):
         return
-    advice = rc_advice(Paths.from_env(), first=outcome.env_line is not None)
+    from syslua.resources.env_line import rc_advice
+
+    manifest = outcome.plan.manifest if outcome.plan is not None else None
+    advice = rc_advice(Paths.from_env(), manifest, first=outcome.env_line is not None)
     if advice is not None:
-        where, line = advice
-        term.line(f"Add this line to {where} for your environment and tools:")
-        term.line(f"  {line}")
+        append = ", or run `sys env --append`" if advice.appendable else ""
+        term.line(f"Add this line to {advice.where} for your environment and tools{append}:")
+        term.line(f"  {advice.line}")
 
 
 def undone_counts(outcome: ApplyOutcome) -> dict[str, int]:

@@ -12,8 +12,13 @@ failure the fix. In order:
 4. failed journals: undo records kept from a rollback that could not finish;
 5. the store: every object's content matches its hash (`quick`: a sample),
    and what the current snapshot refers to is there;
-6. the env line: the rc file of `$SHELL` loads syslua's env script;
+6. the env line: the rc file of `$SHELL` (or the source the config manages
+   it from) loads syslua's env script;
 7. PATH: the profile's `bin` is on it;
+
+6 and 7 pass as `not needed` when the config (the current snapshot's, or
+before the first apply the one found) declares nothing a shell needs:
+no variables, packages or aliases, as a config of dotfiles only.
 8. the config: it is found and still evaluates.
 
 The checks only look: they take no lock, roll nothing back, and tighten no
@@ -29,9 +34,13 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syslua.errors import SysluaError
 from syslua.paths import Paths, abbreviate
+
+if TYPE_CHECKING:
+    from syslua.manifest.model import Manifest
 
 QUICK_SAMPLE = 64  # store objects hashed with `quick`
 SHOWN = 5  # paths named on a line; the rest are counted
@@ -283,14 +292,41 @@ def store(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 
 
 # -- 6. the env line --------------------------------------------------------------------
-# Which rc file a shell reads, and whether it loads the script, is
-# syslua/shellrc.py's knowledge (`sys apply` prints the line while the rc
-# file does not).
+# Which rc file a shell reads, whether it (or the source the config manages
+# it from) loads the script, and whether the config needs it at all, is
+# syslua/resources/env_line.py's knowledge (`sys apply` prints the line
+# while the rc file does not load it).
+NOT_NEEDED = "not needed (the config declares no variables, packages or aliases)"
+
+
+def _needs_shell(paths: Paths) -> tuple[bool, Manifest | None]:
+    """Whether the applied config (or, before the first apply, the config
+    found) declares something the shell needs; an unknown config does."""
+    from syslua.resources.env_line import applied_manifest, needs_shell
+
+    manifest = applied_manifest(paths) or _found_config(paths)
+    return (manifest is None or needs_shell(manifest)), manifest
+
+
+def _found_config(paths: Paths) -> Manifest | None:
+    """The manifest of the config `sys plan` would use; None when there is
+    none or it does not evaluate (the config check says so)."""
+    from syslua.execute.config import find_config
+    from syslua.manifest.resolve import Options, resolve
+
+    try:
+        return resolve(find_config(None, paths), Options(write_lock=False), paths)
+    except SysluaError:
+        return None
 
 
 def env_line(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
-    from syslua.shellrc import rc_file, rc_line, rc_loads
+    from syslua.resources.env_line import rc_target
+    from syslua.shellrc import rc_file, rc_line
 
+    needed, manifest = _needs_shell(paths)
+    if not needed:
+        return True, NOT_NEEDED, None
     env_shell = os.environ.get("SHELL", "")
     shell = os.path.basename(env_shell)
     rc = rc_file(shell) if shell else None
@@ -304,17 +340,22 @@ def env_line(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
         )
     script = paths.env_fish if shell == "fish" else paths.env_sh
     line = rc_line(paths, "fish" if shell == "fish" else "sh")
+    target = rc_target(manifest, rc)
     shown = abbreviate(str(rc))
-    fix = f"add this line to {shown} (it is what `sys env` prints): {line}"
-    if not rc.exists():
-        return False, f"{shown} does not exist, so it does not load syslua's env script", fix
-    if rc_loads(rc, script):
+    fix = f"add this line to {target.where()}: {line}"
+    if not target.inline:
+        fix = f"run `sys env --append`, or {fix}"
+    if target.loads(script):
         return True, f"{shown} loads {abbreviate(str(script))}", None
+    if not rc.exists() and target.source is None:
+        return False, f"{shown} does not exist, so it does not load syslua's env script", fix
     return False, f"{shown} does not load syslua's env script", fix
 
 
 # -- 7. PATH --------------------------------------------------------------------------
 def on_path(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
+    if not _needs_shell(paths)[0]:
+        return True, NOT_NEEDED, None
     bin_dir = paths.profile / "bin"
     entries = [e for e in os.environ.get("PATH", "").split(os.pathsep) if e]
     real = os.path.realpath(bin_dir)

@@ -14,10 +14,16 @@ In plans and reports a variable reads `+ env EDITOR: "nvim"`,
 `~ env PAGER: "more" -> "bat"`, `- env X: "old" -> unset` and, unchanged,
 `= env EDITOR: "nvim"` (a list is shown joined with `:`).
 
+The aliases of the original sys.lua's library (`syslua.environment.aliases`:
+~/.config/syslua/aliases.sh and aliases.fish), when the config declares
+them, are loaded at the end of the scripts, so the one line that loads a
+script brings them too.
+
 The line that loads the scripts goes into the rc file of the shell in
-`$SHELL`: `. '<state>/env.sh'` for bash, zsh and sh, `source
-'<state>/env.fish'` for fish (`syslua/shellrc.py`, which the command line
-uses too).
+`$SHELL` (or the file it comes from, when the config manages it): it names
+the script from `$HOME` when the state is under the home
+(`syslua/shellrc.py` writes it, `syslua/resources/env_line.py` says where
+it goes and whether the config needs it).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from syslua.resources.base import (
     Decision,
     Removal,
 )
+from syslua.resources.env_line import alias_scripts
 from syslua.resources.kind import Kind, Outputs, Removable, Scheduling
 from syslua.shellrc import fish_quote, rc_line, sh_quote
 from syslua.state.records import Original
@@ -71,6 +78,10 @@ def render_sh(manifest: Manifest, paths: Paths) -> str:
             lines.append(f'export {name}={joined}"${{{name}:+:${name}}}"\n')
         else:
             lines.append(f"export {name}={sh_quote(value)}\n")
+    aliases = alias_scripts(manifest).get("sh")
+    if aliases is not None:
+        path = sh_quote(str(aliases))
+        lines.append(f"if [ -f {path} ]; then . {path}; fi\n")
     return "".join(lines)
 
 
@@ -86,6 +97,10 @@ def render_fish(manifest: Manifest, paths: Paths) -> str:
                 lines.append(f"set -gx {name} {quoted} ${name}\n")
         else:
             lines.append(f"set -gx {name} {fish_quote(value)}\n")
+    aliases = alias_scripts(manifest).get("fish")
+    if aliases is not None:
+        path = fish_quote(str(aliases))
+        lines.append(f"if test -f {path}; source {path}; end\n")
     return "".join(lines)
 
 

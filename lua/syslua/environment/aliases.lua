@@ -4,10 +4,9 @@
 --
 -- The aliases of every call are merged by priority (a conflict names both
 -- places) and written to ~/.config/syslua/aliases.sh (POSIX shells) and
--- ~/.config/syslua/aliases.fish, both managed files. Load them from your
--- shell's rc file:
---   . ~/.config/syslua/aliases.sh           (bash, zsh)
---   source ~/.config/syslua/aliases.fish    (fish)
+-- ~/.config/syslua/aliases.fish, both managed files. syslua's env scripts
+-- load them (syslua/resources/env_line.py knows these two paths), so the
+-- one line `sys env` prints for the shell's rc file brings them too.
 
 local prio = require("syslua.priority")
 local common = require("syslua.environment.common")
