@@ -90,3 +90,21 @@ def test_a_rollback_that_restores_a_dangling_link_says_so(sysenv):
     assert r.returncode == 0, out(r)
     assert "~/.vimrc" in r.stdout and "created, dangling: its source" in r.stdout, out(r)
     assert os.path.islink(sysenv.home / ".vimrc")
+
+
+def test_an_original_restored_as_a_dangling_link_is_said_to_be_one(sysenv):
+    """A `*.symlink` bootstrap linked ~/.gitignore; syslua took it over. The
+    source is `git rm`-ed and its declaration goes with it: the original
+    link comes back, and the output says it leads nowhere."""
+    src = sysenv.work / "gitignore.symlink"
+    src.write_text("*.swp\n")
+    os.symlink(src, sysenv.home / ".gitignore")
+    _config(sysenv, f'file {{ path = "~/.gitignore", source = "{src}", link = true }}\n')
+    assert sysenv.run("apply").returncode == 0
+    src.unlink()
+    _config(sysenv, 'file { path = "~/.other", content = "x\\n" }\n')
+    a = sysenv.run("apply")
+    assert a.returncode == 0, out(a)
+    assert f"~/.gitignore: restored the original it took over: a link to {src}" in a.stdout
+    assert "(dangling)" in a.stdout
+    assert os.readlink(sysenv.home / ".gitignore") == str(src)

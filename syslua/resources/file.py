@@ -977,6 +977,11 @@ class FileType(
                 left = [n for n in notes if n]
                 return "; ".join(left) if left else "restored the original directory it took over"
             note = restore_path(path, original, ctx.store)
+            if note is None and link_problem(path) is not None:
+                return (
+                    f"restored the original it took over: a link to {original.target}, "
+                    "which leads nowhere (dangling)"
+                )
             return note or "restored the original it took over"
         # Nothing was there before syslua: remove what syslua made.
         state = posix.status(path)
