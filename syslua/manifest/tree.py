@@ -17,8 +17,10 @@ are. Three kinds are rewritten:
   stays, for `sys add` and the plan).
 
 Modes (SPEC section 5): a tree's file whose source has an execute bit gets
-`x` wherever `mode` has `r`; directories get `dir_mode`, which defaults to
-`mode` with `x` wherever it has `r`.
+`x` wherever `mode` has `r` (`copy_mode`, the rule of every copied file);
+with no `mode` (a tree under the home), each file takes its source's mode.
+Directories get `dir_mode`, which defaults to `mode` with `x` wherever it
+has `r`.
 
 Per member this costs one directory entry and one `stat` of its source (for
 the execute bit); nothing is read twice, and nothing is compared between
@@ -57,10 +59,22 @@ class Expansion:
         self.members = members
 
 
+def _with_x(value: int) -> int:
+    """`value` with `x` added wherever it has `r` (0o644 -> 0o755)."""
+    return value | ((value & 0o444) >> 2)
+
+
 def traversable(mode: str) -> str:
     """`mode` with `x` added wherever it has `r` (0644 -> 0755), as a directory needs."""
-    value = int(mode, 8)
-    return f"{value | ((value & 0o444) >> 2):04o}"
+    return f"{_with_x(int(mode, 8)):04o}"
+
+
+def copy_mode(mode: str | None, source_mode: int) -> str:
+    """The mode of a copy of a file whose mode is `source_mode`: `mode`, or
+    the source's permission bits when None; with `x` wherever it has `r`
+    when the source has an execute bit (a script stays executable)."""
+    value = source_mode & 0o777 if mode is None else int(mode, 8)
+    return f"{_with_x(value) if source_mode & 0o111 else value:04o}"
 
 
 def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
@@ -128,14 +142,14 @@ def _spec(patterns: Iterable[str]) -> Any:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _walk(source: str, spec: Any) -> tuple[list[tuple[str, bool]], list[str]]:
-    """Files (relative path, executable) and directories below `source`.
+def _walk(source: str, spec: Any) -> tuple[list[tuple[str, int]], list[str]]:
+    """Files (relative path, mode) and directories below `source`.
 
     `.git` is skipped; a directory that `spec` matches is skipped with all
     below it, as git does. Symlinks in the source are followed; a broken one
     or a special file is an error rather than silently left out.
     """
-    files: list[tuple[str, bool]] = []
+    files: list[tuple[str, int]] = []
     dirs: list[str] = []
     stack = [("", source)]
     while stack:
@@ -165,10 +179,10 @@ def _walk(source: str, spec: Any) -> tuple[list[tuple[str, bool]], list[str]]:
                 if spec is not None and spec.match_file(path):
                     continue
                 try:
-                    executable = bool(entry.stat().st_mode & 0o111)
+                    st_mode = entry.stat().st_mode
                 except OSError as e:
                     raise TreeError(f"cannot read {entry.path}: {e.strerror}") from None
-                files.append((path, executable))
+                files.append((path, st_mode))
             elif spec is not None and spec.match_file(path):
                 continue
             elif entry.is_symlink():
@@ -216,16 +230,13 @@ def _tree(item: Item, source: str, roots: Mapping[str, Any] | None) -> Expansion
 
     for rel in dirs:
         out.items.append(member(rel, {**base, "ensure": "directory", "mode": dir_mode}))
-    file_mode = None if link else int(mode, 8)
     template = bool(item.get("template"))
-    for rel, executable in files:
+    for rel, source_mode in files:
         path = src + rel
         if link:
             out.items.append(member(rel, {**base, "ensure": "link", "target": path}))
             continue
-        assert file_mode is not None
-        value = file_mode | ((file_mode & 0o444) >> 2) if executable else file_mode
-        props = {**base, "ensure": "present", "source": path, "mode": f"{value:04o}"}
+        props = {**base, "ensure": "present", "source": path, "mode": copy_mode(mode, source_mode)}
         if template:
             out.inputs.append(path)
             text = _render_file(path, roots, out.inputs)

@@ -38,6 +38,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ConfigError, StateError
@@ -268,6 +269,14 @@ class _FileSchema(TypeSchema):
     """The rules of a file item: what goes with which `ensure`, links,
     templates, modes; trees; files inside other declared paths."""
 
+    def imply(self, key: str, props: dict[str, Any], finishing: Finishing) -> tuple[str, ...]:
+        """Owner, group and mode of a path under the home that a Lua config
+        left out, and a copied source's execute bit (`_imply`); a CCM
+        manifest keeps the seed's rules."""
+        if finishing.ccm or props["ensure"] == "absent":
+            return ()
+        return _imply(key, props)
+
     def required_for(self, props: Mapping[str, Any]) -> tuple[str, ...]:
         # An absent file needs none; a link needs no mode.
         if props["ensure"] == "absent":
@@ -319,6 +328,81 @@ class _FileSchema(TypeSchema):
 
 def _is_link(props: Mapping[str, Any]) -> bool:
     return props["ensure"] == "link" or bool(props.get("link"))
+
+
+@cache
+def _running_user() -> tuple[str, str]:
+    """The running user's name and group, as `sys.user.name` / `sys.user.group` give them."""
+    return user_name(os.getuid()), group_name(os.getgid())
+
+
+def _in_home(path: str) -> bool:
+    top = home().rstrip("/")
+    return bool(top) and (path == top or path.startswith(top + "/"))
+
+
+def _source_mode(source: str) -> int | None:
+    """The mode of what `source` names (its kind and permission bits); None
+    when it cannot be read (the plan says why, at the item)."""
+    try:
+        return os.stat(source).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+def _imply(key: str, props: dict[str, Any]) -> tuple[str, ...]:
+    """What a file under the home takes when nothing declared it (SPEC
+    section 5): the running user as owner and group; a copy its source's
+    mode, inline content (or none) 0644, a directory 0755, the directories of
+    a tree 0755 (a copied tree's files take their sources' modes, in
+    `tree.expand`: "mode" is returned as left to it). Then, in or out of the
+    home, a copied single file whose source has an execute bit gets `x`
+    wherever its mode has `r`, as a tree's files do (`tree.copy_mode`)."""
+    source = props.get("source")
+    link = _is_link(props)
+    home_path = _in_home(key)
+    # One stat of the source, only when its mode or kind decides something.
+    st_mode = None
+    if source is not None and (
+        not link or (home_path and "mode" not in props and "dir_mode" not in props)
+    ):
+        st_mode = _source_mode(source)
+    later: tuple[str, ...] = ()
+    if home_path:
+        user, group = _running_user()
+        props.setdefault("owner", user)
+        props.setdefault("group", group)
+        if "mode" not in props:
+            later = _implied_mode(props, link, st_mode)
+    if (
+        not link
+        and props["ensure"] == "present"
+        and "mode" in props
+        and st_mode is not None
+        and stat.S_ISREG(st_mode)
+    ):
+        props["mode"] = tree.copy_mode(props["mode"], st_mode)
+    return later
+
+
+def _implied_mode(props: dict[str, Any], link: bool, st_mode: int | None) -> tuple[str, ...]:
+    """Set the mode (or `dir_mode`) of a file under the home that declares
+    none; returns ("mode",) when a tree's files take their sources' modes."""
+    if st_mode is not None and stat.S_ISDIR(st_mode):
+        # A tree: its directories 0755, its files (copies) their sources' modes.
+        props.setdefault("dir_mode", f"{PARENT_MODE:04o}")
+        return () if link else ("mode",)
+    if link:
+        return ()  # a link takes no mode
+    if props["ensure"] == "directory":
+        props["mode"] = f"{PARENT_MODE:04o}"
+    elif st_mode is not None and stat.S_ISREG(st_mode):
+        props["mode"] = f"{stat.S_IMODE(st_mode) & 0o777:04o}"
+    else:
+        # Inline content, or none; or a source that cannot be read, which
+        # the plan reports at the item (`source file not found`).
+        props["mode"] = "0644"
+    return ()
 
 
 def _finish(
@@ -449,19 +533,19 @@ SCHEMA = schema(
             "owner",
             name_or_id,
             required=True,
-            doc="user name or numeric uid (an absent file needs none)",
+            doc="user name or numeric uid (under the home, the running user by default; an absent file needs none)",
         ),
         Prop(
             "group",
             name_or_id,
             required=True,
-            doc="group name or numeric gid (an absent file needs none)",
+            doc="group name or numeric gid (under the home, the running user's by default; an absent file needs none)",
         ),
         Prop(
             "mode",
             mode,
             required=True,
-            doc='octal mode, e.g. "0644" (an absent file or a link needs none)',
+            doc="octal mode, e.g. \"0644\" (under the home by default: a copy's source's, 0644 for content, 0755 for a directory; an absent file or a link needs none)",
         ),
         Prop(
             "force",
