@@ -272,3 +272,34 @@ def test_a_missing_source_with_no_mode_fails_cleanly(sysenv):
     assert p.returncode != 0 and "Traceback" not in out(p), out(p)
     assert "source file not found" in out(p)
     assert not (sysenv.home / ".x").exists()
+
+
+# -- CCM manifests keep their own rules ----------------------------------------
+def test_a_ccm_manifest_keeps_its_rules_under_the_home(sysenv):
+    """Owner, group and mode stay required in a YAML manifest, and a declared
+    mode is the mode, as the seed says (no `x` added for an executable source)."""
+    put(sysenv.work / "script", "#!/bin/sh\n", 0o755)
+    sysenv.write(
+        "m.yaml",
+        """\
+        ccm:
+          resources:
+            - file:
+                name: "{{ Environ.HOME }}/s"
+                source: script
+                owner: "{{ lookup('facts.user.name') }}"
+                group: "{{ lookup('facts.user.group') }}"
+                mode: "0644"
+        """,
+    )
+    ok(sysenv.run("apply", "m.yaml"))
+    assert mode_of(sysenv.home / "s") == 0o644
+    sysenv.write(
+        "bare.yaml",
+        'ccm:\n  resources:\n    - file:\n        name: "{{ Environ.HOME }}/b"\n        content: x\n',
+    )
+    before = tree(sysenv.home)
+    p = sysenv.run("plan", "bare.yaml")
+    assert p.returncode == 2, out(p)
+    assert "file ~/b: missing required property `owner`" in p.stderr, p.stderr
+    assert tree(sysenv.home) == before

@@ -19,7 +19,7 @@ from syslua import registry
 from syslua.errors import ConfigError, Source
 from syslua.manifest import schema
 from syslua.manifest.model import Item, Manifest, freeze
-from syslua.manifest.schema import Invalid
+from syslua.manifest.schema import Invalid, from_ccm
 
 if TYPE_CHECKING:
     from syslua.manifest.tree import Expansion
@@ -44,7 +44,7 @@ def assemble(
     }
     warnings = list(warnings)
     items, read = _expand_all(merged, sources)
-    ccm = {item.id for item, g in merged if _from_ccm(g)}
+    ccm = {item.id for item, g in merged if from_ccm(g)}
     _loose_subscriptions(items, ccm, sources, warnings)
     items.sort(key=lambda i: i.id)
     manifest = Manifest(
@@ -63,10 +63,6 @@ def assemble(
         if entry.name in present:
             schema.of(entry.name).check_all(manifest)
     return manifest
-
-
-def _from_ccm(group: list[Decl]) -> bool:
-    return all(d.context is not None and d.context.ccm for d in group)
 
 
 def _expand_all(
@@ -102,7 +98,7 @@ def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> Expansi
         given = next((d for d in group if sch.slots & d.props.keys()), group[0])
     ctx = given.context
     try:
-        return sch.expand(item, ctx.roots if ctx is not None else None)
+        return sch.expand(item, ctx.roots if ctx is not None else None, from_ccm(group))
     except Invalid as e:
         raise ConfigError(f"{sch.label(item.key)}: {e}", where[0]) from None
 

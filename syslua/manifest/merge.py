@@ -112,7 +112,7 @@ def merge_group(group: list[Decl]) -> Item:
         props,
         d0.source if len(group) == 1 else min(d.source for d in group),
         lambda slot: _written(group, slot),
-        any(d.context is not None and d.context.ccm for d in group),
+        schema.from_ccm(group),
     )
     return _make_item(type_, key, props, group)
 

@@ -47,6 +47,7 @@ from syslua.paths import abbreviate
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
     from syslua.manifest.tree import Expansion
+    from syslua.manifest.validate import Decl
 
 __all__ = ["Context", "Invalid", "Prop", "TypeSchema", "of"]
 
@@ -210,9 +211,12 @@ class TypeSchema:
     def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
         """Check (and complete) the merged item's properties, after defaults."""
 
-    def expand(self, item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
+    def expand(
+        self, item: Item, roots: Mapping[str, Any] | None, ccm: bool = False
+    ) -> Expansion | None:
         """The items one declaration stands for, when more than itself (a
-        tree's members); `roots`: the template roots of its manifest."""
+        tree's members); `roots`: the template roots of its manifest; `ccm`:
+        only CCM manifests declared it."""
         return None
 
     def check_all(self, manifest: Manifest) -> None:
@@ -225,6 +229,12 @@ class TypeSchema:
     def subject(self, key: str, prop: str) -> str:
         """How a conflict names one of the item's properties (`exec#build.command`)."""
         return f"{self.name}#{escaped(key)}.{prop}"
+
+
+def from_ccm(group: list[Decl]) -> bool:
+    """Whether only CCM manifests declared the item that `group` merges into:
+    it keeps CCM's rules (`Finishing.ccm`, `TypeSchema.expand`)."""
+    return all(d.context is not None and d.context.ccm for d in group)
 
 
 def of(name: str) -> TypeSchema:

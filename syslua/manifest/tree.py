@@ -1,7 +1,7 @@
 """File declarations that stand for more than one plain item: trees, links, templated sources.
 
 `merge` calls `expand` for every merged `file` item. Most come back as they
-are. Three kinds are rewritten:
+are. Four kinds are rewritten:
 
 - **a tree**: `source` is a directory. The declaration becomes the tree's
   *root* item (`ensure = "directory"`, `tree = true`, its `mode` the
@@ -15,6 +15,8 @@ are. Three kinds are rewritten:
 - **a templated source**: `template = true` reads `source` now and renders
   it like inline `content` (the result is the item's `content`; `source`
   stays, for `sys add` and the plan).
+- **an executable copy**: a file `source` with an execute bit gets `x`
+  wherever `mode` has `r`, as a tree's files do (not in a CCM manifest).
 
 Modes (SPEC section 5): a tree's file whose source has an execute bit gets
 `x` wherever `mode` has `r` (`copy_mode`, the rule of every copied file);
@@ -30,6 +32,7 @@ members.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -77,17 +80,24 @@ def copy_mode(mode: str | None, source_mode: int) -> str:
     return f"{_with_x(value) if source_mode & 0o111 else value:04o}"
 
 
-def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
+def expand(item: Item, roots: Mapping[str, Any] | None, ccm: bool = False) -> Expansion | None:
     """The items `item` stands for, or None when it is an ordinary item.
 
     `roots` are the template roots of the manifest that declared it (facts,
     data, env), for `template = true` (in a YAML manifest too: its own
     values were rendered when it was read, but not the files it names).
+    A copied file whose source has an execute bit gets `x` wherever its
+    mode has `r` (`copy_mode`), as a tree's files do, unless only CCM
+    manifests declared it (`ccm`: the mode is the seed's, as written).
     """
     source = item.get("source")
     if source is None or item.get("ensure") not in ("present", "directory"):
         return None
-    if os.path.isdir(source):
+    try:
+        source_mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        source_mode = 0  # not there: the plan says so, at the item
+    if stat.S_ISDIR(source_mode):
         return _tree(item, source, roots)
     if item.get("ensure") == "directory":
         raise TreeError(
@@ -96,16 +106,24 @@ def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
     if item.get("ignore"):
         raise TreeError(f"`ignore` applies to a directory `source`; {source} is not a directory")
     if item.get("link"):
-        props = {k: v for k, v in item.props.items() if k not in ("source", "link", "mode")}
-        props.update(ensure="link", target=source)
-        return Expansion([_replace(item, props)])
+        link = {k: v for k, v in item.props.items() if k not in ("source", "link", "mode")}
+        link.update(ensure="link", target=source)
+        return Expansion([_replace(item, link)])
+    props: dict[str, Any] | None = None
+    inputs: list[str] = []
     if item.get("template"):
         reads: list[str] = []
         text = _render_file(source, roots, reads)
         props = dict(item.props)
         props["content"] = text
-        return Expansion([_replace(item, props)], inputs=[source, *reads])
-    return None
+        inputs = [source, *reads]
+    mode = item.get("mode")
+    if source_mode & 0o111 and mode is not None and not ccm and stat.S_ISREG(source_mode):
+        executable = copy_mode(mode, source_mode)
+        if executable != mode:
+            props = dict(item.props) if props is None else props
+            props["mode"] = executable
+    return None if props is None else Expansion([_replace(item, props)], inputs=inputs)
 
 
 def _replace(item: Item, props: dict[str, Any]) -> Item:

@@ -271,10 +271,11 @@ class _FileSchema(TypeSchema):
 
     def imply(self, key: str, props: dict[str, Any], finishing: Finishing) -> tuple[str, ...]:
         """Owner, group and mode of a path under the home that a Lua config
-        left out, and a copied source's execute bit (`_imply`); a CCM
-        manifest keeps the seed's rules."""
+        left out (`_imply`); a CCM manifest keeps the seed's rules."""
         if finishing.ccm or props["ensure"] == "absent":
             return ()
+        if "mode" in props and "owner" in props and "group" in props:
+            return ()  # all declared: the common case costs no home lookup
         return _imply(key, props)
 
     def required_for(self, props: Mapping[str, Any]) -> tuple[str, ...]:
@@ -288,12 +289,14 @@ class _FileSchema(TypeSchema):
     def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
         _finish(props, finishing.fail, finishing.written)
 
-    def expand(self, item: Item, roots: Mapping[str, Any] | None) -> tree.Expansion | None:
-        """Trees, links and templated sources (`manifest/tree.py`)."""
+    def expand(
+        self, item: Item, roots: Mapping[str, Any] | None, ccm: bool = False
+    ) -> tree.Expansion | None:
+        """Trees, links, templated sources and a copy's execute bit (`manifest/tree.py`)."""
         if "source" not in item.props:
             return None
         try:
-            return tree.expand(item, roots)
+            return tree.expand(item, roots, ccm)
         except tree.TreeError as e:
             raise Invalid(str(e)) from None
 
@@ -352,55 +355,42 @@ def _source_mode(source: str) -> int | None:
 
 def _imply(key: str, props: dict[str, Any]) -> tuple[str, ...]:
     """What a file under the home takes when nothing declared it (SPEC
-    section 5): the running user as owner and group; a copy its source's
-    mode, inline content (or none) 0644, a directory 0755, the directories of
-    a tree 0755 (a copied tree's files take their sources' modes, in
-    `tree.expand`: "mode" is returned as left to it). Then, in or out of the
-    home, a copied single file whose source has an execute bit gets `x`
-    wherever its mode has `r`, as a tree's files do (`tree.copy_mode`)."""
+    section 5): the running user as owner and group, and `_implied_mode`."""
+    if not _in_home(key):
+        return ()  # owner, group and mode stay required
+    user, group = _running_user()
+    props.setdefault("owner", user)
+    props.setdefault("group", group)
+    return () if "mode" in props else _implied_mode(props)
+
+
+def _implied_mode(props: dict[str, Any]) -> tuple[str, ...]:
+    """The mode of a file under the home that declares none: a copy its
+    source's (`tree.expand` then adds `x` where it has `r` for an executable
+    source), inline content (or none) 0644, a directory 0755; the
+    directories of a tree 0755 (`dir_mode`). Returns ("mode",) for a copied
+    tree, whose files take their sources' modes in `tree.expand`."""
     source = props.get("source")
     link = _is_link(props)
-    home_path = _in_home(key)
-    # One stat of the source, only when its mode or kind decides something.
-    st_mode = None
-    if source is not None and (
-        not link or (home_path and "mode" not in props and "dir_mode" not in props)
-    ):
-        st_mode = _source_mode(source)
-    later: tuple[str, ...] = ()
-    if home_path:
-        user, group = _running_user()
-        props.setdefault("owner", user)
-        props.setdefault("group", group)
-        if "mode" not in props:
-            later = _implied_mode(props, link, st_mode)
-    if (
-        not link
-        and props["ensure"] == "present"
-        and "mode" in props
-        and st_mode is not None
-        and stat.S_ISREG(st_mode)
-    ):
-        props["mode"] = tree.copy_mode(props["mode"], st_mode)
-    return later
-
-
-def _implied_mode(props: dict[str, Any], link: bool, st_mode: int | None) -> tuple[str, ...]:
-    """Set the mode (or `dir_mode`) of a file under the home that declares
-    none; returns ("mode",) when a tree's files take their sources' modes."""
+    if source is None:
+        if not link:  # a link takes no mode
+            props["mode"] = f"{PARENT_MODE:04o}" if props["ensure"] == "directory" else "0644"
+        return ()
+    if link and "dir_mode" in props:
+        return ()
+    st_mode = _source_mode(source)
     if st_mode is not None and stat.S_ISDIR(st_mode):
-        # A tree: its directories 0755, its files (copies) their sources' modes.
         props.setdefault("dir_mode", f"{PARENT_MODE:04o}")
         return () if link else ("mode",)
     if link:
-        return ()  # a link takes no mode
+        return ()
     if props["ensure"] == "directory":
-        props["mode"] = f"{PARENT_MODE:04o}"
+        props["mode"] = f"{PARENT_MODE:04o}"  # not a tree after all: `expand` says so
     elif st_mode is not None and stat.S_ISREG(st_mode):
         props["mode"] = f"{stat.S_IMODE(st_mode) & 0o777:04o}"
     else:
-        # Inline content, or none; or a source that cannot be read, which
-        # the plan reports at the item (`source file not found`).
+        # A source that cannot be read: the plan reports it at the item
+        # (`source file not found`), and the next run reads its mode.
         props["mode"] = "0644"
     return ()
 
