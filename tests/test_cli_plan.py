@@ -481,7 +481,7 @@ BAD = [
     ),
     (
         "missing-owner",
-        {"sys.lua": 'file { path = "~/x", content = "a", mode = "0644", group = "0" }\n'},
+        {"sys.lua": 'file { path = "/srv/x", content = "a", mode = "0644", group = "0" }\n'},
         ["missing required property `owner`"],
         "sys.lua:1",
     ),

@@ -48,9 +48,14 @@ HAND_MADE_BASHRC = "# my own bashrc, from before syslua\nalias ll='ls -l'\n"
 
 @pytest.fixture
 def repo(sysenv) -> Path:  # type: ignore[no-untyped-def]
-    """A copy of the example (modes kept), with a vim swap file beside a source file."""
+    """A copy of the example with the modes git gives its files (0644, or
+    0755 for the scripts, whatever the checkout's umask: copies keep their
+    source's mode), and a vim swap file beside a source file."""
     dest = sysenv.work / "dotfiles"
     shutil.copytree(EXAMPLE, dest, symlinks=True)
+    for path in dest.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            path.chmod(0o755 if mode_of(path) & 0o100 else 0o644)
     put(dest / ".config" / "nvim" / "lua" / "config" / ".options.lua.swp", "swap\n")
     return dest
 
@@ -118,11 +123,11 @@ def test_first_apply_copies_links_renders_and_takes_over(sysenv, repo):
     p = run(sysenv, repo, "apply")
     ok(p)
     assert "Apply complete: snapshot" in p.stdout
-    # copies: the repository's bytes, with the declared mode
+    # copies: the repository's bytes and modes
     for name in RC_FILES:
         assert (home / name).read_bytes() == (repo / name).read_bytes(), name
         assert not (home / name).is_symlink() and mode_of(home / name) == 0o644
-    # a copied tree: scripts executable because git keeps their x bit (0644 -> 0755)
+    # a copied tree: scripts executable because git keeps their x bit
     assert mode_of(home / "bin") == 0o755
     assert sorted(os.listdir(home / "bin")) == sorted(SCRIPTS)
     for name in SCRIPTS:

@@ -48,6 +48,33 @@ def test_the_starter_applies_and_reapplies_cleanly(sysenv):
     assert again.returncode == 0 and "No changes" in again.stdout
 
 
+def test_the_starter_needs_no_defaults_line_for_its_files(sysenv):
+    """Issue 21: owner, group and mode of files under the home need no
+    `defaults {}`; the starter's file examples apply as they are, uncommented."""
+    assert sysenv.run("init", str(sysenv.work)).returncode == 0
+    config = sysenv.work / "sys.lua"
+    text = config.read_text()
+    assert "defaults" not in text
+    files = [ln for ln in text.splitlines() if ln.startswith("-- file {")]
+    assert len(files) == 3, files
+    for line in files:
+        text = text.replace(line, line[3:])
+    config.write_text(text)
+    init = sysenv.work / "nvim" / "init.lua"
+    init.parent.mkdir()
+    init.write_text("-- nvim\n")
+    init.chmod(0o640)
+    first = sysenv.run("apply")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert tree(sysenv.home / ".config") == {
+        "nvim": ("dir", 0o755, None),
+        "nvim/init.lua": ("file", 0o640, b"-- nvim\n"),
+    }
+    assert tree(sysenv.home)[".gitconfig"] == ("file", 0o644, b"[user]\n\tname = Your Name\n")
+    again = sysenv.run("apply")
+    assert again.returncode == 0 and "No changes" in again.stdout
+
+
 def test_init_never_overwrites_an_existing_config(sysenv):
     """An existing sys.lua is left alone and said so; the missing .luarc.json is written."""
     target = sysenv.write("sys.lua", "-- mine\n")

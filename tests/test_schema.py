@@ -845,7 +845,8 @@ def test_alias_and_canonical_name_together(sysenv, decl, kind, names):
 
 
 # ---------------------------------------------------------------------------
-# owner, group and mode are required for files; defaults{} can supply them
+# owner, group and mode are required for files outside the home; defaults{}
+# can supply them
 # ---------------------------------------------------------------------------
 
 HINT = (
@@ -862,12 +863,13 @@ HINT = (
         ('file { path = "/x", owner = "me", group = "us" }', "mode"),
         ('file { path = "/x", mode = "0644", group = "us" }', "owner"),
         ('file { path = "/x", ensure = "directory", owner = "me", group = "us" }', "mode"),
-        ('file { path = "~/x", content = "hi" }', "owner"),
+        ('file { path = "/x", content = "hi" }', "owner"),
     ],
 )
 def test_files_require_owner_group_and_mode(sysenv, decl, missing):
+    """Outside the home; under it they default (tests/test_bare_file.py)."""
     err = failure(sysenv, f"-- no defaults here\n{decl}\n")
-    label = "~/x" if "~/x" in decl else "/x"
+    label = "/x"
     assert (
         err.render()
         == f"sys.lua:2: file {label}: missing required property `{missing}`\n  2 | {decl}\n\n{HINT}"

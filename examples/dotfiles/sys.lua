@@ -10,8 +10,8 @@
 -- A file already in ~ where this puts one is taken over: its original is
 -- kept, and `sys destroy` puts it back.
 
--- Yours, readable by all. Directories get x where the mode has r (0755).
-defaults { file = { owner = sys.user.name, group = sys.user.group, mode = "0644" } }
+-- No owner, group or mode below: under the home, files are yours, a copy
+-- keeps the mode its source has here, and directories are 0755.
 
 -- Shell: copies. The repository is the source of truth; a change made in ~
 -- (say, an installer appending to ~/.bashrc) is caught: `sys plan` marks it
@@ -30,8 +30,8 @@ file {
 }
 
 -- Scripts: a copied tree. A script whose execute bit git keeps (100755)
--- gets x wherever the mode has r, so 0644 becomes 0755. Delete a script
--- here and the next apply removes it from ~/bin.
+-- stays executable (a declared mode gets x wherever it has r). Delete a
+-- script here and the next apply removes it from ~/bin.
 file { path = "~/bin", source = "bin" }
 
 -- Git: a template. Each {{ lookup(...) }} is filled in when the config is

@@ -4,8 +4,8 @@
 --   d=$(mktemp -d); mkdir $d/home
 --   HOME=$d/home SYSLUA_ROOT=$d/state sys plan examples/laptop/sys.lua
 
-local ME, GRP = sys.user.name, sys.user.group
-defaults { file = { owner = ME, group = GRP, mode = "0644" } }
+-- Under the home a file needs no owner, group or mode: it is yours, 0644
+-- for inline content, its source's mode for a copy, 0755 for a directory.
 
 -- Shell: zsh and bash read the same aliases.
 local aliases = sys.readFile("dotfiles/aliases.sh")
@@ -16,7 +16,7 @@ file { path = "~/.bashrc", content = aliases, mode = "0600" }
 require("modules.git").setup { name = "Ada Lovelace", email = "ada@example.org" }
 
 -- Editor: a directory with its init file copied from this repository.
-local nvim = file { path = "~/.config/nvim", ensure = "directory", mode = "0755" }
+local nvim = file { path = "~/.config/nvim", ensure = "directory" }
 file { path = "~/.config/nvim/init.lua", source = "dotfiles/init.lua", depends_on = { nvim } }
 
 -- Environment: PATH entries merge by priority, then the previous $PATH.
@@ -25,8 +25,8 @@ env { PATH = lib.mkBefore("~/.local/bin") }
 env { PATH = "~/bin" }
 
 -- A one-time setup step, skipped once its marker exists; it reruns when .zshrc changes.
-file { path = "~/.local", ensure = "directory", mode = "0755" }
-file { path = "~/.local/state", ensure = "directory", mode = "0755" }
+file { path = "~/.local", ensure = "directory" }
+file { path = "~/.local/state", ensure = "directory" }
 exec {
   name = "zsh-cache",
   command = "mkdir -p ~/.local/state/zsh && touch ~/.local/state/zsh/.ready",

@@ -19,9 +19,9 @@
 ---@field template? boolean render source (or every file of a source tree) like inline content
 ---@field ignore? string|string[] gitignore-style patterns, relative to a directory source, left out of the tree; merged across declarations
 ---@field dir_mode? string|integer mode of the directories of a tree and of missing parents syslua creates
----@field owner? string|integer user name or numeric uid (an absent file needs none); required, may come from defaults{}
----@field group? string|integer group name or numeric gid (an absent file needs none); required, may come from defaults{}
----@field mode? string|integer octal mode, e.g. "0644" (an absent file or a link needs none); required, may come from defaults{}
+---@field owner? string|integer user name or numeric uid (under the home, the running user by default; an absent file needs none); required, may come from defaults{}
+---@field group? string|integer group name or numeric gid (under the home, the running user's by default; an absent file needs none); required, may come from defaults{}
+---@field mode? string|integer octal mode, e.g. "0644" (under the home by default: a copy's source's, 0644 for content, 0755 for a directory; an absent file or a link needs none); required, may come from defaults{}
 ---@field force? boolean allow replacing a file with a directory and removing a non-empty directory; default false
 ---@field provider? "posix" the only provider; default "posix"
 ---@field contents? string same as content

@@ -20,14 +20,14 @@ from syslua.paths import shipped_dirs
 
 STARTER = """\
 -- sys.lua: describe this machine. Preview with `sys plan`, converge with `sys apply`.
-local ME, GRP = sys.user.name, sys.user.group
-defaults { file = { owner = ME, group = GRP, mode = "0644" } }
+-- Files under the home are yours: 0644 for inline content, a copy keeps its
+-- source's mode, directories 0755 (declare owner, group or mode to change them).
 
 -- A dotfile written from inline content:
 -- file { path = "~/.gitconfig", content = "[user]\\n\\tname = Your Name\\n" }
 
 -- A directory, and a file copied from beside this config:
--- file { path = "~/.config/nvim", ensure = "directory", mode = "0755" }
+-- file { path = "~/.config/nvim", ensure = "directory" }
 -- file { path = "~/.config/nvim/init.lua", source = "nvim/init.lua" }
 
 -- Environment variables for `sys env`'s shell line; PATH entries merge:

@@ -20,7 +20,7 @@ from syslua import registry
 from syslua.errors import ConfigError, Source
 from syslua.manifest import schema
 from syslua.manifest.model import Item, Manifest, freeze
-from syslua.manifest.schema import Invalid
+from syslua.manifest.schema import Invalid, from_ccm
 
 if TYPE_CHECKING:
     from syslua.manifest.tree import Expansion
@@ -49,7 +49,7 @@ def assemble(
             sources[ident] = tuple(sorted({d.source for _, g in run for d in g}))
     warnings = list(warnings)
     items, read = _expand_all(runs, sources)
-    ccm = {ident for ident, run in runs.items() if all(_from_ccm(g) for _, g in run)}
+    ccm = {ident for ident, run in runs.items() if all(schema.from_ccm(g) for _, g in run)}
     _loose_subscriptions(items, ccm, sources, warnings)
     items.sort(key=lambda i: i.id)
     manifest = Manifest(
@@ -68,10 +68,6 @@ def assemble(
         if entry.name in present:
             schema.of(entry.name).check_all(manifest)
     return manifest
-
-
-def _from_ccm(group: list[Decl]) -> bool:
-    return all(d.context is not None and d.context.ccm for d in group)
 
 
 def _runs(merged: Sequence[tuple[Item, list[Decl]]]) -> dict[str, list[tuple[Item, list[Decl]]]]:
@@ -130,7 +126,7 @@ def _expand(item: Item, group: list[Decl], where: tuple[Source, ...]) -> Expansi
         given = next((d for d in group if sch.slots & d.props.keys()), group[0])
     ctx = given.context
     try:
-        return sch.expand(item, ctx.roots if ctx is not None else None)
+        return sch.expand(item, ctx.roots if ctx is not None else None, from_ccm(group))
     except Invalid as e:
         raise ConfigError(f"{sch.label(item.key)}: {e}", where[0]) from None
 

@@ -108,6 +108,7 @@ def merge_group(group: list[Decl]) -> Item:
         props,
         d0.source if len(group) == 1 else min(d.source for d in group),
         lambda slot: _written(group, slot),
+        schema.from_ccm(group),
     )
     return _make_item(d0.type, d0.key, props, group)
 
@@ -156,6 +157,7 @@ def merge_layers(group: list[Decl], layers: list[list[Decl]]) -> list[tuple[Item
             props,
             min(d.source for d in layer),
             _written_in(layer, group, own),
+            schema.from_ccm(group),
         )
         out.append((_make_item(d0.type, d0.key, props, layer), layer))
     return out

@@ -10,6 +10,7 @@ the kind's rules as methods a schema may override:
 | method         | when                                   | default |
 |----------------|----------------------------------------|---------|
 | `prop_for`     | each property of a declaration         | the table |
+| `imply`        | the merged item, after defaults        | nothing |
 | `required_for` | the merged item                        | the required properties |
 | `finish`       | the merged item, after defaults        | nothing |
 | `expand`       | the merged item: one item or many (a tree) | one |
@@ -80,19 +81,26 @@ class Prop:
 
 
 class Finishing:
-    """What a kind's whole-item rules (`TypeSchema.finish`) get besides the
-    properties: how to fail at the declaration, and which properties a
-    declaration wrote itself rather than through `defaults {}`."""
+    """What a kind's whole-item rules (`TypeSchema.imply`, `finish`) get
+    besides the properties: how to fail at the declaration, which properties
+    a declaration wrote itself rather than through `defaults {}`, and
+    whether a CCM manifest declared the item (it keeps CCM's rules)."""
 
-    __slots__ = ("_schema", "_key", "source", "_written")
+    __slots__ = ("_schema", "_key", "source", "_written", "ccm")
 
     def __init__(
-        self, schema: TypeSchema, key: str, source: Source, written: Callable[[str], bool]
+        self,
+        schema: TypeSchema,
+        key: str,
+        source: Source,
+        written: Callable[[str], bool],
+        ccm: bool = False,
     ) -> None:
         self._schema = schema
         self._key = key
         self.source = source
         self._written = written
+        self.ccm = ccm
 
     @property
     def label(self) -> str:
@@ -157,20 +165,28 @@ class TypeSchema:
         self.required_hint = required_hint
 
     def complete(
-        self, key: str, props: dict[str, Any], source: Source, written: Callable[[str], bool]
+        self,
+        key: str,
+        props: dict[str, Any],
+        source: Source,
+        written: Callable[[str], bool],
+        ccm: bool = False,
     ) -> dict[str, Any]:
         """The merged item's properties with the defaults filled in, checked by
-        the kind's rules. `written(slot)`: whether a declaration wrote it itself."""
+        the kind's rules. `written(slot)`: whether a declaration wrote it
+        itself; `ccm`: whether a CCM manifest declared it."""
         for name, value in self.defaults.items():
             props.setdefault(name, value)
-        missing = [p for p in self.required_for(props) if p not in props]
+        finishing = Finishing(self, key, source, written, ccm)
+        later = self.imply(key, props, finishing)
+        missing = [p for p in self.required_for(props) if p not in props and p not in later]
         if missing:
             raise ConfigError(
                 f"{self.label(key)}: missing required property `{missing[0]}`",
                 source,
                 hint=self.required_hint,
             )
-        self.finish(key, props, Finishing(self, key, source, written))
+        self.finish(key, props, finishing)
         return props
 
     # -- rules a kind's schema may override ----------------------------------
@@ -182,6 +198,13 @@ class TypeSchema:
         """Properties `prop_for` may give besides those in `props` (for the stubs)."""
         return ()
 
+    def imply(self, key: str, props: dict[str, Any], finishing: Finishing) -> tuple[str, ...]:
+        """Fill in what the merged item's other properties imply where no
+        declaration (nor `defaults {}`) gave it, before the required ones are
+        checked; returns the required properties left out on purpose, which
+        `expand` gives its items (a tree's files take their sources' modes)."""
+        return ()
+
     def required_for(self, props: Mapping[str, Any]) -> tuple[str, ...]:
         """The properties the merged item `props` must have."""
         return self.required
@@ -189,9 +212,12 @@ class TypeSchema:
     def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
         """Check (and complete) the merged item's properties, after defaults."""
 
-    def expand(self, item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
+    def expand(
+        self, item: Item, roots: Mapping[str, Any] | None, ccm: bool = False
+    ) -> Expansion | None:
         """The items one declaration stands for, when more than itself (a
-        tree's members); `roots`: the template roots of its manifest."""
+        tree's members); `roots`: the template roots of its manifest; `ccm`:
+        only CCM manifests declared it."""
         return None
 
     # The slots a layer keeps for itself (see `layers`); the others are
@@ -219,6 +245,12 @@ class TypeSchema:
     def subject(self, key: str, prop: str) -> str:
         """How a conflict names one of the item's properties (`exec#build.command`)."""
         return f"{self.name}#{escaped(key)}.{prop}"
+
+
+def from_ccm(group: list[Decl]) -> bool:
+    """Whether only CCM manifests declared the item that `group` merges into:
+    it keeps CCM's rules (`Finishing.ccm`, `TypeSchema.expand`)."""
+    return all(d.context is not None and d.context.ccm for d in group)
 
 
 def of(name: str) -> TypeSchema:

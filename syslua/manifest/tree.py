@@ -1,7 +1,7 @@
 """File declarations that stand for more than one plain item: trees, links, templated sources.
 
 `merge` calls `expand` for every merged `file` item. Most come back as they
-are. Three kinds are rewritten:
+are. Four kinds are rewritten:
 
 - **a tree**: `source` is a directory. The declaration becomes the tree's
   *root* item (`ensure = "directory"`, `tree = true`, its `mode` the
@@ -16,10 +16,14 @@ are. Three kinds are rewritten:
 - **a templated source**: `template = true` reads `source` now and renders
   it like inline `content` (the result is the item's `content`; `source`
   stays, for `sys add` and the plan).
+- **an executable copy**: a file `source` with an execute bit gets `x`
+  wherever `mode` has `r`, as a tree's files do (not in a CCM manifest).
 
 Modes (SPEC section 5): a tree's file whose source has an execute bit gets
-`x` wherever `mode` has `r`; directories get `dir_mode`, which defaults to
-`mode` with `x` wherever it has `r`.
+`x` wherever `mode` has `r` (`copy_mode`, the rule of every copied file);
+with no `mode` (a tree under the home), each file takes its source's mode.
+Directories get `dir_mode`, which defaults to `mode` with `x` wherever it
+has `r`.
 
 Per member this costs one directory entry and one `stat` of its source (for
 the execute bit); nothing is read twice, and nothing is compared between
@@ -35,6 +39,7 @@ made once. A path two of them hold otherwise is a conflict.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -67,23 +72,42 @@ class Expansion:
         self.declared: dict[str, tuple[Source, ...]] = {}
 
 
+def _with_x(value: int) -> int:
+    """`value` with `x` added wherever it has `r` (0o644 -> 0o755)."""
+    return value | ((value & 0o444) >> 2)
+
+
 def traversable(mode: str) -> str:
     """`mode` with `x` added wherever it has `r` (0644 -> 0755), as a directory needs."""
-    value = int(mode, 8)
-    return f"{value | ((value & 0o444) >> 2):04o}"
+    return f"{_with_x(int(mode, 8)):04o}"
 
 
-def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
+def copy_mode(mode: str | None, source_mode: int) -> str:
+    """The mode of a copy of a file whose mode is `source_mode`: `mode`, or
+    the source's permission bits when None; with `x` wherever it has `r`
+    when the source has an execute bit (a script stays executable)."""
+    value = source_mode & 0o777 if mode is None else int(mode, 8)
+    return f"{_with_x(value) if source_mode & 0o111 else value:04o}"
+
+
+def expand(item: Item, roots: Mapping[str, Any] | None, ccm: bool = False) -> Expansion | None:
     """The items `item` stands for, or None when it is an ordinary item.
 
     `roots` are the template roots of the manifest that declared it (facts,
     data, env), for `template = true` (in a YAML manifest too: its own
     values were rendered when it was read, but not the files it names).
+    A copied file whose source has an execute bit gets `x` wherever its
+    mode has `r` (`copy_mode`), as a tree's files do, unless only CCM
+    manifests declared it (`ccm`: the mode is the seed's, as written).
     """
     source = item.get("source")
     if source is None or item.get("ensure") not in ("present", "directory"):
         return None
-    if os.path.isdir(source):
+    try:
+        source_mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        source_mode = 0  # not there: the plan says so, at the item
+    if stat.S_ISDIR(source_mode):
         return _tree(item, source, roots)
     if item.get("ensure") == "directory":
         raise TreeError(
@@ -93,16 +117,24 @@ def expand(item: Item, roots: Mapping[str, Any] | None) -> Expansion | None:
         raise TreeError(f"`ignore` applies to a directory `source`; {source} is not a directory")
     if item.get("link"):
         # `link` stays: the target is a declared source, which must exist.
-        props = {k: v for k, v in item.props.items() if k not in ("source", "mode")}
-        props.update(ensure="link", target=source)
-        return Expansion([_replace(item, props)])
+        link = {k: v for k, v in item.props.items() if k not in ("source", "mode")}
+        link.update(ensure="link", target=source)
+        return Expansion([_replace(item, link)])
+    props: dict[str, Any] | None = None
+    inputs: list[str] = []
     if item.get("template"):
         reads: list[str] = []
         text = _render_file(source, roots, reads)
         props = dict(item.props)
         props["content"] = text
-        return Expansion([_replace(item, props)], inputs=[source, *reads])
-    return None
+        inputs = [source, *reads]
+    mode = item.get("mode")
+    if source_mode & 0o111 and mode is not None and not ccm and stat.S_ISREG(source_mode):
+        executable = copy_mode(mode, source_mode)
+        if executable != mode:
+            props = dict(item.props) if props is None else props
+            props["mode"] = executable
+    return None if props is None else Expansion([_replace(item, props)], inputs=inputs)
 
 
 def _replace(item: Item, props: dict[str, Any]) -> Item:
@@ -139,14 +171,14 @@ def _spec(patterns: Iterable[str]) -> Any:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def _walk(source: str, spec: Any) -> tuple[list[tuple[str, bool]], list[str]]:
-    """Files (relative path, executable) and directories below `source`.
+def _walk(source: str, spec: Any) -> tuple[list[tuple[str, int]], list[str]]:
+    """Files (relative path, mode) and directories below `source`.
 
     `.git` is skipped; a directory that `spec` matches is skipped with all
     below it, as git does. Symlinks in the source are followed; a broken one
     or a special file is an error rather than silently left out.
     """
-    files: list[tuple[str, bool]] = []
+    files: list[tuple[str, int]] = []
     dirs: list[str] = []
     stack = [("", source)]
     while stack:
@@ -176,10 +208,10 @@ def _walk(source: str, spec: Any) -> tuple[list[tuple[str, bool]], list[str]]:
                 if spec is not None and spec.match_file(path):
                     continue
                 try:
-                    executable = bool(entry.stat().st_mode & 0o111)
+                    st_mode = entry.stat().st_mode
                 except OSError as e:
                     raise TreeError(f"cannot read {entry.path}: {e.strerror}") from None
-                files.append((path, executable))
+                files.append((path, st_mode))
             elif spec is not None and spec.match_file(path):
                 continue
             elif entry.is_symlink():
@@ -227,16 +259,13 @@ def _tree(item: Item, source: str, roots: Mapping[str, Any] | None) -> Expansion
 
     for rel in dirs:
         out.items.append(member(rel, {**base, "ensure": "directory", "mode": dir_mode}))
-    file_mode = None if link else int(mode, 8)
     template = bool(item.get("template"))
-    for rel, executable in files:
+    for rel, source_mode in files:
         path = src + rel
         if link:
             out.items.append(member(rel, {**base, "ensure": "link", "target": path}))
             continue
-        assert file_mode is not None
-        value = file_mode | ((file_mode & 0o444) >> 2) if executable else file_mode
-        props = {**base, "ensure": "present", "source": path, "mode": f"{value:04o}"}
+        props = {**base, "ensure": "present", "source": path, "mode": copy_mode(mode, source_mode)}
         if template:
             out.inputs.append(path)
             text = _render_file(path, roots, out.inputs)

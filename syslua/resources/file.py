@@ -39,6 +39,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ConfigError, StateError, display_path
@@ -275,6 +276,15 @@ class _FileSchema(TypeSchema):
     """The rules of a file item: what goes with which `ensure`, links,
     templates, modes; trees; files inside other declared paths."""
 
+    def imply(self, key: str, props: dict[str, Any], finishing: Finishing) -> tuple[str, ...]:
+        """Owner, group and mode of a path under the home that a Lua config
+        left out (`_imply`); a CCM manifest keeps the seed's rules."""
+        if finishing.ccm or props["ensure"] == "absent":
+            return ()
+        if "mode" in props and "owner" in props and "group" in props:
+            return ()  # all declared: the common case costs no home lookup
+        return _imply(key, props)
+
     def required_for(self, props: Mapping[str, Any]) -> tuple[str, ...]:
         # An absent file needs none; a link needs no mode.
         if props["ensure"] == "absent":
@@ -286,12 +296,14 @@ class _FileSchema(TypeSchema):
     def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
         _finish(props, finishing.fail, finishing.written)
 
-    def expand(self, item: Item, roots: Mapping[str, Any] | None) -> tree.Expansion | None:
-        """Trees, links and templated sources (`manifest/tree.py`)."""
+    def expand(
+        self, item: Item, roots: Mapping[str, Any] | None, ccm: bool = False
+    ) -> tree.Expansion | None:
+        """Trees, links, templated sources and a copy's execute bit (`manifest/tree.py`)."""
         if "source" not in item.props:
             return None
         try:
-            return tree.expand(item, roots)
+            return tree.expand(item, roots, ccm)
         except tree.TreeError as e:
             raise Invalid(str(e)) from None
 
@@ -380,6 +392,68 @@ def _winning_sources(group: list[Decl]) -> dict[str, list[Decl]]:
 
 def _is_link(props: Mapping[str, Any]) -> bool:
     return props["ensure"] == "link" or bool(props.get("link"))
+
+
+@cache
+def _running_user() -> tuple[str, str]:
+    """The running user's name and group, as `sys.user.name` / `sys.user.group` give them."""
+    return user_name(os.getuid()), group_name(os.getgid())
+
+
+def _in_home(path: str) -> bool:
+    top = home().rstrip("/")
+    return bool(top) and (path == top or path.startswith(top + "/"))
+
+
+def _source_mode(source: str) -> int | None:
+    """The mode of what `source` names (its kind and permission bits); None
+    when it cannot be read (the plan says why, at the item)."""
+    try:
+        return os.stat(source).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+def _imply(key: str, props: dict[str, Any]) -> tuple[str, ...]:
+    """What a file under the home takes when nothing declared it (SPEC
+    section 5): the running user as owner and group, and `_implied_mode`."""
+    if not _in_home(key):
+        return ()  # owner, group and mode stay required
+    user, group = _running_user()
+    props.setdefault("owner", user)
+    props.setdefault("group", group)
+    return () if "mode" in props else _implied_mode(props)
+
+
+def _implied_mode(props: dict[str, Any]) -> tuple[str, ...]:
+    """The mode of a file under the home that declares none: a copy its
+    source's (`tree.expand` then adds `x` where it has `r` for an executable
+    source), inline content (or none) 0644, a directory 0755; the
+    directories of a tree 0755 (`dir_mode`). Returns ("mode",) for a copied
+    tree, whose files take their sources' modes in `tree.expand`."""
+    source = props.get("source")
+    link = _is_link(props)
+    if source is None:
+        if not link:  # a link takes no mode
+            props["mode"] = f"{PARENT_MODE:04o}" if props["ensure"] == "directory" else "0644"
+        return ()
+    if link and "dir_mode" in props:
+        return ()
+    st_mode = _source_mode(source)
+    if st_mode is not None and stat.S_ISDIR(st_mode):
+        props.setdefault("dir_mode", f"{PARENT_MODE:04o}")
+        return () if link else ("mode",)
+    if link:
+        return ()
+    if props["ensure"] == "directory":
+        props["mode"] = f"{PARENT_MODE:04o}"  # not a tree after all: `expand` says so
+    elif st_mode is not None and stat.S_ISREG(st_mode):
+        props["mode"] = f"{stat.S_IMODE(st_mode) & 0o777:04o}"
+    else:
+        # A source that cannot be read: the plan reports it at the item
+        # (`source file not found`), and the next run reads its mode.
+        props["mode"] = "0644"
+    return ()
 
 
 def _finish(
@@ -510,19 +584,19 @@ SCHEMA = schema(
             "owner",
             name_or_id,
             required=True,
-            doc="user name or numeric uid (an absent file needs none)",
+            doc="user name or numeric uid (under the home, the running user by default; an absent file needs none)",
         ),
         Prop(
             "group",
             name_or_id,
             required=True,
-            doc="group name or numeric gid (an absent file needs none)",
+            doc="group name or numeric gid (under the home, the running user's by default; an absent file needs none)",
         ),
         Prop(
             "mode",
             mode,
             required=True,
-            doc='octal mode, e.g. "0644" (an absent file or a link needs none)',
+            doc="octal mode, e.g. \"0644\" (under the home by default: a copy's source's, 0644 for content, 0755 for a directory; an absent file or a link needs none)",
         ),
         Prop(
             "force",

@@ -1,9 +1,6 @@
 -- A reusable module: require("modules.git").setup{ name = ..., email = ... }
 local M = {}
 
--- defaults{} applies to declarations in the file that makes them: this one.
-defaults { file = { owner = sys.user.name, group = sys.user.group, mode = "0644" } }
-
 function M.setup(opts)
   local ini = table.concat({
     "[user]",
