@@ -97,10 +97,6 @@ def stowed(sysenv, config: str, packages=("nvim", "git", "bin", "fun", "bash")) 
     return Repo(repo)
 
 
-# Until a bare file{} works under the home (point 6).
-D = 'defaults { file = { owner = sys.user.name, group = sys.user.group, mode = "0644", dir_mode = "0755" } }\n'
-
-
 def home_only(entries: dict) -> dict:
     return {k: v for k, v in entries.items() if k != "dotfiles" and not k.startswith("dotfiles/")}
 
@@ -167,7 +163,7 @@ def test_a_fold_is_shown_in_the_plan_and_unfolded_by_the_apply(sysenv):
 
 @needs_stow
 def test_rollback_puts_the_fold_back(sysenv):
-    repo = stowed(sysenv, D + 'file { path = "~/.bashrc", source = "bash/.bashrc", link = true }\n')
+    repo = stowed(sysenv, 'file { path = "~/.bashrc", source = "bash/.bashrc", link = true }\n')
     home = sysenv.home
     assert sysenv.run("apply", cwd=repo.path).returncode == 0
     after_first = home_only(tree(home))
@@ -191,7 +187,7 @@ def test_a_dropped_declaration_folds_the_directory_again(sysenv):
     installed = tree(home)
     assert sysenv.run("apply", cwd=repo.path).returncode == 0
     (repo.path / "sys.lua").write_text(
-        D + 'file { path = "~/.bashrc", source = "bash/.bashrc", link = true }\n'
+        'file { path = "~/.bashrc", source = "bash/.bashrc", link = true }\n'
     )
     _git(repo.path, "commit", "-qam", "less")
     repo = Repo(repo.path)
@@ -223,7 +219,7 @@ def test_a_link_that_would_point_to_itself_is_refused(sysenv):
     repo.mkdir()
     (repo / "vimrc").write_text("set nu\n")
     (repo / "sys.lua").write_text(
-        D + 'file { path = "~/dotfiles/vimrc", source = "vimrc", link = true }\n'
+        'file { path = "~/dotfiles/vimrc", source = "vimrc", link = true }\n'
     )
     before = tree(sysenv.home)
     p = sysenv.run("plan", cwd=repo)
@@ -240,7 +236,7 @@ def test_a_link_to_a_loop_is_refused(sysenv):
     repo.mkdir()
     os.symlink("b", repo / "a")
     os.symlink("a", repo / "b")
-    (repo / "sys.lua").write_text(D + 'file { path = "~/.a", source = "a", link = true }\n')
+    (repo / "sys.lua").write_text('file { path = "~/.a", source = "a", link = true }\n')
     before = tree(sysenv.home)
     p = sysenv.run("plan", cwd=repo)
     assert "! file ~/.a" in p.stdout, out(p)
