@@ -101,13 +101,10 @@ def home_only(entries: dict) -> dict:
     return {k: v for k, v in entries.items() if k != "dotfiles" and not k.startswith("dotfiles/")}
 
 
-FOLDS = (
-    D
-    + """\
+FOLDS = """\
 file { path = "~/.config/git/config", source = "git/.config/git/config", link = true }
 file { path = "~/.config/nvim/lua/plugins/git.lua", content = "return {}\\n" }
 """
-)
 
 
 @needs_stow
