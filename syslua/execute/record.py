@@ -156,14 +156,21 @@ def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutc
                     manifest=run.manifest,
                     path_records=journal.by_path,
                     applied=result.applied if result is not None else None,
+                    target=run.target.states.get(item.id),
                 ),
             )
+        if item.id in run.held and item.id in prev_items:
+            items[item.id] = prev_items[item.id]  # left as it is: still what the last apply left
+            continue
         state = ItemState(own, result.status if result is not None else None)
         if result is not None and result.output is not None:
             state.exit_code = result.output.exit_code
             state.stdout = tail(result.output.stdout)  # the last OUTPUT_TAIL bytes
             state.stderr = tail(result.output.stderr)
         items[item.id] = state
+    for ident in run.held:  # a removal left undone: still managed
+        if ident not in items and ident in prev_items:
+            items[ident] = prev_items[ident]
     return ItemStates(items)
 
 
@@ -188,7 +195,7 @@ def _commit(run: ApplyRun, journal: Journal, snap: Snapshot, plan: Plan) -> None
     # the filesystems it went to are synced, the commit record may say so.
     crash_point("before-commit")
     journal.sync_touched(run.store.root)
-    removed = [e.id for e in plan.removals]
+    removed = [e.id for e in plan.removals if e.id not in run.held]
     journal.note(Commit(snap.id, tuple(removed)))
     crash_point("after-commit")
     run.inputs.snapshots.set_current(snap.id)
@@ -201,7 +208,7 @@ def _after_commit(run: ApplyRun, journal: Journal, plan: Plan) -> None:
     journal.commit()
     registry = run.registry
     assert registry is not None
-    gone = [e.id for e in plan.removals if e.id in registry]
+    gone = [e.id for e in plan.removals if e.id in registry and e.id not in run.held]
     if gone:
         registry.drop(gone)
         registry.save()
@@ -225,6 +232,8 @@ def _keep_edits(
     items: dict[str, ItemState] = dict(current.items)
     kept = []
     for entry in plan.edited:
+        if entry.id in run.held:
+            continue  # left as it is: nothing to keep
         item = previous.get(entry.id)
         kind = get_type(item.type) if item is not None else None
         journaled = capability(kind, Journaled) if kind is not None else None
@@ -242,7 +251,9 @@ def _keep_edits(
         return None
     labels = [e.label for e in plan.edited if e.id in kept]
     shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
-    verb = {"apply": "apply --force"}.get(run.options.kind, run.options.kind)
+    verb = run.options.kind
+    if verb == "apply":
+        verb = "apply --overwrite" if run.options.overwrite else "apply --force"
     snap = current.amended(
         kind="edits", message=f"edits kept before {verb}: {shown}", items=items, records=[]
     )

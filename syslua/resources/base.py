@@ -533,8 +533,12 @@ class SnapshotContext:
         # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
         path_records: Mapping[str, PathRecord] | None = None,
         applied: Applied | None = None,  # what the item's apply did in this run, if it ran
+        # What the snapshot a rollback returns to recorded for the item (empty
+        # for an apply): a state it keeps may say more than the item declares.
+        target: Mapping[str, Any] | None = None,
     ) -> None:
         self.applied = applied
+        self.target: Mapping[str, Any] = {} if target is None else target
         self.store = store
         self.records = records
         self.previous = previous

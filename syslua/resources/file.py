@@ -923,6 +923,11 @@ class FileType(
                     stored if stored is not None else sctx.store.put_file(item.get("source"))
                 )
             state["mode"] = item.get("mode")  # what was applied: a later change is an edit
+            # A rollback that wrote a hand edit back: still a hand edit, found against
+            # what the config applied before it.
+            before = sctx.target.get(edits.EDITED_FROM)
+            if before and state.get("blob") == sctx.target.get("blob"):
+                state[edits.EDITED_FROM] = before
         return state
 
     def materialise(
@@ -968,8 +973,10 @@ class FileType(
         )
 
     def blobs(self, state: Mapping[str, Any]) -> set[str]:
-        """The content it wrote (or an edit a snapshot adopted)."""
-        return {state["blob"]} if state.get("blob") else set()
+        """The content it wrote (or an edit a snapshot adopted, and what the
+        config had applied before that edit)."""
+        before = state.get(edits.EDITED_FROM) or {}
+        return {b for b in (state.get("blob"), before.get("blob")) if b}
 
     def trees(self, state: Mapping[str, Any]) -> set[str]:
         return set()

@@ -11,6 +11,11 @@ A managed link is edited when it points elsewhere than the last apply made
 it point, or when a regular file replaced it (an editor that saves by
 writing a new file): overwriting that file would lose what was written.
 
+A state that keeps a hand edit (`adopt`: the edits an apply `--force`
+overwrote, which `sys rollback` writes back) names, under `edited_from`,
+the content and mode the config had applied before the edit. Edits are
+found against those: an edit a rollback brought back is an edit again.
+
 `sys add` takes a live file back into the configuration: over the `source`
 file it is copied from, keeping that file's own mode and owner; never into
 a declaration's inline `content`, which only the user edits, nor over a
@@ -43,6 +48,8 @@ if TYPE_CHECKING:
 posix: FileProvider = file_posix
 
 PLACEHOLDER = "$${"
+# In a state: what the config applied before the hand edit the state keeps.
+EDITED_FROM = "edited_from"
 
 
 def _live(path: str) -> FileState | None:
@@ -57,6 +64,13 @@ def _checks_content(item: Item) -> bool:
     placeholders is recorded as declared, before they were resolved."""
     content = item.get("content")
     return content is None or PLACEHOLDER not in content
+
+
+def applied(recorded: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the config last applied: the recorded state, or, when it keeps a
+    hand edit, the content and mode that edit was made over."""
+    before = recorded.get(EDITED_FROM)
+    return {**recorded, **before} if isinstance(before, Mapping) else recorded
 
 
 def _recorded_blob(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
@@ -89,6 +103,7 @@ def edited(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
     """What was changed by hand since the last apply, or None."""
     if item.get("ensure") == "link":
         return _link_edited(item)
+    recorded = applied(recorded)
     if item.get("ensure") != "present" or not (recorded.get("blob") or recorded.get("mode")):
         return None
     state = _live(item.key)
@@ -117,6 +132,7 @@ def edit_diff(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None
     state = _live(item.key)
     if state is None or state.ensure != PRESENT:
         return None
+    recorded = applied(recorded)
     text = ""
     mode = recorded.get("mode")
     if mode and mode != state.mode:
@@ -184,7 +200,13 @@ def adopt(item: Item, recorded: Mapping[str, Any], live: PathState) -> dict[str,
         return None
     if item.get("ensure") != "present" or live.kind != records.FILE:
         return None
-    return {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
+    before = recorded.get(EDITED_FROM) or {
+        k: recorded[k] for k in ("blob", "mode") if recorded.get(k)
+    }
+    state = {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
+    if before:
+        state[EDITED_FROM] = before
+    return state
 
 
 def adopted_link(item: Item, state: Mapping[str, Any]) -> dict[str, Any] | None:
