@@ -133,8 +133,7 @@ def test_rollback_says_when_the_config_still_declares_what_it_rolled_back(sysenv
     assert (sysenv.home / ".bashrc").read_text() == "vi\n"
     [line] = [ln for ln in r.stdout.splitlines() if REDO in ln]
     assert line == (
-        "sys.lua still declares what was rolled back (~/.bashrc): "
-        "the next sys apply will redo it."
+        "sys.lua still declares what was rolled back (~/.bashrc): the next sys apply will redo it."
     ), line
     # it will: the plan says so
     assert plan_line(sysenv.run("plan"), "~/.bashrc").startswith("  ~ ")

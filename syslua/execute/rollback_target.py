@@ -34,12 +34,8 @@ from syslua.resources import get as get_type
 from syslua.resources.kind import Journaled, TakesBack
 from syslua.state.journal import capture
 from syslua.state.records import PathState
-from syslua.state.snapshots import ItemStates, Snapshot
+from syslua.state.snapshots import ADD, ItemStates, Snapshot
 from syslua.state.store import Store
-
-# The part of an `add` snapshot's pre-apply record that says what it did:
-# the items it took back, and what it wrote over each source file (sha256).
-ADD = "add"
 
 
 def returning(
@@ -138,7 +134,8 @@ def _next_apply(paths: Paths, before: Snapshot, touched: set[str]) -> tuple[list
 
     inputs = PlanInputs(paths, before.load_manifest())
     plan = inputs.plan(inputs.context(Runner()))
-    redo, edits = [], []
+    redo: list[str] = []
+    edits: list[str] = []
     for entry in plan.all_entries:
         if entry.id not in touched or not entry.decision.changes or entry.noop:
             continue

@@ -309,7 +309,9 @@ class ApplyRun:
                 left = restore_path(path, prev, self.store)
             except (OSError, StateError) as e:
                 outcome.ok = False
-                outcome.error = f"putting back {abbreviate(path)}: {getattr(e, 'strerror', None) or e}"
+                outcome.error = (
+                    f"putting back {abbreviate(path)}: {getattr(e, 'strerror', None) or e}"
+                )
                 return
             if left:
                 outcome.ok, outcome.error = False, left

@@ -460,12 +460,18 @@ class TakeBack:
         # back is now what the last apply left), or None when there is none to record.
         act: Callable[[], dict[str, Any] | None] | None = None,
         declaration: str | None = None,  # for a path nothing managed: what to add to the config
+        # Refused because the two sides disagree (the source changed too, or only
+        # a mode the declaration sets did), not because the path cannot be taken back.
+        conflict: bool = False,
+        detail: str | None = None,  # shown under the message: diffs, how to resolve
     ) -> None:
         self.message = message
         self.refused = refused
         self.writes = writes
         self.act = act
         self.declaration = declaration
+        self.conflict = conflict
+        self.detail = detail
 
 
 class UndoReport:

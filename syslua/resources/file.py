@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from syslua.errors import ConfigError, StateError
+from syslua.errors import ConfigError, Source, StateError
 from syslua.fsutil import CHUNK
 from syslua.manifest import tree
 from syslua.manifest.checks import (
@@ -999,8 +999,11 @@ class FileType(
         where: str,
         recorded: Mapping[str, Any] | None,
         store: Store,
+        *,
+        force: bool = False,
+        declared: Sequence[Source] = (),
     ) -> TakeBack:
-        return edits.take_back(item, path, where, recorded, store)
+        return edits.take_back(item, path, where, recorded, store, force=force, declared=declared)
 
     def take_in(self, path: str, dest: str, source: str) -> TakeBack:
         return edits.take_in(path, dest, source)
