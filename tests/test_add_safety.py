@@ -147,6 +147,21 @@ def test_rollback_of_an_add_puts_the_source_back(sysenv) -> None:
     assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")
 
 
+def test_rolling_back_the_rollback_of_an_add_redoes_it(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    assert sysenv.run("add", "~/.vimrc").returncode == 0
+    added = tree(sysenv.work), tree(sysenv.home)
+    assert sysenv.run("rollback").returncode == 0
+    assert source.read_text() == "set nu\n"
+    r = sysenv.run("rollback")  # to the add snapshot: its write into the source again
+    assert r.returncode == 0, out(r)
+    assert (tree(sysenv.work), tree(sysenv.home)) == added
+    assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")
+    assert [s["kind"] for s in history(sysenv)][:3] == ["rollback", "rollback", "add"]
+
+
 def test_rollback_leaves_a_source_changed_since_the_add(sysenv) -> None:
     source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
     apply_ok(sysenv, VIMRC)

@@ -19,6 +19,7 @@ snapshot is forgotten and the caller rolls everything back.
 from __future__ import annotations
 
 import errno
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from syslua.errors import StateError
 from syslua.execute.outcome import ApplyOutcome
 from syslua.execute.run import ApplyRun
+from syslua.fsutil import sha256_file
 from syslua.plan.planner import Plan, recorded_order
 from syslua.resources import capability
 from syslua.resources import get as get_type
@@ -35,7 +37,7 @@ from syslua.resources.kind import Journaled, Recorded, TakesBack
 from syslua.resources.process import tail
 from syslua.state.originals import clear_unrestored
 from syslua.state.records import Commit, ItemState, SnapshotNamed
-from syslua.state.snapshots import ItemStates, Snapshot, Snapshots, new_id
+from syslua.state.snapshots import ADD, ItemStates, Snapshot, Snapshots, new_id
 from syslua.state.store import Store
 
 if TYPE_CHECKING:
@@ -113,10 +115,7 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
         env={f.name: store.put_file(f) for fs in generated.values() for f in fs if f.is_file()},
         counts=counts,
         order=recorded_order(plan, run.snapshot_manifest),
-        pre={
-            "previous": current.id if current else None,
-            "records": [r.to_json() for r in journal.path_records()],
-        },
+        pre=_pre(run, journal),
     )
     store.sync()
     # Named before it exists: if the run dies before committing, recovery
@@ -124,6 +123,22 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
     journal.note(SnapshotNamed(snap.id))
     snapshots.save(snap, make_current=False)
     return snap
+
+
+def _pre(run: ApplyRun, journal: Journal) -> dict[str, Any]:
+    """The pre-apply record: the snapshot current before, what the journal
+    recorded of every path; and, for a rollback that put back files a
+    `sys add` wrote, what it wrote there, so a rollback of it puts them back
+    in turn (as of a `sys add`: `rollback_target`)."""
+    current = run.inputs.current
+    pre: dict[str, Any] = {
+        "previous": current.id if current else None,
+        "records": [r.to_json() for r in journal.path_records()],
+    }
+    if run.target.restores:
+        wrote = {p: sha256_file(p) for p, _ in run.target.restores if os.path.isfile(p)}
+        pre[ADD] = {"items": list(run.target.kept), "wrote": wrote}
+    return pre
 
 
 def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome) -> ItemStates:

@@ -3,7 +3,8 @@
 1. `returning(target, current, store)`: the item states of the snapshot rolled
    back to, which the rollback's own snapshot carries on (a state that keeps
    a hand edit says so, and so the edit stays one). When the current
-   snapshot is a `sys add`, the rollback undoes it: the source files it
+   snapshot is a `sys add` (or a rollback that undid one, which is undone
+   the same way), the rollback undoes it: the source files it
    overwrote are put back, each only while it still holds what `sys add`
    wrote (one changed since is left as it is, and said); the home files it
    took back keep their content, as a hand edit of what the target applied,
@@ -47,7 +48,8 @@ def returning(
     restores: list[tuple[str, PathState]] = []
     kept: list[str] = []
     notes: list[str] = []
-    added = current.pre.get(ADD) if current is not None and current.kind == "add" else None
+    # A `sys add`, or a rollback that undid one, says what it wrote.
+    added = current.pre.get(ADD) if current is not None else None
     if current is None or not isinstance(added, dict):
         return target, Rollback(states), notes
     manifest = target.load_manifest()

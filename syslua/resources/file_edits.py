@@ -201,12 +201,14 @@ def adopt(item: Item, recorded: Mapping[str, Any], live: PathState) -> dict[str,
         return None
     if item.get("ensure") != "present" or live.kind != records.FILE:
         return None
+    mode = f"{live.mode:04o}"
     before = recorded.get(EDITED_FROM) or {
         k: recorded[k] for k in ("blob", "mode") if recorded.get(k)
     }
-    state = {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
-    if before:
-        state[EDITED_FROM] = before
+    state = {k: v for k, v in recorded.items() if k != EDITED_FROM}
+    state.update(blob=live.blob, mode=mode)
+    if before and (before.get("blob"), before.get("mode")) != (live.blob, mode):
+        state[EDITED_FROM] = before  # what the config applied before the edit
     return state
 
 
