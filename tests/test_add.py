@@ -172,7 +172,7 @@ def test_a_mode_edit_is_not_taken_back_and_says_so(sysenv) -> None:
     p = sysenv.run("add", "~/.vimrc")
     assert p.returncode == 1, out(p)
     assert (
-        'only its mode changed (0644 to 0600), and `sys add` does not take a mode back: sys.lua:2 sets mode = "0644"'
+        "only its mode changed (0644 to 0600), and `sys add` does not take a mode back: the config declares its mode, 0644, at sys.lua:2"
         in p.stderr
     )
     line = plan_line(sysenv.run("plan"), "~/.vimrc")

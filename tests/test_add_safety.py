@@ -210,7 +210,7 @@ def test_a_mode_only_edit_names_the_line_that_sets_the_mode(sysenv) -> None:
     assert p.returncode == 1, out(p)
     assert (
         "Error: ~/.vimrc: only its mode changed (0644 to 0600), and `sys add` does not take a "
-        'mode back: sys.lua:2 sets mode = "0644". Change that line to keep 0600, or put 0644 '
+        "mode back: the config declares its mode, 0644, at sys.lua:2. Change that line to keep 0600, or put 0644 "
         "back with `sys apply --overwrite ~/.vimrc`"
     ) in p.stderr, out(p)
     assert "taken back" not in p.stdout
@@ -238,8 +238,8 @@ def test_the_mode_line_of_the_declaration_itself(sysenv) -> None:
     os.chmod(sysenv.home / ".inputrc", 0o644)
     p = sysenv.run("add", "~/.vimrc", "~/.inputrc")
     assert p.returncode == 1, out(p)
-    assert 'sys.lua:3 sets mode = "0640"' in p.stderr, out(p)
-    assert 'sys.lua:7 sets mode = "0600"' in p.stderr, out(p)
+    assert "the config declares its mode, 0640, at sys.lua:3" in p.stderr, out(p)
+    assert "the config declares its mode, 0600, at sys.lua:7" in p.stderr, out(p)
 
 
 def test_a_content_and_mode_edit_takes_the_content_back(sysenv) -> None:
@@ -251,7 +251,8 @@ def test_a_content_and_mode_edit_takes_the_content_back(sysenv) -> None:
     assert p.returncode == 0, out(p)
     assert (
         "~/.vimrc: copied over its source dotfiles/vimrc (declared at sys.lua:3); its mode 0600 "
-        'is not taken back: sys.lua:2 sets mode = "0644" (change it there to keep 0600)'
+        "is not taken back: the config declares its mode, 0644, at sys.lua:2 (change that line to "
+        "keep 0600)"
     ) in p.stdout, out(p)
     assert source.read_text() == "set nu\nset hls\n"
     line = plan_line(sysenv.run("plan"), "~/.vimrc")

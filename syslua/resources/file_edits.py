@@ -337,7 +337,8 @@ class _Sides:
 
     def mode_at(self, where: str) -> str:
         """Where the mode is set: the line to change to keep the live mode."""
-        return mode_declared_at(self.declared) or f"the declaration at {where}"
+        at = mode_declared_at(self.declared) or f"{where} (its declaration)"
+        return f"the config declares its mode, {self.declared_mode}, at {at}"
 
 
 def _over_source(
@@ -351,9 +352,9 @@ def _over_source(
     if sides.mode_edit and not (sides.home_changed if sides.blob else not sides.same):
         return TakeBack(
             f"{label}: only its mode changed ({sides.applied_mode} to {sides.live_mode}), and "
-            f"`sys add` does not take a mode back: {sides.mode_at(where)} sets "
-            f'mode = "{sides.declared_mode}". Change that line to keep {sides.live_mode}, or put '
-            f"{sides.declared_mode} back with `sys apply --overwrite {label}`",
+            f"`sys add` does not take a mode back: {sides.mode_at(where)}. Change that line "
+            f"to keep {sides.live_mode}, or put {sides.declared_mode} back with "
+            f"`sys apply --overwrite {label}`",
             refused=True,
             conflict=True,
         )
@@ -370,8 +371,8 @@ def _over_source(
         message = f"{label}: copied over its source {shown} (declared at {where})"
     if sides.mode_edit:
         message += (
-            f"; its mode {sides.live_mode} is not taken back: {sides.mode_at(where)} sets "
-            f'mode = "{sides.declared_mode}" (change it there to keep {sides.live_mode})'
+            f"; its mode {sides.live_mode} is not taken back: {sides.mode_at(where)} "
+            f"(change that line to keep {sides.live_mode})"
         )
     src = os.stat(sides.target)
 
