@@ -19,7 +19,11 @@ found against those: an edit a rollback brought back is an edit again.
 `sys add` takes a live file back into the configuration: over the `source`
 file it is copied from, keeping that file's own mode and owner; never into
 a declaration's inline `content`, which only the user edits, nor over a
-template, which the live file is only a rendering of.
+template, which the live file is only a rendering of. It never loses the
+repository's side: a source that changed since the last apply too (or a
+file never applied that differs from it) is refused with both diffs unless
+forced, and a mode edit is never taken back (the declaration sets the
+mode: a mode-only edit is refused, naming the line that sets it).
 """
 
 from __future__ import annotations
