@@ -1,7 +1,8 @@
 """`sys add PATH...`: live edits taken back into the configuration (issue 10).
 
 A file managed from a `source` has its live content copied over that source
-(atomically, keeping the source's own mode); a file declared with inline
+(atomically, keeping the source's own mode; when the source changed too, see
+tests/test_add_safety.py); a file declared with inline
 `content` is refused with the declaration's file:line (exit 2, nothing
 changed); a file nothing manages is copied to `<config dir>/dotfiles/<path
 under ~>` (or `--to DIR`) and the declaration to add is printed, the config
@@ -63,13 +64,14 @@ def test_a_file_from_a_source_is_copied_over_its_source(sysenv) -> None:
 
 
 def test_the_overwritten_source_content_is_kept(sysenv) -> None:
-    """The source had its own unapplied change: it is kept in the store, and
-    the add snapshot refers to it (so `sys gc` keeps it)."""
+    """The source had its own unapplied change (so `sys add` needs --force,
+    tests/test_add_safety.py): it is kept in the store, and the add snapshot
+    refers to it (so `sys gc` keeps it)."""
     put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
     apply_ok(sysenv, VIMRC)
     (sysenv.work / "dotfiles" / "vimrc").write_text('set nu\n" unapplied repository change\n')
     (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
-    assert sysenv.run("add", str(sysenv.home / ".vimrc")).returncode == 0
+    assert sysenv.run("add", "--force", str(sysenv.home / ".vimrc")).returncode == 0
     show = json.loads(sysenv.run("snapshot", "show", "--json").stdout)
     [record] = show["pre"]["records"]
     assert record["path"] == str(sysenv.work / "dotfiles" / "vimrc")
@@ -162,12 +164,17 @@ file { path = "~/.config/nvim/init.lua", source = "dotfiles/nvim/init.lua" }
 
 
 def test_a_mode_edit_is_not_taken_back_and_says_so(sysenv) -> None:
+    """Refused, naming the line that sets the mode (issue 21; more in
+    tests/test_add_safety.py)."""
     put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
     apply_ok(sysenv, VIMRC)
     os.chmod(sysenv.home / ".vimrc", 0o600)
     p = sysenv.run("add", "~/.vimrc")
-    assert p.returncode == 0, out(p)
-    assert "its mode 0600 is not taken back: the declaration at sys.lua:3 sets 0644" in p.stdout
+    assert p.returncode == 1, out(p)
+    assert (
+        "only its mode changed (0644 to 0600), and `sys add` does not take a mode back: the config declares its mode, 0644, at sys.lua:2"
+        in p.stderr
+    )
     line = plan_line(sysenv.run("plan"), "~/.vimrc")
     assert line.startswith("  ! ") and "mode changed from 0644 to 0600" in line
 

@@ -253,9 +253,9 @@ def test_force_keeps_the_edit_and_rollback_brings_it_back(sysenv) -> None:
     assert f"Rolling back to snapshot {h[1]['id']}" in out(r)
     assert tree(sysenv.home) == edited
     assert "No drift" in sysenv.run("status").stdout
-    # what the rollback wrote is now what was last applied: not an edit any more
+    # what the rollback wrote back is a hand edit again (issue 21): the plan marks it
     p = sysenv.run("plan")
-    assert plan_line(p, "~/.bashrc").startswith("  ~ "), p.stdout
+    assert plan_line(p, "~/.bashrc").startswith("  ! file ~/.bashrc: " + EDITED), p.stdout
 
 
 def test_force_with_a_source_file(sysenv) -> None:

@@ -263,7 +263,10 @@ def test_a_day_with_the_dotfiles(sysenv, repo):
     ), h[:2]
     ok(run(sysenv, repo, "rollback"))
     assert note.read_text() == note_edited
-    ok(run(sysenv, repo, "apply"))  # back to what the repository says
+    # the edit the rollback brought back is an edit again (issue 21): refused, then
+    # overwritten by name, back to what the repository says
+    assert run(sysenv, repo, "apply").returncode == 2
+    ok(run(sysenv, repo, "apply", "--overwrite", "~/bin/note"))
     assert note.read_bytes() == (repo / "bin" / "note").read_bytes()
 
     # -- a file deleted from a source tree leaves ~ at the next apply ----------------

@@ -143,6 +143,13 @@ def _succeeded(
                 f"Kept {count_paths(n)} edited since the last apply in snapshot {outcome.kept_edits}: "
                 f"`sys rollback` brings {'it' if n == 1 else 'them'} back."
             )
+        if outcome.held:
+            n = len(outcome.held)
+            term.line(
+                f"Left {count_paths(n)} edited since the last apply as {'it is' if n == 1 else 'they are'}: "
+                f"{', '.join(outcome.held)} (sys add PATH keeps {'it' if n == 1 else 'them'}, "
+                f"sys apply --overwrite PATH overwrites {'it' if n == 1 else 'them'})."
+            )
         _rc_advice(term, outcome, verb)
 
 

@@ -17,11 +17,11 @@ the state lock and has recovered any interrupted journal
 from __future__ import annotations
 
 from syslua.execute.outcome import ApplyOptions, ApplyOutcome, Reporter
-from syslua.execute.run import ApplyRun
+from syslua.execute.run import ApplyRun, Rollback
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
 
-__all__ = ["ApplyOptions", "ApplyOutcome", "Reporter", "apply_manifest"]
+__all__ = ["ApplyOptions", "ApplyOutcome", "Reporter", "Rollback", "apply_manifest"]
 
 
 def apply_manifest(
@@ -33,10 +33,12 @@ def apply_manifest(
     config: str | None = None,
     snapshot_manifest: Manifest | None = None,
     inputs: dict[str, str] | None = None,
+    target: Rollback | None = None,
 ) -> ApplyOutcome:
     """Converge the machine to `manifest`. `snapshot_manifest` is what the snapshot
     records when it differs from what runs (a rollback runs store copies of
-    sources); `inputs`, the config files it was made from, already stored."""
+    sources); `inputs`, the config files it was made from, already stored;
+    `target`, what else a rollback returns to (item states, paths to put back)."""
     run = ApplyRun(
         manifest,
         paths,
@@ -45,6 +47,7 @@ def apply_manifest(
         snapshot_manifest=snapshot_manifest or manifest,
         config=config,
         given_inputs=inputs,
+        target=target,
     )
     plan = run.plan()  # 3. against the current snapshot and the live machine
     refused = run.refusal(plan)  # a config that declares nothing; edits it would overwrite

@@ -34,6 +34,9 @@ class ApplyOptions:
     # Overwrite paths edited by hand since the last apply, keeping the edits in
     # a snapshot first; otherwise the apply refuses and changes nothing.
     keep_edits: bool = False
+    # `--overwrite PATH...`: overwrite only these edited paths (absolute); the
+    # other edits are left as they are, and the rest of the apply goes ahead.
+    overwrite: frozenset[str] = frozenset()
     verbose: bool = False
     on_output: Callable[[str, str, str], None] | None = None
     # What a running item does now (item id, "command" or "output", text), for a live display.
@@ -63,6 +66,7 @@ class ApplyOutcome:
     refused: list[Entry] = field(default_factory=list)  # edits it would have overwritten
     kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
     kept: list[str] = field(default_factory=list)  # labels of those edits
+    held: list[str] = field(default_factory=list)  # labels of edits left as they are (--overwrite)
     error: str | None = None  # why a run without failed items failed (recording it)
     interrupted: bool = False  # stopped by Ctrl-C or SIGTERM, then rolled back
     # Items that completed and whose effects the rollback could not undo.

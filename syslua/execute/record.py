@@ -19,6 +19,7 @@ snapshot is forgotten and the caller rolls everything back.
 from __future__ import annotations
 
 import errno
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from syslua.errors import StateError
 from syslua.execute.outcome import ApplyOutcome
 from syslua.execute.run import ApplyRun
+from syslua.fsutil import sha256_file
 from syslua.plan.planner import Plan, recorded_order
 from syslua.resources import capability
 from syslua.resources import get as get_type
@@ -35,7 +37,7 @@ from syslua.resources.kind import Journaled, Recorded, TakesBack
 from syslua.resources.process import tail
 from syslua.state.originals import clear_unrestored
 from syslua.state.records import Commit, ItemState, SnapshotNamed
-from syslua.state.snapshots import ItemStates, Snapshot, Snapshots, new_id
+from syslua.state.snapshots import ADD, ItemStates, Snapshot, Snapshots, new_id
 from syslua.state.store import Store
 
 if TYPE_CHECKING:
@@ -113,10 +115,7 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
         env={f.name: store.put_file(f) for fs in generated.values() for f in fs if f.is_file()},
         counts=counts,
         order=recorded_order(plan, run.snapshot_manifest),
-        pre={
-            "previous": current.id if current else None,
-            "records": [r.to_json() for r in journal.path_records()],
-        },
+        pre=_pre(run, journal),
     )
     store.sync()
     # Named before it exists: if the run dies before committing, recovery
@@ -124,6 +123,22 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
     journal.note(SnapshotNamed(snap.id))
     snapshots.save(snap, make_current=False)
     return snap
+
+
+def _pre(run: ApplyRun, journal: Journal) -> dict[str, Any]:
+    """The pre-apply record: the snapshot current before, what the journal
+    recorded of every path; and, for a rollback that put back files a
+    `sys add` wrote, what it wrote there, so a rollback of it puts them back
+    in turn (as of a `sys add`: `rollback_target`)."""
+    current = run.inputs.current
+    pre: dict[str, Any] = {
+        "previous": current.id if current else None,
+        "records": [r.to_json() for r in journal.path_records()],
+    }
+    if run.target.restores:
+        wrote = {p: sha256_file(p) for p, _ in run.target.restores if os.path.isfile(p)}
+        pre[ADD] = {"items": list(run.target.kept), "wrote": wrote}
+    return pre
 
 
 def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome) -> ItemStates:
@@ -156,14 +171,21 @@ def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutc
                     manifest=run.manifest,
                     path_records=journal.by_path,
                     applied=result.applied if result is not None else None,
+                    target=run.target.states.get(item.id),
                 ),
             )
+        if item.id in run.held and item.id in prev_items:
+            items[item.id] = prev_items[item.id]  # left as it is: still what the last apply left
+            continue
         state = ItemState(own, result.status if result is not None else None)
         if result is not None and result.output is not None:
             state.exit_code = result.output.exit_code
             state.stdout = tail(result.output.stdout)  # the last OUTPUT_TAIL bytes
             state.stderr = tail(result.output.stderr)
         items[item.id] = state
+    for ident in run.held:  # a removal left undone: still managed
+        if ident not in items and ident in prev_items:
+            items[ident] = prev_items[ident]
     return ItemStates(items)
 
 
@@ -188,7 +210,7 @@ def _commit(run: ApplyRun, journal: Journal, snap: Snapshot, plan: Plan) -> None
     # the filesystems it went to are synced, the commit record may say so.
     crash_point("before-commit")
     journal.sync_touched(run.store.root)
-    removed = [e.id for e in plan.removals]
+    removed = [e.id for e in plan.removals if e.id not in run.held]
     journal.note(Commit(snap.id, tuple(removed)))
     crash_point("after-commit")
     run.inputs.snapshots.set_current(snap.id)
@@ -201,7 +223,7 @@ def _after_commit(run: ApplyRun, journal: Journal, plan: Plan) -> None:
     journal.commit()
     registry = run.registry
     assert registry is not None
-    gone = [e.id for e in plan.removals if e.id in registry]
+    gone = [e.id for e in plan.removals if e.id in registry and e.id not in run.held]
     if gone:
         registry.drop(gone)
         registry.save()
@@ -225,6 +247,8 @@ def _keep_edits(
     items: dict[str, ItemState] = dict(current.items)
     kept = []
     for entry in plan.edited:
+        if entry.id in run.held:
+            continue  # left as it is: nothing to keep
         item = previous.get(entry.id)
         kind = get_type(item.type) if item is not None else None
         journaled = capability(kind, Journaled) if kind is not None else None
@@ -242,7 +266,9 @@ def _keep_edits(
         return None
     labels = [e.label for e in plan.edited if e.id in kept]
     shown = ", ".join(labels[:3]) + (f" and {len(labels) - 3} more" if len(labels) > 3 else "")
-    verb = {"apply": "apply --force"}.get(run.options.kind, run.options.kind)
+    verb = run.options.kind
+    if verb == "apply":
+        verb = "apply --overwrite" if run.options.overwrite else "apply --force"
     snap = current.amended(
         kind="edits", message=f"edits kept before {verb}: {shown}", items=items, records=[]
     )

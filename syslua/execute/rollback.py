@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from syslua.execute.item import FAILED
 from syslua.execute.outcome import ApplyOutcome
-from syslua.execute.run import ApplyRun
+from syslua.execute.run import RESTORES, ApplyRun
 from syslua.fsutil import remove_temp_leftovers
 from syslua.paths import abbreviate
 from syslua.state.originals import note_unrestored
@@ -57,6 +57,8 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
     store, state = run.store, run.paths.state
     runner = Runner()  # the apply's runner may be cancelled; undo commands need their own
     report = UndoReport()
+    # The paths a rollback put back outside any item, after its items ran.
+    report.merge(undo_records(journal.records_for(RESTORES), store, runner, state))
     for result in reversed(outcome.results):
         if not result.mutated:
             continue

@@ -10,23 +10,26 @@ and running the items: removals, then the DAG.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from syslua.errors import StateError, UsageError
-from syslua.execute.item import FAILED, ItemResult, run_item, value_result
+from syslua.execute.item import FAILED, ItemResult, run_item, skipped, value_result
 from syslua.execute.outcome import ApplyOptions, ApplyOutcome, Reporter
 from syslua.manifest.model import Item, Manifest
-from syslua.paths import Paths
+from syslua.paths import Paths, abbreviate
 from syslua.plan.dag import Dag
 from syslua.plan.inputs import PlanInputs
-from syslua.plan.planner import Plan
+from syslua.plan.planner import Entry, Plan
 from syslua.resources import capability, with_outputs
+from syslua.resources import get as get_type
 from syslua.resources.base import Context
-from syslua.resources.kind import Outputs
+from syslua.resources.kind import Journaled, Outputs
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals
-from syslua.state.records import Original
+from syslua.state.records import Original, PathState
 
 if TYPE_CHECKING:
     from syslua.state.journal import Journal
@@ -34,6 +37,26 @@ if TYPE_CHECKING:
 # The scheduler, journal, removal and undo code is imported where it is used:
 # an apply with nothing to do (the common re-apply) stops after planning and
 # should not pay for loading it.
+
+
+# Journal records of the paths a rollback puts back outside any item.
+RESTORES = "sys add"
+# What an edit left as it is (`--overwrite` names others) reports.
+HELD = "left as it is: edited since the last apply"
+
+
+@dataclass(frozen=True)
+class Rollback:
+    """What a rollback returns to beyond the manifest it runs: the item states
+    of its snapshot (`states`: one that keeps a hand edit says so, and the
+    new snapshot keeps saying it), and paths outside any item to put back
+    (`restores`: the source files a `sys add` overwrote), each with what was
+    there before; `kept`: the items a `sys add` took back, whose home files
+    keep their content."""
+
+    states: Mapping[str, Mapping[str, Any]]
+    restores: tuple[tuple[str, PathState], ...] = ()
+    kept: tuple[str, ...] = ()  # items whose live content `states` keeps as a hand edit
 
 
 class ApplyRun:
@@ -49,8 +72,13 @@ class ApplyRun:
         snapshot_manifest: Manifest,  # what the snapshot records (a rollback runs store copies of sources)
         config: str | None,
         given_inputs: dict[str, str] | None,  # config files already in the store (a rollback's)
+        target: Rollback | None = None,  # what else a rollback returns to
     ) -> None:
         self.manifest = manifest
+        self.target = target if target is not None else Rollback({})
+        # Edited items `--overwrite` did not name: left as they are, their
+        # states (and, for one no longer declared, its declaration) kept.
+        self.held: dict[str, Entry] = {}
         self.paths = paths
         self.options = options
         self.reporter = reporter
@@ -134,16 +162,52 @@ class ApplyRun:
                 f"Refusing to remove all {n} managed item{'s' if n != 1 else ''}: "
                 "the config declares nothing. Pass --allow-empty if that is what you want."
             )
-        if plan.edited and not options.keep_edits:
+        if options.overwrite and not options.keep_edits:
+            self._hold(plan)
+        elif plan.edited and not options.keep_edits:
             return ApplyOutcome(plan, ok=False, refused=plan.edited)
         return None
+
+    def _hold(self, plan: Plan) -> None:
+        """`--overwrite PATH...`: every path named must be an edited one; the
+        edits it does not name are left as they are (`held`)."""
+        edited = {self._path_of(e.id): e for e in plan.edited}
+        unknown = sorted(set(self.options.overwrite) - set(edited))
+        if unknown:
+            raise UsageError(
+                f"--overwrite {abbreviate(unknown[0])}: not a path edited since the last apply",
+                hint="`sys plan` marks the paths edited since the last apply with `!`.",
+            )
+        self.held = {e.id: e for p, e in edited.items() if p not in self.options.overwrite}
+        previous = self.previous
+        kept = [
+            item
+            for e in plan.removals
+            if e.id in self.held and previous is not None and (item := previous.get(e.id))
+        ]
+        if kept:  # a removal left undone: its declaration stays recorded
+            items = sorted((*self.snapshot_manifest.items, *kept), key=lambda i: i.id)
+            self.snapshot_manifest = self.snapshot_manifest.replace(items=tuple(items))
+
+    def _path_of(self, ident: str) -> str:
+        item = self.manifest.get(ident) or (self.previous.get(ident) if self.previous else None)
+        assert item is not None
+        kind = capability(get_type(item.type), Journaled)
+        path = kind.managed_path(item) if kind is not None else None
+        return path or item.key
 
     def unchanged(self, plan: Plan) -> ApplyOutcome | None:
         """The outcome of an apply with nothing to do: no change, the same
         declarations as the current snapshot, and every generated output there."""
         current, previous = self.inputs.current, self.previous
-        if plan.has_changes or plan.failures or current is None or previous is None:
-            return None  # an item that cannot be applied fails the run, as it would with changes
+        if (
+            plan.has_changes
+            or plan.failures  # an item that cannot be applied fails the run
+            or self.target.restores
+            or current is None
+            or previous is None
+        ):
+            return None
         # The items compare equal (not the digest of their canonical JSON, five
         # times dearer): the plan compared them when it runs what it records.
         same = (
@@ -183,13 +247,20 @@ class ApplyRun:
         from syslua.execute import scheduler
 
         ctx = self.context(noop=False)
-        outcome = ApplyOutcome(plan)
+        outcome = ApplyOutcome(plan, held=[e.label for e in self.held.values()])
         if self._remove(plan, journal, ctx, outcome):
             planned = {e.id: e.status for e in plan.entries if e.status is not None}
+            held = self.held
+
+            def run(ident: str) -> ItemResult:
+                if ident in held:
+                    return skipped(self.item(ident), HELD)
+                return run_item(self.item(ident), ctx, journal, planned=planned.get(ident))
+
             outcome.results += scheduler.execute(
                 plan.dag or Dag.from_manifest(self.manifest),
                 self.manifest,
-                lambda ident: run_item(self.item(ident), ctx, journal, planned=planned.get(ident)),
+                run,
                 jobs=self.options.jobs,
                 stop_on_failure=True,
                 on_start=lambda i: self.reporter.started(i, plan.labels.get(i, i)),
@@ -197,6 +268,8 @@ class ApplyRun:
                 should_stop=lambda: self.options.stop.requested,
             )
             outcome.ok = all(r.status != FAILED for r in outcome.results)
+        if outcome.ok and self.target.restores and not self.options.stop.requested:
+            self._put_back(journal, outcome)
         if self.options.stop.requested:
             # The last moment to stop: past it, the apply records and commits.
             outcome.ok, outcome.interrupted = False, True
@@ -213,6 +286,11 @@ class ApplyRun:
             item = self.previous.get(entry.id) if self.previous else None
             if item is None:
                 continue
+            if entry.id in self.held:
+                held = skipped(item, HELD)
+                outcome.results.append(held)
+                self.reporter.finished(held)
+                continue
             if self.options.stop.requested:
                 outcome.ok = False
                 return False
@@ -225,6 +303,27 @@ class ApplyRun:
                 outcome.ok = False
                 return False
         return True
+
+    def _put_back(self, journal: Journal, outcome: ApplyOutcome) -> None:
+        """Put back the paths a rollback restores outside any item (the source
+        files a `sys add` overwrote), each recorded first; a failure fails the
+        run, which undoes them with the rest."""
+        from syslua.state.restore import restore_path
+
+        for path, prev in self.target.restores:
+            try:
+                journal.before_change(RESTORES, path)
+                left = restore_path(path, prev, self.store)
+            except (OSError, StateError) as e:
+                outcome.ok = False
+                outcome.error = (
+                    f"putting back {abbreviate(path)}: {getattr(e, 'strerror', None) or e}"
+                )
+                return
+            if left:
+                outcome.ok, outcome.error = False, left
+                return
+            self.reporter.note(f"  - Put back {abbreviate(path)}, which `sys add` overwrote")
 
     def report_values(self, plan: Plan) -> list[ItemResult]:
         """Report the items outside the DAG (env variables) as the others are:

@@ -13,11 +13,16 @@ Steps, in order (the caller holds the state lock from step 2 on):
    registry's path type (`take_in`: copied to `<config dir>/dotfiles/<path
    under ~>`, or `to`, with the declaration to add; the config itself is
    never edited). Any refusal stops here, nothing changed;
+   A file whose source also changed since the last apply is refused unless
+   `force` (copying it would lose the source's change), as is a file whose
+   only edit is a mode the declaration sets;
 4. `act`: keep the previous content of every configuration file about to
    be overwritten in the store, then copy;
 5. record a snapshot (kind `add`) that says the content taken back is what
    the last apply left, so that a later change of the source is not taken
-   for an edit of the live file; it also keeps the overwritten contents.
+   for an edit of the live file; it also keeps the overwritten contents, the
+   items taken back and what was written over each source, so that
+   `sys rollback` can undo it (`execute/rollback_target.py`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.errors import UsageError
+from syslua.fsutil import sha256_file
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate, home
 from syslua.resources import capability, path_taker
@@ -36,15 +42,18 @@ from syslua.resources.base import TakeBack
 from syslua.resources.kind import Journaled, TakesBack
 from syslua.state.journal import capture
 from syslua.state.records import PathRecord
-from syslua.state.snapshots import Snapshot, Snapshots
+from syslua.state.snapshots import ADD, Snapshot, Snapshots
 from syslua.state.store import Store
 
 
 class Adding:
     """Files to take back into the config of `manifest` (see the module's docstring)."""
 
-    def __init__(self, manifest: Manifest, targets: list[Path], to: Path | None) -> None:
+    def __init__(
+        self, manifest: Manifest, targets: list[Path], to: Path | None, force: bool = False
+    ) -> None:
         self.manifest = manifest
+        self.force = force  # over a source that changed since the last apply too
         self.config_dir = os.path.dirname(manifest.config or os.path.abspath("sys.lua"))
         self.dest_root = (
             os.path.abspath(to) if to is not None else os.path.join(self.config_dir, "dotfiles")
@@ -81,8 +90,13 @@ class Adding:
         (None when there is no current snapshot, or nothing to record)."""
         store, snapshots = self.store, self.snapshots
         assert store is not None and snapshots is not None, "check first"
-        # The configuration's files are the user's: keep what is overwritten.
-        records = [PathRecord("", w, capture(w, store)) for _, _, s in self.steps for w in s.writes]
+        # The configuration's files are the user's: keep what is overwritten,
+        # each recorded under the item that overwrites it.
+        records = [
+            PathRecord(item.id if item is not None else "", w, capture(w, store))
+            for _, item, s in self.steps
+            for w in s.writes
+        ]
         store.sync()
         states: dict[str, dict[str, Any]] = {}
         for _, item, step in self.steps:
@@ -92,8 +106,11 @@ class Adding:
         store.sync()  # the contents the new states name, before the snapshot names them
         if self.current is None or not (states or records):
             return None
+        # What it wrote over each source file: a rollback of the add puts back
+        # only a file that still holds it.
+        wrote = {r.path: sha256_file(r.path) for r in records if os.path.isfile(r.path)}
         taken = [path for path, item, _ in self.steps if item is not None]
-        return _record(snapshots, self.current, states, records, taken)
+        return _record(snapshots, self.current, states, records, taken, wrote)
 
     def _step(self, path: str, item: Item | None) -> TakeBack:
         """How one file is taken back (checked; nothing done yet)."""
@@ -106,7 +123,15 @@ class Adding:
             kind = capability(get_type(item.type), TakesBack)
             if kind is None:
                 return TakeBack(f"`sys add` cannot take back a {item.type}", refused=True)
-            return kind.take_back(item, path, manifest.source_of(item.id) or "?", recorded, store)
+            return kind.take_back(
+                item,
+                path,
+                manifest.source_of(item.id) or "?",
+                recorded,
+                store,
+                force=self.force,
+                declared=manifest.sources.get(item.id, ()),
+            )
         h = home().rstrip("/")
         if not path.startswith(h + "/"):
             return TakeBack(
@@ -167,13 +192,17 @@ def _record(
     states: dict[str, dict[str, Any]],
     records: list[PathRecord],
     files: list[str],
+    wrote: dict[str, str],
 ) -> str:
-    """A snapshot like the current one, in which the content taken back is what was applied."""
+    """A snapshot like the current one, in which the content taken back is what
+    was applied; its pre-apply record keeps what the sources held before, and
+    says what it took back (`rollback_target` undoes it from there)."""
     shown = ", ".join(abbreviate(f) for f in files[:3])
     if len(files) > 3:
         shown += f" and {len(files) - 3} more"
     snap = current.amended(
         kind="add", message=f"add {shown}", items={**current.items, **states}, records=records
     )
+    snap.pre[ADD] = {"items": sorted(states), "wrote": wrote}
     snapshots.save(snap)
     return snap.id

@@ -464,12 +464,18 @@ class TakeBack:
         # back is now what the last apply left), or None when there is none to record.
         act: Callable[[], dict[str, Any] | None] | None = None,
         declaration: str | None = None,  # for a path nothing managed: what to add to the config
+        # Refused because the two sides disagree (the source changed too, or only
+        # a mode the declaration sets did), not because the path cannot be taken back.
+        conflict: bool = False,
+        detail: str | None = None,  # shown under the message: diffs, how to resolve
     ) -> None:
         self.message = message
         self.refused = refused
         self.writes = writes
         self.act = act
         self.declaration = declaration
+        self.conflict = conflict
+        self.detail = detail
 
 
 class UndoReport:
@@ -537,8 +543,12 @@ class SnapshotContext:
         # Every path this apply's journal recorded (path -> its record), whichever item recorded it.
         path_records: Mapping[str, PathRecord] | None = None,
         applied: Applied | None = None,  # what the item's apply did in this run, if it ran
+        # What the snapshot a rollback returns to recorded for the item (empty
+        # for an apply): a state it keeps may say more than the item declares.
+        target: Mapping[str, Any] | None = None,
     ) -> None:
         self.applied = applied
+        self.target: Mapping[str, Any] = {} if target is None else target
         self.store = store
         self.records = records
         self.previous = previous

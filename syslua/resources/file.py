@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from syslua.errors import ConfigError, StateError, display_path
+from syslua.errors import ConfigError, Source, StateError, display_path
 from syslua.fsutil import CHUNK
 from syslua.manifest import tree
 from syslua.manifest.checks import (
@@ -1097,6 +1097,11 @@ class FileType(
                     stored if stored is not None else sctx.store.put_file(item.get("source"))
                 )
             state["mode"] = item.get("mode")  # what was applied: a later change is an edit
+            # A rollback that wrote a hand edit back: still a hand edit, found against
+            # what the config applied before it.
+            before = sctx.target.get(edits.EDITED_FROM)
+            if before and state.get("blob") == sctx.target.get("blob"):
+                state[edits.EDITED_FROM] = before
         return state
 
     def materialise(
@@ -1142,8 +1147,10 @@ class FileType(
         )
 
     def blobs(self, state: Mapping[str, Any]) -> set[str]:
-        """The content it wrote (or an edit a snapshot adopted)."""
-        return {state["blob"]} if state.get("blob") else set()
+        """The content it wrote (or an edit a snapshot adopted, and what the
+        config had applied before that edit)."""
+        before = state.get(edits.EDITED_FROM) or {}
+        return {b for b in (state.get("blob"), before.get("blob")) if b}
 
     def trees(self, state: Mapping[str, Any]) -> set[str]:
         return set()
@@ -1166,8 +1173,11 @@ class FileType(
         where: str,
         recorded: Mapping[str, Any] | None,
         store: Store,
+        *,
+        force: bool = False,
+        declared: Sequence[Source] = (),
     ) -> TakeBack:
-        return edits.take_back(item, path, where, recorded, store)
+        return edits.take_back(item, path, where, recorded, store, force=force, declared=declared)
 
     def take_in(self, path: str, dest: str, source: str) -> TakeBack:
         return edits.take_in(path, dest, source)

@@ -11,10 +11,19 @@ A managed link is edited when it points elsewhere than the last apply made
 it point, or when a regular file replaced it (an editor that saves by
 writing a new file): overwriting that file would lose what was written.
 
+A state that keeps a hand edit (`adopt`: the edits an apply `--force`
+overwrote, which `sys rollback` writes back) names, under `edited_from`,
+the content and mode the config had applied before the edit. Edits are
+found against those: an edit a rollback brought back is an edit again.
+
 `sys add` takes a live file back into the configuration: over the `source`
 file it is copied from, keeping that file's own mode and owner; never into
 a declaration's inline `content`, which only the user edits, nor over a
-template, which the live file is only a rendering of.
+template, which the live file is only a rendering of. It never loses the
+repository's side: a source that changed since the last apply too (or a
+file never applied that differs from it) is refused with both diffs unless
+forced, and a mode edit is never taken back (the declaration sets the
+mode: a mode-only edit is refused, naming the line that sets it).
 """
 
 from __future__ import annotations
@@ -22,11 +31,12 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from syslua.errors import StateError, display_path
+from syslua.errors import Source, StateError, display_path
 from syslua.fsutil import sha256_file
 from syslua.manifest.model import Item
 from syslua.paths import abbreviate
@@ -43,6 +53,8 @@ if TYPE_CHECKING:
 posix: FileProvider = file_posix
 
 PLACEHOLDER = "$${"
+# In a state: what the config applied before the hand edit the state keeps.
+EDITED_FROM = "edited_from"
 
 
 def _live(path: str) -> FileState | None:
@@ -57,6 +69,13 @@ def _checks_content(item: Item) -> bool:
     placeholders is recorded as declared, before they were resolved."""
     content = item.get("content")
     return content is None or PLACEHOLDER not in content
+
+
+def applied(recorded: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the config last applied: the recorded state, or, when it keeps a
+    hand edit, the content and mode that edit was made over."""
+    before = recorded.get(EDITED_FROM)
+    return {**recorded, **before} if isinstance(before, Mapping) else recorded
 
 
 def _recorded_blob(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
@@ -89,6 +108,7 @@ def edited(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
     """What was changed by hand since the last apply, or None."""
     if item.get("ensure") == "link":
         return _link_edited(item)
+    recorded = applied(recorded)
     if item.get("ensure") != "present" or not (recorded.get("blob") or recorded.get("mode")):
         return None
     state = _live(item.key)
@@ -117,6 +137,7 @@ def edit_diff(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None
     state = _live(item.key)
     if state is None or state.ensure != PRESENT:
         return None
+    recorded = applied(recorded)
     text = ""
     mode = recorded.get("mode")
     if mode and mode != state.mode:
@@ -184,7 +205,15 @@ def adopt(item: Item, recorded: Mapping[str, Any], live: PathState) -> dict[str,
         return None
     if item.get("ensure") != "present" or live.kind != records.FILE:
         return None
-    return {**recorded, "blob": live.blob, "mode": f"{live.mode:04o}"}
+    mode = f"{live.mode:04o}"
+    before = recorded.get(EDITED_FROM) or {
+        k: recorded[k] for k in ("blob", "mode") if recorded.get(k)
+    }
+    state = {k: v for k, v in recorded.items() if k != EDITED_FROM}
+    state.update(blob=live.blob, mode=mode)
+    if before and (before.get("blob"), before.get("mode")) != (live.blob, mode):
+        state[EDITED_FROM] = before  # what the config applied before the edit
+    return state
 
 
 def adopted_link(item: Item, state: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -214,9 +243,16 @@ def adopted_blob(item: Item, state: Mapping[str, Any]) -> str | None:
 
 # -- sys add ---------------------------------------------------------------------
 def take_back(
-    item: Item, path: str, where: str, recorded: Mapping[str, Any] | None, store: Any
+    item: Item,
+    path: str,
+    where: str,
+    recorded: Mapping[str, Any] | None,
+    store: Any,
+    *,
+    force: bool = False,
+    declared: Sequence[Source] = (),
 ) -> TakeBack:
-    """Copy the live file over the `source` it is managed from."""
+    """Copy the live file over the `source` it is managed from (see `_over_source`)."""
     label = abbreviate(path)
     ensure = item.get("ensure")
     if ensure == "link" or item.get("link"):
@@ -260,33 +296,182 @@ def take_back(
         return TakeBack(f"{label} is not a regular file", refused=True)
     if not stat.S_ISREG(src.st_mode):
         return TakeBack(f"{label}: its source {source} is not a regular file", refused=True)
-    target = os.path.realpath(source)  # a source that is a symlink keeps being one
-    same = live.st_size == src.st_size and posix.same_content(path, target, live.st_size)
-    shown = display_path(source)
-    message = (
-        f"{label}: already the same as its source {shown}"
-        if same
-        else f"{label}: copied over its source {shown} (declared at {where})"
-    )
-    mode = f"{stat.S_IMODE(live.st_mode):04o}"
-    if mode != item.get("mode"):
-        message += (
-            f"; its mode {mode} is not taken back: the declaration at {where} "
-            f"sets {item.get('mode')}"
+    sides = _Sides(item, path, str(source), live, recorded, declared or ())
+    return _over_source(sides, where, recorded, store, force)
+
+
+class _Sides:
+    """A file `sys add` takes back and its source, each compared with what the
+    last apply left (`applied`: the content and mode the config applied)."""
+
+    def __init__(
+        self,
+        item: Item,
+        path: str,
+        source: str,
+        live: os.stat_result,
+        recorded: Mapping[str, Any] | None,
+        declared: Sequence[Source],
+    ) -> None:
+        self.item, self.path, self.source = item, path, source
+        self.label, self.shown = abbreviate(path), display_path(source)
+        self.target = os.path.realpath(source)  # a source that is a symlink keeps being one
+        self.live_hash, self.source_hash = sha256_file(path), sha256_file(self.target)
+        self.same = self.live_hash == self.source_hash
+        base = applied(recorded) if recorded is not None else {}
+        self.blob: str | None = base.get("blob")  # None: never applied, nothing to compare
+        self.declared_mode: str | None = item.get("mode")
+        self.live_mode = f"{stat.S_IMODE(live.st_mode):04o}"
+        applied_mode = base.get("mode") or self.declared_mode
+        self.applied_mode = applied_mode
+        # A mode changed by hand that the declaration sets otherwise: never taken back.
+        self.mode_edit = bool(self.declared_mode) and self.live_mode not in (
+            self.declared_mode,
+            applied_mode,
         )
+        self.declared = declared
+
+    @property
+    def home_changed(self) -> bool:
+        return self.blob is None or self.live_hash != self.blob
+
+    @property
+    def source_changed(self) -> bool:
+        return self.blob is None or self.source_hash != self.blob
+
+    def mode_at(self, where: str) -> str:
+        """Where the mode is set: the line to change to keep the live mode."""
+        at = mode_declared_at(self.declared) or f"{where} (its declaration)"
+        return f"the config declares its mode, {self.declared_mode}, at {at}"
+
+
+def _over_source(
+    sides: _Sides, where: str, recorded: Mapping[str, Any] | None, store: Any, force: bool
+) -> TakeBack:
+    """How the live file goes over its source: refused when only its mode
+    changed (the declaration sets it), when the source changed since the last
+    apply too (unless `force`), or when it was never applied and differs;
+    nothing to do when it is what the last apply left."""
+    label, shown = sides.label, sides.shown
+    if sides.mode_edit and not (sides.home_changed if sides.blob else not sides.same):
+        return TakeBack(
+            f"{label}: only its mode changed ({sides.applied_mode} to {sides.live_mode}), and "
+            f"`sys add` does not take a mode back: {sides.mode_at(where)}. Change that line "
+            f"to keep {sides.live_mode}, or put {sides.declared_mode} back with "
+            f"`sys apply --overwrite {label}`",
+            refused=True,
+            conflict=True,
+        )
+    if not sides.same and not sides.home_changed and not force:
+        return TakeBack(
+            f"{label}: nothing to take back, it is as the last apply left it; its source "
+            f"{shown} changed since (the next sys apply copies that change)"
+        )
+    if not sides.same and sides.source_changed and not force:
+        return _both_changed(sides, where, store)
+    if sides.same:
+        message = f"{label}: already the same as its source {shown}"
+    else:
+        message = f"{label}: copied over its source {shown} (declared at {where})"
+    if sides.mode_edit:
+        message += (
+            f"; its mode {sides.live_mode} is not taken back: {sides.mode_at(where)} "
+            f"(change that line to keep {sides.live_mode})"
+        )
+    src = os.stat(sides.target)
 
     def act() -> dict[str, Any] | None:
-        if not same:
+        if not sides.same:
             posix.copy_content(
-                path, target, mode=stat.S_IMODE(src.st_mode), owner=(src.st_uid, src.st_gid)
+                sides.path,
+                sides.target,
+                mode=stat.S_IMODE(src.st_mode),
+                owner=(src.st_uid, src.st_gid),
             )
         if recorded is None:
             return None
         # The content is the one applied now; the mode stays what was applied.
-        blob = store.put_file(path)
-        return None if blob == recorded.get("blob") else {**recorded, "blob": blob}
+        state = {k: v for k, v in applied(recorded).items() if k != EDITED_FROM}
+        state["blob"] = store.put_file(sides.path)
+        return None if state == dict(recorded) else state
 
-    return TakeBack(message, writes=() if same else (target,), act=act)
+    return TakeBack(message, writes=() if sides.same else (sides.target,), act=act)
+
+
+def _both_changed(sides: _Sides, where: str, store: Any) -> TakeBack:
+    """Refused: copying the live file over its source would lose the source's
+    own change (or, never applied, its content); both diffs and the way out."""
+    label, shown = sides.label, sides.shown
+    try:
+        before = store.read(sides.blob) if sides.blob else None
+        home_now, source_now = _read(sides.path), _read(sides.target)
+    except (OSError, StateError):
+        before, home_now, source_now = None, b"", b""
+    if sides.blob is None:
+        why = (
+            f"{label} was never applied, and its content differs from its source {shown} "
+            f"(declared at {where})"
+        )
+        detail = unified(source_now, home_now, f"{shown} (source)", f"{label} (live)")
+    else:
+        why = (
+            f"{label} and its source {shown} (declared at {where}) both changed since the "
+            "last apply: copying it over the source would lose the source's change"
+        )
+        detail = ""
+        if before is not None:
+            detail = unified(before, source_now, f"{shown} (last applied)", f"{shown} (now)")
+            detail += unified(before, home_now, f"{label} (last applied)", f"{label} (now)")
+    hint = (
+        f"Merge them into {label} and run `sys add --force {label}` (the source's content is "
+        f"kept first: `sys rollback` brings it back), or merge them into {shown} and run "
+        f"`sys apply --overwrite {label}`."
+    )
+    return TakeBack(why, refused=True, conflict=True, detail=detail + hint)
+
+
+def mode_declared_at(declared: Sequence[Source]) -> str | None:
+    """`file:line` of the line that sets the mode of an item declared at
+    `declared`: its own `mode = ...`, or that of the `defaults {}` before it in
+    the same file (which gives a file's declarations their defaults). None when
+    no such line is found (a mode computed elsewhere)."""
+    for where in declared:
+        try:
+            with open(where.file, encoding="utf-8", errors="replace") as f:
+                lines = [_code(line) for line in f]
+        except OSError:
+            continue
+        at = _mode_in_call(lines, where.line - 1)
+        n = where.line - 2
+        while at is None and n >= 0:
+            if _DEFAULTS.search(lines[n]):
+                at = _mode_in_call(lines, n)
+            n -= 1
+        if at is not None:
+            return f"{display_path(where.file)}:{at + 1}"
+    return None
+
+
+_MODE = re.compile(r"\bmode\s*=")
+_DEFAULTS = re.compile(r"\bdefaults\s*[({]")
+
+
+def _code(line: str) -> str:
+    """A Lua line without its comment (a `--` inside a string is rare in a declaration)."""
+    return line.split("--", 1)[0]
+
+
+def _mode_in_call(lines: list[str], start: int) -> int | None:
+    """The line setting `mode` in the call that starts at line `start` (0-based),
+    read until its braces close."""
+    depth = 0
+    for n in range(start, min(len(lines), start + 200)):
+        if _MODE.search(lines[n]):
+            return n
+        depth += lines[n].count("{") - lines[n].count("}")
+        if depth <= 0 and "{" in "".join(lines[start : n + 1]):
+            return None
+    return None
 
 
 def _relink(item: Item, path: str, where: str, target: str) -> TakeBack:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from syslua.errors import Source
     from syslua.manifest.model import Item, Manifest
     from syslua.manifest.schema import TypeSchema
     from syslua.paths import Paths
@@ -186,8 +187,13 @@ class TakesBack(Protocol):
         where: str,
         recorded: Mapping[str, Any] | None,
         store: Store,
+        *,
+        force: bool = False,
+        declared: Sequence[Source] = (),
     ) -> TakeBack:
-        """How `sys add` takes the live `path` of `item` (declared at `where`) back."""
+        """How `sys add` takes the live `path` of `item` (declared at `where`,
+        `declared` the sources) back; `force`: even over a source that changed
+        since the last apply (`recorded`)."""
         ...
 
     def take_in(self, path: str, dest: str, source: str) -> TakeBack:

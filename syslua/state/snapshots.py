@@ -37,6 +37,9 @@ from syslua.state.records import (
 
 INDEX = "index.json"
 TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index keeps them
+# In the pre-apply record of a `sys add` snapshot: the items it took back, and
+# what it wrote over each source file (path -> sha256), so a rollback undoes it.
+ADD = "add"
 
 
 def new_id() -> str:
@@ -83,7 +86,8 @@ class Snapshot:
     env: dict[str, str] = field(default_factory=dict)  # "sh"/"fish" -> blob
     counts: dict[str, int] = field(default_factory=dict)
     # The pre-apply record: the snapshot current before (`previous`) and what
-    # the apply's journal recorded of every path (`records`, PathRecords).
+    # the apply's journal recorded of every path (`records`, PathRecords);
+    # for a `sys add`, what it did (`ADD`).
     pre: dict[str, Any] = field(default_factory=dict)
     # The plan's waves, as positions in the manifest's items: an apply of the
     # same declarations plans in this order without building the graph.

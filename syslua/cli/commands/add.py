@@ -2,9 +2,12 @@
 
 It evaluates the config (`--config`, found as `sys plan` finds it), then,
 under the state lock, takes each file back (`syslua/execute/take_back.py`
-says how): a refusal of any file stops it (exit 2, nothing changed);
-otherwise it prints what each file became, the declarations to add for the
-files nothing managed, and the snapshot it recorded.
+says how): a refusal of any file stops it, nothing changed: exit 1 when the
+two sides disagree (the source changed since the last apply too, without
+`--force`; or only a mode the declaration sets changed), 2 otherwise (a
+path that cannot be taken back). Otherwise it prints what each file became,
+the declarations to add for the files nothing managed, and the snapshot it
+recorded.
 """
 
 from pathlib import Path
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
     from syslua.resources.base import TakeBack
 
 REFUSED = 2
+CONFLICT = 1  # the source changed too, or a mode the declaration sets: not a usage error
 
 
 def command(
@@ -52,6 +56,14 @@ def command(
             show_default=False,
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Copy over a source that changed since the last apply too; its content "
+            "is kept first, and `sys rollback` brings it back.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
     fact: FactOpt = None,
     impure: ImpureOpt = False,
@@ -66,6 +78,7 @@ def command(
     Examples:
       sys add ~/.gitconfig
       sys add ~/.config/nvim ~/.tmux.conf --to ~/dotfiles/home
+      sys add --force ~/.vimrc            # its source changed too: copy over it anyway
     """
     term = terminal(json_, 0, quiet, no_color)
     raise typer.Exit(
@@ -74,6 +87,7 @@ def command(
             targets,
             config=config,
             to=to,
+            force=force,
             facts=fact or [],
             impure=impure,
             max_depth=max_depth,
@@ -92,6 +106,7 @@ def run(
     impure: bool,
     max_depth: int,
     wait: bool,
+    force: bool = False,
 ) -> int:
     from syslua.cli.commands.common import load_manifest, state
     from syslua.execute.take_back import Adding
@@ -108,7 +123,7 @@ def run(
         # a config given as an argument would be taken for a path to add
         example="sys add --config path/to/sys.lua PATH",
     )
-    adding = Adding(manifest, targets, to)
+    adding = Adding(manifest, targets, to, force=force)
     with state(paths, term, exclusive=True, wait=wait):
         for note in adding.read_current(paths):
             term.warn(note)
@@ -116,8 +131,10 @@ def run(
         if refused:
             for step in refused:
                 term.error(step.message)
+                if step.detail:
+                    term.lines(step.detail, always=True)
             term.line("Nothing was changed.", always=True)
-            return REFUSED
+            return CONFLICT if all(step.conflict for step in refused) else REFUSED
         snapshot = adding.act()
     return _report(term, adding.steps, adding.skipped, snapshot)
 

@@ -4,7 +4,8 @@ Evaluation errors exit 2 before any state is touched; then the state lock is
 taken (exit 3 when held), an interrupted apply is rolled back, and the apply
 runs. Exit 0 when every item converged, 1 when the apply failed (and was
 rolled back), 2 when it refused to overwrite files edited by hand since the
-last apply (without `--force`; nothing was changed) or when it would remove
+last apply (without `--force`, or `--overwrite PATH` naming them; nothing
+was changed) or when it would remove
 every managed item and `--allow-empty` was not given, 130 when Ctrl-C or
 SIGTERM stopped it (rolled back too).
 
@@ -67,6 +68,16 @@ def command(
             "in a snapshot that `sys rollback` returns to.",
         ),
     ] = False,
+    overwrite: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--overwrite",
+            metavar="PATH",
+            help="Overwrite this path edited by hand since the last apply (repeatable); "
+            "other edited paths are left as they are, and the rest is applied.",
+            show_default=False,
+        ),
+    ] = None,
     max_unpack: MaxUnpackOpt = "4GiB",
     eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
     allow_empty: Annotated[
@@ -110,6 +121,7 @@ def command(
             message=message,
             wait=wait,
             force=force,
+            overwrite=overwrite or [],
             max_unpack=max_unpack,
             eval_timeout=eval_timeout,
             allow_empty=allow_empty,
@@ -130,10 +142,12 @@ def run(
     message: str | None,
     wait: bool,
     force: bool = False,
+    overwrite: list[Path] | None = None,
     max_unpack: str = "4GiB",
     eval_timeout: float | None = None,
     allow_empty: bool = False,
 ) -> int:
+    import os
     import time
 
     from syslua.cli import signals
@@ -169,6 +183,10 @@ def run(
             message=message,
             allow_empty=allow_empty,
             keep_edits=force,
+            overwrite=frozenset(
+                os.path.normpath(os.path.abspath(os.path.expanduser(str(p))))
+                for p in overwrite or ()
+            ),
             max_unpack=unpack_limit,
             stop=signals.current(),
         )

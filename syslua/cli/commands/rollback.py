@@ -69,7 +69,9 @@ def run(
     from syslua.cli.commands.common import parse_size, state
     from syslua.cli.outcome import interrupted_early, late, report, reporter_for
     from syslua.errors import Interrupted
+    from syslua.execute import rollback_target
     from syslua.execute.apply import ApplyOptions, apply_manifest
+    from syslua.execute.item import CHANGED
     from syslua.execute.materialise import materialise
     from syslua.paths import Paths
     from syslua.state.snapshots import Snapshots
@@ -78,13 +80,22 @@ def run(
     started = time.monotonic()
     unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()
+    after: list[str] = []
     try:
         with state(paths, term, exclusive=not noop, wait=wait):
             snapshots = Snapshots(paths)
             target_id = snapshots.rollback_target(snapshot_id)
-            target = snapshots.load(target_id)
-            manifest = materialise(target, Store(paths.store))
-            term.log(f"Rolling back to snapshot {target_id} ({target.message})...")
+            current_id = snapshots.index().get("current")
+            before = snapshots.load(current_id) if current_id else None
+            store = Store(paths.store)
+            # Undoing a `sys add` puts its source files back (the home keeps what was added).
+            returned, also, notes = rollback_target.returning(
+                snapshots.load(target_id), before, store
+            )
+            manifest = materialise(returned, store)
+            term.log(f"Rolling back to snapshot {target_id} ({returned.message})...")
+            for note in notes:
+                term.warn(note)
             # Edits made by hand since the last apply are kept in a snapshot first
             # (the one a second `sys rollback` returns to), not refused.
             options = ApplyOptions(
@@ -103,13 +114,20 @@ def run(
                     paths,
                     options,
                     reporter,
-                    config=target.config,
-                    snapshot_manifest=target.load_manifest(),
-                    inputs=target.inputs,
+                    config=returned.config,
+                    snapshot_manifest=returned.load_manifest(),
+                    inputs=returned.inputs,
+                    target=also,
                 )
             finally:
                 reporter.close()
+            if outcome.ok and outcome.snapshot_id and not (noop or outcome.no_changes):
+                changed = [r.id for r in outcome.results if r.status == CHANGED]
+                after = rollback_target.after(paths, before, [*changed, *also.kept])
     except Interrupted:
         return interrupted_early(term, "Rollback")
     late(term, outcome, options)
-    return report(term, outcome, time.monotonic() - started, noop=noop, verb="Rollback")
+    code = report(term, outcome, time.monotonic() - started, noop=noop, verb="Rollback")
+    for line in after:
+        term.line(line)
+    return code

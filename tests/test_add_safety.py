@@ -1,0 +1,259 @@
+"""`sys add` never loses the repository's side (issue 21, point 2).
+
+When the source file changed since the last apply (an edit, a pull,
+uncommitted work) and the home copy changed too, `sys add` refuses (exit
+1, nothing changed) with both diffs and how to resolve it. With `--force`
+the source's current bytes are kept first, in the `add` snapshot, and
+`sys rollback` of the add puts the source back as it was while the home
+file keeps what was added (marked as an edit again). A mode-only edit that
+the declaration sets otherwise is refused (exit 1) naming the line that
+sets the mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from conftest import HEADER, history, out, put, store_read, tree
+
+VIMRC = 'file { path = "~/.vimrc", source = "dotfiles/vimrc" }\n'
+EDITED = "edited since the last apply"
+
+
+def apply_ok(sysenv, body: str, *args: str):  # type: ignore[no-untyped-def]
+    sysenv.write("sys.lua", HEADER + body)
+    p = sysenv.run("apply", *args)
+    assert p.returncode == 0, out(p)
+    return p
+
+
+def plan_line(p, label: str) -> str:  # type: ignore[no-untyped-def]
+    for ln in p.stdout.splitlines():
+        if f" file {label}:" in ln:
+            return ln
+    raise AssertionError(f"no plan line for {label}:\n{p.stdout}")
+
+
+def both_changed(sysenv):  # type: ignore[no-untyped-def]
+    """~/.vimrc applied from dotfiles/vimrc, then changed on both sides."""
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n", 0o640)
+    apply_ok(sysenv, VIMRC)
+    source.write_text('set nu\n" pulled from the repository\n')
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    return source
+
+
+def test_source_and_home_both_changed_is_refused_with_both_diffs(sysenv) -> None:
+    both_changed(sysenv)
+    work, home, snaps = tree(sysenv.work), tree(sysenv.home), history(sysenv)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    assert (
+        "Error: ~/.vimrc and its source dotfiles/vimrc (declared at sys.lua:3) both changed "
+        "since the last apply: copying it over the source would lose the source's change"
+    ) in p.stderr, out(p)
+    lines = p.stdout.splitlines()
+    source_diff = lines.index("--- dotfiles/vimrc (last applied)")
+    assert lines[source_diff : source_diff + 5] == [
+        "--- dotfiles/vimrc (last applied)",
+        "+++ dotfiles/vimrc (now)",
+        "@@ -1 +1,2 @@",
+        " set nu",
+        '+" pulled from the repository',
+    ], p.stdout
+    home_diff = lines.index("--- ~/.vimrc (last applied)")
+    assert lines[home_diff : home_diff + 5] == [
+        "--- ~/.vimrc (last applied)",
+        "+++ ~/.vimrc (now)",
+        "@@ -1 +1,2 @@",
+        " set nu",
+        "+set hls",
+    ], p.stdout
+    assert (
+        "Merge them into ~/.vimrc and run `sys add --force ~/.vimrc` (the source's content is "
+        "kept first: `sys rollback` brings it back), or merge them into dotfiles/vimrc and run "
+        "`sys apply --overwrite ~/.vimrc`."
+    ) in p.stdout, p.stdout
+    assert lines[-1] == "Nothing was changed."
+    assert "Traceback" not in out(p)
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert history(sysenv) == snaps
+
+
+def test_a_directory_with_one_file_changed_on_both_sides_changes_nothing(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "nvim" / "init.lua", "-- init\n")
+    put(sysenv.work / "dotfiles" / "nvim" / "opts.lua", "-- opts\n")
+    apply_ok(sysenv, 'file { path = "~/.config/nvim", source = "dotfiles/nvim" }\n')
+    (sysenv.work / "dotfiles" / "nvim" / "opts.lua").write_text("-- opts, pulled\n")
+    (sysenv.home / ".config" / "nvim" / "opts.lua").write_text("-- opts, mine\n")
+    (sysenv.home / ".config" / "nvim" / "init.lua").write_text("-- init, mine\n")
+    work, home = tree(sysenv.work), tree(sysenv.home)
+    p = sysenv.run("add", "~/.config/nvim")
+    assert p.returncode == 1, out(p)
+    assert "~/.config/nvim/opts.lua and its source dotfiles/nvim/opts.lua" in p.stderr, out(p)
+    assert "init.lua" not in p.stderr
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+
+
+def test_force_keeps_the_source_and_rollback_puts_it_back(sysenv) -> None:
+    source = both_changed(sysenv)
+    before = source.read_bytes()
+    p = sysenv.run("add", "--force", "~/.vimrc")
+    assert p.returncode == 0, out(p)
+    assert "~/.vimrc: copied over its source dotfiles/vimrc (declared at sys.lua:3)" in p.stdout
+    assert source.read_text() == "set nu\nset hls\n"
+    assert source.stat().st_mode & 0o777 == 0o640
+    # the source's bytes were kept in the store, by the add snapshot
+    h = history(sysenv)
+    assert h[0]["kind"] == "add" and h[0]["current"]
+    show = json.loads(sysenv.run("snapshot", "show", "--json").stdout)
+    [record] = show["pre"]["records"]
+    assert record["path"] == str(source)
+    assert store_read(sysenv.root, record["prev"]["blob"]) == before
+    # the rollback of the add puts the source back, byte for byte; the home keeps the add
+    r = sysenv.run("rollback")
+    assert r.returncode == 0, out(r)
+    assert "Put back" in r.stdout and "which `sys add` overwrote" in r.stdout, out(r)
+    assert source.read_bytes() == before
+    assert source.stat().st_mode & 0o777 == 0o640
+    assert (sysenv.home / ".vimrc").read_text() == "set nu\nset hls\n"
+    assert not [f for f in os.listdir(source.parent) if f != "vimrc"]  # no temp file left
+    # the home's content is a hand edit again: marked, and refused as before the add
+    assert plan_line(sysenv.run("plan"), "~/.vimrc").startswith(f"  ! file ~/.vimrc: {EDITED}")
+    assert sysenv.run("apply").returncode == 2
+    assert sysenv.run("add", "~/.vimrc").returncode == 1
+    assert source.read_bytes() == before
+
+
+def test_rollback_of_an_add_puts_the_source_back(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    assert sysenv.run("add", "~/.vimrc").returncode == 0
+    assert source.read_text() == "set nu\nset hls\n"
+    r = sysenv.run("rollback")
+    assert r.returncode == 0, out(r)
+    assert source.read_text() == "set nu\n"  # the one write of a rollback into the repository
+    assert (sysenv.home / ".vimrc").read_text() == "set nu\nset hls\n"
+    assert (
+        "~/.vimrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
+    ) in r.stdout, out(r)
+    assert history(sysenv)[0]["kind"] == "rollback"
+    # added again: the source had not changed since the last apply
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 0, out(p)
+    assert source.read_text() == "set nu\nset hls\n"
+    assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")
+
+
+def test_rolling_back_the_rollback_of_an_add_redoes_it(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    assert sysenv.run("add", "~/.vimrc").returncode == 0
+    added = tree(sysenv.work), tree(sysenv.home)
+    assert sysenv.run("rollback").returncode == 0
+    assert source.read_text() == "set nu\n"
+    r = sysenv.run("rollback")  # to the add snapshot: its write into the source again
+    assert r.returncode == 0, out(r)
+    assert (tree(sysenv.work), tree(sysenv.home)) == added
+    assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")
+    assert [s["kind"] for s in history(sysenv)][:3] == ["rollback", "rollback", "add"]
+
+
+def test_rollback_leaves_a_source_changed_since_the_add(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    assert sysenv.run("add", "~/.vimrc").returncode == 0
+    source.write_text("set nu\nset hls\nset ic\n")  # committed on top of the add
+    r = sysenv.run("rollback")
+    assert r.returncode == 0, out(r)
+    assert "changed since `sys add` wrote it: left as it is" in r.stderr, out(r)
+    assert source.read_text() == "set nu\nset hls\nset ic\n"
+
+
+def test_only_the_source_changed_is_nothing_to_take_back(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)
+    source.write_text("set nu\nset ai\n")
+    work, snaps = tree(sysenv.work), history(sysenv)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 0, out(p)
+    assert (
+        "~/.vimrc: nothing to take back, it is as the last apply left it; its source "
+        "dotfiles/vimrc changed since (the next sys apply copies that change)"
+    ) in p.stdout, out(p)
+    assert tree(sysenv.work) == work and history(sysenv) == snaps
+
+
+def test_a_file_never_applied_that_differs_is_refused(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    put(sysenv.home / ".vimrc", "mine\n")
+    sysenv.write("sys.lua", HEADER + VIMRC)
+    work, home = tree(sysenv.work), tree(sysenv.home)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    assert "~/.vimrc was never applied, and its content differs from its source" in p.stderr
+    assert "+++ ~/.vimrc (live)" in p.stdout, out(p)
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+
+
+# -- a mode-only edit ----------------------------------------------------------------
+def test_a_mode_only_edit_names_the_line_that_sets_the_mode(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)  # the mode comes from the defaults {} on line 2
+    os.chmod(sysenv.home / ".vimrc", 0o600)
+    work, home, snaps = tree(sysenv.work), tree(sysenv.home), history(sysenv)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    assert (
+        "Error: ~/.vimrc: only its mode changed (0644 to 0600), and `sys add` does not take a "
+        "mode back: the config declares its mode, 0644, at sys.lua:2. Change that line to keep 0600, or put 0644 "
+        "back with `sys apply --overwrite ~/.vimrc`"
+    ) in p.stderr, out(p)
+    assert "taken back" not in p.stdout
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert history(sysenv) == snaps
+    # as it says: --overwrite puts the declared mode back
+    p = sysenv.run("apply", "--overwrite", "~/.vimrc")
+    assert p.returncode == 0, out(p)
+    assert (sysenv.home / ".vimrc").stat().st_mode & 0o777 == 0o644
+
+
+def test_the_mode_line_of_the_declaration_itself(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    put(sysenv.work / "dotfiles" / "inputrc", "set bell-style none\n")
+    apply_ok(
+        sysenv,
+        'file { path = "~/.vimrc", source = "dotfiles/vimrc", mode = "0640" }\n'
+        "file {\n"
+        '  path = "~/.inputrc",\n'
+        '  source = "dotfiles/inputrc",\n'
+        '  mode = "0600", -- private\n'
+        "}\n",
+    )
+    os.chmod(sysenv.home / ".vimrc", 0o644)
+    os.chmod(sysenv.home / ".inputrc", 0o644)
+    p = sysenv.run("add", "~/.vimrc", "~/.inputrc")
+    assert p.returncode == 1, out(p)
+    assert "the config declares its mode, 0640, at sys.lua:3" in p.stderr, out(p)
+    assert "the config declares its mode, 0600, at sys.lua:7" in p.stderr, out(p)
+
+
+def test_a_content_and_mode_edit_takes_the_content_back(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, VIMRC)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    os.chmod(sysenv.home / ".vimrc", 0o600)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 0, out(p)
+    assert (
+        "~/.vimrc: copied over its source dotfiles/vimrc (declared at sys.lua:3); its mode 0600 "
+        "is not taken back: the config declares its mode, 0644, at sys.lua:2 (change that line to "
+        "keep 0600)"
+    ) in p.stdout, out(p)
+    assert source.read_text() == "set nu\nset hls\n"
+    line = plan_line(sysenv.run("plan"), "~/.vimrc")
+    assert line.startswith("  ! ") and "mode changed from 0644 to 0600" in line
