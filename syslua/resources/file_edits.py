@@ -259,7 +259,7 @@ def take_back(
         # A link's edits were made in the file it points to: already in place.
         target = item.get("target") or item.get("source") or "its target"
         if ensure == "link" and os.path.isfile(path) and not os.path.islink(path):
-            return _relink(item, path, where, str(target))
+            return _relink(item, path, where, str(target), force)
         return TakeBack(
             f"{label} is managed as a link to {abbreviate(str(target))}: "
             "edits made through it are already there; nothing to do"
@@ -474,10 +474,13 @@ def _mode_in_call(lines: list[str], start: int) -> int | None:
     return None
 
 
-def _relink(item: Item, path: str, where: str, target: str) -> TakeBack:
+def _relink(item: Item, path: str, where: str, target: str, force: bool) -> TakeBack:
     """A regular file replaced a managed link (an editor saving by writing a
     new file): its content goes over what the link points to, and the link is
-    made again."""
+    made again. Refused (unless `force`) when what the link pointed to was
+    written since the file replaced it (a pull, an edit in the repository):
+    the file was made from what the link showed before, so copying it would
+    lose that change. The timestamps say so; the same tick counts as after."""
     label = abbreviate(path)
     dest = os.path.realpath(target)
     if os.path.exists(dest) and not os.path.isfile(dest):
@@ -495,6 +498,19 @@ def _relink(item: Item, path: str, where: str, target: str) -> TakeBack:
         and old.st_size == live.st_size
         and posix.same_content(path, dest, live.st_size)
     )
+    if not same and old is not None and old.st_mtime_ns >= live.st_mtime_ns and not force:
+        shown = display_path(target)
+        detail = unified(_read(dest), _read(path), f"{shown} (source, now)", f"{label} (live)")
+        return TakeBack(
+            f"{label}: a file replaced the link to {shown} (declared at {where}), and {shown} "
+            "changed after that: copying the file over it would lose that change",
+            refused=True,
+            conflict=True,
+            detail=detail
+            + f"Merge them into {label} and run `sys add --force {label}` (the source's content "
+            f"is kept first: `sys rollback` brings it back), or merge them into {shown} and run "
+            f"`sys apply --overwrite {label}`.",
+        )
     message = (
         f"{label}: a file replaced the link to {abbreviate(target)} (declared at {where}); "
         + ("its content is already there" if same else "its content was copied there")
