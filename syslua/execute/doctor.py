@@ -330,11 +330,11 @@ def on_path(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 # -- 8. the config -------------------------------------------------------------------
 def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     from syslua.errors import UsageError
-    from syslua.execute.config import find_config
+    from syslua.execute.config import locate_config
     from syslua.manifest.resolve import Options, resolve
 
     try:
-        path = find_config(None, paths)
+        found = locate_config(None, paths)
     except UsageError:
         return (
             False,
@@ -342,6 +342,22 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
             "or the current snapshot's)",
             "sys init writes a starter",
         )
+    path, aside = found.path, ""
+    if found.current is not None:
+        # `sys apply` refuses the file found here: the config to check is the
+        # current snapshot's, the one it applies when given
+        aside = (
+            f"; {found.shown()} here is not it: "
+            f"sys apply uses {found.shown()} only when given explicitly"
+        )
+        if not found.current.is_file():
+            return (
+                False,
+                f"the current snapshot's config {abbreviate(str(found.current))} "
+                f"no longer exists{aside}",
+                f"pass the config to apply: sys apply {found.shown()}",
+            )
+        path = found.current
     shown = abbreviate(str(path))
     try:
         # Read-only: inputs come from the cache and the lock is not written.
@@ -353,7 +369,7 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
             f"sys plan {shown} shows it in full",
         )
     n = len(list(manifest))
-    return True, f"{shown} evaluates ({n} item{'' if n == 1 else 's'})", None
+    return True, f"{shown} evaluates ({n} item{'' if n == 1 else 's'}){aside}", None
 
 
 CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None]]]] = [
