@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syslua.errors import SysluaError
-from syslua.paths import Paths, abbreviate
+from syslua.paths import Paths, abbreviate, root_hint
 
 QUICK_SAMPLE = 64  # store objects hashed with `quick`
 SHOWN = 5  # paths named on a line; the rest are counted
@@ -107,6 +107,9 @@ def lua_runtime(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 def permissions(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     from syslua.state import layout
 
+    unusable = layout.unusable(paths, writing=True)
+    if unusable is not None:
+        return False, unusable, root_hint()
     roots = [r for r in (paths.state, paths.store) if r.exists() or r.is_symlink()]
     if quick:
         listed = [r for r in [*roots, *layout.watched(paths)] if r.exists()]
