@@ -152,11 +152,13 @@ def unusable_dir(path: Path, *, writing: bool) -> str | None:
         need |= os.R_OK | os.X_OK
     if _access(deepest, need):
         return None
+    owner = os.stat(deepest).st_uid
+    whose = f" (owned by {_user(owner)})" if owner != os.geteuid() else ""
     if not _access(deepest, os.R_OK | os.X_OK) and deepest == path:
-        return f"{deepest} is not readable by {_user()}"
+        return f"{deepest} is not readable by {_user()}{whose}"
     if _read_only_fs(deepest):
         return f"{deepest} is on a read-only file system"
-    return f"{deepest} is not writable by {_user()}"
+    return f"{deepest} is not writable by {_user()}{whose}"
 
 
 def _access(path: Path, mode: int) -> bool:
@@ -171,10 +173,11 @@ def _read_only_fs(path: Path) -> bool:
         return False
 
 
-def _user() -> str:
+def _user(uid: int | None = None) -> str:
+    """The name of user `uid` (default: this process's effective user)."""
     import pwd
 
-    uid = os.geteuid()
+    uid = os.geteuid() if uid is None else uid
     try:
         return pwd.getpwuid(uid).pw_name
     except KeyError:

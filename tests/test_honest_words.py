@@ -195,7 +195,7 @@ def test_a_root_the_user_cannot_write_is_a_clear_error() -> None:
             p = sys_as_nobody(*args)
             assert p.returncode == 1, (args, out(p))
             assert "Internal error" not in out(p), out(p)
-            assert f"{root} is not writable by nobody" in p.stderr, (args, p.stderr)
+            assert f"{root} is not writable by nobody (owned by root)" in p.stderr, (args, p.stderr)
         p = sys_as_nobody("doctor")
         assert p.returncode == 1 and f"{root} is not writable by nobody" in p.stdout, out(p)
         # reading what is not there is fine: nothing was applied

@@ -107,9 +107,6 @@ def lua_runtime(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 def permissions(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     from syslua.state import layout
 
-    unusable = layout.unusable(paths, writing=True)
-    if unusable is not None:
-        return False, unusable, root_hint()
     roots = [r for r in (paths.state, paths.store) if r.exists() or r.is_symlink()]
     if quick:
         listed = [r for r in [*roots, *layout.watched(paths)] if r.exists()]
@@ -119,6 +116,11 @@ def permissions(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     problems, fixes = _permission_problems(found, roots, paths)
     if problems:
         return False, "; ".join(problems), "; ".join(fixes)
+    # What those entries do not show: a directory that cannot be made or
+    # written (under a regular file, in a directory not yours, read-only)
+    unusable = layout.unusable(paths, writing=True)
+    if unusable is not None:
+        return False, unusable, root_hint()
     if not roots:
         return True, "no state or store yet (the first `sys apply` creates them)", None
     what = "the layout's directories" if quick else f"{len(found)} entries"
