@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
@@ -121,6 +122,66 @@ def make_dir(
             continue  # made by another process meanwhile: its mode is its creator's
         os.chmod(d, want)  # mkdir's mode is filtered by the umask
     return target
+
+
+def unusable_dir(path: Path, *, writing: bool) -> str | None:
+    """Why this process cannot use the directory `path` (None: it can): a
+    path on the way that is not a directory, one it cannot search, or, when
+    `writing`, the deepest existing directory of `path` (where it would
+    create the rest) is one it cannot write. Not there yet is fine for
+    reading: there is nothing to read."""
+    deepest: Path | None = None  # the deepest directory of `path` that exists
+    for p in (*reversed(path.parents), path):
+        try:
+            st = os.stat(p)
+        except FileNotFoundError:
+            break
+        except PermissionError:
+            return f"{p.parent} cannot be searched by {_user()}"
+        except OSError as e:
+            return f"{p}: {e.strerror}"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"{p} is not a directory"
+        deepest = p
+    if deepest is None:
+        return None
+    if deepest != path and not writing:
+        return None  # nothing there to read yet
+    need = os.W_OK | os.X_OK if writing else 0
+    if deepest == path:
+        need |= os.R_OK | os.X_OK
+    if _access(deepest, need):
+        return None
+    owner = os.stat(deepest).st_uid
+    whose = f" (owned by {_user(owner)})" if owner != os.geteuid() else ""
+    if not _access(deepest, os.R_OK | os.X_OK) and deepest == path:
+        return f"{deepest} is not readable by {_user()}{whose}"
+    if _read_only_fs(deepest):
+        return f"{deepest} is on a read-only file system"
+    return f"{deepest} is not writable by {_user()}{whose}"
+
+
+def _access(path: Path, mode: int) -> bool:
+    """Whether this process (its effective ids, where the OS can ask so) may."""
+    return os.access(path, mode, effective_ids=os.access in os.supports_effective_ids)
+
+
+def _read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _user(uid: int | None = None) -> str:
+    """The name of user `uid` (default: this process's effective user)."""
+    import pwd
+
+    uid = os.geteuid() if uid is None else uid
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 def _temp_path(directory: Path, name: str) -> Path:

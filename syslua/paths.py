@@ -40,6 +40,14 @@ def abbreviate(path: str) -> str:
     return path
 
 
+def root_hint() -> str:
+    """How to get out of an unusable store, state or cache directory."""
+    root = os.environ.get("SYSLUA_ROOT")
+    if root:
+        return f"SYSLUA_ROOT is {root}: point it at a directory you can write, or fix the path."
+    return "Fix the path, or set SYSLUA_ROOT to a directory you can write."
+
+
 class Paths(Frozen):
     """Where syslua keeps its store, state and cache. Read-only; equal when the
     four directories are."""

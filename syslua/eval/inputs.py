@@ -46,10 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from syslua.errors import ConfigError, Source, UsageError
+from syslua.errors import ConfigError, Source, StateError, UsageError
 from syslua.eval.input_options import InputOptions
-from syslua.fsutil import atomic_write, make_dir
-from syslua.paths import home
+from syslua.fsutil import atomic_write, make_dir, unusable_dir
+from syslua.paths import home, root_hint
 
 LOCK_NAME = "syslua.lock"
 LOCK_VERSION = 1
@@ -431,7 +431,11 @@ class _Resolver:
         if dest.is_dir():
             return dest
         git = self.need_git(name, source)
-        make_dir(store)  # private, as the rest of the cache (state/layout.py)
+        try:
+            make_dir(store)  # private, as the rest of the cache (state/layout.py)
+        except OSError as e:
+            why = unusable_dir(store, writing=True) or f"{e.strerror} ({e.filename})"
+            raise StateError(f"cannot use syslua's cache {store}: {why}", hint=root_hint()) from e
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=store))
         try:
             git.checkout(source.location, rev, tmp / "tree")

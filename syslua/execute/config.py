@@ -3,6 +3,10 @@
 `find_config` takes CONFIG as given (a file, or a directory holding sys.lua
 or init.lua) or, without it, looks for `./sys.lua`, `./init.lua`, the same
 in `~/.config/syslua/`, then the config the current snapshot was made from.
+A file found that is not the current snapshot's config (a Neovim `init.lua`
+in ~/.config/nvim) comes with that config (`locate_config`), before it is
+evaluated: a command that changes the machine refuses it, one that only
+reads names it (SPEC section 8).
 `GitInputs` fetches the git inputs of a config in the original's entry
 form, loading the git code only when one is fetched. `config_info` says
 which config a command would use and what its lock file pins.
@@ -14,15 +18,58 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from syslua.errors import StateError, UsageError
-from syslua.paths import Paths, config_in, default_config, home
+from syslua.paths import Paths, abbreviate, config_in, default_config, home
 
 
 def default_dir() -> Path:
     """Where `sys init` writes a config, and `sys init --from` clones one."""
     return Path(home()) / ".config" / "syslua"
+
+
+class Found(NamedTuple):
+    """The config a command evaluates (`path`), how it was found (`how`:
+    given, default or current snapshot) and, when discovery found a file
+    that is not the current snapshot's config, that config (`current`, as
+    the snapshot records it, which may no longer exist)."""
+
+    path: Path
+    how: str
+    current: Path | None = None
+
+    def shown(self) -> str:
+        """`path` as the user would type it here: `./init.lua`, `~/...`."""
+        return shown_path(self.path)
+
+    def refusal(self, example: str) -> UsageError:
+        """Why a command that changes the machine does not use a found file
+        that is not the current snapshot's config. `example`: the command
+        given a config, `{}` standing for it (`sys apply {}`)."""
+        assert self.current is not None
+        current = shown_path(self.current)
+        use = f"pass it explicitly to use it ({example.replace('{}', self.shown())})"
+        if self.current.exists():
+            use += f", or pass the current one ({example.replace('{}', current)})"
+        else:
+            current += ", which no longer exists"
+        return UsageError(
+            f"{self.shown()} is not the config of the current snapshot ({current}): {use}"
+        )
+
+    def note(self) -> str:
+        """What a read-only command says when it uses such a file."""
+        assert self.current is not None
+        return f"Using {self.shown()} (the current snapshot was applied from {shown_path(self.current)})"
+
+
+def shown_path(path: Path) -> str:
+    """A config path as the user would type it: `./init.lua` in the current
+    directory, `~/...` under the home, else as it is."""
+    if path.parent == Path.cwd():
+        return f"./{path.name}"
+    return abbreviate(str(path))
 
 
 def find_config(
@@ -31,12 +78,24 @@ def find_config(
     log: Callable[[str], None] | None = None,
     example: str = "sys plan path/to/sys.lua",
 ) -> Path:
+    """The path of `locate_config`'s config."""
+    return locate_config(config, paths, log, example).path
+
+
+def locate_config(
+    config: Path | None,
+    paths: Paths | None = None,
+    log: Callable[[str], None] | None = None,
+    example: str = "sys plan path/to/sys.lua",
+) -> Found:
     """CONFIG as given (a file, or a directory holding sys.lua or init.lua);
     without it, `./sys.lua`, `./init.lua`, `~/.config/syslua/sys.lua`,
     `~/.config/syslua/init.lua`, then the config file the current
     snapshot's apply used, read again from disk, while it still exists
-    (`log` is told when that one is used). `example`: how the command is
-    given a config, for the error when there is none."""
+    (`log` is told when that one is used). A file found that is not the
+    current snapshot's config carries that config (`Found.current`): the
+    caller refuses it or names it, before evaluating it. `example`: how the
+    command is given a config, for the error when there is none."""
     if config is not None:
         if not config.exists():
             raise UsageError(f"config file not found: {config}")
@@ -44,16 +103,18 @@ def find_config(
             candidate = config_in(config)
             if candidate is None:
                 raise UsageError(f"no sys.lua or init.lua in {config}")
-            return candidate
-        return config
+            return Found(candidate, "given")
+        return Found(config, "given")
     found = default_config()
-    if found is not None:
-        return found
     recorded = snapshot_config(paths or Paths.from_env())
+    if found is not None:
+        if recorded is not None and not _same_file(found, recorded):
+            return Found(found, "default", recorded)
+        return Found(found, "default")
     if recorded is not None and recorded.is_file():
         if log is not None:
             log(f"Using {recorded}, the config of the current snapshot.")
-        return recorded
+        return Found(recorded, "current snapshot")
     gone = f"; the current snapshot's config {recorded} no longer exists" if recorded else ""
     raise UsageError(
         f"no config file: pass one ({example}) or create ./sys.lua (or ./init.lua) "
@@ -61,24 +122,33 @@ def find_config(
     )
 
 
+def _same_file(found: Path, recorded: Path) -> bool:
+    """Whether the file found is the recorded one: the same path, or the same
+    file through a link (~/.config/syslua -> ~/dotfiles)."""
+    if os.path.abspath(found) == os.path.abspath(recorded):
+        return True
+    try:
+        return os.path.samefile(found, recorded)
+    except OSError:
+        return False
+
+
 def config_info(config: Path | None, paths: Paths) -> dict[str, Any]:
     """The config a command would evaluate (`path`), how it was found
     (`found_by`: given, default or current snapshot), and the lock file
-    beside it with the inputs it pins (`sys info`); nothing is evaluated."""
+    beside it with the inputs it pins (`sys info`); nothing is evaluated.
+    `_not_current`: the current snapshot's config, when discovery found
+    another file (`Found.current`)."""
     from syslua.eval.inputs import LOCK_NAME
 
-    found, how = None, None
     if config is not None:
-        found, how = find_config(config, paths), "given"
+        located = locate_config(config, paths)
     else:
-        found = default_config()
-        how = "default" if found else None
-        if found is None:
-            recorded = snapshot_config(paths)
-            if recorded is not None and recorded.is_file():
-                found, how = recorded, "current snapshot"
-    if found is None:
-        return {"path": None, "found_by": None, "lock": None, "inputs": {}}
+        try:
+            located = locate_config(None, paths)
+        except UsageError:
+            return {"path": None, "found_by": None, "lock": None, "inputs": {}}
+    found, how = located.path, located.how
     found = Path(os.path.abspath(found))
     lock_path = found.parent / LOCK_NAME
     inputs: dict[str, Any] = {}
@@ -97,19 +167,23 @@ def config_info(config: Path | None, paths: Paths) -> dict[str, Any]:
                 }
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             inputs = {}
-    return {"path": str(found), "found_by": how, "lock": lock, "inputs": inputs}
+    info: dict[str, Any] = {"path": str(found), "found_by": how, "lock": lock, "inputs": inputs}
+    if located.current is not None:
+        info["_not_current"] = str(located.current)  # for the text only: --json has snapshot.config
+    return info
 
 
 def snapshot_config(paths: Paths) -> Path | None:
     """The config file the current snapshot was made from (None before the
-    first apply, or when the snapshot cannot be read: then it names nothing)."""
+    first apply, after a destroy, or when the snapshot cannot be read: then
+    it names nothing)."""
     from syslua.state.snapshots import Snapshots
 
     try:
-        snap = Snapshots(paths).current()
+        config = Snapshots(paths).current_config()
     except (StateError, UsageError, OSError):
         return None
-    return Path(snap.config) if snap is not None and snap.config else None
+    return Path(config) if config else None
 
 
 class GitInputs:

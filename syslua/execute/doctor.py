@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from syslua.errors import SysluaError
-from syslua.paths import Paths, abbreviate
+from syslua.paths import Paths, abbreviate, root_hint
 
 if TYPE_CHECKING:
     from syslua.manifest.model import Manifest
@@ -125,6 +125,11 @@ def permissions(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     problems, fixes = _permission_problems(found, roots, paths)
     if problems:
         return False, "; ".join(problems), "; ".join(fixes)
+    # What those entries do not show: a directory that cannot be made or
+    # written (under a regular file, in a directory not yours, read-only)
+    unusable = layout.unusable(paths, writing=True)
+    if unusable is not None:
+        return False, unusable, root_hint()
     if not roots:
         return True, "no state or store yet (the first `sys apply` creates them)", None
     what = "the layout's directories" if quick else f"{len(found)} entries"
@@ -371,11 +376,11 @@ def on_path(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 # -- 8. the config -------------------------------------------------------------------
 def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     from syslua.errors import UsageError
-    from syslua.execute.config import find_config
+    from syslua.execute.config import locate_config
     from syslua.manifest.resolve import Options, resolve
 
     try:
-        path = find_config(None, paths)
+        found = locate_config(None, paths)
     except UsageError:
         return (
             False,
@@ -383,6 +388,22 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
             "or the current snapshot's)",
             "sys init writes a starter",
         )
+    path, aside = found.path, ""
+    if found.current is not None:
+        # `sys apply` refuses the file found here: the config to check is the
+        # current snapshot's, the one it applies when given
+        aside = (
+            f"; {found.shown()} here is not it: "
+            f"sys apply uses {found.shown()} only when given explicitly"
+        )
+        if not found.current.is_file():
+            return (
+                False,
+                f"the current snapshot's config {abbreviate(str(found.current))} "
+                f"no longer exists{aside}",
+                f"pass the config to apply: sys apply {found.shown()}",
+            )
+        path = found.current
     shown = abbreviate(str(path))
     try:
         # Read-only: inputs come from the cache and the lock is not written.
@@ -394,7 +415,7 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
             f"sys plan {shown} shows it in full",
         )
     n = len(list(manifest))
-    return True, f"{shown} evaluates ({n} item{'' if n == 1 else 's'})", None
+    return True, f"{shown} evaluates ({n} item{'' if n == 1 else 's'}){aside}", None
 
 
 # -- 9. managed links ---------------------------------------------------------------

@@ -213,7 +213,7 @@ def _commit(run: ApplyRun, journal: Journal, snap: Snapshot, plan: Plan) -> None
     removed = [e.id for e in plan.removals if e.id not in run.held]
     journal.note(Commit(snap.id, tuple(removed)))
     crash_point("after-commit")
-    run.inputs.snapshots.set_current(snap.id)
+    run.inputs.snapshots.set_current(snap.id, snap)  # the index notes its config
 
 
 def _after_commit(run: ApplyRun, journal: Journal, plan: Plan) -> None:

@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from syslua.errors import Interrupted, LockHeldError
+from syslua.errors import Interrupted, LockHeldError, StateError
 from syslua.fsutil import remove_temp_leftovers
-from syslua.paths import Paths
+from syslua.paths import Paths, root_hint
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals, clear_unrestored, note_unrestored
 from syslua.state.records import Begin, Commit, OriginalsAdded, PathRecord, Record, SnapshotNamed
@@ -184,6 +184,9 @@ class StateAccess:
         from syslua.state import journal, layout
 
         paths = self.paths
+        problem = layout.unusable(paths, writing=exclusive)
+        if problem is not None:
+            raise StateError(problem, hint=root_hint())
         tightened = layout.tighten(paths)
         if tightened:
             self.warn(

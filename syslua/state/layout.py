@@ -32,8 +32,9 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from syslua.fsutil import make_dir
-from syslua.paths import Paths
+from syslua.errors import StateError
+from syslua.fsutil import make_dir, unusable_dir
+from syslua.paths import Paths, root_hint
 
 PASSAGE = 0o711  # a directory on the way to what other users must reach
 PRIVATE_DIR = 0o700
@@ -59,9 +60,31 @@ def _public_files(paths: Paths) -> set[Path]:
 
 
 def ensure(paths: Paths) -> None:
-    """Create the store and state dirs (with their modes) before a command writes."""
-    make_dir(paths.store, PASSAGE, parents_mode=PASSAGE)
-    make_dir(paths.state, PASSAGE, parents_mode=PASSAGE)
+    """Create the store and state dirs (with their modes) before a command
+    writes; a StateError names the path that stops it (`unusable` looked first)."""
+    for path in (paths.store, paths.state):
+        try:
+            make_dir(path, PASSAGE, parents_mode=PASSAGE)
+        except OSError as e:
+            raise StateError(
+                f"cannot create {path}: {e.strerror} ({e.filename})", hint=root_hint()
+            ) from e
+
+
+def unusable(paths: Paths, *, writing: bool) -> str | None:
+    """Why syslua cannot use its store, state or cache directory (None: it can),
+    looked at before anything is read or written: a path on the way that
+    is not a directory (SYSLUA_ROOT under a regular file, or one itself),
+    or, when `writing`, a directory it would write in that the user
+    cannot write (owned by another user, a read-only file system). A
+    directory that is not there yet is fine for reading: there is nothing
+    to read."""
+    dirs = (("store", paths.store), ("state directory", paths.state), ("cache", paths.cache))
+    for what, path in dirs:
+        why = unusable_dir(path, writing=writing)
+        if why is not None:
+            return f"cannot use syslua's {what} {path}: {why}"
+    return None
 
 
 def _watched(paths: Paths) -> list[Path]:

@@ -40,6 +40,7 @@ TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index k
 # In the pre-apply record of a `sys add` snapshot: the items it took back, and
 # what it wrote over each source file (path -> sha256), so a rollback undoes it.
 ADD = "add"
+CONFIG_NOTE = "current_config"  # in the index: {"id", "config"} of the snapshot save made current
 
 
 def new_id() -> str:
@@ -176,7 +177,10 @@ class Snapshots:
         index["tags"] = self._read_tags()
         return index
 
-    def _read_order(self) -> dict[str, Any]:
+    def _read_order(self, *, rebuild: bool = True) -> dict[str, Any]:
+        """The index; one missing or corrupt is rebuilt from the snapshot
+        files, and written again unless `rebuild` is False (a reader that
+        holds no lock)."""
         if not self.dir.exists():
             return {"current": None, "order": []}
         try:
@@ -190,8 +194,12 @@ class Snapshots:
             why = "missing"
         except ValueError as e:
             why = f"corrupt ({e})"
+        if not rebuild:
+            return self._rebuilt()
         self.rebuilt = f"the snapshot index was {why}; rebuilt it from the snapshot files"
-        return self._rebuild()
+        index = self._rebuilt()
+        self._write_index(index)
+        return index
 
     def _read_tags(self) -> dict[str, list[str]]:
         try:
@@ -203,7 +211,8 @@ class Snapshots:
     def _write_tags(self, tags: dict[str, list[str]]) -> None:
         self._write(self.dir / TAGS, json.dumps({k: v for k, v in tags.items() if v}, indent=1))
 
-    def _rebuild(self) -> dict[str, Any]:
+    def _rebuilt(self) -> dict[str, Any]:
+        """The index as the snapshot files give it: the newest one is current."""
         snaps = []
         for f in self.dir.glob("*.json"):
             if f.name in (INDEX, TAGS):
@@ -215,9 +224,7 @@ class Snapshots:
                 continue
         snaps.sort()
         order = [i for _, i in snaps]
-        index: dict[str, Any] = {"current": order[-1] if order else None, "order": order}
-        self._write_index(index)
-        return index
+        return {"current": order[-1] if order else None, "order": order}
 
     def _write_index(self, index: dict[str, Any]) -> None:
         index = {k: v for k, v in index.items() if k != "tags"}
@@ -234,9 +241,12 @@ class Snapshots:
     def current_id(self) -> str | None:
         return self._read_index().get("current")
 
-    def set_current(self, ident: str | None) -> None:
+    def set_current(self, ident: str | None, snap: Snapshot | None = None) -> None:
+        """Make `ident` current; `snap`, that snapshot, lets the index note
+        its config (`current_config`)."""
         index = self._read_index()
         index["current"] = ident
+        _note_config(index, snap if snap is not None and snap.id == ident else None)
         self._write_index(index)
 
     def clear_current(self) -> None:
@@ -291,6 +301,23 @@ class Snapshots:
         ident = self.current_id()
         return self.load(ident) if ident else None
 
+    def current_config(self) -> str | None:
+        """The config file the current snapshot was made from (None: none is
+        current, or it was made from no config, as a destroy is). The index
+        notes it beside the id of the snapshot `save` made current, so that
+        finding a config does not read a snapshot of 10,000 items; an index
+        without that note (older, rebuilt, or current set by id) reads the
+        snapshot."""
+        index = self._read_order(rebuild=False)
+        ident = index.get("current")
+        if not ident:
+            return None
+        noted = index.get(CONFIG_NOTE)
+        if isinstance(noted, dict) and noted.get("id") == ident:
+            config = noted.get("config")
+            return config if isinstance(config, str) else None
+        return self.load(ident).config
+
     def usable_current(self, *, like: Manifest | None = None) -> tuple[Snapshot | None, str | None]:
         """The current snapshot, or, when its file is corrupt, the newest readable
         one instead, with a warning saying so. `like`: see `load`."""
@@ -332,6 +359,7 @@ class Snapshots:
             index["order"].append(snap.id)
         if make_current:
             index["current"] = snap.id
+            _note_config(index, snap)
         self._write_index(index)
 
     def delete(self, ident: str) -> None:
@@ -394,3 +422,12 @@ class Snapshots:
                 "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
             )
         return order[pos - 1]
+
+
+def _note_config(index: dict[str, Any], snap: Snapshot | None) -> None:
+    """Note in the index the config `snap`, made current, was made from (none
+    known: no note, and `current_config` reads the snapshot)."""
+    if snap is None:
+        index.pop(CONFIG_NOTE, None)
+    else:
+        index[CONFIG_NOTE] = {"id": snap.id, "config": snap.config}

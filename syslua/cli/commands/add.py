@@ -122,6 +122,7 @@ def run(
         paths=paths,
         # a config given as an argument would be taken for a path to add
         example="sys add --config path/to/sys.lua PATH",
+        changes="sys add --config {} PATH",
     )
     adding = Adding(manifest, targets, to, force=force)
     with state(paths, term, exclusive=True, wait=wait):

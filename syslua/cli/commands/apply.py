@@ -171,6 +171,9 @@ def run(
             noop=noop,
             health_check_only=health_check_only,
             eval_timeout=eval_timeout,
+            # --noop and --health-check-only change nothing: like `sys plan`,
+            # they use a config found here and say so
+            changes=None if noop or health_check_only else "sys apply {}",
         )
         for kind, text in manifest.messages:
             if kind == "pre_message":

@@ -14,7 +14,7 @@ from syslua.cli import signals
 from syslua.cli.output import Terminal
 from syslua.errors import UsageError
 from syslua.eval.facts import parse_fact_args
-from syslua.execute.config import GitInputs, find_config
+from syslua.execute.config import GitInputs, locate_config
 from syslua.manifest.model import Manifest
 from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths
@@ -53,10 +53,15 @@ def load_manifest(
     health_check_only: bool = False,
     eval_timeout: float | None = None,
     example: str = "sys plan path/to/sys.lua",
+    changes: str | None = None,
 ) -> Manifest:
     """Evaluate and merge the config. `eval_timeout`: seconds for the whole
-    evaluation (None: the default, 0: no limit); `example`: see `find_config`."""
-    path = find_config(config, paths, term.log, example)
+    evaluation (None: the default, 0: no limit); `example`: see `find_config`.
+    `changes`: for a command that changes the machine, how it is given a
+    config (`sys apply {}`): a file found that is not the current
+    snapshot's config is then refused before it is evaluated; without it,
+    the command only reads, and says which file it used (`config_found`)."""
+    path = config_found(term, config, paths, example, changes)
     term.log(f"Evaluating {path.name}...")
     options = Options(
         cli_facts=parse_fact_args(facts),
@@ -73,6 +78,31 @@ def load_manifest(
     for warning in manifest.warnings:
         term.warn(warning)
     return manifest
+
+
+def config_found(
+    term: Terminal,
+    config: Path | None,
+    paths: Paths,
+    example: str = "sys plan path/to/sys.lua",
+    changes: str | None = None,
+) -> Path:
+    """The config to evaluate (`execute.config.locate_config`). A file that
+    discovery found and that is not the current snapshot's config (a
+    Neovim `init.lua` in ~/.config/nvim) is refused when the command
+    changes the machine (`changes`: how it is given a config, `sys apply
+    {}`), and named otherwise: on stdout, before what the command shows
+    (on stderr with --json)."""
+    found = locate_config(config, paths, term.log, example)
+    if found.current is None:
+        return found.path
+    if changes is not None:
+        raise found.refusal(changes)
+    if term.json_mode:
+        term.log(found.note())
+    else:
+        term.line(found.note())
+    return found.path
 
 
 def show_skipped(term: Terminal, manifest: Manifest) -> None:

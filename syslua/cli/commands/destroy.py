@@ -8,7 +8,9 @@ the result is recorded as a snapshot of kind `destroy`, so `sys rollback`
 undoes it. It does not prompt. Edits made by hand since the last apply are
 not refused but kept, in a snapshot recorded just before, which the
 rollback returns to. The env scripts stay, setting nothing of the config's,
-so a shell rc file that loads them keeps working.
+so a shell rc file that loads them keeps working. What it cannot undo (a
+command run without an `undo`: its kind says so through `Irreversible`) is
+named, and the last line claims no more than was done.
 """
 
 import time
@@ -84,13 +86,43 @@ def run(term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool) -> int
             outcome = apply_manifest(Manifest(items=()), paths, options, reporter)
         finally:
             reporter.close()
+    lasting = not_undone(current)
+    if outcome.ok:
+        # --json: the summary's `not_undone`, as for a rollback that left commands done
+        outcome.not_undone = [ident for ident, _, _ in lasting]
     code = report(term, outcome, time.monotonic() - started, verb="Destroy")
     if outcome.ok:
+        for _, label, why in lasting:
+            term.line(f"Not undone ({why}): {label}")
+        everything = "Everything else" if lasting else "Everything"
         term.line(
-            "Everything syslua managed is removed and the originals it took over are restored; "
-            "`sys rollback` undoes this."
+            f"{everything} syslua managed is removed and the originals it took over are "
+            "restored; `sys rollback` undoes this."
         )
     return code
+
+
+def not_undone(current: "Snapshot") -> list[tuple[str, str, str]]:
+    """The items of `current` whose effects removing them leaves in place:
+    those whose kind says running them cannot be undone (`Irreversible`; an
+    exec without `undo`). (id, `exec setup`, why), in the snapshot's order."""
+    from syslua.resources import capability
+    from syslua.resources import get as get_type
+    from syslua.resources.base import RUN, Decision
+    from syslua.resources.kind import Irreversible
+
+    out = []
+    ran = Decision(RUN, "")
+    for item in current.load_manifest():
+        if item.noop or item.health_check_only:
+            continue  # it never ran for real
+        kind = get_type(item.type)
+        irreversible = capability(kind, Irreversible)
+        why = irreversible.irreversible(item, ran) if irreversible is not None else False
+        if why:
+            reason = why if isinstance(why, str) else "no undo command"
+            out.append((item.id, f"{item.type} {kind.label(item)}", reason))
+    return out
 
 
 def _dry_run(term: "Terminal", paths: "Paths", current: "Snapshot") -> int:
@@ -112,5 +144,7 @@ def _dry_run(term: "Terminal", paths: "Paths", current: "Snapshot") -> int:
             f"Note: {count_paths(len(plan.edited))} edited since the last apply would be kept "
             "in a snapshot first: `sys rollback` after `sys destroy` brings the edits back."
         )
+    for _, label, why in not_undone(current):
+        term.line(f"Would not be undone ({why}): {label}")
     term.line("Dry run: nothing was changed.")
     return 0

@@ -64,6 +64,7 @@ def run(term: "Terminal", config: Path | None) -> int:
         snap = doc["snapshot"]
         if snap is not None:
             snap.pop("_local")
+        doc["config"].pop("_not_current", None)
         term.json(doc)
         return 0
     _show(term, doc)
@@ -135,6 +136,11 @@ def _show(term: "Terminal", doc: dict[str, Any]) -> None:
         term.line("  none found (./sys.lua, ./init.lua, ~/.config/syslua/sys.lua or init.lua)")
     else:
         via = {"default": "", "given": "", "current snapshot": " (the current snapshot's)"}
+        if c.get("_not_current"):
+            via["default"] = (
+                f" (not the current snapshot's config {abbreviate(c['_not_current'])}: "
+                "sys apply uses it only when given explicitly)"
+            )
         term.line(f"  {abbreviate(c['path'])}{via.get(c['found_by'], '')}")
         if c["lock"]:
             term.line(f"  Lock: {abbreviate(c['lock'])}")

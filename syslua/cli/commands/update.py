@@ -98,15 +98,23 @@ def run(
     facts: list[str],
     commit: bool = False,
 ) -> int:
+    from syslua.cli.commands.common import config_found
     from syslua.cli.machine import JSON_FORMAT
     from syslua.errors import UsageError
-    from syslua.execute.config import find_config
     from syslua.execute.update import changes, check_repository, commit_lock, update_inputs
     from syslua.paths import Paths
 
     config, wanted = _config_and_names(args, config, names)
     paths = Paths.from_env()
-    path = find_config(config, paths, term.log, example="sys update --config path/to/init.lua")
+    # It rewrites syslua.lock beside the config: a file found here that is
+    # not the current snapshot's config is refused, but for a dry run.
+    path = config_found(
+        term,
+        config,
+        paths,
+        example="sys update --config path/to/init.lua",
+        changes=None if dry_run else "sys update --config {}",
+    )
     if commit:
         if dry_run:
             raise UsageError("--commit and --dry-run do not go together")
