@@ -337,14 +337,6 @@ def destroy(week: Week) -> None:
 
 
 # -- the five repositories -----------------------------------------------------------------
-@pytest.mark.xfail(
-    reason="issue 21 point 6: file{} without defaults{} needs an owner; point 8: two link trees "
-    "at ~/.local/bin conflict; point 1: the ~/.local/share fold is written through, turning "
-    "desktop/.local/share/applications/*.desktop into links to themselves, no plan words, "
-    "README.md not kept; point 7: env advice, sys doctor fails; point 2: sys add copies over "
-    "the pulled source; point 4: rollback restores a dangling link silently",
-    strict=True,
-)
 def test_a_week_with_gnu_stow(sysenv):
     stow = _tool("stow")
     week = Week(sysenv, "stow")
@@ -397,14 +389,6 @@ def test_a_week_with_gnu_stow(sysenv):
     destroy(week)
 
 
-@pytest.mark.xfail(
-    reason="issue 21 point 6: file{} without defaults{} needs an owner and a mode; point 1: no "
-    "plan words for the ~/.config/kitty directory link; point 7: env advice, sys doctor fails; "
-    "point 2: sys add copies over the pulled source; point 4: a link whose source was git rm'd "
-    "is '=' in the plan, the apply exits 0 ('No changes'), status says 'No drift'; point 3: "
-    "no 'will redo it' after rollback",
-    strict=True,
-)
 def test_a_week_with_dotbot(sysenv):
     if importlib.util.find_spec("dotbot") is None:
         pytest.skip("dotbot is not installed (pip install dotbot)")
@@ -441,17 +425,14 @@ def test_a_week_with_dotbot(sysenv):
     refused_for_a_missing_source(week, ".vimrc")
     p = rollback(week)  # to the edit that --force kept
     assert not (week.home / ".zshrc").is_symlink() and (week.home / ".zshrc").read_bytes() == edited
-    assert "the next sys apply will redo it" in out(p), out(p)
+    # The edit is back, and an edit again (point 3): the next apply refuses to overwrite it.
+    assert (
+        "~/.zshrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
+        in out(p)
+    ), out(p)
     destroy(week)
 
 
-@pytest.mark.xfail(
-    reason="issue 21 point 6: file{} without defaults{} needs an owner; point 7: env advice, "
-    "sys doctor fails; point 2: sys add copies over the pulled source; point 4: a link whose "
-    "source was git rm'd is '=' in the plan, the apply exits 0 ('No changes'), status says "
-    "'No drift'; point 3: no 'will redo it' after rollback",
-    strict=True,
-)
 def test_a_week_with_rcm(sysenv):
     rcup = _tool("rcup")
     week = Week(sysenv, "rcm")
@@ -481,16 +462,14 @@ def test_a_week_with_rcm(sysenv):
     refused_for_a_missing_source(week, ".vimrc")
     p = rollback(week)  # to the edit that --force kept
     assert not (week.home / ".zshrc").is_symlink() and (week.home / ".zshrc").read_bytes() == edited
-    assert "the next sys apply will redo it" in out(p), out(p)
+    # The edit is back, and an edit again (point 3): the next apply refuses to overwrite it.
+    assert (
+        "~/.zshrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
+        in out(p)
+    ), out(p)
     destroy(week)
 
 
-@pytest.mark.xfail(
-    reason="issue 21 point 6: file{} without defaults{} needs an owner; point 7: env advice, "
-    "sys doctor fails; point 2: sys add copies over the pulled source; point 4: a dangling "
-    "link is restored silently, and 'No drift' with a dangling managed link",
-    strict=True,
-)
 def test_a_week_with_symlink_files(sysenv):
     week = Week(sysenv, "symlink")
     week.install("script/bootstrap", str(week.repo / "script" / "bootstrap"))
@@ -529,11 +508,6 @@ def test_a_week_with_symlink_files(sysenv):
     destroy(week)
 
 
-@pytest.mark.xfail(
-    reason="issue 21 point 6: file{} without defaults{} needs an owner, a group and a mode; "
-    "point 7: env advice, sys doctor fails; point 2: sys add copies over the pulled source",
-    strict=True,
-)
 def test_a_week_with_an_rsync_mirror(sysenv):
     week = Week(sysenv, "rsync")
     # private in the working tree (git keeps only the execute bit)

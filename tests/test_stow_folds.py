@@ -241,3 +241,34 @@ def test_a_link_to_a_loop_is_refused(sysenv):
     a = sysenv.run("apply", cwd=repo)
     assert a.returncode == 1, out(a)
     assert tree(sysenv.home) == before
+
+
+def test_a_directory_link_made_by_dotbot_is_unfolded_and_put_back_without_touching_the_repo(
+    sysenv,
+):
+    """dotbot links a directory with one absolute link. The tree unfolds it
+    into links with the very targets it declares; destroy folds it back,
+    and the members then behind the link are the repository's, never removed."""
+    repo = sysenv.home / "dotfiles"
+    kitty = repo / "config" / "kitty"
+    kitty.mkdir(parents=True)
+    (kitty / "kitty.conf").write_text("font_size 12\n")
+    (kitty / "theme.conf").write_text("dark\n")
+    (repo / "sys.lua").write_text(
+        'file { path = "~/.config/kitty", source = "config/kitty", link = true }\n'
+    )
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "dotfiles")
+    checked = Repo(repo)
+    (sysenv.home / ".config").mkdir()
+    os.symlink(kitty, sysenv.home / ".config" / "kitty")
+    installed = home_only(tree(sysenv.home))
+    a = sysenv.run("apply", cwd=repo)
+    assert a.returncode == 0, out(a)
+    checked.intact()
+    assert not (sysenv.home / ".config/kitty").is_symlink()
+    d = sysenv.run("destroy", cwd=repo)
+    assert d.returncode == 0, out(d)
+    checked.intact()
+    assert home_only(tree(sysenv.home)) == installed

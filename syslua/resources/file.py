@@ -656,8 +656,11 @@ class FileType(
             if unfolds:
                 state = folds.state_after(item.key, unfolds)
             if ensure == "directory" and state.ensure == LINK and os.path.isdir(item.key):
-                if unfolds or _is_fold(item.key, ctx):
-                    # A directory that is a fold itself: unfolded, then made as declared.
+                in_tree = is_root(item) or tree_of(item, ctx.manifest) is not None
+                if unfolds or (in_tree and _is_fold(item.key, ctx)):
+                    # A directory of a tree that is a fold itself (or is in
+                    # one): unfolded, then made as declared. Any other
+                    # directory replaces a link (the seed's table).
                     unfolds = (*unfolds, (item.key, state.link_target or ""))
             if not unfolds:
                 root = _symlinked_root(item, ctx.manifest, planning.roots if planning else None)
@@ -1026,7 +1029,13 @@ class FileType(
     ) -> Removal:
         """Restore the original syslua took over; otherwise delete the file or
         symlink, and a directory only when empty. Then the parents syslua
-        created for it, when they are empty."""
+        created for it, when they are empty. Never through a fold: a path
+        behind one (put back by another item's removal) is the repository's."""
+        fold = _behind_fold(item.key, ctx)
+        if fold is not None:
+            return Removal(
+                f"left to the repository: {abbreviate(fold)} links into it again, as before"
+            )
         message = self._remove_path(item, ctx, original)
         for parent in sorted(state.get("created_parents", ()), key=len, reverse=True):
             ctx.before_change(parent)
@@ -1062,7 +1071,7 @@ class FileType(
         if not state.exists:
             return "already gone"
         if state.ensure == LINK and item.get("ensure") == "directory":
-            return "already gone"  # a fold put back in its place (`file_folds.refold`)
+            return "the link it replaced is back"  # a fold put back (`file_folds.refold`)
         if state.ensure == DIRECTORY:
             try:
                 os.rmdir(path)
@@ -1219,18 +1228,30 @@ class _Guard:
 
 def _folds(item: Item, links: tuple[tuple[str, str], ...], ctx: Context) -> tuple[folds.Fold, ...]:
     """The folds on the way to the item's path (`file_folds.chain`)."""
+    return folds.chain(item.key, links, _protected(ctx))
+
+
+def _protected(ctx: Context) -> folds.Protected:
+    """The run's protected paths: those of the config applied and of the
+    snapshot it follows (its sources may be where removals would reach)."""
     guard = ctx.memo(_Guard)
     if guard.protected is None:
-        guard.protected = folds.Protected(ctx.manifest)
-    return folds.chain(item.key, links, guard.protected)
+        guard.protected = folds.Protected(ctx.manifest, ctx.previous)
+    return guard.protected
+
+
+def _behind_fold(path: str, ctx: Context) -> str | None:
+    """The parent of `path` that is a fold now (a link into the repository),
+    if any: a removal or restore there would reach the repository."""
+    for link, _ in posix.linked_parents(path, home()):
+        if _protected(ctx).covers(os.path.realpath(link)):
+            return link
+    return None
 
 
 def _is_fold(path: str, ctx: Context) -> bool:
     """Is the link at `path` a fold (its real path is protected)?"""
-    guard = ctx.memo(_Guard)
-    if guard.protected is None:
-        guard.protected = folds.Protected(ctx.manifest)
-    return guard.protected.covers(os.path.realpath(path))
+    return _protected(ctx).covers(os.path.realpath(path))
 
 
 def _check_link(item: Item, state: FileState, ctx: Context) -> None:

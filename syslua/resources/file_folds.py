@@ -45,9 +45,11 @@ class Protected:
     """The real paths that writes never reach through a link: the config's
     directory and every declared source."""
 
-    def __init__(self, manifest: Manifest | None) -> None:
+    def __init__(self, *manifests: Manifest | None) -> None:
         roots: set[str] = set()
-        if manifest is not None:
+        for manifest in manifests:
+            if manifest is None:
+                continue
             if manifest.config:
                 roots.add(os.path.realpath(os.path.dirname(manifest.config)))
             for item in manifest.of_type("file"):
