@@ -88,7 +88,7 @@ def test_a_rollback_that_restores_a_dangling_link_says_so(sysenv):
     (sysenv.work / "vimrc").unlink()  # git rm, after the declaration went
     r = sysenv.run("rollback")
     assert r.returncode == 0, out(r)
-    assert "~/.vimrc" in r.stdout and "created, dangling: its source" in r.stdout, out(r)
+    assert "~/.vimrc" in r.stdout and "created (dangling: its source" in r.stdout, out(r)
     assert os.path.islink(sysenv.home / ".vimrc")
 
 

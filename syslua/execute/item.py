@@ -25,6 +25,7 @@ from syslua.manifest.model import Item
 from syslua.resources import get as get_type
 from syslua.resources.base import (
     CREATE,
+    DANGLING,
     FAIL,
     REMOVE,
     RUN,
@@ -175,7 +176,7 @@ def done(decision: Decision) -> str:
     if decision.verb == "":
         return decision.reason
     message = PAST.get(decision.action, decision.action)
-    if decision.reason and decision.action != CREATE:
+    if decision.reason and (decision.action != CREATE or decision.reason.startswith(DANGLING)):
         message += f" ({decision.reason})"
     return message
 

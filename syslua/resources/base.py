@@ -64,6 +64,11 @@ FUTURE = {CREATE: "will create", UPDATE: "will update", RUN: "will run", REMOVE:
 # a dataclass's methods costs every start about half a millisecond each.
 
 
+# How a reason starts when a link is made to what does not exist: shown
+# even beside "created", where a reason usually goes without saying.
+DANGLING = "dangling: "
+
+
 class Decision(Frozen):
     """What a resource would do, and why. Read-only; equal when its fields are
     (a subclass adds fields to `_names` and `__init__`, as PackageDecision does)."""

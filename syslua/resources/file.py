@@ -64,6 +64,7 @@ from syslua.resources import file_folds as folds
 from syslua.resources import file_posix
 from syslua.resources.base import (
     CREATE,
+    DANGLING,
     FAIL,
     NONE,
     NOTHING,
@@ -1353,19 +1354,17 @@ def _decide_link(item: Item, state: FileState, reason: str) -> Decision:
         )
     target = item.get("target")
     missing = not os.path.exists(os.path.join(os.path.dirname(item.key), target))
-    if missing and item.get("link"):
-        # A link to a source that is gone: only a rollback or destroy makes
-        # one, and says so.
-        verb = "created" if state.ensure == ABSENT else "updated"
-        return Decision(
-            CREATE if state.ensure == ABSENT else UPDATE,
-            f"{verb}, dangling: its source {abbreviate(target)} does not exist",
-            CREATED_LINK if state.ensure == ABSENT else UPDATED_LINK,
-            verb="",
-        )
+    # A link to what is gone: a link to a source is only made so by a
+    # rollback or destroy (it cannot be applied otherwise), and says so.
+    note = ""
+    if missing and (item.get("link") or item.parent is not None):  # a source's link (a tree's too)
+        what = "its source" if item.get("link") else "its target"
+        note = f"{DANGLING}{what} {abbreviate(target)} does not exist"
+    elif missing:  # a declared target that may come later
+        note = NO_TARGET
     if state.ensure == ABSENT:
-        return Decision(CREATE, NO_TARGET if missing else "", CREATED_LINK)
-    return Decision(UPDATE, f"{reason}, {NO_TARGET}" if missing else reason, UPDATED_LINK)
+        return Decision(CREATE, note, CREATED_LINK)
+    return Decision(UPDATE, f"{reason}, {note}" if note else reason, UPDATED_LINK)
 
 
 def _decide_root(status: Status, own: Decision) -> Decision:
