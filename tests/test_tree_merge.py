@@ -319,3 +319,22 @@ def test_an_error_in_one_tree_points_at_its_own_declaration(sysenv):
     assert "sys.lua:5: file ~/.local/bin: the source tree holds a broken symlink" in message, (
         message
     )
+
+
+def test_whole_packages_into_a_private_home_keep_its_mode_with_no_dir_mode(sysenv):
+    """A bare tree into the home itself takes the home's mode for its
+    directories: a 0700 home is never opened up by a stow package."""
+    w = sysenv.work
+    put(w / "packages" / "neovim" / ".config" / "nvim" / "init.lua", "x\n")
+    put(w / "packages" / "git" / ".gitconfig", "[user]\n")
+    os.chmod(sysenv.home, 0o700)
+    body = (
+        'for _, pkg in ipairs(sys.glob("packages/*/")) do\n'
+        '  file { path = "~", source = pkg, link = true }\n'
+        "end\n"
+    )
+    apply(sysenv, body)
+    h = sysenv.home
+    assert mode_of(h) == 0o700 and mode_of(h / ".config") == 0o700
+    assert os.readlink(h / ".gitconfig") == f"{w}/packages/git/.gitconfig"
+    assert "No changes" in sysenv.run("apply").stdout

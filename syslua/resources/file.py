@@ -423,15 +423,17 @@ def _imply(key: str, props: dict[str, Any]) -> tuple[str, ...]:
     user, group = _running_user()
     props.setdefault("owner", user)
     props.setdefault("group", group)
-    return () if "mode" in props else _implied_mode(props)
+    return () if "mode" in props else _implied_mode(key, props)
 
 
-def _implied_mode(props: dict[str, Any]) -> tuple[str, ...]:
+def _implied_mode(key: str, props: dict[str, Any]) -> tuple[str, ...]:
     """The mode of a file under the home that declares none: a copy its
     source's (`tree.expand` then adds `x` where it has `r` for an executable
     source), inline content (or none) 0644, a directory 0755; the
-    directories of a tree 0755 (`dir_mode`). Returns ("mode",) for a copied
-    tree, whose files take their sources' modes in `tree.expand`."""
+    directories of a tree 0755 (`dir_mode`), but those of a tree into the
+    home itself the home's own mode (a whole stow package never opens a
+    0700 home to others). Returns ("mode",) for a copied tree, whose files
+    take their sources' modes in `tree.expand`."""
     source = props.get("source")
     link = _is_link(props)
     if source is None:
@@ -442,7 +444,7 @@ def _implied_mode(props: dict[str, Any]) -> tuple[str, ...]:
         return ()
     st_mode = _source_mode(source)
     if st_mode is not None and stat.S_ISDIR(st_mode):
-        props.setdefault("dir_mode", f"{PARENT_MODE:04o}")
+        props.setdefault("dir_mode", _home_mode() if key == home() else f"{PARENT_MODE:04o}")
         return () if link else ("mode",)
     if link:
         return ()
@@ -455,6 +457,13 @@ def _implied_mode(props: dict[str, Any]) -> tuple[str, ...]:
         # (`source file not found`), and the next run reads its mode.
         props["mode"] = "0644"
     return ()
+
+
+def _home_mode() -> str:
+    try:
+        return f"{stat.S_IMODE(os.stat(home()).st_mode) & 0o777:04o}"
+    except OSError:
+        return f"{PARENT_MODE:04o}"
 
 
 def _finish(
