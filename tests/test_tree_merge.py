@@ -333,7 +333,8 @@ def test_whole_packages_into_a_private_home_keep_its_mode_with_no_dir_mode(sysen
         '  file { path = "~", source = pkg, link = true }\n'
         "end\n"
     )
-    apply(sysenv, body)
+    sysenv.write("sys.lua", body)  # no defaults{}: nothing declares a mode
+    ok(sysenv.run("apply"))
     h = sysenv.home
     assert mode_of(h) == 0o700 and mode_of(h / ".config") == 0o700
     assert os.readlink(h / ".gitconfig") == f"{w}/packages/git/.gitconfig"
