@@ -257,3 +257,42 @@ def test_a_content_and_mode_edit_takes_the_content_back(sysenv) -> None:
     assert source.read_text() == "set nu\nset hls\n"
     line = plan_line(sysenv.run("plan"), "~/.vimrc")
     assert line.startswith("  ! ") and "mode changed from 0644 to 0600" in line
+
+
+def test_a_file_that_replaced_a_link_is_refused_when_the_source_changed_after_it(sysenv) -> None:
+    """An editor saved ~/.zshrc by renaming a new file over the managed link;
+    then a pull changed the source. Copying the file back would lose the pull."""
+    source = put(sysenv.work / "dotfiles" / "zshrc", "setopt a\n")
+    apply_ok(sysenv, 'file { path = "~/.zshrc", source = "dotfiles/zshrc", link = true }\n')
+    saved = sysenv.home / ".zshrc.new"
+    saved.write_text("setopt a\nalias k=kubectl\n")
+    os.utime(saved, ns=(1_000_000_000, 1_000_000_000))  # saved long before the pull
+    os.replace(saved, sysenv.home / ".zshrc")
+    source.write_text("setopt a\nsetopt correct\n")
+    work, home = tree(sysenv.work), tree(sysenv.home)
+    p = sysenv.run("add", "~/.zshrc")
+    assert p.returncode == 1, out(p)
+    assert "changed after that: copying the file over it would lose that change" in out(p)
+    assert "+alias k=kubectl" in p.stdout and "-setopt correct" in p.stdout
+    assert "sys add --force ~/.zshrc" in out(p)
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    f = sysenv.run("add", "--force", "~/.zshrc")
+    assert f.returncode == 0, out(f)
+    assert source.read_text() == "setopt a\nalias k=kubectl\n"
+    assert os.readlink(sysenv.home / ".zshrc") == str(source)
+    r = sysenv.run("rollback")  # the add kept the pulled source first
+    assert r.returncode == 0, out(r)
+    assert source.read_text() == "setopt a\nsetopt correct\n"
+
+
+def test_a_file_that_replaced_a_link_after_the_last_source_change_is_taken_back(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "zshrc", "setopt a\n")
+    os.utime(source, ns=(1_000_000_000, 1_000_000_000))
+    apply_ok(sysenv, 'file { path = "~/.zshrc", source = "dotfiles/zshrc", link = true }\n')
+    saved = sysenv.home / ".zshrc.new"
+    saved.write_text("setopt a\nalias k=kubectl\n")
+    os.replace(saved, sysenv.home / ".zshrc")
+    p = sysenv.run("add", "~/.zshrc")
+    assert p.returncode == 0, out(p)
+    assert source.read_text() == "setopt a\nalias k=kubectl\n"
+    assert os.readlink(sysenv.home / ".zshrc") == str(source)
