@@ -19,7 +19,7 @@ import sys
 from conftest import HEADER, history, out, put, tree
 
 EDITED = "edited since the last apply"
-KEEP = "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force'."
+KEEP = "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force' (or one with 'sys apply --overwrite PATH')."
 REFUSE_1 = "Refusing to overwrite 1 path edited since the last apply:"
 
 V1 = """

@@ -28,7 +28,7 @@ from syslua.eval.facts import machine_facts
 
 EXAMPLE = ROOT / "examples" / "dotfiles"
 EDITED = "edited since the last apply"
-KEEP_OR_FORCE = "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force'."
+KEEP_OR_FORCE = "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force' (or one with 'sys apply --overwrite PATH')."
 RC_FILES = (".bashrc", ".zshrc", ".aliases")
 SCRIPTS = ("extract", "git-sweep", "note")
 NVIM_FILES = (

@@ -297,7 +297,7 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float) -> int:
     for entry in outcome.refused:
         term.line(f"  {entry.label}", always=True)
     term.line(
-        "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force'.",
+        "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force' (or one with 'sys apply --overwrite PATH').",
         always=True,
     )
     return REFUSED

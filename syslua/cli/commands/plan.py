@@ -150,7 +150,7 @@ def _show(term: "Terminal", manifest: "Manifest", plan: "Plan", diff: bool) -> N
         term.line(
             f"Note: {count_paths(len(edited))} edited since the last apply would be "
             "overwritten. Keep the edits with 'sys add PATH', or overwrite them with "
-            "'sys apply --force'.",
+            "'sys apply --force' (or one with 'sys apply --overwrite PATH').",
             "bold red",
             always=True,
         )
