@@ -49,7 +49,8 @@ def test_a_managed_link_whose_source_went_is_listed_by_status_doctor_and_plan(sy
     d = sysenv.run("doctor")
     assert d.returncode == 1, out(d)
     assert (
-        "managed links: 1 of 1 managed links lead nowhere: ~/.vimrc is a dangling link" in d.stdout
+        "managed links: 1 of 1 managed links are not as applied: ~/.vimrc is a dangling link"
+        in d.stdout
     )
     p = sysenv.run("plan")
     assert "! file ~/.vimrc: its source" in p.stdout, out(p)
@@ -108,3 +109,19 @@ def test_an_original_restored_as_a_dangling_link_is_said_to_be_one(sysenv):
     assert f"~/.gitignore: restored the original it took over: a link to {src}" in a.stdout
     assert "(dangling)" in a.stdout
     assert os.readlink(sysenv.home / ".gitignore") == str(src)
+
+
+def test_doctor_names_a_managed_link_that_is_not_what_was_recorded(sysenv):
+    (sysenv.work / "vimrc").write_text("set nu\n")
+    (sysenv.work / "other").write_text("x\n")
+    _config(sysenv, LINK)
+    assert sysenv.run("apply").returncode == 0
+    link = sysenv.home / ".vimrc"
+    link.unlink()
+    os.symlink(sysenv.work / "other", link)
+    d = sysenv.run("doctor")
+    assert d.returncode == 1, out(d)
+    assert f"~/.vimrc is a link to {sysenv.work}/other, not to {sysenv.work}/vimrc" in d.stdout
+    link.unlink()
+    link.write_text("a file\n")
+    assert "~/.vimrc is no longer a link" in sysenv.run("doctor").stdout

@@ -421,24 +421,46 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 # -- 9. managed links ---------------------------------------------------------------
 def managed_links(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     """Links the current snapshot manages that lead nowhere (a source deleted,
-    renamed or `git rm`-ed; a loop)."""
-    from syslua.resources.file import link_problem
+    renamed or `git rm`-ed; a loop), or that are no longer what was recorded
+    (`sys status` says how every managed path drifted)."""
     from syslua.state.snapshots import Snapshots
 
     snap, _ = Snapshots(paths).usable_current()
     if snap is None:
         return True, "none yet (nothing applied)", None
-    links = [i.key for i in snap.load_manifest() if i.type == "file" and i.get("ensure") == "link"]
-    broken = [(p, found) for p in links if (found := link_problem(p)) is not None]
+    links = [
+        (i.key, i.get("target"))
+        for i in snap.load_manifest()
+        if i.type == "file" and i.get("ensure") == "link"
+    ]
+    broken = [(p, found) for p, target in links if (found := _link_wrong(p, target)) is not None]
     if not broken:
         n = len(links)
         return True, f"{n} link{'' if n == 1 else 's'}, none dangling", None
-    shown = "; ".join(f"{abbreviate(p)} is {detail}" for p, (_, detail) in broken)
+    shown = "; ".join(f"{abbreviate(p)} is {detail}" for p, detail in broken)
     return (
         False,
-        f"{len(broken)} of {len(links)} managed links lead nowhere: {shown}",
-        "restore what they point to, or drop them from the config and run sys apply",
+        f"{len(broken)} of {len(links)} managed links are not as applied: {shown}",
+        "restore what they point to, or drop them from the config and run sys apply "
+        "(sys status lists every managed path that changed)",
     )
+
+
+def _link_wrong(path: str, target: object) -> str | None:
+    from syslua.resources.file import link_problem
+
+    broken = link_problem(path)
+    if broken is not None:
+        return broken[1]
+    try:
+        now = os.readlink(path)
+    except FileNotFoundError:
+        return "gone"
+    except OSError:
+        return "no longer a link"
+    if isinstance(target, str) and now != target:
+        return f"a link to {now}, not to {target} as applied"
+    return None
 
 
 CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None]]]] = [
