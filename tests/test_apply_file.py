@@ -97,9 +97,11 @@ def _machine(env: SysEnv) -> None:
     """Put the home (and a few link targets outside it) in each row's current state."""
     h, w = env.home, env.work
     put(w / "target.txt", "link target\n", 0o644)
-    (w / "targetdir").mkdir()
-    put(w / "targetdir" / "inside.txt", "inside\n")
-    os.chmod(w / "targetdir", 0o755)
+    # Outside the config's directory: a link into it would be a fold (kept, unfolded).
+    elsewhere = env.home.parent / "elsewhere"
+    (elsewhere / "targetdir").mkdir(parents=True)
+    put(elsewhere / "targetdir" / "inside.txt", "inside\n")
+    os.chmod(elsewhere / "targetdir", 0o755)
     (w / "targetdir2").mkdir()
     os.chmod(w / "targetdir2", 0o755)
     put(w / "files" / "src.txt", "from source\n")
@@ -119,7 +121,7 @@ def _machine(env: SysEnv) -> None:
     (h / "d_mode").mkdir()
     put(h / "d_mode" / "kept.txt", "kept\n")
     os.chmod(h / "d_mode", 0o755)
-    os.symlink(w / "targetdir", h / "d_link")
+    os.symlink(elsewhere / "targetdir", h / "d_link")
     put(h / "d_file_force", "in the way\n")
 
     put(h / "a_file", "remove me\n")
@@ -289,8 +291,9 @@ def test_symlink_where_directory_wanted_becomes_a_real_directory(table):
     assert mode_of(d) == 0o750
     assert list(d.iterdir()) == []
     # the directory the link pointed to is untouched
-    assert mode_of(table.env.work / "targetdir") == 0o755
-    assert (table.env.work / "targetdir" / "inside.txt").read_text() == "inside\n"
+    elsewhere = table.env.home.parent / "elsewhere"
+    assert mode_of(elsewhere / "targetdir") == 0o755
+    assert (elsewhere / "targetdir" / "inside.txt").read_text() == "inside\n"
 
 
 def test_file_where_directory_wanted_is_replaced_with_force(table):

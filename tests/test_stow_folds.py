@@ -272,3 +272,138 @@ def test_a_directory_link_made_by_dotbot_is_unfolded_and_put_back_without_touchi
     assert d.returncode == 0, out(d)
     checked.intact()
     assert home_only(tree(sysenv.home)) == installed
+
+
+def _apply(sysenv, repo: Repo, config: str):  # type: ignore[no-untyped-def]
+    (repo.path / "sys.lua").write_text(config)
+    _git(repo.path, "commit", "-q", "--allow-empty", "-am", "config")
+    repo.before = fingerprint(repo.path)
+    a = sysenv.run("apply", cwd=repo.path)
+    assert a.returncode == 0, out(a)
+    repo.intact()
+    return a
+
+
+@needs_stow
+def test_an_absent_path_under_a_fold_goes_from_the_home_only(sysenv):
+    repo = stowed(sysenv, 'file { path = "~/.bashrc", source = "bash/.bashrc", link = true }\n')
+    home = sysenv.home
+    installed = home_only(tree(home))
+    _apply(
+        sysenv,
+        repo,
+        'file { path = "~/.config/nvim/init.lua", ensure = "absent" }\n'
+        'file { path = "~/.config/nvim/lua", ensure = "absent", force = true }\n'
+        'file { path = "~/.config/git/nothing", ensure = "absent" }\n',
+    )
+    nvim = home / ".config/nvim"
+    assert nvim.is_dir() and not nvim.is_symlink()
+    assert not os.path.lexists(nvim / "init.lua") and not os.path.lexists(nvim / "lua")
+    assert (home / ".config/git").is_symlink()  # nothing to remove there: left folded
+    d = sysenv.run("destroy", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert home_only(tree(home)) == installed
+
+
+@needs_stow
+def test_files_declared_one_after_another_under_a_fold_leave_it_folded_in_the_end(sysenv):
+    a = 'file { path = "~/.config/nvim/a.lua", content = "a\\n" }\n'
+    b = 'file { path = "~/.config/nvim/b.lua", content = "b\\n" }\n'
+    repo = stowed(sysenv, a)
+    home = sysenv.home
+    installed = home_only(tree(home))
+    _apply(sysenv, repo, a)
+    _apply(sysenv, repo, a + b)
+    _apply(sysenv, repo, b)  # a goes; the directory stays unfolded for b
+    assert (home / ".config/nvim/b.lua").read_text() == "b\n"
+    assert not os.path.lexists(home / ".config/nvim/a.lua")
+    d = sysenv.run("destroy", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert home_only(tree(home)) == installed
+
+
+@needs_stow
+def test_one_file_swapped_for_another_under_a_fold_and_rolled_back(sysenv):
+    a = 'file { path = "~/.config/nvim/a.lua", content = "a\\n" }\n'
+    b = 'file { path = "~/.config/nvim/b.lua", content = "b\\n" }\n'
+    repo = stowed(sysenv, a)
+    home = sysenv.home
+    installed = home_only(tree(home))
+    _apply(sysenv, repo, a)
+    _apply(sysenv, repo, b)
+    assert not os.path.lexists(home / ".config/nvim/a.lua")
+    r = sysenv.run("rollback", cwd=repo.path)
+    assert r.returncode == 0, out(r)
+    repo.intact()
+    assert (home / ".config/nvim/a.lua").read_text() == "a\n"
+    assert not os.path.lexists(home / ".config/nvim/b.lua")
+    d = sysenv.run("destroy", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert home_only(tree(home)) == installed
+
+
+@needs_stow
+def test_a_config_outside_the_repository_never_writes_into_it_through_a_fold(sysenv):
+    repo = stowed(sysenv, "-- the config lives in ~/sysconf\n")
+    home = sysenv.home
+    installed = home_only(tree(home))
+    conf = home / "sysconf"
+    conf.mkdir()
+    (conf / "sys.lua").write_text(
+        'file { path = "~/.bashrc", source = "../dotfiles/bash/.bashrc", link = true }\n'
+        'file { path = "~/.config/nvim/new.lua", content = "x\\n" }\n'
+    )
+    p = sysenv.run("plan", cwd=conf)
+    assert (
+        "~/.config/nvim: a link into the repository (stow?); will become a directory" in p.stdout
+    ), out(p)
+    a = sysenv.run("apply", cwd=conf)
+    assert a.returncode == 0, out(a)
+    repo.intact()
+    assert (home / ".config/nvim/new.lua").read_text() == "x\n"
+    d = sysenv.run("destroy", cwd=conf)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert {
+        k: v for k, v in home_only(tree(home)).items() if not k.startswith("sysconf")
+    } == installed
+
+
+@needs_stow
+def test_a_dangling_fold_becomes_an_empty_directory_and_comes_back(sysenv):
+    repo = stowed(sysenv, 'file { path = "~/.config/nvim/init.lua", content = "new\\n" }\n')
+    home = sysenv.home
+    _git(repo.path, "rm", "-rq", "nvim")
+    _git(repo.path, "commit", "-qm", "no nvim")
+    repo = Repo(repo.path)
+    installed = home_only(tree(home))
+    assert not (home / ".config/nvim").exists()  # stow's link dangles
+    a = sysenv.run("apply", cwd=repo.path)
+    assert a.returncode == 0, out(a)
+    repo.intact()
+    assert not (home / ".config/nvim").is_symlink()
+    assert (home / ".config/nvim/init.lua").read_text() == "new\n"
+    d = sysenv.run("destroy", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert home_only(tree(home)) == installed
+
+
+@needs_stow
+def test_a_directory_declared_on_a_fold_keeps_what_it_showed(sysenv):
+    repo = stowed(sysenv, 'file { path = "~/.config/nvim", ensure = "directory" }\n')
+    home = sysenv.home
+    installed = home_only(tree(home))
+    a = sysenv.run("apply", cwd=repo.path)
+    assert a.returncode == 0, out(a)
+    repo.intact()
+    nvim = home / ".config/nvim"
+    assert nvim.is_dir() and not nvim.is_symlink()
+    assert (nvim / "init.lua").read_text() == "require('plugins')\n"
+    d = sysenv.run("destroy", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert home_only(tree(home)) == installed

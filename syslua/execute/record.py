@@ -148,6 +148,7 @@ def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutc
     prev_items = current.items if current else {}
     changed = {e.id for e in plan.entries if e.decision.changes}
     by_id = {r.id: r for r in outcome.results}
+    memo: dict[str, Any] = {}  # the kinds' cache while they record this snapshot
     items: dict[str, ItemState] = {}
     for item in run.manifest:
         result = by_id.get(item.id)
@@ -172,6 +173,8 @@ def _item_states(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutc
                     path_records=journal.by_path,
                     applied=result.applied if result is not None else None,
                     target=run.target.states.get(item.id),
+                    others=prev_items,
+                    memo=memo,
                 ),
             )
         if item.id in run.held and item.id in prev_items:

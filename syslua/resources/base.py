@@ -551,7 +551,13 @@ class SnapshotContext:
         # What the snapshot a rollback returns to recorded for the item (empty
         # for an apply): a state it keeps may say more than the item declares.
         target: Mapping[str, Any] | None = None,
+        # What the current snapshot recorded for every item (a kind may look
+        # at its other items), and a cache the kind keeps for this recording.
+        others: Mapping[str, Mapping[str, Any]] | None = None,
+        memo: dict[str, Any] | None = None,
     ) -> None:
+        self.others: Mapping[str, Mapping[str, Any]] = {} if others is None else others
+        self.memo: dict[str, Any] = {} if memo is None else memo
         self.applied = applied
         self.target: Mapping[str, Any] = {} if target is None else target
         self.store = store

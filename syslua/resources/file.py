@@ -33,6 +33,7 @@ and health checks of the tree see the whole tree.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import errno
 import os
@@ -665,12 +666,14 @@ class FileType(
             root = None
             if unfolds:
                 state = folds.state_after(item.key, unfolds)
+                if ensure == "absent" and not state.exists:
+                    unfolds = ()  # nothing to remove: the fold stays as it is
             if ensure == "directory" and state.ensure == LINK and os.path.isdir(item.key):
-                in_tree = is_root(item) or tree_of(item, ctx.manifest) is not None
-                if unfolds or (in_tree and _is_fold(item.key, ctx)):
-                    # A directory of a tree that is a fold itself (or is in
-                    # one): unfolded, then made as declared. Any other
-                    # directory replaces a link (the seed's table).
+                if unfolds or _is_fold(item.key, ctx):
+                    # A directory that is a fold itself (or is in one):
+                    # unfolded, then made as declared, so nothing the fold
+                    # showed disappears. A link elsewhere is replaced (the
+                    # seed's table).
                     unfolds = (*unfolds, (item.key, state.link_target or ""))
             if not unfolds:
                 root = _symlinked_root(item, ctx.manifest, planning.roots if planning else None)
@@ -812,14 +815,15 @@ class FileType(
             _check_parents(item, planned)
         ensure = item.get("ensure")
         before = ctx.before_change
+        unfolds = planned.folds if planned is not None else ()
+        if unfolds:  # first, whatever the item does: never through a fold
+            folds.unfold(unfolds, before, ctx.before_changes)
         if ensure == "absent":
             posix.remove(item.key, force=bool(item.get("force")), before_change=before)
             return NOTHING
         uid, gid = self._ids(item, ctx)
         attrs = self._parent_attrs(item, ctx)
-        if planned is not None and planned.folds:
-            folds.unfold(planned.folds, before, ctx.before_changes)
-        elif (root := _symlinked_root(item, ctx.manifest)) is not None:
+        if not unfolds and (root := _symlinked_root(item, ctx.manifest)) is not None:
             posix.replace_link_with_directory(root, *attrs(root), before_change=before)
         posix.create_parents(item.key, attrs, before_change=before)
         if ensure == "link":
@@ -1041,23 +1045,34 @@ class FileType(
         symlink, and a directory only when empty. Then the parents syslua
         created for it, when they are empty. Never through a fold: a path
         behind one (put back by another item's removal) is the repository's."""
-        fold = _behind_fold(item.key, ctx)
+        unfolded = state.get("unfolded", ())
+        # A fold this item was unfolded from, put back by another removal (or
+        # any link into the repository above it) is never reached through.
+        refolded = (l for l, _ in unfolded if l != item.key and os.path.islink(l))
+        fold = next(refolded, None) or _behind_fold(item.key, ctx)
         if fold is not None:
             return Removal(
                 f"left to the repository: {abbreviate(fold)} links into it again, as before"
             )
-        message = self._remove_path(item, ctx, original)
+        if unfolded and unfolded[-1][0] == item.key:
+            message = "unfolded"  # a directory that was a fold: folded again below
+        else:
+            message = self._remove_path(item, ctx, original)
         for parent in sorted(state.get("created_parents", ()), key=len, reverse=True):
             ctx.before_change(parent)
             try:
                 os.rmdir(parent)  # only when empty: anything else in it stays
             except OSError:
                 pass
-        for link, target in reversed(state.get("unfolded", ())):
-            # Folded again once nothing else of ours is in it.
+        for link, target in reversed(unfolded):
+            # Folded again once nothing else of ours is in it, nor will be.
+            if _still_used(link, ctx):
+                continue
             note = folds.refold(link, target, ctx.before_change)
             if note:
                 message = f"{message}; {note}"
+            elif link == item.key:
+                message = "the link it replaced is back"
         return Removal(message)
 
     def _remove_path(self, item: Item, ctx: Context, original: Original | None) -> str:
@@ -1100,9 +1115,9 @@ class FileType(
             created = _created_parents(item, sctx)
             if created:
                 state["created_parents"] = created
-            unfolded = _unfolded(item, sctx)
-            if unfolded:
-                state["unfolded"] = unfolded
+        unfolded = _unfolded(item, sctx)
+        if unfolded:
+            state["unfolded"] = unfolded
         if ensure == "present":
             if sctx.previous.get("blob") and not sctx.changed and sctx.declared_as_before():
                 state["blob"] = sctx.previous["blob"]
@@ -1259,6 +1274,24 @@ def _behind_fold(path: str, ctx: Context) -> str | None:
     return None
 
 
+class _Paths:
+    """The sorted paths of the run's file items (made on first use)."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] | None = None
+
+
+def _still_used(directory: str, ctx: Context) -> bool:
+    """Does the config applied declare a file below `directory`?"""
+    paths = ctx.memo(_Paths)
+    if paths.keys is None:
+        manifest = ctx.manifest
+        paths.keys = sorted(i.key for i in manifest.of_type("file")) if manifest else []
+    below = directory + "/"
+    at = bisect.bisect_left(paths.keys, below)
+    return at < len(paths.keys) and paths.keys[at].startswith(below)
+
+
 def _is_fold(path: str, ctx: Context) -> bool:
     """Is the link at `path` a fold (its real path is protected)?"""
     return _protected(ctx).covers(os.path.realpath(path))
@@ -1316,7 +1349,23 @@ def _unfolded(item: Item, sctx: SnapshotContext) -> list[list[str]]:
         return rec.prev.target
 
     found = folds.unfolded(item.key, was_link)
-    return [list(f) for f in found] or list(sctx.previous.get("unfolded", ()))
+    if item.get("ensure") == "directory" and (own := was_link(item.key)) is not None:
+        found.append((item.key, own))  # a directory that was a fold itself
+    if found:
+        return [list(f) for f in found]
+    kept = sctx.previous.get("unfolded") or sctx.target.get("unfolded")
+    if kept:
+        return list(kept)
+    # Declared after another item unfolded its directory: that item's record
+    # says what the fold was, for whichever removal comes last.
+    known = sctx.memo.get("file.folds")
+    if known is None:
+        known = sctx.memo["file.folds"] = {
+            link: target
+            for state in sctx.others.values()
+            for link, target in state.get("unfolded", ())
+        }
+    return [list(f) for f in folds.known_above(item.key, known)]
 
 
 def _check_parents(item: Item, planned: Status) -> None:

@@ -29,13 +29,14 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from syslua.manifest.model import Manifest
-from syslua.paths import abbreviate
+from syslua.paths import abbreviate, home
 from syslua.resources.base import ResourceError
 from syslua.resources.file_posix import ABSENT, LINK, FileState
 
+DIR_MODE = 0o755
 Fold = tuple[str, str]  # a directory that is (or will be) a link, and that link's target
 
 _unfolding = threading.Lock()
@@ -59,6 +60,12 @@ class Protected:
                 source = item.get("source") or (item.get("target") if item.get("link") else None)
                 if source:
                     roots.add(os.path.realpath(source))
+        # The repositories they are in (a config kept outside its dotfiles).
+        repos: dict[str, str | None] = {}
+        for root in list(roots):
+            repo = _repository(os.path.dirname(root), repos)
+            if repo is not None:
+                roots.add(repo)
         self.roots = frozenset(roots)
 
     def covers(self, real: str) -> bool:
@@ -70,6 +77,26 @@ class Protected:
             if up == path:
                 return False
             path = up
+
+
+def _repository(path: str, seen: dict[str, str | None]) -> str | None:
+    """The top of the git work tree `path` is in (a directory holding
+    `.git`), neither the home itself nor `/`; None when there is none."""
+    top = home()
+    walked = []
+    found: str | None = None
+    while path not in ("/", "") and path != top:
+        if path in seen:
+            found = seen[path]
+            break
+        walked.append(path)
+        if os.path.lexists(os.path.join(path, ".git")):
+            found = path
+            break
+        path = os.path.dirname(path)
+    for p in walked:
+        seen[p] = found
+    return found
 
 
 def entry_target(target: str, name: str) -> str:
@@ -153,12 +180,15 @@ def unfold(
                 raise ResourceError(
                     f"{abbreviate(link)} links to {now} now, not to {target} as when planned"
                 )
-            names = sorted(os.listdir(link))
-            st, shown = os.lstat(link), os.stat(link)
+            st = os.lstat(link)
+            try:
+                names, mode = sorted(os.listdir(link)), stat.S_IMODE(os.stat(link).st_mode)
+            except FileNotFoundError:  # a dangling fold (its package is gone): nothing to show
+                names, mode = [], DIR_MODE
             before_change(link)
             os.unlink(link)
             os.mkdir(link, 0o700)
-            os.chmod(link, stat.S_IMODE(shown.st_mode))
+            os.chmod(link, mode)
             _chown(link, st.st_uid, st.st_gid)
             entries = [os.path.join(link, n) for n in names]
             before_changes(entries)
@@ -179,7 +209,7 @@ def refold(link: str, target: str, before_change: Callable[[str], None]) -> str 
     except OSError:
         return None
     real = os.path.join(os.path.dirname(link), target)
-    if not os.path.isdir(real):
+    if not os.path.isdir(real) and names:
         return f"{abbreviate(link)} stays a directory: the link it was pointed to {target}, which is gone"
     for name in names:
         entry = os.path.join(link, name)
@@ -238,6 +268,19 @@ def unfolded(path: str, was_link: Callable[[str], str | None]) -> list[Fold]:
             break
         out.append((parent, entry_target(outer_target, name)))
     return out
+
+
+def known_above(path: str, known: Mapping[str, str]) -> list[Fold]:
+    """The folds of `known` (directory -> its link's target) above `path`,
+    outermost first, that are directories now (unfolded)."""
+    out = []
+    parent = os.path.dirname(path)
+    while parent not in ("/", ""):
+        target = known.get(parent)
+        if target is not None and os.path.isdir(parent) and not os.path.islink(parent):
+            out.append((parent, target))
+        parent = os.path.dirname(parent)
+    return list(reversed(out))
 
 
 def _chown(path: str, uid: int, gid: int) -> None:
