@@ -1282,14 +1282,17 @@ class _Paths:
 
 
 def _still_used(directory: str, ctx: Context) -> bool:
-    """Does the config applied declare a file below `directory`?"""
+    """Does the config applied declare `directory`, or a file below it?"""
     paths = ctx.memo(_Paths)
     if paths.keys is None:
         manifest = ctx.manifest
         paths.keys = sorted(i.key for i in manifest.of_type("file")) if manifest else []
-    below = directory + "/"
-    at = bisect.bisect_left(paths.keys, below)
-    return at < len(paths.keys) and paths.keys[at].startswith(below)
+    keys, below = paths.keys, directory + "/"
+    at = bisect.bisect_left(keys, directory)
+    if at < len(keys) and keys[at] == directory:
+        return True
+    at = bisect.bisect_left(keys, below)
+    return at < len(keys) and keys[at].startswith(below)
 
 
 def _is_fold(path: str, ctx: Context) -> bool:
