@@ -296,3 +296,45 @@ def test_a_file_that_replaced_a_link_after_the_last_source_change_is_taken_back(
     assert p.returncode == 0, out(p)
     assert source.read_text() == "setopt a\nalias k=kubectl\n"
     assert os.readlink(sysenv.home / ".zshrc") == str(source)
+
+
+# -- two paths of one add that would write the same source -------------------------
+def test_two_paths_with_one_source_and_different_edits_are_refused(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "bashrc", "alias a=1\n")
+    apply_ok(
+        sysenv,
+        'file { path = "~/.bashrc", source = "dotfiles/bashrc" }\n'
+        'file { path = "~/.bashrc2", source = "./dotfiles/../dotfiles/bashrc" }\n',
+    )
+    (sysenv.home / ".bashrc").write_text("alias a=1\n# edit1\n")
+    (sysenv.home / ".bashrc2").write_text("alias a=1\n# edit2\n")
+    work, home, snaps = tree(sysenv.work), tree(sysenv.home), history(sysenv)
+    p = sysenv.run("add", "~/.bashrc", "~/.bashrc2")
+    assert p.returncode == 1, out(p)
+    assert (
+        "~/.bashrc and ~/.bashrc2 would both be copied over dotfiles/bashrc, and their "
+        "contents differ"
+    ) in p.stderr, out(p)
+    assert p.stdout.splitlines()[-1] == "Nothing was changed."
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert history(sysenv) == snaps
+    assert source.read_text() == "alias a=1\n"
+    # one at a time, as the message says, the second is then refused as both changed
+    assert sysenv.run("add", "~/.bashrc").returncode == 0
+    assert source.read_text() == "alias a=1\n# edit1\n"
+
+
+def test_two_paths_with_one_source_and_the_same_edit_are_taken_back(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "bashrc", "alias a=1\n")
+    apply_ok(
+        sysenv,
+        'file { path = "~/.bashrc", source = "dotfiles/bashrc" }\n'
+        'file { path = "~/.bashrc2", source = "dotfiles/bashrc" }\n',
+    )
+    for name in (".bashrc", ".bashrc2"):
+        (sysenv.home / name).write_text("alias a=1\n# edit\n")
+    p = sysenv.run("add", "~/.bashrc", "~/.bashrc2")
+    assert p.returncode == 0, out(p)
+    assert source.read_text() == "alias a=1\n# edit\n"
+    assert plan_line(sysenv.run("plan", "-v"), "~/.bashrc").startswith("  = ")
+    assert plan_line(sysenv.run("plan", "-v"), "~/.bashrc2").startswith("  = ")

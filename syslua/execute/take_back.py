@@ -15,7 +15,8 @@ Steps, in order (the caller holds the state lock from step 2 on):
    never edited). Any refusal stops here, nothing changed;
    A file whose source also changed since the last apply is refused unless
    `force` (copying it would lose the source's change), as is a file whose
-   only edit is a mode the declaration sets;
+   only edit is a mode the declaration sets, and files that would be copied
+   over one same file (real paths compared) with different contents;
 4. `act`: keep the previous content of every configuration file about to
    be overwritten in the store, then copy;
 5. record a snapshot (kind `add`) that says the content taken back is what
@@ -32,7 +33,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from syslua.errors import UsageError
+from syslua.errors import UsageError, display_path
 from syslua.fsutil import sha256_file
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate, home
@@ -83,7 +84,8 @@ class Adding:
             (path, item, self._step(path, item))
             for path, item in ((p, self.managed.get(p)) for p in self.files)
         ]
-        return [step for _, _, step in self.steps if step.refused]
+        refused = [step for _, _, step in self.steps if step.refused]
+        return refused or _same_target(self.steps)
 
     def act(self) -> str | None:
         """Keep what is overwritten, copy, and record the snapshot; returns its id
@@ -146,6 +148,33 @@ class Adding:
         inside = dest.startswith(config_dir.rstrip("/") + "/")
         source = os.path.relpath(dest, config_dir) if inside else abbreviate(dest)
         return path_taker().take_in(path, dest, source)
+
+
+def _same_target(steps: list[tuple[str, Item | None, TakeBack]]) -> list[TakeBack]:
+    """Refusals for files that would be copied over the same file (their real
+    paths compared) with different contents: the last copy would win, and the
+    snapshot would record the others as applied, so their edits would be lost
+    on the next apply."""
+    by_target: dict[str, list[str]] = {}
+    for path, _, step in steps:
+        for write in step.writes:
+            by_target.setdefault(os.path.realpath(write), []).append(path)
+    refusals = []
+    for target, paths in by_target.items():
+        contents = {p: sha256_file(p) for p in paths}
+        if len(set(contents.values())) < 2:
+            continue
+        labels = [abbreviate(p) for p in paths]
+        shown = ", ".join(labels[:-1]) + " and " + labels[-1]
+        refusals.append(
+            TakeBack(
+                f"{shown} would {'both' if len(labels) == 2 else 'all'} be copied over {display_path(target)}, and their contents "
+                "differ: take back one of them (or make them the same first)",
+                refused=True,
+                conflict=True,
+            )
+        )
+    return refusals
 
 
 def _managed(manifest: Manifest) -> dict[str, Item]:
