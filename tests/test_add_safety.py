@@ -338,3 +338,39 @@ def test_two_paths_with_one_source_and_the_same_edit_are_taken_back(sysenv) -> N
     assert source.read_text() == "alias a=1\n# edit\n"
     assert plan_line(sysenv.run("plan", "-v"), "~/.bashrc").startswith("  = ")
     assert plan_line(sysenv.run("plan", "-v"), "~/.bashrc2").startswith("  = ")
+
+
+def test_rollback_of_a_forced_add_over_a_link_keeps_the_added_file_in_the_home(sysenv) -> None:
+    """A file replaced the managed link, a pull changed the source, `sys add
+    --force` copied the file there and made the link again; the rollback puts
+    the pulled source back, and the home keeps the added content, as a file
+    (an edit again), not a link showing the pulled source."""
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, 'file { path = "~/.vimrc", source = "dotfiles/vimrc", link = true }\n')
+    vimrc = sysenv.home / ".vimrc"
+    saved = sysenv.home / ".vimrc.new"
+    saved.write_text("set nu\nset home\n")
+    os.utime(saved, ns=(1_000_000_000, 1_000_000_000))  # saved before the pull
+    os.replace(saved, vimrc)
+    source.write_text("set nu\nset pulled\n")
+    assert sysenv.run("add", "~/.vimrc").returncode == 1
+    f = sysenv.run("add", "--force", "~/.vimrc")
+    assert f.returncode == 0, out(f)
+    assert os.readlink(vimrc) == str(source)
+    assert source.read_text() == "set nu\nset home\n"
+    r = sysenv.run("rollback")
+    assert r.returncode == 0, out(r)
+    assert source.read_text() == "set nu\nset pulled\n"
+    assert not vimrc.is_symlink() and vimrc.read_text() == "set nu\nset home\n", out(r)
+    assert "~/.vimrc holds an edit made by hand again" in r.stdout, out(r)
+    line = plan_line(sysenv.run("plan"), "~/.vimrc")
+    assert line.startswith("  ! file ~/.vimrc: edited since the last apply"), line
+    home = tree(sysenv.home)
+    assert sysenv.run("apply").returncode == 2
+    assert tree(sysenv.home) == home
+    # rolled back again, the add is redone: the added content in the source, the link made again
+    r2 = sysenv.run("rollback")
+    assert r2.returncode == 0, out(r2)
+    assert source.read_text() == "set nu\nset home\n"
+    assert os.readlink(vimrc) == str(source)
+    assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from syslua.errors import StateError
 from syslua.execute.outcome import ApplyOutcome
 from syslua.execute.run import ApplyRun
+from syslua.execute.take_back import replaced_homes
 from syslua.fsutil import sha256_file
 from syslua.plan.planner import Plan, recorded_order
 from syslua.resources import capability
@@ -138,6 +139,16 @@ def _pre(run: ApplyRun, journal: Journal) -> dict[str, Any]:
     if run.target.restores:
         wrote = {p: sha256_file(p) for p, _ in run.target.restores if os.path.isfile(p)}
         pre[ADD] = {"items": list(run.target.kept), "wrote": wrote}
+        # A home path this rollback replaced (a link that became the file it
+        # had replaced): a rollback of it makes it what it was again.
+        before = {
+            ident: (path, rec.prev)
+            for ident, path in run.target.homes.items()
+            if (rec := journal.by_path.get(path)) is not None
+        }
+        homes = replaced_homes(before, run.store)
+        if homes:
+            pre[ADD]["homes"] = homes
     return pre
 
 

@@ -42,7 +42,7 @@ from syslua.resources import get as get_type
 from syslua.resources.base import TakeBack
 from syslua.resources.kind import Journaled, TakesBack
 from syslua.state.journal import capture
-from syslua.state.records import PathRecord
+from syslua.state.records import PathRecord, PathState
 from syslua.state.snapshots import ADD, Snapshot, Snapshots
 from syslua.state.store import Store
 
@@ -99,6 +99,13 @@ class Adding:
             for _, item, s in self.steps
             for w in s.writes
         ]
+        # The home files as they were: one the add replaces (a file that had
+        # replaced a managed link is made a link again) keeps its content here.
+        homes = {
+            item.id: (path, capture(path, store))
+            for path, item, s in self.steps
+            if item is not None and s.act is not None and os.path.isfile(path)
+        }
         store.sync()
         states: dict[str, dict[str, Any]] = {}
         for _, item, step in self.steps:
@@ -112,7 +119,11 @@ class Adding:
         # only a file that still holds it.
         wrote = {r.path: sha256_file(r.path) for r in records if os.path.isfile(r.path)}
         taken = [path for path, item, _ in self.steps if item is not None]
-        return _record(snapshots, self.current, states, records, taken, wrote)
+        added = {"items": sorted(states), "wrote": wrote}
+        replaced = replaced_homes(homes, store)
+        if replaced:
+            added["homes"] = replaced
+        return _record(snapshots, self.current, states, records, taken, added)
 
     def _step(self, path: str, item: Item | None) -> TakeBack:
         """How one file is taken back (checked; nothing done yet)."""
@@ -215,13 +226,28 @@ def _files(targets: list[Path], managed: dict[str, Item]) -> tuple[list[str], li
     return list(dict.fromkeys(files)), skipped
 
 
+def replaced_homes(
+    homes: dict[str, tuple[str, PathState]], store: Store
+) -> dict[str, dict[str, Any]]:
+    """Of the home paths (item id: path, what was there before), those that
+    changed since: what was there before and what is there now, by item id. A
+    rollback that finds one still as it is now puts back what was before
+    (`rollback_target.returning`)."""
+    out = {}
+    for ident, (path, before) in homes.items():
+        after = capture(path, store)
+        if after != before:
+            out[ident] = {"before": before.to_json(), "after": after.to_json()}
+    return out
+
+
 def _record(
     snapshots: Snapshots,
     current: Snapshot,
     states: dict[str, dict[str, Any]],
     records: list[PathRecord],
     files: list[str],
-    wrote: dict[str, str],
+    added: dict[str, Any],
 ) -> str:
     """A snapshot like the current one, in which the content taken back is what
     was applied; its pre-apply record keeps what the sources held before, and
@@ -232,6 +258,6 @@ def _record(
     snap = current.amended(
         kind="add", message=f"add {shown}", items={**current.items, **states}, records=records
     )
-    snap.pre[ADD] = {"items": sorted(states), "wrote": wrote}
+    snap.pre[ADD] = added
     snapshots.save(snap)
     return snap.id
