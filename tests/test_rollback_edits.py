@@ -207,13 +207,26 @@ def test_overwrite_one_edited_path_leaves_the_other_marked(sysenv) -> None:
         "  ~/.b",
     ], out(p)
     assert "No changes." not in p.stdout
-    # the overwritten edit comes back with a rollback, which (as any rollback)
-    # keeps the edit of ~/.b in a snapshot of its own before converging
+    # the overwritten edit comes back with a rollback; ~/.b, which the apply
+    # left as it is, stays as it is, and stays marked
     r = sysenv.run("rollback")
     assert r.returncode == 0, out(r)
-    assert "Kept 1 path edited since the last apply" in r.stdout, out(r)
+    assert "Kept" not in r.stdout, out(r)  # no edit overwritten: nothing to keep
     assert (home / ".a").read_text() == "a, edited\n"
-    assert (home / ".b").read_text() == "b\n"
+    assert (home / ".b").read_text() == "b, edited\n"
+    assert (home / ".c").read_text() == "c\n"
+    p = sysenv.run("plan")
+    for label in ("~/.a", "~/.b"):
+        assert plan_line(p, label).startswith(f"  ! file {label}: {EDITED}"), p.stdout
+    files = tree(home)
+    a = sysenv.run("apply")
+    assert a.returncode == 2, out(a)
+    assert a.stdout.splitlines()[:3] == [
+        "Refusing to overwrite 2 paths edited since the last apply:",
+        "  ~/.a",
+        "  ~/.b",
+    ], out(a)
+    assert tree(home) == files
 
 
 def test_overwrite_reports_what_it_left(sysenv) -> None:

@@ -36,6 +36,7 @@ from syslua.resources import get as get_type
 from syslua.resources.base import SnapshotContext
 from syslua.resources.kind import Journaled, Recorded, TakesBack
 from syslua.resources.process import tail
+from syslua.state.journal import capture
 from syslua.state.originals import clear_unrestored
 from syslua.state.records import Commit, ItemState, SnapshotNamed
 from syslua.state.snapshots import ADD, ItemStates, Snapshot, Snapshots, new_id
@@ -249,8 +250,10 @@ def _keep_edits(
     """Record the edits this apply overwrote as a snapshot before its own: the
     current snapshot, with each edited item's state adopting what the journal
     captured before the apply changed it. `sys rollback` then returns to it,
-    and so brings the edits back. Returns it and the labels of the edits it
-    keeps; None when there were none it could keep."""
+    and so brings the edits back. An edit `--overwrite` left as it is (held)
+    is adopted as it is now: the rollback leaves it so, still an edit.
+    Returns it and the labels of the edits it keeps (overwrote); None when
+    there were none it could keep."""
     current = run.inputs.current
     if current is None or not plan.edited:
         return None
@@ -258,21 +261,27 @@ def _keep_edits(
     items: dict[str, ItemState] = dict(current.items)
     kept = []
     for entry in plan.edited:
-        if entry.id in run.held:
-            continue  # left as it is: nothing to keep
         item = previous.get(entry.id)
         kind = get_type(item.type) if item is not None else None
         journaled = capability(kind, Journaled) if kind is not None else None
         takes_back = capability(kind, TakesBack) if kind is not None else None
         path = journaled.managed_path(item) if journaled is not None and item else None
-        captured = journal.by_path.get(path) if path else None
-        if captured is None or takes_back is None or item is None:
+        if path is None or takes_back is None or item is None:
+            continue
+        if entry.id in run.held:
+            # Left as it is: the snapshot says so too, so that a rollback to it
+            # leaves it as it is, still a hand edit.
+            prev = capture(path, run.store)
+        elif (captured := journal.by_path.get(path)) is not None:
+            prev = captured.prev
+        else:
             continue
         last_state: Mapping[str, Any] = current.items.get(entry.id) or {}
-        state = takes_back.adopt(item, last_state, captured.prev, run.store)
+        state = takes_back.adopt(item, last_state, prev, run.store)
         if state is not None:
             items[entry.id] = ItemState.from_json(state)
-            kept.append(entry.id)
+            if entry.id not in run.held:
+                kept.append(entry.id)
     if not kept:
         return None
     labels = [e.label for e in plan.edited if e.id in kept]
