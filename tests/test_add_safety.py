@@ -374,3 +374,75 @@ def test_rollback_of_a_forced_add_over_a_link_keeps_the_added_file_in_the_home(s
     assert source.read_text() == "set nu\nset home\n"
     assert os.readlink(vimrc) == str(source)
     assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")
+
+
+# -- a file never applied, with no snapshot to keep the source in ----------------------
+def git_repo(work) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(work), *args], check=True, capture_output=True)
+
+    git("init", "-q", ".")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "add", "-A")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
+
+
+def test_force_with_no_snapshot_refuses_a_source_not_committed(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "repo version\n")
+    put(sysenv.home / ".vimrc", "home version\n")
+    sysenv.write("sys.lua", HEADER + VIMRC)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    # what the hints say works: --force keeps nothing here, so it says to commit first
+    assert "kept first" not in p.stdout, p.stdout
+    assert (
+        "Commit dotfiles/vimrc, merge them into ~/.vimrc and run `sys add --force ~/.vimrc` "
+        "(there is no snapshot yet to keep the source's content in: git brings it back), "
+        "or merge them into dotfiles/vimrc and run `sys apply` (it keeps ~/.vimrc as the "
+        "original it takes over)."
+    ) in p.stdout, p.stdout
+    work, home = tree(sysenv.work), tree(sysenv.home)
+    f = sysenv.run("add", "--force", "~/.vimrc")
+    assert f.returncode == 1, out(f)
+    assert (
+        "Error: dotfiles/vimrc: there is no snapshot yet to keep its content in, and it is not "
+        "committed: commit it first (git then brings it back)"
+    ) in f.stderr, out(f)
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert source.read_text() == "repo version\n"
+
+
+def test_force_with_no_snapshot_copies_over_a_committed_source(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "repo version\n")
+    put(sysenv.home / ".vimrc", "home version\n")
+    sysenv.write("sys.lua", HEADER + VIMRC)
+    git_repo(sysenv.work)
+    f = sysenv.run("add", "--force", "~/.vimrc")
+    assert f.returncode == 0, out(f)
+    assert source.read_text() == "home version\n"
+
+
+def test_the_apply_hint_for_a_file_never_applied_works(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "x", "x\n")
+    apply_ok(sysenv, 'file { path = "~/.x", source = "dotfiles/x" }\n')
+    source = put(sysenv.work / "dotfiles" / "vimrc", "repo version\n")
+    put(sysenv.home / ".vimrc", "home version\n")
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/.x", source = "dotfiles/x" }\n' + VIMRC)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    assert (
+        "Merge them into ~/.vimrc and run `sys add --force ~/.vimrc` (the source's content is "
+        "kept first: `sys rollback` brings it back), or merge them into dotfiles/vimrc and run "
+        "`sys apply` (it keeps ~/.vimrc as the original it takes over)."
+    ) in p.stdout, p.stdout
+    a = sysenv.run("apply")
+    assert a.returncode == 0, out(a)
+    assert (sysenv.home / ".vimrc").read_text() == "repo version\n"
+    # and the other hint: --force, then rollback puts the source back
+    (sysenv.home / ".vimrc").write_text("home again\n")
+    source.write_text("repo again\n")
+    assert sysenv.run("add", "--force", "~/.vimrc").returncode == 0
+    assert source.read_text() == "home again\n"
+    assert sysenv.run("rollback").returncode == 0
+    assert source.read_text() == "repo again\n"

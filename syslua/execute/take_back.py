@@ -16,7 +16,9 @@ Steps, in order (the caller holds the state lock from step 2 on):
    A file whose source also changed since the last apply is refused unless
    `force` (copying it would lose the source's change), as is a file whose
    only edit is a mode the declaration sets, and files that would be copied
-   over one same file (real paths compared) with different contents;
+   over one same file (real paths compared) with different contents, and,
+   with no snapshot yet to keep them in, overwrites of files git does not
+   keep either (not committed);
 4. `act`: keep the previous content of every configuration file about to
    be overwritten in the store, then copy;
 5. record a snapshot (kind `add`) that says the content taken back is what
@@ -85,7 +87,10 @@ class Adding:
             for path, item in ((p, self.managed.get(p)) for p in self.files)
         ]
         refused = [step for _, _, step in self.steps if step.refused]
-        return refused or _same_target(self.steps)
+        refused = refused or _same_target(self.steps)
+        if not refused and self.current is None:
+            refused = _not_kept(self.steps)
+        return refused
 
     def act(self) -> str | None:
         """Keep what is overwritten, copy, and record the snapshot; returns its id
@@ -144,6 +149,7 @@ class Adding:
                 store,
                 force=self.force,
                 declared=manifest.sources.get(item.id, ()),
+                kept=current is not None,
             )
         h = home().rstrip("/")
         if not path.startswith(h + "/"):
@@ -186,6 +192,44 @@ def _same_target(steps: list[tuple[str, Item | None, TakeBack]]) -> list[TakeBac
             )
         )
     return refusals
+
+
+def _not_kept(steps: list[tuple[str, Item | None, TakeBack]]) -> list[TakeBack]:
+    """With no snapshot yet, nothing keeps what a copy overwrites (a rollback
+    would have nothing to return to): refusals for the configuration's files
+    it would overwrite that git does not keep either (not committed as they are)."""
+    targets = dict.fromkeys(os.path.realpath(w) for _, _, s in steps for w in s.writes)
+    return [
+        TakeBack(
+            f"{display_path(target)}: there is no snapshot yet to keep its content in, and it "
+            "is not committed: commit it first (git then brings it back)",
+            refused=True,
+            conflict=True,
+        )
+        for target in targets
+        if not _committed(target)
+    ]
+
+
+def _committed(path: str) -> bool:
+    """Is the file at `path` committed to git as it is (tracked, no change)?"""
+    import shutil
+
+    from syslua.resources.process import Runner
+
+    git = shutil.which("git")
+    if git is None:
+        return False
+    folder, name = os.path.split(path)
+    runner = Runner()
+    for args in (
+        ["ls-files", "--error-unmatch", "--", name],
+        ["diff", "--quiet", "HEAD", "--", name],
+    ):
+        done = runner.run_argv([git, *args], cwd=folder, environment=["LC_ALL=C"], timeout=60)
+        if done.exit_code != 0:
+            return False
+    return True
 
 
 def _managed(manifest: Manifest) -> dict[str, Item]:
