@@ -271,3 +271,24 @@ def test_overwrite_holds_an_edited_file_whose_declaration_was_removed(sysenv) ->
     # overwritten at last: its removal puts the original back
     apply_ok(sysenv, without_b, "--overwrite", "~/.b")
     assert (sysenv.home / ".b").read_text() == "b, the original\n"
+
+
+def test_diff_and_show_read_a_state_that_keeps_an_edit(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, V1)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    apply_ok(sysenv, V1, "--force")
+    [forced, edits, first] = [s["id"] for s in history(sysenv)][:3]
+    # the edits snapshot keeps the edit (and what it was made over): its content is the edit
+    p = sysenv.run("diff", first, edits)
+    assert p.returncode == 0, out(p)
+    assert "~ file ~/.vimrc: content changed" in p.stdout, p.stdout
+    assert "+set hls" in p.stdout and "-set nu" not in p.stdout, p.stdout
+    p = sysenv.run("diff", edits, forced)
+    assert "-set hls" in p.stdout and "-set nu" not in p.stdout, p.stdout
+    show = sysenv.run("snapshot", "show", edits)
+    assert show.returncode == 0, out(show)
+    vimrc = [
+        ln for ln in show.stdout.splitlines() if ln.strip().startswith("file#") and "vimrc" in ln
+    ]
+    assert vimrc and "(content " in vimrc[0], show.stdout

@@ -63,6 +63,11 @@ def content_of(snap: Snapshot, ident: str) -> str | None:
         return None
     name = ident.partition("#")[0]
     blobs = _kept(name, _recorded(name), state.own)[0]
+    # A state that keeps a hand edit keeps the content it was made over too:
+    # its own `blob` is the content.
+    own = state.own.get("blob")
+    if isinstance(own, str) and own in blobs:
+        return own
     return next(iter(blobs)) if len(blobs) == 1 else None
 
 
