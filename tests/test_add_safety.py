@@ -446,3 +446,24 @@ def test_the_apply_hint_for_a_file_never_applied_works(sysenv) -> None:
     assert source.read_text() == "home again\n"
     assert sysenv.run("rollback").returncode == 0
     assert source.read_text() == "repo again\n"
+
+
+def test_a_link_retargeted_by_hand_is_refused_saying_what_works(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    other = put(sysenv.home / "other", "other\n")
+    apply_ok(sysenv, 'file { path = "~/.vimrc", source = "dotfiles/vimrc", link = true }\n')
+    os.unlink(sysenv.home / ".vimrc")
+    os.symlink(other, sysenv.home / ".vimrc")
+    work, home, snaps = tree(sysenv.work), tree(sysenv.home), history(sysenv)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    assert (
+        f"Error: ~/.vimrc: the link was pointed to {other} by hand, and `sys add` does not take "
+        "a link's target back: change its declaration (sys.lua:3) to keep it, or point it back "
+        "with `sys apply --overwrite ~/.vimrc`"
+    ) in p.stderr, out(p)
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert history(sysenv) == snaps
+    a = sysenv.run("apply", "--overwrite", "~/.vimrc")
+    assert a.returncode == 0, out(a)
+    assert os.readlink(sysenv.home / ".vimrc") == str(sysenv.work / "dotfiles" / "vimrc")
