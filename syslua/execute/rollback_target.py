@@ -55,7 +55,8 @@ def returning(
     if current is None or not isinstance(added, dict):
         return target, Rollback(states), notes
     manifest = target.load_manifest()
-    homes = added.get("homes") if isinstance(added.get("homes"), dict) else {}
+    found = added.get("homes")
+    homes: dict[str, Any] = found if isinstance(found, dict) else {}
     paths: dict[str, str] = {}
     for ident in dict.fromkeys([*added.get("items", ()), *homes]):
         item = manifest.get(ident)

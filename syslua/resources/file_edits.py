@@ -262,10 +262,10 @@ def take_back(
         target = item.get("target") or item.get("source") or "its target"
         if ensure == "link" and os.path.isfile(path) and not os.path.islink(path):
             return _relink(item, path, where, str(target), force, kept)
-        live = _live(path) if ensure == "link" else None
-        if live is not None and live.ensure == LINK and live.link_target != item.get("target"):
+        now = _live(path) if ensure == "link" else None
+        if now is not None and now.ensure == LINK and now.link_target != item.get("target"):
             return TakeBack(
-                f"{label}: the link was pointed to {live.link_target} by hand, and `sys add` "
+                f"{label}: the link was pointed to {now.link_target} by hand, and `sys add` "
                 f"does not take a link's target back: change its declaration ({where}) to keep "
                 f"it, or point it back with `sys apply --overwrite {label}`",
                 refused=True,
