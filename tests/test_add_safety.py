@@ -296,3 +296,174 @@ def test_a_file_that_replaced_a_link_after_the_last_source_change_is_taken_back(
     assert p.returncode == 0, out(p)
     assert source.read_text() == "setopt a\nalias k=kubectl\n"
     assert os.readlink(sysenv.home / ".zshrc") == str(source)
+
+
+# -- two paths of one add that would write the same source -------------------------
+def test_two_paths_with_one_source_and_different_edits_are_refused(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "bashrc", "alias a=1\n")
+    apply_ok(
+        sysenv,
+        'file { path = "~/.bashrc", source = "dotfiles/bashrc" }\n'
+        'file { path = "~/.bashrc2", source = "./dotfiles/../dotfiles/bashrc" }\n',
+    )
+    (sysenv.home / ".bashrc").write_text("alias a=1\n# edit1\n")
+    (sysenv.home / ".bashrc2").write_text("alias a=1\n# edit2\n")
+    work, home, snaps = tree(sysenv.work), tree(sysenv.home), history(sysenv)
+    p = sysenv.run("add", "~/.bashrc", "~/.bashrc2")
+    assert p.returncode == 1, out(p)
+    assert (
+        "~/.bashrc and ~/.bashrc2 would both be copied over dotfiles/bashrc, and their "
+        "contents differ"
+    ) in p.stderr, out(p)
+    assert p.stdout.splitlines()[-1] == "Nothing was changed."
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert history(sysenv) == snaps
+    assert source.read_text() == "alias a=1\n"
+    # one at a time, as the message says, the second is then refused as both changed
+    assert sysenv.run("add", "~/.bashrc").returncode == 0
+    assert source.read_text() == "alias a=1\n# edit1\n"
+
+
+def test_two_paths_with_one_source_and_the_same_edit_are_taken_back(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "bashrc", "alias a=1\n")
+    apply_ok(
+        sysenv,
+        'file { path = "~/.bashrc", source = "dotfiles/bashrc" }\n'
+        'file { path = "~/.bashrc2", source = "dotfiles/bashrc" }\n',
+    )
+    for name in (".bashrc", ".bashrc2"):
+        (sysenv.home / name).write_text("alias a=1\n# edit\n")
+    p = sysenv.run("add", "~/.bashrc", "~/.bashrc2")
+    assert p.returncode == 0, out(p)
+    assert source.read_text() == "alias a=1\n# edit\n"
+    assert plan_line(sysenv.run("plan", "-v"), "~/.bashrc").startswith("  = ")
+    assert plan_line(sysenv.run("plan", "-v"), "~/.bashrc2").startswith("  = ")
+
+
+def test_rollback_of_a_forced_add_over_a_link_keeps_the_added_file_in_the_home(sysenv) -> None:
+    """A file replaced the managed link, a pull changed the source, `sys add
+    --force` copied the file there and made the link again; the rollback puts
+    the pulled source back, and the home keeps the added content, as a file
+    (an edit again), not a link showing the pulled source."""
+    source = put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, 'file { path = "~/.vimrc", source = "dotfiles/vimrc", link = true }\n')
+    vimrc = sysenv.home / ".vimrc"
+    saved = sysenv.home / ".vimrc.new"
+    saved.write_text("set nu\nset home\n")
+    os.utime(saved, ns=(1_000_000_000, 1_000_000_000))  # saved before the pull
+    os.replace(saved, vimrc)
+    source.write_text("set nu\nset pulled\n")
+    assert sysenv.run("add", "~/.vimrc").returncode == 1
+    f = sysenv.run("add", "--force", "~/.vimrc")
+    assert f.returncode == 0, out(f)
+    assert os.readlink(vimrc) == str(source)
+    assert source.read_text() == "set nu\nset home\n"
+    r = sysenv.run("rollback")
+    assert r.returncode == 0, out(r)
+    assert source.read_text() == "set nu\nset pulled\n"
+    assert not vimrc.is_symlink() and vimrc.read_text() == "set nu\nset home\n", out(r)
+    assert "~/.vimrc holds an edit made by hand again" in r.stdout, out(r)
+    line = plan_line(sysenv.run("plan"), "~/.vimrc")
+    assert line.startswith("  ! file ~/.vimrc: edited since the last apply"), line
+    home = tree(sysenv.home)
+    assert sysenv.run("apply").returncode == 2
+    assert tree(sysenv.home) == home
+    # rolled back again, the add is redone: the added content in the source, the link made again
+    r2 = sysenv.run("rollback")
+    assert r2.returncode == 0, out(r2)
+    assert source.read_text() == "set nu\nset home\n"
+    assert os.readlink(vimrc) == str(source)
+    assert plan_line(sysenv.run("plan", "-v"), "~/.vimrc").startswith("  = ")
+
+
+# -- a file never applied, with no snapshot to keep the source in ----------------------
+def git_repo(work) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(work), *args], check=True, capture_output=True)
+
+    git("init", "-q", ".")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "add", "-A")
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init")
+
+
+def test_force_with_no_snapshot_refuses_a_source_not_committed(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "repo version\n")
+    put(sysenv.home / ".vimrc", "home version\n")
+    sysenv.write("sys.lua", HEADER + VIMRC)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    # what the hints say works: --force keeps nothing here, so it says to commit first
+    assert "kept first" not in p.stdout, p.stdout
+    assert (
+        "Commit dotfiles/vimrc, merge them into ~/.vimrc and run `sys add --force ~/.vimrc` "
+        "(there is no snapshot yet to keep the source's content in: git brings it back), "
+        "or merge them into dotfiles/vimrc and run `sys apply` (it keeps ~/.vimrc as the "
+        "original it takes over)."
+    ) in p.stdout, p.stdout
+    work, home = tree(sysenv.work), tree(sysenv.home)
+    f = sysenv.run("add", "--force", "~/.vimrc")
+    assert f.returncode == 1, out(f)
+    assert (
+        "Error: dotfiles/vimrc: there is no snapshot yet to keep its content in, and it is not "
+        "committed: commit it first (git then brings it back)"
+    ) in f.stderr, out(f)
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert source.read_text() == "repo version\n"
+
+
+def test_force_with_no_snapshot_copies_over_a_committed_source(sysenv) -> None:
+    source = put(sysenv.work / "dotfiles" / "vimrc", "repo version\n")
+    put(sysenv.home / ".vimrc", "home version\n")
+    sysenv.write("sys.lua", HEADER + VIMRC)
+    git_repo(sysenv.work)
+    f = sysenv.run("add", "--force", "~/.vimrc")
+    assert f.returncode == 0, out(f)
+    assert source.read_text() == "home version\n"
+
+
+def test_the_apply_hint_for_a_file_never_applied_works(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "x", "x\n")
+    apply_ok(sysenv, 'file { path = "~/.x", source = "dotfiles/x" }\n')
+    source = put(sysenv.work / "dotfiles" / "vimrc", "repo version\n")
+    put(sysenv.home / ".vimrc", "home version\n")
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/.x", source = "dotfiles/x" }\n' + VIMRC)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    assert (
+        "Merge them into ~/.vimrc and run `sys add --force ~/.vimrc` (the source's content is "
+        "kept first: `sys rollback` brings it back), or merge them into dotfiles/vimrc and run "
+        "`sys apply` (it keeps ~/.vimrc as the original it takes over)."
+    ) in p.stdout, p.stdout
+    a = sysenv.run("apply")
+    assert a.returncode == 0, out(a)
+    assert (sysenv.home / ".vimrc").read_text() == "repo version\n"
+    # and the other hint: --force, then rollback puts the source back
+    (sysenv.home / ".vimrc").write_text("home again\n")
+    source.write_text("repo again\n")
+    assert sysenv.run("add", "--force", "~/.vimrc").returncode == 0
+    assert source.read_text() == "home again\n"
+    assert sysenv.run("rollback").returncode == 0
+    assert source.read_text() == "repo again\n"
+
+
+def test_a_link_retargeted_by_hand_is_refused_saying_what_works(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    other = put(sysenv.home / "other", "other\n")
+    apply_ok(sysenv, 'file { path = "~/.vimrc", source = "dotfiles/vimrc", link = true }\n')
+    os.unlink(sysenv.home / ".vimrc")
+    os.symlink(other, sysenv.home / ".vimrc")
+    work, home, snaps = tree(sysenv.work), tree(sysenv.home), history(sysenv)
+    p = sysenv.run("add", "~/.vimrc")
+    assert p.returncode == 1, out(p)
+    assert (
+        f"Error: ~/.vimrc: the link was pointed to {other} by hand, and `sys add` does not take "
+        "a link's target back: change its declaration (sys.lua:3) to keep it, or point it back "
+        "with `sys apply --overwrite ~/.vimrc`"
+    ) in p.stderr, out(p)
+    assert tree(sysenv.work) == work and tree(sysenv.home) == home
+    assert history(sysenv) == snaps
+    a = sysenv.run("apply", "--overwrite", "~/.vimrc")
+    assert a.returncode == 0, out(a)
+    assert os.readlink(sysenv.home / ".vimrc") == str(sysenv.work / "dotfiles" / "vimrc")

@@ -207,13 +207,26 @@ def test_overwrite_one_edited_path_leaves_the_other_marked(sysenv) -> None:
         "  ~/.b",
     ], out(p)
     assert "No changes." not in p.stdout
-    # the overwritten edit comes back with a rollback, which (as any rollback)
-    # keeps the edit of ~/.b in a snapshot of its own before converging
+    # the overwritten edit comes back with a rollback; ~/.b, which the apply
+    # left as it is, stays as it is, and stays marked
     r = sysenv.run("rollback")
     assert r.returncode == 0, out(r)
-    assert "Kept 1 path edited since the last apply" in r.stdout, out(r)
+    assert "Kept" not in r.stdout, out(r)  # no edit overwritten: nothing to keep
     assert (home / ".a").read_text() == "a, edited\n"
-    assert (home / ".b").read_text() == "b\n"
+    assert (home / ".b").read_text() == "b, edited\n"
+    assert (home / ".c").read_text() == "c\n"
+    p = sysenv.run("plan")
+    for label in ("~/.a", "~/.b"):
+        assert plan_line(p, label).startswith(f"  ! file {label}: {EDITED}"), p.stdout
+    files = tree(home)
+    a = sysenv.run("apply")
+    assert a.returncode == 2, out(a)
+    assert a.stdout.splitlines()[:3] == [
+        "Refusing to overwrite 2 paths edited since the last apply:",
+        "  ~/.a",
+        "  ~/.b",
+    ], out(a)
+    assert tree(home) == files
 
 
 def test_overwrite_reports_what_it_left(sysenv) -> None:
@@ -258,3 +271,24 @@ def test_overwrite_holds_an_edited_file_whose_declaration_was_removed(sysenv) ->
     # overwritten at last: its removal puts the original back
     apply_ok(sysenv, without_b, "--overwrite", "~/.b")
     assert (sysenv.home / ".b").read_text() == "b, the original\n"
+
+
+def test_diff_and_show_read_a_state_that_keeps_an_edit(sysenv) -> None:
+    put(sysenv.work / "dotfiles" / "vimrc", "set nu\n")
+    apply_ok(sysenv, V1)
+    (sysenv.home / ".vimrc").write_text("set nu\nset hls\n")
+    apply_ok(sysenv, V1, "--force")
+    [forced, edits, first] = [s["id"] for s in history(sysenv)][:3]
+    # the edits snapshot keeps the edit (and what it was made over): its content is the edit
+    p = sysenv.run("diff", first, edits)
+    assert p.returncode == 0, out(p)
+    assert "~ file ~/.vimrc: content changed" in p.stdout, p.stdout
+    assert "+set hls" in p.stdout and "-set nu" not in p.stdout, p.stdout
+    p = sysenv.run("diff", edits, forced)
+    assert "-set hls" in p.stdout and "-set nu" not in p.stdout, p.stdout
+    show = sysenv.run("snapshot", "show", edits)
+    assert show.returncode == 0, out(show)
+    vimrc = [
+        ln for ln in show.stdout.splitlines() if ln.strip().startswith("file#") and "vimrc" in ln
+    ]
+    assert vimrc and "(content " in vimrc[0], show.stdout

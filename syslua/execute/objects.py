@@ -18,7 +18,7 @@ from syslua.resources import capability, has
 from syslua.resources import get as get_type
 from syslua.resources.kind import Recorded
 from syslua.state.records import original_blobs
-from syslua.state.snapshots import Snapshot
+from syslua.state.snapshots import ADD, Snapshot
 
 
 def needed(snap: Snapshot) -> tuple[set[str], set[str]]:
@@ -36,7 +36,23 @@ def needed(snap: Snapshot) -> tuple[set[str], set[str]]:
     for original in snap.originals.values():
         blobs |= original_blobs(original)
     blobs |= {r.prev.blob for r in snap.pre_records() if r.prev.blob}
+    blobs |= _home_blobs(snap.pre.get(ADD))
     return blobs, trees
+
+
+def _home_blobs(added: Any) -> set[str]:
+    """The contents a `sys add` (or a rollback of one) kept of the home files it
+    replaced (`take_back.replaced_homes`): a rollback of it writes them back."""
+    homes = added.get("homes") if isinstance(added, dict) else None
+    if not isinstance(homes, dict):
+        return set()
+    return {
+        side["blob"]
+        for home in homes.values()
+        if isinstance(home, dict)
+        for side in (home.get("before"), home.get("after"))
+        if isinstance(side, dict) and isinstance(side.get("blob"), str)
+    }
 
 
 def content_of(snap: Snapshot, ident: str) -> str | None:
@@ -47,6 +63,11 @@ def content_of(snap: Snapshot, ident: str) -> str | None:
         return None
     name = ident.partition("#")[0]
     blobs = _kept(name, _recorded(name), state.own)[0]
+    # A state that keeps a hand edit keeps the content it was made over too:
+    # its own `blob` is the content.
+    own = state.own.get("blob")
+    if isinstance(own, str) and own in blobs:
+        return own
     return next(iter(blobs)) if len(blobs) == 1 else None
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from syslua.errors import StateError
 from syslua.execute.outcome import ApplyOutcome
 from syslua.execute.run import ApplyRun
+from syslua.execute.take_back import replaced_homes
 from syslua.fsutil import sha256_file
 from syslua.plan.planner import Plan, recorded_order
 from syslua.resources import capability
@@ -35,6 +36,7 @@ from syslua.resources import get as get_type
 from syslua.resources.base import SnapshotContext
 from syslua.resources.kind import Journaled, Recorded, TakesBack
 from syslua.resources.process import tail
+from syslua.state.journal import capture
 from syslua.state.originals import clear_unrestored
 from syslua.state.records import Commit, ItemState, SnapshotNamed
 from syslua.state.snapshots import ADD, ItemStates, Snapshot, Snapshots, new_id
@@ -138,6 +140,16 @@ def _pre(run: ApplyRun, journal: Journal) -> dict[str, Any]:
     if run.target.restores:
         wrote = {p: sha256_file(p) for p, _ in run.target.restores if os.path.isfile(p)}
         pre[ADD] = {"items": list(run.target.kept), "wrote": wrote}
+        # A home path this rollback replaced (a link that became the file it
+        # had replaced): a rollback of it makes it what it was again.
+        before = {
+            ident: (path, rec.prev)
+            for ident, path in run.target.homes.items()
+            if (rec := journal.by_path.get(path)) is not None
+        }
+        homes = replaced_homes(before, run.store)
+        if homes:
+            pre[ADD]["homes"] = homes
     return pre
 
 
@@ -241,8 +253,10 @@ def _keep_edits(
     """Record the edits this apply overwrote as a snapshot before its own: the
     current snapshot, with each edited item's state adopting what the journal
     captured before the apply changed it. `sys rollback` then returns to it,
-    and so brings the edits back. Returns it and the labels of the edits it
-    keeps; None when there were none it could keep."""
+    and so brings the edits back. An edit `--overwrite` left as it is (held)
+    is adopted as it is now: the rollback leaves it so, still an edit.
+    Returns it and the labels of the edits it keeps (overwrote); None when
+    there were none it could keep."""
     current = run.inputs.current
     if current is None or not plan.edited:
         return None
@@ -250,21 +264,27 @@ def _keep_edits(
     items: dict[str, ItemState] = dict(current.items)
     kept = []
     for entry in plan.edited:
-        if entry.id in run.held:
-            continue  # left as it is: nothing to keep
         item = previous.get(entry.id)
         kind = get_type(item.type) if item is not None else None
         journaled = capability(kind, Journaled) if kind is not None else None
         takes_back = capability(kind, TakesBack) if kind is not None else None
         path = journaled.managed_path(item) if journaled is not None and item else None
-        captured = journal.by_path.get(path) if path else None
-        if captured is None or takes_back is None or item is None:
+        if path is None or takes_back is None or item is None:
+            continue
+        if entry.id in run.held:
+            # Left as it is: the snapshot says so too, so that a rollback to it
+            # leaves it as it is, still a hand edit.
+            prev = capture(path, run.store)
+        elif (captured := journal.by_path.get(path)) is not None:
+            prev = captured.prev
+        else:
             continue
         last_state: Mapping[str, Any] = current.items.get(entry.id) or {}
-        state = takes_back.adopt(item, last_state, captured.prev, run.store)
+        state = takes_back.adopt(item, last_state, prev, run.store)
         if state is not None:
             items[entry.id] = ItemState.from_json(state)
-            kept.append(entry.id)
+            if entry.id not in run.held:
+                kept.append(entry.id)
     if not kept:
         return None
     labels = [e.label for e in plan.edited if e.id in kept]

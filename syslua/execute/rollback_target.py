@@ -8,7 +8,9 @@
    overwrote are put back, each only while it still holds what `sys add`
    wrote (one changed since is left as it is, and said); the home files it
    took back keep their content, as a hand edit of what the target applied,
-   which `sys plan` marks again. This is the one case where a rollback
+   which `sys plan` marks again (a home file the add replaced, a file that
+   had replaced a managed link made a link again, is written back as it was
+   while the link is still what the add made). This is the one case where a rollback
    writes into the configuration's files: `sys add` wrote there.
 2. `after(paths, before, touched)`: once the rollback is recorded, whether the
    config still declares what was rolled back. When the config files are
@@ -53,7 +55,10 @@ def returning(
     if current is None or not isinstance(added, dict):
         return target, Rollback(states), notes
     manifest = target.load_manifest()
-    for ident in added.get("items", ()):
+    found = added.get("homes")
+    homes: dict[str, Any] = found if isinstance(found, dict) else {}
+    paths: dict[str, str] = {}
+    for ident in dict.fromkeys([*added.get("items", ()), *homes]):
         item = manifest.get(ident)
         kind = get_type(item.type) if item is not None else None
         journaled = capability(kind, Journaled) if kind is not None else None
@@ -61,10 +66,12 @@ def returning(
         path = journaled.managed_path(item) if journaled is not None and item else None
         if path is None or takes_back is None or item is None:
             continue
-        state = takes_back.adopt(item, target.items.get(ident) or {}, capture(path, store), store)
+        live = _home_before(capture(path, store), homes.get(ident))
+        state = takes_back.adopt(item, target.items.get(ident) or {}, live, store)
         if state is not None:
             states[ident] = state
             kept.append(ident)
+            paths[ident] = path
     wrote = added.get("wrote") or {}
     for record in current.pre_records():
         digest = wrote.get(record.path)
@@ -76,8 +83,22 @@ def returning(
             notes.append(
                 f"{abbreviate(record.path)} changed since `sys add` wrote it: left as it is"
             )
-    rollback = Rollback(states, tuple(restores), tuple(kept))
+    rollback = Rollback(states, tuple(restores), tuple(kept), paths)
     return replace(target, items=ItemStates(states)), rollback, notes
+
+
+def _home_before(live: PathState, home: Any) -> PathState:
+    """What the home path keeps: what is there now, or, when the add (or
+    rollback) replaced it and it is still what that made it (a file that had
+    replaced a managed link made a link again), what it replaced."""
+    if not isinstance(home, dict):
+        return live
+    try:
+        if PathState.from_json(home["after"]) == live:
+            return PathState.from_json(home["before"])
+    except (KeyError, TypeError, ValueError):
+        pass  # a record this syslua cannot read: what is there now
+    return live
 
 
 def _holds(path: str, digest: str) -> bool:

@@ -11,7 +11,7 @@ and running the items: removals, then the DAG.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,7 @@ class Rollback:
     states: Mapping[str, Mapping[str, Any]]
     restores: tuple[tuple[str, PathState], ...] = ()
     kept: tuple[str, ...] = ()  # items whose live content `states` keeps as a hand edit
+    homes: Mapping[str, str] = field(default_factory=dict)  # the paths of `kept`, by item id
 
 
 class ApplyRun:

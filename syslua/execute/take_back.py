@@ -15,7 +15,10 @@ Steps, in order (the caller holds the state lock from step 2 on):
    never edited). Any refusal stops here, nothing changed;
    A file whose source also changed since the last apply is refused unless
    `force` (copying it would lose the source's change), as is a file whose
-   only edit is a mode the declaration sets;
+   only edit is a mode the declaration sets, and files that would be copied
+   over one same file (real paths compared) with different contents, and,
+   with no snapshot yet to keep them in, overwrites of files git does not
+   keep either (not committed);
 4. `act`: keep the previous content of every configuration file about to
    be overwritten in the store, then copy;
 5. record a snapshot (kind `add`) that says the content taken back is what
@@ -32,7 +35,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from syslua.errors import UsageError
+from syslua.errors import UsageError, display_path
 from syslua.fsutil import sha256_file
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate, home
@@ -41,7 +44,7 @@ from syslua.resources import get as get_type
 from syslua.resources.base import TakeBack
 from syslua.resources.kind import Journaled, TakesBack
 from syslua.state.journal import capture
-from syslua.state.records import PathRecord
+from syslua.state.records import PathRecord, PathState
 from syslua.state.snapshots import ADD, Snapshot, Snapshots
 from syslua.state.store import Store
 
@@ -83,7 +86,11 @@ class Adding:
             (path, item, self._step(path, item))
             for path, item in ((p, self.managed.get(p)) for p in self.files)
         ]
-        return [step for _, _, step in self.steps if step.refused]
+        refused = [step for _, _, step in self.steps if step.refused]
+        refused = refused or _same_target(self.steps)
+        if not refused and self.current is None:
+            refused = _not_kept(self.steps)
+        return refused
 
     def act(self) -> str | None:
         """Keep what is overwritten, copy, and record the snapshot; returns its id
@@ -97,6 +104,13 @@ class Adding:
             for _, item, s in self.steps
             for w in s.writes
         ]
+        # The home files as they were: one the add replaces (a file that had
+        # replaced a managed link is made a link again) keeps its content here.
+        homes = {
+            item.id: (path, capture(path, store))
+            for path, item, s in self.steps
+            if item is not None and s.act is not None and os.path.isfile(path)
+        }
         store.sync()
         states: dict[str, dict[str, Any]] = {}
         for _, item, step in self.steps:
@@ -110,7 +124,11 @@ class Adding:
         # only a file that still holds it.
         wrote = {r.path: sha256_file(r.path) for r in records if os.path.isfile(r.path)}
         taken = [path for path, item, _ in self.steps if item is not None]
-        return _record(snapshots, self.current, states, records, taken, wrote)
+        added = {"items": sorted(states), "wrote": wrote}
+        replaced = replaced_homes(homes, store)
+        if replaced:
+            added["homes"] = replaced
+        return _record(snapshots, self.current, states, records, taken, added)
 
     def _step(self, path: str, item: Item | None) -> TakeBack:
         """How one file is taken back (checked; nothing done yet)."""
@@ -131,6 +149,7 @@ class Adding:
                 store,
                 force=self.force,
                 declared=manifest.sources.get(item.id, ()),
+                kept=current is not None,
             )
         h = home().rstrip("/")
         if not path.startswith(h + "/"):
@@ -146,6 +165,71 @@ class Adding:
         inside = dest.startswith(config_dir.rstrip("/") + "/")
         source = os.path.relpath(dest, config_dir) if inside else abbreviate(dest)
         return path_taker().take_in(path, dest, source)
+
+
+def _same_target(steps: list[tuple[str, Item | None, TakeBack]]) -> list[TakeBack]:
+    """Refusals for files that would be copied over the same file (their real
+    paths compared) with different contents: the last copy would win, and the
+    snapshot would record the others as applied, so their edits would be lost
+    on the next apply."""
+    by_target: dict[str, list[str]] = {}
+    for path, _, step in steps:
+        for write in step.writes:
+            by_target.setdefault(os.path.realpath(write), []).append(path)
+    refusals = []
+    for target, paths in by_target.items():
+        contents = {p: sha256_file(p) for p in paths}
+        if len(set(contents.values())) < 2:
+            continue
+        labels = [abbreviate(p) for p in paths]
+        shown = ", ".join(labels[:-1]) + " and " + labels[-1]
+        refusals.append(
+            TakeBack(
+                f"{shown} would {'both' if len(labels) == 2 else 'all'} be copied over {display_path(target)}, and their contents "
+                "differ: take back one of them (or make them the same first)",
+                refused=True,
+                conflict=True,
+            )
+        )
+    return refusals
+
+
+def _not_kept(steps: list[tuple[str, Item | None, TakeBack]]) -> list[TakeBack]:
+    """With no snapshot yet, nothing keeps what a copy overwrites (a rollback
+    would have nothing to return to): refusals for the configuration's files
+    it would overwrite that git does not keep either (not committed as they are)."""
+    targets = dict.fromkeys(os.path.realpath(w) for _, _, s in steps for w in s.writes)
+    return [
+        TakeBack(
+            f"{display_path(target)}: there is no snapshot yet to keep its content in, and it "
+            "is not committed: commit it first (git then brings it back)",
+            refused=True,
+            conflict=True,
+        )
+        for target in targets
+        if not _committed(target)
+    ]
+
+
+def _committed(path: str) -> bool:
+    """Is the file at `path` committed to git as it is (tracked, no change)?"""
+    import shutil
+
+    from syslua.resources.process import Runner
+
+    git = shutil.which("git")
+    if git is None:
+        return False
+    folder, name = os.path.split(path)
+    runner = Runner()
+    for args in (
+        ["ls-files", "--error-unmatch", "--", name],
+        ["diff", "--quiet", "HEAD", "--", name],
+    ):
+        done = runner.run_argv([git, *args], cwd=folder, environment=["LC_ALL=C"], timeout=60)
+        if done.exit_code != 0:
+            return False
+    return True
 
 
 def _managed(manifest: Manifest) -> dict[str, Item]:
@@ -186,13 +270,28 @@ def _files(targets: list[Path], managed: dict[str, Item]) -> tuple[list[str], li
     return list(dict.fromkeys(files)), skipped
 
 
+def replaced_homes(
+    homes: dict[str, tuple[str, PathState]], store: Store
+) -> dict[str, dict[str, Any]]:
+    """Of the home paths (item id: path, what was there before), those that
+    changed since: what was there before and what is there now, by item id. A
+    rollback that finds one still as it is now puts back what was before
+    (`rollback_target.returning`)."""
+    out = {}
+    for ident, (path, before) in homes.items():
+        after = capture(path, store)
+        if after != before:
+            out[ident] = {"before": before.to_json(), "after": after.to_json()}
+    return out
+
+
 def _record(
     snapshots: Snapshots,
     current: Snapshot,
     states: dict[str, dict[str, Any]],
     records: list[PathRecord],
     files: list[str],
-    wrote: dict[str, str],
+    added: dict[str, Any],
 ) -> str:
     """A snapshot like the current one, in which the content taken back is what
     was applied; its pre-apply record keeps what the sources held before, and
@@ -203,6 +302,6 @@ def _record(
     snap = current.amended(
         kind="add", message=f"add {shown}", items={**current.items, **states}, records=records
     )
-    snap.pre[ADD] = {"items": sorted(states), "wrote": wrote}
+    snap.pre[ADD] = added
     snapshots.save(snap)
     return snap.id

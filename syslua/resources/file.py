@@ -1210,8 +1210,11 @@ class FileType(
         *,
         force: bool = False,
         declared: Sequence[Source] = (),
+        kept: bool = True,
     ) -> TakeBack:
-        return edits.take_back(item, path, where, recorded, store, force=force, declared=declared)
+        return edits.take_back(
+            item, path, where, recorded, store, force=force, declared=declared, kept=kept
+        )
 
     def take_in(self, path: str, dest: str, source: str) -> TakeBack:
         return edits.take_in(path, dest, source)

@@ -251,15 +251,26 @@ def take_back(
     *,
     force: bool = False,
     declared: Sequence[Source] = (),
+    kept: bool = True,
 ) -> TakeBack:
-    """Copy the live file over the `source` it is managed from (see `_over_source`)."""
+    """Copy the live file over the `source` it is managed from (see `_over_source`);
+    `kept`: a snapshot keeps the source's content first (False: none yet)."""
     label = abbreviate(path)
     ensure = item.get("ensure")
     if ensure == "link" or item.get("link"):
         # A link's edits were made in the file it points to: already in place.
         target = item.get("target") or item.get("source") or "its target"
         if ensure == "link" and os.path.isfile(path) and not os.path.islink(path):
-            return _relink(item, path, where, str(target), force)
+            return _relink(item, path, where, str(target), force, kept)
+        now = _live(path) if ensure == "link" else None
+        if now is not None and now.ensure == LINK and now.link_target != item.get("target"):
+            return TakeBack(
+                f"{label}: the link was pointed to {now.link_target} by hand, and `sys add` "
+                f"does not take a link's target back: change its declaration ({where}) to keep "
+                f"it, or point it back with `sys apply --overwrite {label}`",
+                refused=True,
+                conflict=True,
+            )
         return TakeBack(
             f"{label} is managed as a link to {abbreviate(str(target))}: "
             "edits made through it are already there; nothing to do"
@@ -297,7 +308,7 @@ def take_back(
     if not stat.S_ISREG(src.st_mode):
         return TakeBack(f"{label}: its source {source} is not a regular file", refused=True)
     sides = _Sides(item, path, str(source), live, recorded, declared or ())
-    return _over_source(sides, where, recorded, store, force)
+    return _over_source(sides, where, recorded, store, force, kept)
 
 
 class _Sides:
@@ -346,7 +357,12 @@ class _Sides:
 
 
 def _over_source(
-    sides: _Sides, where: str, recorded: Mapping[str, Any] | None, store: Any, force: bool
+    sides: _Sides,
+    where: str,
+    recorded: Mapping[str, Any] | None,
+    store: Any,
+    force: bool,
+    kept: bool,
 ) -> TakeBack:
     """How the live file goes over its source: refused when only its mode
     changed (the declaration sets it), when the source changed since the last
@@ -368,7 +384,7 @@ def _over_source(
             f"{shown} changed since (the next sys apply copies that change)"
         )
     if not sides.same and sides.source_changed and not force:
-        return _both_changed(sides, where, store)
+        return _both_changed(sides, where, store, kept)
     if sides.same:
         message = f"{label}: already the same as its source {shown}"
     else:
@@ -398,7 +414,7 @@ def _over_source(
     return TakeBack(message, writes=() if sides.same else (sides.target,), act=act)
 
 
-def _both_changed(sides: _Sides, where: str, store: Any) -> TakeBack:
+def _both_changed(sides: _Sides, where: str, store: Any, kept: bool) -> TakeBack:
     """Refused: copying the live file over its source would lose the source's
     own change (or, never applied, its content); both diffs and the way out."""
     label, shown = sides.label, sides.shown
@@ -422,12 +438,31 @@ def _both_changed(sides: _Sides, where: str, store: Any) -> TakeBack:
         if before is not None:
             detail = unified(before, source_now, f"{shown} (last applied)", f"{shown} (now)")
             detail += unified(before, home_now, f"{label} (last applied)", f"{label} (now)")
-    hint = (
-        f"Merge them into {label} and run `sys add --force {label}` (the source's content is "
-        f"kept first: `sys rollback` brings it back), or merge them into {shown} and run "
-        f"`sys apply --overwrite {label}`."
+    # Never applied, the path is not an edit: a plain apply takes it over.
+    apply = (
+        f"`sys apply --overwrite {label}`"
+        if sides.blob
+        else f"`sys apply` (it keeps {label} as the original it takes over)"
     )
+    hint = resolve(label, shown, apply, kept)
     return TakeBack(why, refused=True, conflict=True, detail=detail + hint)
+
+
+def resolve(label: str, shown: str, apply: str, kept: bool) -> str:
+    """How to resolve a refused take-back: `sys add --force`, which keeps the
+    source's content first (when a snapshot can: `kept`; else git, once it is
+    committed), or the source's side with `apply`."""
+    if kept:
+        return (
+            f"Merge them into {label} and run `sys add --force {label}` (the source's content "
+            f"is kept first: `sys rollback` brings it back), or merge them into {shown} and "
+            f"run {apply}."
+        )
+    return (
+        f"Commit {shown}, merge them into {label} and run `sys add --force {label}` (there "
+        "is no snapshot yet to keep the source's content in: git brings it back), or merge "
+        f"them into {shown} and run {apply}."
+    )
 
 
 def mode_declared_at(declared: Sequence[Source]) -> str | None:
@@ -474,7 +509,7 @@ def _mode_in_call(lines: list[str], start: int) -> int | None:
     return None
 
 
-def _relink(item: Item, path: str, where: str, target: str, force: bool) -> TakeBack:
+def _relink(item: Item, path: str, where: str, target: str, force: bool, kept: bool) -> TakeBack:
     """A regular file replaced a managed link (an editor saving by writing a
     new file): its content goes over what the link points to, and the link is
     made again. Refused (unless `force`) when what the link pointed to was
@@ -506,10 +541,7 @@ def _relink(item: Item, path: str, where: str, target: str, force: bool) -> Take
             "changed after that: copying the file over it would lose that change",
             refused=True,
             conflict=True,
-            detail=detail
-            + f"Merge them into {label} and run `sys add --force {label}` (the source's content "
-            f"is kept first: `sys rollback` brings it back), or merge them into {shown} and run "
-            f"`sys apply --overwrite {label}`.",
+            detail=detail + resolve(label, shown, f"`sys apply --overwrite {label}`", kept),
         )
     message = (
         f"{label}: a file replaced the link to {abbreviate(target)} (declared at {where}); "

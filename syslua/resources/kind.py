@@ -190,10 +190,12 @@ class TakesBack(Protocol):
         *,
         force: bool = False,
         declared: Sequence[Source] = (),
+        kept: bool = True,
     ) -> TakeBack:
         """How `sys add` takes the live `path` of `item` (declared at `where`,
         `declared` the sources) back; `force`: even over a source that changed
-        since the last apply (`recorded`)."""
+        since the last apply (`recorded`); `kept`: a snapshot keeps what it
+        overwrites (False: there is none yet)."""
         ...
 
     def take_in(self, path: str, dest: str, source: str) -> TakeBack:
