@@ -1048,7 +1048,7 @@ class FileType(
         unfolded = state.get("unfolded", ())
         # A fold this item was unfolded from, put back by another removal (or
         # any link into the repository above it) is never reached through.
-        refolded = (l for l, _ in unfolded if l != item.key and os.path.islink(l))
+        refolded = (d for d, _ in unfolded if d != item.key and os.path.islink(d))
         fold = next(refolded, None) or _behind_fold(item.key, ctx)
         if fold is not None:
             return Removal(
