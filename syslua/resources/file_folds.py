@@ -5,7 +5,8 @@ GNU stow links a directory that one package owns as a whole, in one link
 below a fold would be written through it, into the repository. It never is:
 
 - A parent directory that is a link whose real path lies inside a declared
-  source or the config's directory is a fold. Before the item writes, the
+  source, the config's directory, or the git work tree either is in, is a
+  fold. Before the item writes, the
   fold becomes a real directory whose entries are links to where the fold
   pointed, so everything it showed is still there; each directory on the
   way down to the item's path is unfolded the same way. The entries the
@@ -44,7 +45,7 @@ _unfolding = threading.Lock()
 
 class Protected:
     """The real paths that writes never reach through a link: the config's
-    directory and every declared source."""
+    directory, every declared source, and the git work trees they are in."""
 
     def __init__(self, *manifests: Manifest | None) -> None:
         roots: set[str] = set()
