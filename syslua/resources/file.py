@@ -661,7 +661,8 @@ class FileType(
             planning = ctx.memo(Planning) if ctx.noop else None
             # Which parents are symlinks now: when the item runs, a parent
             # that turned into one since planning is refused (`apply`).
-            links = posix.linked_parents(item.key, home(), planning.links if planning else None)
+            seen = planning.links if planning else ctx.memo(_Seen).links
+            links = posix.linked_parents(item.key, home(), seen)
             unfolds = _folds(item, links, ctx) if links else ()
             root = None
             if unfolds:
@@ -818,6 +819,7 @@ class FileType(
         unfolds = planned.folds if planned is not None else ()
         if unfolds:  # first, whatever the item does: never through a fold
             folds.unfold(unfolds, before, ctx.before_changes)
+            ctx.memo(_Seen).links.clear()  # links are directories now
         if ensure == "absent":
             posix.remove(item.key, force=bool(item.get("force")), before_change=before)
             return NOTHING
@@ -825,6 +827,7 @@ class FileType(
         attrs = self._parent_attrs(item, ctx)
         if not unfolds and (root := _symlinked_root(item, ctx.manifest)) is not None:
             posix.replace_link_with_directory(root, *attrs(root), before_change=before)
+            ctx.memo(_Seen).links.clear()
         posix.create_parents(item.key, attrs, before_change=before)
         if ensure == "link":
             posix.make_link(item.key, item.get("target"), uid=uid, gid=gid, before_change=before)
@@ -1069,6 +1072,7 @@ class FileType(
             if _still_used(link, ctx):
                 continue
             note = folds.refold(link, target, ctx.before_change)
+            ctx.memo(_Seen).links.clear()  # it may be a link again
             if note:
                 message = f"{message}; {note}"
             elif link == item.key:
@@ -1246,6 +1250,15 @@ class FileType(
         return "changed", ", ".join(st.differences)
 
 
+class _Seen:
+    """Which directories are symlinks, as the items of an apply find them
+    (`Planning.links` while planning); emptied when an item turns a link
+    into a directory. The item's own `apply` looks again, uncached."""
+
+    def __init__(self) -> None:
+        self.links: dict[str, str | None] = {}
+
+
 class _Guard:
     """What a run protects from writes through links (made when a parent of
     a path is a symlink, once per run)."""
@@ -1345,17 +1358,22 @@ def link_problem(path: str) -> tuple[str, str] | None:
 def _unfolded(item: Item, sctx: SnapshotContext) -> list[list[str]]:
     """The folds above the item's path that this apply unfolded (to fold
     them again when the item goes); kept from the previous snapshot when
-    this apply unfolded none."""
-    records = sctx.path_records
+    this apply unfolded none. Each is looked for only when some are known
+    (once per recording, `sctx.memo`): most applies have none."""
+    links = sctx.memo.get("file.links")
+    if links is None:  # the paths this apply's journal found as links
+        links = sctx.memo["file.links"] = {
+            path: rec.prev.target
+            for path, rec in sctx.path_records.items()
+            if rec.prev.kind == LINK_RECORD
+        }
 
     def was_link(path: str) -> str | None:
-        rec = records.get(path)
-        if rec is None or rec.prev.kind != LINK_RECORD or os.path.islink(path):
-            return None
-        return rec.prev.target
+        target = links.get(path)
+        return None if target is None or os.path.islink(path) else target
 
-    found = folds.unfolded(item.key, was_link)
-    if item.get("ensure") == "directory" and (own := was_link(item.key)) is not None:
+    found = folds.unfolded(item.key, was_link) if links else []
+    if links and item.get("ensure") == "directory" and (own := was_link(item.key)) is not None:
         found.append((item.key, own))  # a directory that was a fold itself
     if found:
         return [list(f) for f in found]
@@ -1371,7 +1389,7 @@ def _unfolded(item: Item, sctx: SnapshotContext) -> list[list[str]]:
             for state in sctx.others.values()
             for link, target in state.get("unfolded", ())
         }
-    return [list(f) for f in folds.known_above(item.key, known)]
+    return [list(f) for f in folds.known_above(item.key, known)] if known else []
 
 
 def _check_parents(item: Item, planned: Status) -> None:
