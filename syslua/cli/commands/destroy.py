@@ -10,7 +10,9 @@ not refused but kept, in a snapshot recorded just before, which the
 rollback returns to. The env scripts stay, setting nothing of the config's,
 so a shell rc file that loads them keeps working. What it cannot undo (a
 command run without an `undo`: its kind says so through `Irreversible`) is
-named, and the last line claims no more than was done.
+named, and the last line claims no more than was done. Ctrl-C or SIGTERM
+stops it as it stops `sys apply`: what it removed is put back, and it ends
+with `Destroy interrupted. System unchanged.`, exit 130.
 """
 
 import time
@@ -50,9 +52,10 @@ def command(
 
 
 def run(term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool) -> int:
+    from syslua.cli import signals
     from syslua.cli.commands.common import state
-    from syslua.cli.outcome import report, reporter_for
-    from syslua.errors import UsageError
+    from syslua.cli.outcome import interrupted_early, late, report, reporter_for
+    from syslua.errors import Interrupted, UsageError
     from syslua.execute.apply import ApplyOptions, apply_manifest
     from syslua.manifest.model import Manifest
     from syslua.paths import Paths
@@ -60,32 +63,40 @@ def run(term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool) -> int
 
     started = time.monotonic()
     paths = Paths.from_env()
-    with state(paths, term, exclusive=not dry_run, wait=wait):
-        snapshots = Snapshots(paths)
-        current, warning = snapshots.usable_current()
-        for note in (snapshots.rebuilt, warning):
-            if note:
-                term.warn(note)
-        if current is None:
-            if snapshots.index()["order"]:
-                raise UsageError(
-                    "there is no current snapshot, so what syslua manages is not known; "
-                    "make one current with `sys rollback ID` (see `sys history`), then destroy"
-                )
-            term.line("Nothing to destroy: nothing has been applied yet.")
-            return 0
-        if not current.manifest.get("items"):
-            term.line(f"Nothing to destroy: snapshot {current.id} manages nothing.")
-            return 0
-        if dry_run:
-            return _dry_run(term, paths, current)
-        term.log("Removing everything syslua manages...")
-        options = ApplyOptions(jobs=jobs, kind="destroy", keep_edits=True)
-        reporter = reporter_for(term, options)
-        try:
-            outcome = apply_manifest(Manifest(items=()), paths, options, reporter)
-        finally:
-            reporter.close()
+    try:
+        with state(paths, term, exclusive=not dry_run, wait=wait):
+            snapshots = Snapshots(paths)
+            current, warning = snapshots.usable_current()
+            for note in (snapshots.rebuilt, warning):
+                if note:
+                    term.warn(note)
+            if current is None:
+                if snapshots.index()["order"]:
+                    raise UsageError(
+                        "there is no current snapshot, so what syslua manages is not known; "
+                        "make one current with `sys rollback ID` (see `sys history`), then destroy"
+                    )
+                term.line("Nothing to destroy: nothing has been applied yet.")
+                return 0
+            if not current.manifest.get("items"):
+                term.line(f"Nothing to destroy: snapshot {current.id} manages nothing.")
+                return 0
+            if dry_run:
+                return _dry_run(term, paths, current)
+            term.log("Removing everything syslua manages...")
+            # Ctrl-C and SIGTERM stop it as they stop `sys apply`: what it
+            # removed comes back, and it ends with `Destroy interrupted. ...`.
+            options = ApplyOptions(
+                jobs=jobs, kind="destroy", keep_edits=True, stop=signals.current()
+            )
+            reporter = reporter_for(term, options)
+            try:
+                outcome = apply_manifest(Manifest(items=()), paths, options, reporter)
+            finally:
+                reporter.close()
+    except Interrupted:
+        return interrupted_early(term, "Destroy")
+    late(term, outcome, options)
     lasting = not_undone(current)
     if outcome.ok:
         # --json: the summary's `not_undone`, as for a rollback that left commands done

@@ -1,0 +1,101 @@
+"""Ctrl-C and SIGTERM in every command that changes the machine (issue 22, point 4).
+
+`sys destroy` and `sys rollback` run the apply machinery: a signal while
+they change the machine starts nothing new, undoes what they did and ends
+with `Destroy interrupted. System unchanged.` (`Rollback ...`), exit 130,
+leaving no journal. `sys add`, `sys gc`, `sys snapshot delete`, `sys update`,
+`sys pull` and `sys init --from` change the machine in one short critical
+section: a signal before it stops the command with nothing changed (exit
+130), one during it lets the section finish and then stops (exit 130, saying
+that what was done is kept).
+
+Every signal is a real one, sent to a real `python -m syslua` process.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+
+import pytest
+from conftest import HEADER, apply_ok, current, history, put, tree
+from test_interrupt import (  # noqa: F401 (`background` is a fixture)
+    ROLLING_BACK,
+    background,
+    held_undo,
+    journal,
+    last_lines,
+    wait_for_text,
+)
+
+SIGNALS = pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"]
+)
+
+
+def slow_undo_exec(marker, release, name: str = "slow") -> str:  # type: ignore[no-untyped-def]
+    """An exec whose undo says it started (`marker`), then runs until `release` exists."""
+    undo = held_undo(marker, release)
+    return (
+        f'local e = exec {{ name = "{name}", provider = "shell", command = "true", '
+        f"undo = {json.dumps(undo)} }}\n"
+    )
+
+
+# -- destroy -------------------------------------------------------------------
+@SIGNALS
+def test_signal_during_destroy_rolls_it_back(sysenv, background, signum) -> None:
+    """A file removed before the exec's undo started comes back."""
+    marker, release = sysenv.work / "undoing", sysenv.work / "release"
+    put(sysenv.home / ".bashrc", "# hand-made\n", 0o600)
+    s1 = apply_ok(
+        sysenv,
+        slow_undo_exec(marker, release)
+        + """
+file { path = "~/a.txt", content = "a\\n", depends_on = { e } }
+file { path = "~/.bashrc", content = "# managed\\n", depends_on = { e } }
+""",
+    )
+    before = tree(sysenv.home)
+    run = background("destroy")
+    run.wait_for(marker)
+    assert not (sysenv.home / "a.txt").exists()  # half-way: the files went first
+    run.send(signum)
+    code, text = run.finish()
+    assert code == 130, text
+    assert ROLLING_BACK in text, text
+    assert last_lines(text) == ["Destroy interrupted. System unchanged."], text
+    assert "Traceback" not in text, text
+    assert tree(sysenv.home) == before
+    assert not journal(sysenv).exists()
+    assert current(sysenv) == s1 and len(history(sysenv)) == 1
+    # and the next command finds nothing to recover
+    release.write_text("")
+    p = sysenv.run("destroy")
+    assert p.returncode == 0 and "rolled back an interrupted" not in p.stderr, p.stderr
+
+
+# -- rollback ------------------------------------------------------------------
+@SIGNALS
+def test_signal_during_sys_rollback_rolls_it_back(sysenv, background, signum) -> None:
+    marker, release = sysenv.work / "undoing", sysenv.work / "release"
+    s1 = apply_ok(sysenv, 'file { path = "~/x.conf", content = "x v1\\n" }\n')
+    s2 = apply_ok(
+        sysenv,
+        slow_undo_exec(marker, release)
+        + 'file { path = "~/x.conf", content = "x v2\\n", depends_on = { e } }\n'
+        + 'file { path = "~/new.txt", content = "new\\n", depends_on = { e } }\n',
+    )
+    before = tree(sysenv.home)
+    run = background("rollback")
+    run.wait_for(marker)
+    assert not (sysenv.home / "new.txt").exists()  # half-way back to s1
+    run.send(signum)
+    code, text = run.finish()
+    assert code == 130, text
+    assert ROLLING_BACK in text, text
+    assert last_lines(text) == ["Rollback interrupted. System unchanged."], text
+    assert tree(sysenv.home) == before
+    assert not journal(sysenv).exists()
+    h = history(sysenv)
+    assert [x["id"] for x in h] == [s2, s1] and h[0]["current"]
