@@ -18,19 +18,26 @@ import json
 import signal
 
 import pytest
-from conftest import HEADER, apply_ok, current, history, put, tree
-from test_interrupt import (  # noqa: F401 (`background` is a fixture)
-    ROLLING_BACK,
-    background,
-    held_undo,
-    journal,
-    last_lines,
-    wait_for_text,
-)
+from conftest import apply_ok, current, history, put, tree
+from test_interrupt import ROLLING_BACK, Running, held_undo, journal, last_lines
 
 SIGNALS = pytest.mark.parametrize(
     "signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"]
 )
+
+
+@pytest.fixture
+def background(sysenv):  # type: ignore[no-untyped-def]
+    """Start `sys ARGS...` as a real process in the background (`test_interrupt.Running`)."""
+    started: list[Running] = []
+
+    def start(*args: str) -> Running:
+        started.append(Running(sysenv, *args))
+        return started[-1]
+
+    yield start
+    for r in started:
+        r.close()
 
 
 def slow_undo_exec(marker, release, name: str = "slow") -> str:  # type: ignore[no-untyped-def]

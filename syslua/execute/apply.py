@@ -67,8 +67,15 @@ def apply_manifest(
     journal = begin(run, plan)  # 4. the previous state of all it touches, durable
     try:
         outcome = run.execute(plan, journal)  # 5, 6. remove, then run the DAG
-        if outcome.ok and record(run, plan, journal, outcome):  # 7, 8. outputs, snapshot, commit
-            return outcome
+        try:
+            if outcome.ok and record(
+                run, plan, journal, outcome
+            ):  # 7, 8. outputs, snapshot, commit
+                return outcome
+        except Exception:
+            if not journal.committed:  # a bug while recording: undo first, then report it
+                roll_back(run, outcome, journal)
+            raise
         roll_back(run, outcome, journal)  # the previous snapshot stays current
         return outcome
     finally:

@@ -62,21 +62,60 @@ def record(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome) -
         stage, mark = "the snapshot", run.store.mark()
         snap = _snapshot(run, plan, journal, outcome)
         _commit(run, journal, snap, plan)
-    except OSError as e:
-        why = e.strerror or str(e)
+    except (OSError, StateError) as e:
         if journal.committed:  # only making it current failed: recovery finishes that
+            why = (e.strerror or str(e)) if isinstance(e, OSError) else e.message
             raise StateError(
                 f"the apply completed, but making its snapshot current failed: {why}",
                 hint="The next `sys` command finishes recording it.",
             ) from None
         # Not recorded, so not done: undo it all in this same run.
         outcome.ok = False
-        outcome.error = f"{why} while writing {stage} under {run.paths.state}"
+        outcome.error = _failure(e, stage, run.paths.state)
         forget_snapshots(journal, run.inputs.snapshots, run.store, mark)
         return False
+    except Exception:
+        # A bug: the caller rolls back before it is reported, unless the
+        # commit record is written (recovery then finishes the apply).
+        if not journal.committed:
+            outcome.ok = False
+            forget_snapshots(journal, run.inputs.snapshots, run.store, mark)
+        raise
     outcome.snapshot_id = snap.id
-    _after_commit(run, journal, plan)
+    try:
+        _after_commit(run, journal, plan)
+    except OSError as e:
+        # The apply is done and recorded: what is left is tidying up.
+        where = failed_path(e)
+        run.reporter.note(
+            f"Warning: the apply completed, but tidying up after it failed: "
+            f"{e.strerror or e}{f': {where}' if where else ''}"
+        )
     return True
+
+
+def _failure(e: OSError | StateError, stage: str, state: Path) -> str:
+    """What failed while recording, for the user: why, what was being
+    written, and the path the error is about."""
+    if isinstance(e, StateError):
+        return f"{e.message} (while writing {stage} under {state})"
+    where = failed_path(e)
+    why = e.strerror or str(e)
+    return f"{why} while writing {stage} under {state}" + (f": {where}" if where else "")
+
+
+def failed_path(e: OSError) -> str | None:
+    """The path an OS error is about, as the user knows it: the target of a
+    rename (not the temp file renamed), the directory a temp file could not
+    be made in, else the file named."""
+    if e.filename2:
+        return os.fsdecode(e.filename2)
+    if not e.filename or not isinstance(e.filename, (str, bytes, os.PathLike)):
+        return None
+    name = os.fsdecode(e.filename)
+    if ".syslua-" in os.path.basename(name):
+        return os.path.dirname(name)
+    return name
 
 
 def _write_outputs(run: ApplyRun, journal: Journal) -> str | None:
