@@ -5,8 +5,9 @@
 the command's `Stop` (`syslua.execute.stop`) what a signal may do now:
 raise `errors.Interrupted` while nothing has changed yet (exit 130), only
 set the flag while an apply changes the machine (it then stops and rolls
-back), or, during a rollback, say that the rollback is finishing. Commands
-reach the `Stop` with `current()`.
+back), or, during a rollback or a critical section, say that it is
+finishing. Commands reach the `Stop` with `current()`; one that ran a
+critical section ends with `stopped_after` (exit 130 when a signal came).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from syslua.errors import Interrupted
-from syslua.execute.stop import ABORT, FINISH, STILL_ROLLING_BACK, Stop
+from syslua.execute.stop import ABORT, FINISH, FINISHING, HOLD, STILL_ROLLING_BACK, Stop
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -48,6 +49,8 @@ def handling() -> Iterator[Stop]:
             raise Interrupted()
         if action == FINISH:
             _say(STILL_ROLLING_BACK)
+        elif action == HOLD:
+            _say(FINISHING)
 
     previous = {s: signal.getsignal(s) for s in SIGNALS}
     for s in SIGNALS:
@@ -58,6 +61,18 @@ def handling() -> Iterator[Stop]:
         for s, h in previous.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
         _current = None
+
+
+INTERRUPTED_AFTER = "Interrupted after the change was made: it is kept, not undone."
+
+
+def stopped_after(code: int) -> int:
+    """The exit code of a command whose critical section a signal waited for:
+    130, after saying that what it did is kept; otherwise `code`."""
+    if _current is None or not _current.requested:
+        return code
+    _say(INTERRUPTED_AFTER)
+    return Interrupted.exit_code
 
 
 def _say(text: str) -> None:

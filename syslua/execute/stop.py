@@ -12,6 +12,10 @@ a signal may do depends on what the run is doing, which the apply says here:
    everything it did.
 3. Rolling back (`rolling_back()`, also during crash recovery): a signal
    changes nothing; the handler tells the user the rollback is finishing.
+4. A short change that must not stop half-way (`critical()`: `sys add`
+   copying files, `sys gc`, `sys snapshot delete`): a signal only sets the
+   flag, the handler says the change is finishing, and the command ends
+   right after it (exit 130; `syslua.cli.signals.stopped_after`).
 
 Everything here runs in the main thread (Python runs signal handlers
 there), and the flag is a plain attribute, so worker threads can read it.
@@ -19,12 +23,17 @@ there), and the flag is a plain attribute, so worker threads can read it.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 ABORT = "abort"  # raise Interrupted now
 DEFER = "defer"  # set the flag; the apply stops and rolls back
 FINISH = "finish"  # rolling back: say it is finishing
+HOLD = "hold"  # in a critical section: say it finishes first
+FINISHING = "Finishing what cannot stop half-way; it stops right after."
 
 STILL_ROLLING_BACK = "Still rolling back; it will finish shortly."
 
@@ -74,6 +83,19 @@ class Stop:
             self.mode = DEFER
 
     @contextmanager
+    def critical(self) -> Iterator[None]:
+        """A short change that a signal must not stop half-way: one that comes
+        during it waits for its end (`requested` then says so)."""
+        previous = self.mode
+        if previous == ABORT:
+            self.mode = HOLD
+        try:
+            pause_point("critical")
+            yield
+        finally:
+            self.mode = previous
+
+    @contextmanager
     def rolling_back(self) -> Iterator[None]:
         """A rollback (or crash recovery) that a signal must not stop."""
         previous = self.mode
@@ -82,3 +104,21 @@ class Stop:
             yield
         finally:
             self.mode = previous if previous != DEFER else FINISH
+
+
+PAUSE_AT = "SYSLUA_PAUSE_AT"
+
+
+def pause_point(name: str) -> None:
+    """For the signal tests: when SYSLUA_PAUSE_AT is `NAME:DIR` and names this
+    point, create DIR/paused and wait (at most 60 s) until DIR/release exists,
+    so that a test can send a real signal at this exact point. It costs one
+    environment lookup."""
+    spec = os.environ.get(PAUSE_AT)
+    if not spec or spec.partition(":")[0] != name:
+        return
+    where = Path(spec.partition(":")[2])
+    (where / "paused").touch()
+    deadline = time.monotonic() + 60
+    while not (where / "release").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)

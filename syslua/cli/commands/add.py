@@ -7,7 +7,8 @@ two sides disagree (the source changed since the last apply too, without
 `--force`; or only a mode the declaration sets changed), 2 otherwise (a
 path that cannot be taken back). Otherwise it prints what each file became,
 the declarations to add for the files nothing managed, and the snapshot it
-recorded.
+recorded. Ctrl-C or SIGTERM before it starts copying ends it with nothing
+changed; during it, it finishes, then ends (exit 130).
 """
 
 from pathlib import Path
@@ -108,6 +109,7 @@ def run(
     wait: bool,
     force: bool = False,
 ) -> int:
+    from syslua.cli import signals
     from syslua.cli.commands.common import load_manifest, state
     from syslua.execute.take_back import Adding
     from syslua.paths import Paths
@@ -136,8 +138,9 @@ def run(
                     term.lines(step.detail, always=True)
             term.line("Nothing was changed.", always=True)
             return CONFLICT if all(step.conflict for step in refused) else REFUSED
-        snapshot = adding.act()
-    return _report(term, adding.steps, adding.skipped, snapshot)
+        with signals.current().critical():  # Ctrl-C waits for its end
+            snapshot = adding.act()
+    return signals.stopped_after(_report(term, adding.steps, adding.skipped, snapshot))
 
 
 def _report(

@@ -2,7 +2,9 @@
 
 Kept: the current snapshot, tagged snapshots, and the N newest others. Then
 every blob and tree no kept snapshot (nor the live profile) refers to is
-removed from the store (`syslua/execute/gc.py`).
+removed from the store (`syslua/execute/gc.py`). Ctrl-C or SIGTERM before
+it starts removing ends it with nothing removed; during it, it finishes,
+then ends (exit 130).
 """
 
 from typing import TYPE_CHECKING, Annotated
@@ -41,13 +43,15 @@ def command(
 
 
 def run(term: "Terminal", *, keep: int, dry_run: bool, wait: bool) -> int:
+    from syslua.cli import signals
     from syslua.cli.commands.common import state
     from syslua.cli.machine import JSON_FORMAT
     from syslua.execute.gc import collect
     from syslua.paths import Paths
 
     paths = Paths.from_env()
-    with state(paths, term, exclusive=True, wait=wait):
+    # Ctrl-C once it holds the lock waits for the end of the collection
+    with state(paths, term, exclusive=True, wait=wait), signals.current().critical():
         done = collect(paths, keep=keep, dry_run=dry_run)
     if term.json_mode:
         term.json(
@@ -60,9 +64,9 @@ def run(term: "Terminal", *, keep: int, dry_run: bool, wait: bool) -> int:
                 "dry_run": dry_run,
             }
         )
-        return 0
+        return signals.stopped_after(0)
     _show(term, done, dry_run)
-    return 0
+    return signals.stopped_after(0)
 
 
 def _show(term: "Terminal", done: "Collected", dry_run: bool) -> None:

@@ -114,6 +114,7 @@ def tag_snapshot(term: "Terminal", snapshot_id: str, name: str) -> int:
 
 
 def delete(term: "Terminal", snapshot_id: str) -> int:
+    from syslua.cli import signals
     from syslua.cli.commands.common import state
     from syslua.paths import Paths
     from syslua.state.snapshots import Snapshots
@@ -122,6 +123,7 @@ def delete(term: "Terminal", snapshot_id: str) -> int:
     with state(paths, term, exclusive=True):
         snapshots = Snapshots(paths)
         ident = snapshots.resolve_id(snapshot_id)
-        snapshots.delete(ident)
+        with signals.current().critical():  # Ctrl-C waits for its end
+            snapshots.delete(ident)
     term.line(f"Deleted snapshot {ident}. Its store objects are freed by `sys gc`.")
-    return 0
+    return signals.stopped_after(0)
