@@ -266,6 +266,7 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float, verb: str = "
     """An apply (or destroy) that would overwrite or remove edits made by hand:
     it changed nothing."""
     labels = [e.label for e in outcome.refused]
+    what = "remove" if verb == "Destroy" else "overwrite"
     if term.json_mode:
         term.json_event(
             {
@@ -281,7 +282,7 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float, verb: str = "
                 "failures": [],
                 # the same fields as every other summary, so readers need no special case
                 "kept_edits": None,
-                "error": f"Refusing to overwrite {count_paths(len(labels))} edited since the "
+                "error": f"Refusing to {what} {count_paths(len(labels))} edited since the "
                 "last apply",
                 "not_undone": [],
                 "edited": [
@@ -291,7 +292,7 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float, verb: str = "
         )
         return REFUSED
     term.line(
-        f"Refusing to overwrite {count_paths(len(labels))} edited since the last apply:",
+        f"Refusing to {what} {count_paths(len(labels))} edited since the last apply:",
         "bold red",
         always=True,
     )
