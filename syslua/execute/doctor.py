@@ -483,7 +483,11 @@ def current_snapshot(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     _, why = damage
     other = snapshots.latest_readable()
     if other is None:
-        return False, f"{why} No other snapshot is readable.", "the next sys apply converges every item"
+        return (
+            False,
+            f"{why} No other snapshot is readable.",
+            "the next sys apply converges every item",
+        )
     return (
         False,
         f"{why} Snapshot {other.id} is the newest readable one.",

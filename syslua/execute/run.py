@@ -181,18 +181,18 @@ class ApplyRun:
         current, damaged = self.inputs.current, self.inputs.damaged
         assert current is not None
         n = len(plan.removals)
-        ways = f"make snapshot {current.id} current with `sys doctor --repair`"
+        ways = f"make snapshot {current.id} current with `sys doctor --repair`. A"
         if self.options.kind == "apply":
             ways = (
                 f"plan them against snapshot {current.id} with "
-                f"`sys apply --from-snapshot {current.id}`, or {ways}; either way"
+                f"`sys apply --from-snapshot {current.id}`, or {ways[:-3]}. Either way, a"
             )
         return UsageError(
             f"refusing to remove {n} item{'s' if n != 1 else ''} that snapshot {current.id} "
             f"manages: the current snapshot {damaged} is corrupt or missing, so what the last "
             f"apply left is not known, and snapshot {current.id} is older. Nothing was changed.",
-            hint=f"To go on, {ways} (a path changed since that snapshot is kept as an edit, "
-            "which is not removed without --force).",
+            hint=f"To go on, {ways} path changed since that snapshot is kept as an edit, "
+            "which is not removed without --force.",
         )
 
     def _hold(self, plan: Plan) -> None:
