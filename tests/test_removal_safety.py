@@ -201,3 +201,35 @@ def test_doctor_repair_makes_the_newest_readable_snapshot_current(sysenv) -> Non
     assert "Kept 1 path edited since the last apply in snapshot" in p.stdout, out(p)
     assert sysenv.run("rollback").returncode == 0
     assert tree(sysenv.home) == home
+
+
+# -- whatever is removed is in the store first ---------------------------------------
+def test_an_edited_tree_member_is_refused_and_force_stores_it_first(sysenv) -> None:
+    put(sysenv.work / "dots" / "a.conf", "a\n")
+    put(sysenv.work / "dots" / "sub" / "b.conf", "b\n")
+    apply_ok(sysenv, 'file { path = "~/.cfg", source = "dots" }\n' + ONE)
+    (sysenv.home / ".cfg" / "sub" / "b.conf").write_text("b, edited\n")
+    home = tree(sysenv.home)
+    sysenv.write("sys.lua", HEADER + ONE)
+    p = sysenv.run("plan")
+    assert f"! file ~/.cfg/sub/b.conf: {EDITED}" in p.stdout, out(p)
+    p = sysenv.run("apply")
+    assert p.returncode == 2 and "  ~/.cfg/sub/b.conf" in p.stdout, out(p)
+    assert tree(sysenv.home) == home
+    p = sysenv.run("apply", "--force")
+    assert p.returncode == 0, out(p)
+    assert not (sysenv.home / ".cfg").exists()
+    assert sysenv.run("rollback").returncode == 0
+    assert tree(sysenv.home) == home
+
+
+def test_a_directory_removed_with_force_comes_back_whole(sysenv) -> None:
+    put(sysenv.home / "junk" / "notes.txt", "mine\n", 0o600)
+    put(sysenv.home / "junk" / "deep" / "more.txt", "more\n")
+    (sysenv.home / "junk" / "deep" / "link").symlink_to("../notes.txt")
+    before = tree(sysenv.home)
+    apply_ok(sysenv, 'file { path = "~/junk", ensure = "absent", force = true }\n' + ONE)
+    assert not (sysenv.home / "junk").exists()
+    # no longer declared: what it removed comes back from the store
+    apply_ok(sysenv, ONE)
+    assert {k: v for k, v in tree(sysenv.home).items() if k != ".inputrc"} == before
