@@ -122,8 +122,12 @@ def test_destroy_keeps_edits_for_rollback(sysenv) -> None:
     edited = tree(sysenv.home)
     p = sysenv.run("destroy", "--dry-run")
     assert "! file ~/.config/app/conf: edited since the last apply" in p.stdout, p.stdout
-    assert "would be kept in a snapshot first" in p.stdout
-    p = sysenv.run("destroy")  # no refusal, no prompt
+    assert "`sys destroy --force` keeps them in a snapshot first" in p.stdout
+    p = sysenv.run("destroy")  # refused: an edited path is not removed unasked
+    assert p.returncode == 2, out(p)
+    assert "Refusing to remove 1 path edited since the last apply:" in p.stdout, out(p)
+    assert tree(sysenv.home) == edited
+    p = sysenv.run("destroy", "--force")  # no prompt
     assert p.returncode == 0, out(p)
     assert "Kept 1 path edited since the last apply in snapshot" in p.stdout
     assert not (sysenv.home / ".config" / "app").exists()

@@ -17,7 +17,18 @@ import pytest
 from conftest import HEADER, _in_process, corrupt_object, ok, out, store_objects, tree
 from test_lock import Holder
 
-CHECKS = ["lua", "permissions", "lock", "journals", "store", "env", "path", "config", "links"]
+CHECKS = [
+    "lua",
+    "permissions",
+    "lock",
+    "journals",
+    "store",
+    "env",
+    "path",
+    "config",
+    "links",
+    "snapshot",
+]
 
 
 def doctor(sysenv, *args: str, shell: str = "/bin/bash", path_bin: bool = True, **env: str):
@@ -70,7 +81,7 @@ def test_a_healthy_machine_passes_every_check(healthy) -> None:
     assert line_of(p, "env line") == f"✓ env line: ~/.bashrc loads {healthy.root}/state/env.sh"
     assert line_of(p, "PATH") == f"✓ PATH: {healthy.root}/state/profile/bin is on PATH"
     assert line_of(p, "config") == f"✓ config: {healthy.work}/sys.lua evaluates (2 items)"
-    assert lines[-1] == "All 9 checks passed."
+    assert lines[-1] == "All 10 checks passed."
     assert "\x1b[" not in p.stdout
     assert (tree(healthy.root), tree(healthy.home)) == before  # doctor only looks
 
@@ -105,7 +116,7 @@ def test_a_fresh_machine(sysenv) -> None:
     assert line_of(p, "PATH").startswith("✗ PATH: ")
     assert line_of(p, "config").startswith("✗ config: no config file")
     assert fix_of(p, "config") == "sys init writes a starter"
-    assert p.stdout.splitlines()[-1] == "3 of 9 checks failed."
+    assert p.stdout.splitlines()[-1] == "3 of 10 checks failed."
     assert not sysenv.root.exists() or tree(sysenv.root) == {}  # doctor creates nothing
 
 
@@ -278,4 +289,4 @@ def test_the_real_command(healthy) -> None:
         timeout=120,
     )
     assert p.returncode == 0, out(p)
-    assert p.stdout.splitlines()[-1] == "All 9 checks passed."
+    assert p.stdout.splitlines()[-1] == "All 10 checks passed."

@@ -319,9 +319,14 @@ def rollback(week: Week):  # type: ignore[no-untyped-def]
     return p
 
 
-def destroy(week: Week) -> None:
-    """`sys destroy` leaves the home exactly as the tool installed it."""
-    p = week.sys("destroy", step="sys destroy")
+def destroy(week: Week, *, edited: bool = False) -> None:
+    """`sys destroy` leaves the home exactly as the tool installed it. With
+    `edited` (a path holds an edit made by hand), it first refuses to remove
+    it, then `--force` keeps the edit in a snapshot and goes on."""
+    if edited:
+        p = week.sys("destroy", step="sys destroy (refused)", code=2)
+        assert "Refusing to remove 1 path edited since the last apply:" in p.stdout, out(p)
+    p = week.sys("destroy", *(["--force"] if edited else []), step="sys destroy")
     assert "Destroy complete: snapshot" in p.stdout, out(p)
     now = week.home_now()
     if now != week.installed:
@@ -430,7 +435,7 @@ def test_a_week_with_dotbot(sysenv):
         "~/.zshrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
         in out(p)
     ), out(p)
-    destroy(week)
+    destroy(week, edited=True)
 
 
 def test_a_week_with_rcm(sysenv):
@@ -467,7 +472,7 @@ def test_a_week_with_rcm(sysenv):
         "~/.zshrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
         in out(p)
     ), out(p)
-    destroy(week)
+    destroy(week, edited=True)
 
 
 def test_a_week_with_symlink_files(sysenv):

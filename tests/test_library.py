@@ -88,6 +88,7 @@ def test_drift_store_check_doctor_and_config(sysenv) -> None:
         "path",
         "config",
         "links",
+        "snapshot",
     ]
     assert checks["lock"].ok and checks["config"].detail.endswith("evaluates (1 item)")
     assert find_config(None, paths) == sysenv.work / "sys.lua"

@@ -112,16 +112,13 @@ def test_a_mode_edit_brought_back_is_an_edit(sysenv) -> None:
 def test_destroy_then_rollback_brings_edits_back_as_edits(sysenv) -> None:
     apply_ok(sysenv, 'file { path = "~/.bashrc", content = "vi\\n" }\n')
     (sysenv.home / ".bashrc").write_text("emacs\n")
-    d = sysenv.run("destroy", "--yes") if _has_yes(sysenv) else sysenv.run("destroy")
+    assert sysenv.run("destroy").returncode == 2  # an edited path is not removed unasked
+    d = sysenv.run("destroy", "--force")
     assert d.returncode == 0, out(d)
     assert not (sysenv.home / ".bashrc").exists()
     assert sysenv.run("rollback").returncode == 0
     assert (sysenv.home / ".bashrc").read_text() == "emacs\n"
     assert sysenv.run("apply").returncode == 2
-
-
-def _has_yes(sysenv) -> bool:  # type: ignore[no-untyped-def]
-    return "--yes" in sysenv.run("destroy", "--help").stdout
 
 
 # -- the next sys apply will redo it ---------------------------------------------------

@@ -79,7 +79,7 @@ def report(
     """The end of the run, in order: the summary (a JSON event, or the table),
     what succeeded or failed, and the verdict; returns the exit code."""
     if outcome.refused:
-        return refuse(term, outcome, duration)
+        return refuse(term, outcome, duration, verb)
     counts = outcome.counts()
     failed_code = INTERRUPTED if outcome.interrupted else FAILED
     if term.json_mode:
@@ -262,9 +262,11 @@ def _declared(outcome: ApplyOutcome, ident: str) -> str:
     return f" (declared at {where})" if where else ""
 
 
-def refuse(term: Terminal, outcome: ApplyOutcome, duration: float) -> int:
-    """An apply that would overwrite edits made by hand: it changed nothing."""
+def refuse(term: Terminal, outcome: ApplyOutcome, duration: float, verb: str = "Apply") -> int:
+    """An apply (or destroy) that would overwrite or remove edits made by hand:
+    it changed nothing."""
     labels = [e.label for e in outcome.refused]
+    what = "remove" if verb == "Destroy" else "overwrite"
     if term.json_mode:
         term.json_event(
             {
@@ -280,7 +282,7 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float) -> int:
                 "failures": [],
                 # the same fields as every other summary, so readers need no special case
                 "kept_edits": None,
-                "error": f"Refusing to overwrite {count_paths(len(labels))} edited since the "
+                "error": f"Refusing to {what} {count_paths(len(labels))} edited since the "
                 "last apply",
                 "not_undone": [],
                 "edited": [
@@ -290,12 +292,19 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float) -> int:
         )
         return REFUSED
     term.line(
-        f"Refusing to overwrite {count_paths(len(labels))} edited since the last apply:",
+        f"Refusing to {what} {count_paths(len(labels))} edited since the last apply:",
         "bold red",
         always=True,
     )
     for entry in outcome.refused:
         term.line(f"  {entry.label}", always=True)
+    if verb == "Destroy":
+        term.line(
+            "Keep the edits with 'sys add PATH', or remove them with 'sys destroy --force' "
+            "(they are kept in a snapshot first: 'sys rollback' brings them back).",
+            always=True,
+        )
+        return REFUSED
     term.line(
         "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force' (or one with 'sys apply --overwrite PATH').",
         always=True,

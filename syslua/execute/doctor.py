@@ -20,9 +20,15 @@ failure the fix. In order:
 before the first apply the one found) declares nothing a shell needs:
 no variables, packages or aliases, as a config of dotfiles only.
 8. the config: it is found and still evaluates.
+9. managed links: none leads nowhere;
+10. the current snapshot: its file is readable (a corrupt or missing one
+    makes `sys apply` refuse to remove anything until the user names the
+    snapshot to plan removals against).
 
 The checks only look: they take no lock, roll nothing back, and tighten no
-permissions (other commands do that).
+permissions (other commands do that). `repair_current` is what `sys doctor
+--repair` does first, under the state lock: make the newest readable
+snapshot current in place of a damaged one.
 """
 
 from __future__ import annotations
@@ -463,6 +469,57 @@ def _link_wrong(path: str, target: object) -> str | None:
     return None
 
 
+# -- 10. the current snapshot --------------------------------------------------------
+def current_snapshot(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
+    """The current snapshot's file is readable; a damaged one names the
+    newest readable snapshot, which `--repair` makes current."""
+    from syslua.state.snapshots import Snapshots
+
+    snapshots = Snapshots(paths)
+    damage = snapshots.damaged_current()
+    if damage is None:
+        ident = snapshots.current_id()
+        return True, f"snapshot {ident} is readable" if ident else "none yet", None
+    _, why = damage
+    other = snapshots.latest_readable()
+    if other is None:
+        return (
+            False,
+            f"{why} No other snapshot is readable.",
+            "the next sys apply converges every item",
+        )
+    return (
+        False,
+        f"{why} Snapshot {other.id} is the newest readable one.",
+        f"sys doctor --repair makes snapshot {other.id} current (or sys apply --from-snapshot "
+        f"{other.id} plans removals against it)",
+    )
+
+
+def repair_current(paths: Paths) -> list[str]:
+    """Make the newest readable snapshot current when the current one's file
+    is corrupt or missing; what was done, as lines to show (none: nothing to
+    repair). The caller holds the state lock."""
+    from syslua.state.snapshots import Snapshots
+
+    snapshots = Snapshots(paths)
+    damage = snapshots.damaged_current()
+    if damage is None:
+        return []
+    ident, why = damage
+    other = snapshots.latest_readable()
+    if other is None:
+        return [f"{why} No other snapshot is readable: nothing to make current."]
+    snapshots.set_current(other.id, other)
+    return [
+        why,
+        f"Made snapshot {other.id} current, the newest readable one (snapshot {ident} stays "
+        f"in the history; `sys snapshot delete {ident}` removes it). The next sys apply plans "
+        "against it: a path changed since it is an edit, which the apply refuses to "
+        "overwrite or remove without --force.",
+    ]
+
+
 CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None]]]] = [
     ("lua", "Lua runtime", lua_runtime),
     ("permissions", "permissions", permissions),
@@ -473,4 +530,5 @@ CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None
     ("path", "PATH", on_path),
     ("config", "config", config),
     ("links", "managed links", managed_links),
+    ("snapshot", "current snapshot", current_snapshot),
 ]

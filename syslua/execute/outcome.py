@@ -44,6 +44,9 @@ class ApplyOptions:
     progress: Callable[[str], Callable[[int, int | None], None]] | None = None
     max_unpack: int | None = None  # bytes an archive may unpack to; None: the default
     allow_empty: bool = True  # False: refuse to remove every managed item (`sys apply`)
+    # `--from-snapshot ID`: the snapshot removals are planned against when the
+    # current one is corrupt or missing (otherwise the apply refuses to remove).
+    from_snapshot: str | None = None
     stop: Stop = field(default_factory=Stop)  # Ctrl-C / SIGTERM, set by the CLI's handler
 
     @property

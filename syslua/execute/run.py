@@ -86,7 +86,7 @@ class ApplyRun:
         self.snapshot_manifest = snapshot_manifest
         self.config = config
         self.given_inputs = given_inputs
-        self.inputs = PlanInputs(paths, manifest)
+        self.inputs = PlanInputs(paths, manifest, from_snapshot=options.from_snapshot)
         self.store = self.inputs.store
         for note in self.inputs.warnings:
             reporter.note(f"Warning: {note}")
@@ -152,11 +152,15 @@ class ApplyRun:
 
     def refusal(self, plan: Plan) -> ApplyOutcome | None:
         """Stop before anything changes: a config that declares nothing while
-        items are managed (unless `allow_empty`; an error), or a plan that
-        would overwrite edits made by hand (unless told to keep them)."""
+        items are managed (unless `allow_empty`; an error), removals planned
+        from a snapshot standing in for a damaged current one (an error), or
+        a plan that would overwrite edits made by hand (unless told to keep
+        them)."""
         options, previous = self.options, self.previous
         if options.read_only:
             return None
+        if self.inputs.stand_in and plan.removals:
+            raise self._stand_in_removals(plan)
         if not options.allow_empty and len(self.manifest) == 0 and previous:
             n = len(previous)
             raise UsageError(
@@ -168,6 +172,28 @@ class ApplyRun:
         elif plan.edited and not options.keep_edits:
             return ApplyOutcome(plan, ok=False, refused=plan.edited)
         return None
+
+    def _stand_in_removals(self, plan: Plan) -> UsageError:
+        """The refusal to remove what an older snapshot, standing in for the
+        damaged current one, manages: it did not leave the machine as it is
+        (a later apply may have put an original back), so the user says
+        which snapshot removals are planned against."""
+        current, damaged = self.inputs.current, self.inputs.damaged
+        assert current is not None
+        n = len(plan.removals)
+        ways = f"make snapshot {current.id} current with `sys doctor --repair`. A"
+        if self.options.kind == "apply":
+            ways = (
+                f"plan them against snapshot {current.id} with "
+                f"`sys apply --from-snapshot {current.id}`, or {ways[:-3]}. Either way, a"
+            )
+        return UsageError(
+            f"refusing to remove {n} item{'s' if n != 1 else ''} that snapshot {current.id} "
+            f"manages: the current snapshot {damaged} is corrupt or missing, so what the last "
+            f"apply left is not known, and snapshot {current.id} is older. Nothing was changed.",
+            hint=f"To go on, {ways} path changed since that snapshot is kept as an edit, "
+            "which is not removed without --force.",
+        )
 
     def _hold(self, plan: Plan) -> None:
         """`--overwrite PATH...`: every path named must be an edited one; the

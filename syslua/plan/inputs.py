@@ -2,12 +2,17 @@
 and what goes with it. `sys plan` and `sys apply` read it the same way:
 
 1. the current snapshot, read lean (`like` the manifest about to be planned),
-   or, when its file is corrupt, the newest readable one standing in for
-   it; `warnings` say so, and say when the snapshot index had to be rebuilt;
+   or, when its file is corrupt or missing (`damaged`: its id), the newest
+   readable one standing in for it; `warnings` say so, and say when the
+   snapshot index had to be rebuilt. An apply plans no removal from a
+   stand-in (`execute/run.py`) unless the user named it (`from_snapshot`:
+   `sys apply --from-snapshot ID`), or made it current (`sys doctor --repair`);
 2. its manifest (`previous`, what syslua manages now), the item states it
    recorded (`last_applied`: edits made since are found from them) and the
    waves its plan ran in (`order`); the last two only from the real current
-   snapshot, never from a stand-in, which did not leave the machine as it is;
+   snapshot, never from a stand-in, which did not leave the machine as it is,
+   except the item states of one the user named: what it recorded is what a
+   removal checks a path still holds (a path changed since is an edit);
 3. without a current snapshot (self-healing cleared it), the newest readable
    one as the `baseline`: files its manifest (`known`) managed are not taken
    over again;
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from syslua.errors import UsageError
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
 from syslua.plan.planner import Plan, make_plan
@@ -39,22 +45,61 @@ from syslua.state.store import Store
 class PlanInputs:
     """What `manifest` is planned against (see the module's docstring)."""
 
-    def __init__(self, paths: Paths, manifest: Manifest, store: Store | None = None) -> None:
-        """Read it all now; `store`: the one the caller uses, if it has one."""
+    def __init__(
+        self,
+        paths: Paths,
+        manifest: Manifest,
+        store: Store | None = None,
+        *,
+        from_snapshot: str | None = None,
+    ) -> None:
+        """Read it all now; `store`: the one the caller uses, if it has one;
+        `from_snapshot`: the snapshot to stand in for a damaged current one
+        (an id, a prefix of one, or a tag)."""
         self.paths = paths
         self.manifest = manifest
         self.store = store if store is not None else Store(paths.store)
         self.snapshots = Snapshots(paths)
         current, warning = self.snapshots.usable_current(like=manifest)
+        # The id of the current snapshot when its file cannot be read.
+        self.damaged: str | None = self.snapshots.current_id() if warning else None
+        named = from_snapshot is not None
+        if named:
+            current, warning = self._named(str(from_snapshot), current, warning)
         self.current = current
         self.warnings = [n for n in (self.snapshots.rebuilt, warning) if n]
         self.previous = current.load_manifest() if current else None
-        real = current is not None and not warning  # not a stand-in for a corrupt one
+        real = current is not None and (not warning or named)  # not an unchosen stand-in
         self.last_applied = current.item_states() if real and current else None
+        # A stand-in nobody chose: an apply plans no removal from it.
+        self.stand_in = current is not None and self.damaged is not None and not named
         self.order = current.order if real and current else None
         self.baseline = self.snapshots.latest_readable() if current is None else None
         self.known = self.baseline.load_manifest() if self.baseline is not None else None
         self.resolver = Resolver(manifest, self.store, paths.state)
+
+    def _named(
+        self, wanted: str, current: Snapshot | None, warning: str | None
+    ) -> tuple[Snapshot | None, str | None]:
+        """The snapshot `--from-snapshot` names, standing in for the damaged
+        current one, with a note saying so; refused when the current
+        snapshot is readable and is not the one named."""
+        ident = self.snapshots.resolve_id(wanted)
+        if self.damaged is None and current is not None and ident != current.id:
+            raise UsageError(
+                f"--from-snapshot {wanted}: the current snapshot {current.id} is readable, "
+                "and removals are planned against it",
+                hint="`--from-snapshot` names the snapshot to plan removals against when the "
+                "current one is corrupt or missing; to return to another snapshot, run "
+                f"`sys rollback {wanted}`.",
+            )
+        if current is not None and ident == current.id and self.damaged is None:
+            return current, warning
+        chosen = self.snapshots.load(ident, like=self.manifest)
+        return chosen, (
+            f"the current snapshot {self.damaged} cannot be used; planning removals against "
+            f"snapshot {ident}, as --from-snapshot says (paths changed since it are edits)"
+        )
 
     def known_originals(self) -> dict[str, Original]:
         """The originals as a plan names them (read-only): the record's, or the

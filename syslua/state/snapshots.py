@@ -342,6 +342,20 @@ class Snapshots:
                 f"(`sys snapshot delete {ident}` removes the corrupt one)."
             )
 
+    def damaged_current(self) -> tuple[str, str] | None:
+        """(id, why) when the current snapshot's file is corrupt or missing;
+        None when it is readable or none is current."""
+        ident = self.current_id()
+        if ident is None:
+            return None
+        try:
+            self.load(ident)
+        except (StateError, UsageError) as e:
+            if isinstance(e, UsageError):
+                return ident, f"The current snapshot {ident} is missing (its file is gone)."
+            return ident, f"The current {e.message.rstrip('.')}."
+        return None
+
     def latest_readable(self) -> Snapshot | None:
         for ident in reversed(self._read_index()["order"]):
             try:

@@ -5,8 +5,10 @@ taken (exit 3 when held), an interrupted apply is rolled back, and the apply
 runs. Exit 0 when every item converged, 1 when the apply failed (and was
 rolled back), 2 when it refused to overwrite files edited by hand since the
 last apply (without `--force`, or `--overwrite PATH` naming them; nothing
-was changed) or when it would remove
-every managed item and `--allow-empty` was not given, 130 when Ctrl-C or
+was changed), when it would remove
+every managed item and `--allow-empty` was not given, or when the current
+snapshot is corrupt or missing and it would remove items an older snapshot
+manages (`--from-snapshot ID` names the snapshot to plan them against), 130 when Ctrl-C or
 SIGTERM stopped it (rolled back too).
 
 How the run ends on the terminal (the summary, the verdict and the exit
@@ -87,6 +89,17 @@ def command(
             help="Apply a config that declares nothing, removing every managed item.",
         ),
     ] = False,
+    from_snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--from-snapshot",
+            metavar="ID",
+            help="When the current snapshot is corrupt or missing, plan removals against "
+            "snapshot ID (paths changed since it are edits); without it, such an apply "
+            "refuses to remove anything.",
+            show_default=False,
+        ),
+    ] = None,
     repair: Annotated[
         bool,
         typer.Option(
@@ -125,6 +138,7 @@ def command(
             max_unpack=max_unpack,
             eval_timeout=eval_timeout,
             allow_empty=allow_empty,
+            from_snapshot=from_snapshot,
         )
     )
 
@@ -146,6 +160,7 @@ def run(
     max_unpack: str = "4GiB",
     eval_timeout: float | None = None,
     allow_empty: bool = False,
+    from_snapshot: str | None = None,
 ) -> int:
     import os
     import time
@@ -192,6 +207,7 @@ def run(
             ),
             max_unpack=unpack_limit,
             stop=signals.current(),
+            from_snapshot=from_snapshot,
         )
         read_only = noop or health_check_only
         term.log("Building execution plan...")

@@ -5,9 +5,10 @@ item of the current snapshot is removed as if its declaration had been
 deleted (files syslua created go, originals it took over come back, execs
 run their `undo`, packages leave the profile), atomically and journaled, and
 the result is recorded as a snapshot of kind `destroy`, so `sys rollback`
-undoes it. It does not prompt. Edits made by hand since the last apply are
-not refused but kept, in a snapshot recorded just before, which the
-rollback returns to. The env scripts stay, setting nothing of the config's,
+undoes it. It does not prompt. A path edited by hand since the last apply
+(it no longer holds what syslua wrote there) is never removed unasked: the
+destroy refuses, exit 2, changing nothing; with `--force` the edits are
+kept in a snapshot recorded just before, which the rollback returns to. The env scripts stay, setting nothing of the config's,
 so a shell rc file that loads them keeps working. What it cannot undo (a
 command run without an `undo`: its kind says so through `Irreversible`) is
 named, and the last line claims no more than was done. Ctrl-C or SIGTERM
@@ -33,6 +34,14 @@ def command(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only show what would be removed and restored.")
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Remove paths edited by hand since the last apply too; the edits are kept "
+            "in a snapshot that `sys rollback` returns to.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
     jobs: JobsOpt = None,
     wait: WaitOpt = False,
@@ -48,10 +57,12 @@ def command(
       sys destroy
     """
     term = terminal(json_, verbose, quiet, no_color)
-    raise typer.Exit(run(term, dry_run=dry_run, jobs=jobs, wait=wait))
+    raise typer.Exit(run(term, dry_run=dry_run, jobs=jobs, wait=wait, force=force))
 
 
-def run(term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool) -> int:
+def run(
+    term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool, force: bool = False
+) -> int:
     from syslua.cli import signals
     from syslua.cli.commands.common import state
     from syslua.cli.outcome import interrupted_early, late, report, reporter_for
@@ -87,7 +98,7 @@ def run(term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool) -> int
             # Ctrl-C and SIGTERM stop it as they stop `sys apply`: what it
             # removed comes back, and it ends with `Destroy interrupted. ...`.
             options = ApplyOptions(
-                jobs=jobs, kind="destroy", keep_edits=True, stop=signals.current()
+                jobs=jobs, kind="destroy", keep_edits=force, stop=signals.current()
             )
             reporter = reporter_for(term, options)
             try:
@@ -152,8 +163,9 @@ def _dry_run(term: "Terminal", paths: "Paths", current: "Snapshot") -> int:
     term.plan(plan)
     if plan.edited:
         term.line(
-            f"Note: {count_paths(len(plan.edited))} edited since the last apply would be kept "
-            "in a snapshot first: `sys rollback` after `sys destroy` brings the edits back."
+            f"Note: {count_paths(len(plan.edited))} edited since the last apply: `sys destroy` "
+            "refuses to remove them; `sys destroy --force` keeps them in a snapshot first, "
+            "and `sys rollback` after it brings the edits back."
         )
     for _, label, why in not_undone(current):
         term.line(f"Would not be undone ({why}): {label}")

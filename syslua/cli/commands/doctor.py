@@ -1,4 +1,4 @@
-"""`sys doctor [--quick] [--json]`: is this machine ready for syslua?
+"""`sys doctor [--quick] [--repair] [--json]`: is this machine ready for syslua?
 
 One line per check, ✓ or ✗, and for a ✗ the fix: the Lua runtime,
 permissions, the lock, failed journals, the store, the env line, PATH and
@@ -6,6 +6,9 @@ the config (`syslua/execute/doctor.py` says what each looks at).
 
 Doctor only looks: it takes no lock, rolls nothing back, and tightens no
 permissions (other commands do that). It exits 1 when any check fails.
+`--repair` first repairs what it can, under the state lock, saying what it
+does: a current snapshot whose file is corrupt or missing is replaced by the
+newest readable one.
 """
 
 from typing import TYPE_CHECKING, Annotated
@@ -26,6 +29,14 @@ def command(
         bool,
         typer.Option("--quick", help="Hash a sample of the store's objects, not every one."),
     ] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="First make the newest readable snapshot current when the current one "
+            "is corrupt or missing, saying so.",
+        ),
+    ] = False,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
@@ -36,27 +47,40 @@ def command(
     Examples:
       sys doctor
       sys doctor --quick          # hash a sample of the store, not all of it
+      sys doctor --repair         # a corrupt current snapshot: use the newest readable one
     """
-    raise typer.Exit(run(terminal(json_, 0, False, no_color), quick=quick))
+    raise typer.Exit(run(terminal(json_, 0, False, no_color), quick=quick, repair=repair))
 
 
-def run(term: "Terminal", *, quick: bool) -> int:
+def run(term: "Terminal", *, quick: bool, repair: bool = False) -> int:
     from dataclasses import asdict
 
     from syslua.execute.doctor import run_checks
     from syslua.paths import Paths
 
     paths = Paths.from_env()
+    repaired: list[str] = []
+    if repair:
+        from syslua.cli.commands.common import state
+        from syslua.execute.doctor import repair_current
+
+        with state(paths, term, exclusive=True):
+            repaired = repair_current(paths)
+        if not term.json_mode:
+            for text in repaired or ["Nothing to repair."]:
+                term.lines(text, always=True)
+            term.line()
     checks = run_checks(paths, quick=quick)
     failed = [c for c in checks if not c.ok]
     if term.json_mode:
-        term.json(
-            {
-                "format": 1,
-                "ok": not failed,
-                "checks": [{k: v for k, v in asdict(c).items() if k != "title"} for c in checks],
-            }
-        )
+        data = {
+            "format": 1,
+            "ok": not failed,
+            "checks": [{k: v for k, v in asdict(c).items() if k != "title"} for c in checks],
+        }
+        if repair:
+            data["repaired"] = repaired  # what --repair did, as lines (none: nothing)
+        term.json(data)
         return FAILED if failed else 0
     for c in checks:
         mark, style = ("✓", "green") if c.ok else ("✗", "bold red")
