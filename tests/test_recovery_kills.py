@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HEADER, apply_ok, out, tree
-from test_crash import RECOVERED, killed  # noqa: F401  (the fixture)
+from test_crash import RECOVERED, Killed
 
 from syslua.resources.groups import boot_id, start_time
 
@@ -60,6 +60,20 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+@pytest.fixture
+def killed(sysenv):  # type: ignore[no-untyped-def]
+    """`sys` processes to SIGKILL (test_crash.Killed), cleaned up at the end."""
+    started: list[Killed] = []
+
+    def start(*args: str) -> Killed:
+        started.append(Killed(sysenv, *args))
+        return started[-1]
+
+    yield start
+    for k in started:
+        k.cleanup()
 
 
 @pytest.fixture
@@ -173,8 +187,12 @@ def test_a_record_naming_another_process_is_not_killed(sysenv) -> None:  # type:
     reused, rebooted, same = victim(), victim(), victim()
     try:
         boot = boot_id()
-        starts = {v.pid: start_time(v.pid) for v in (reused, rebooted, same)}
-        assert None not in starts.values() and boot is not None
+        starts: dict[int, int] = {}
+        for v in (reused, rebooted, same):
+            found = start_time(v.pid)
+            assert found is not None
+            starts[v.pid] = found
+        assert boot is not None
         records = [
             {"op": "started", "pgid": reused.pid, "start": starts[reused.pid] - 1, "boot": boot},
             {"op": "started", "pgid": rebooted.pid, "start": starts[rebooted.pid], "boot": "x"},

@@ -205,7 +205,9 @@ class Runner:
             raise Cancelled()
         start = time.monotonic()
         tracker = self.tracker
-        proc = _start(argv, cwd, env) if tracker is None else _start_tracked(argv, cwd, env, tracker)
+        proc = (
+            _start(argv, cwd, env) if tracker is None else _start_tracked(argv, cwd, env, tracker)
+        )
         # Registered before `cancelled` is read again, while `cancel` sets the
         # flag before reading the set: one of the two sees the other.
         self._groups.add(proc.pid)

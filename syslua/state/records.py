@@ -389,7 +389,15 @@ class Damaged(Frozen):
 
 
 Record = (
-    Begin | PathRecord | KindRecord | OriginalsAdded | SnapshotNamed | Commit | Started | Ended | Damaged
+    Begin
+    | PathRecord
+    | KindRecord
+    | OriginalsAdded
+    | SnapshotNamed
+    | Commit
+    | Started
+    | Ended
+    | Damaged
 )
 
 
