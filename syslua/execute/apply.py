@@ -65,6 +65,7 @@ def apply_manifest(
     from syslua.execute.rollback import roll_back
 
     journal = begin(run, plan)  # 4. the previous state of all it touches, durable
+    run.runner.tracker = journal  # each command recorded before it runs: recovery stops it
     try:
         outcome = run.execute(plan, journal)  # 5, 6. remove, then run the DAG
         try:

@@ -1,8 +1,11 @@
 """Crash recovery, and opening the state dir for a command (which recovers first).
 
 An apply that died before committing left its journal behind: every path it
-was about to change, recorded before the change. `recover` undoes those
-changes (or, when the journal says the run had committed, finishes making
+was about to change, recorded before the change, and every command it
+started. `recover` first stops what is still running of those commands
+(`resources.groups`: the same process groups, checked by start time and
+boot), so that none writes into the machine after it was put back; then it
+undoes those changes (or, when the journal says the run had committed, finishes making
 its snapshot current). A journal that cannot be read is set aside, and the
 current snapshot forgotten, so that the next apply converges everything.
 The caller holds the state lock.
@@ -29,7 +32,16 @@ from syslua.fsutil import remove_temp_leftovers
 from syslua.paths import Paths, root_hint
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals, clear_unrestored, note_unrestored
-from syslua.state.records import Begin, Commit, OriginalsAdded, PathRecord, Record, SnapshotNamed
+from syslua.state.records import (
+    Begin,
+    Commit,
+    Ended,
+    OriginalsAdded,
+    PathRecord,
+    Record,
+    SnapshotNamed,
+    Started,
+)
 from syslua.state.snapshots import Snapshots
 from syslua.state.store import Store
 
@@ -82,6 +94,7 @@ def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
     from syslua.state import journal as journal_mod
 
     snapshots = Snapshots(paths)
+    stopped = _stop_commands(records)  # before anything is undone: none of them writes after
     # A process killed while writing left its temp file beside the target:
     # removed before undoing (it could keep a directory syslua made from
     # being removed) and after (undoing writes files too).
@@ -93,7 +106,7 @@ def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
         if isinstance(rec, SnapshotNamed) and rec.snapshot in snapshots.index()["order"]:
             snapshots.delete(rec.snapshot)  # recorded, never committed
     if not report.ok:
-        return _self_heal(paths, snapshots, report)
+        return _self_heal(paths, snapshots, report, stopped)
     added = [i for r in records if isinstance(r, OriginalsAdded) for i in r.added]
     if added:
         registry.drop(added)  # taken over by the run that was rolled back
@@ -102,6 +115,8 @@ def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
     begin = records[0] if records and isinstance(records[0], Begin) else None
     kind, pid = (begin.kind, begin.pid) if begin is not None else ("apply", None)
     what = f"rolled back an interrupted {kind} (pid {pid if pid is not None else '?'})"
+    if stopped:
+        what += ", " + stopped
     if report.left or report.not_undone:
         return (
             what
@@ -111,7 +126,18 @@ def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
     return what + "; the machine is as it was before it"
 
 
-def _self_heal(paths: Paths, snapshots: Snapshots, report: UndoReport) -> str:
+def _stop_commands(records: list[Record]) -> str:
+    """Stop the commands of the dead run still running; what was done ("" for nothing)."""
+    started = [(r.pgid, r.start, r.boot) for r in records if isinstance(r, Started)]
+    if not started:
+        return ""
+    from syslua.resources import groups
+
+    ended = {r.pgid for r in records if isinstance(r, Ended)}
+    return groups.stop(started, ended).describe("it")
+
+
+def _self_heal(paths: Paths, snapshots: Snapshots, report: UndoReport, stopped: str) -> str:
     """Undoing failed: remember what was not put back, forget the current
     snapshot so the next apply converges everything, keep the journal aside."""
     from syslua.state import journal as journal_mod
@@ -124,7 +150,9 @@ def _self_heal(paths: Paths, snapshots: Snapshots, report: UndoReport) -> str:
         f"recovery-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
     )
     return (
-        "could not fully roll back an interrupted apply: "
+        "could not fully roll back an interrupted apply"
+        + (f" ({stopped})" if stopped else "")
+        + ": "
         + "; ".join(report.failed)
         + ". The current snapshot pointer was cleared; the next `sys apply` will converge everything."
     )

@@ -56,6 +56,7 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
     remove_temp_leftovers(journal.by_path)
     store, state = run.store, run.paths.state
     runner = Runner()  # the apply's runner may be cancelled; undo commands need their own
+    runner.tracker = journal
     report = UndoReport()
     # The paths a rollback put back outside any item, after its items ran.
     report.merge(undo_records(journal.records_for(RESTORES), store, runner, state))

@@ -10,6 +10,14 @@ of each), so a chatty command cannot exhaust memory, nor fill the reports
 and snapshots that keep them; lines can be streamed to a callback as they
 arrive.
 
+While an apply runs, its runner has a `tracker` (the apply's journal):
+each command is recorded there, durably, before it runs (its process
+group and when it started, `resources.groups`), so that recovery can stop
+what a killed apply left running. The command is started behind a gate
+(`/bin/sh` waiting on its stdin) and the gate opens once the record is
+durable; when syslua dies before that, the gate reads end-of-file and
+exits without running it.
+
 `cancel()` (Ctrl-C during an apply) kills the process group of every
 command running and makes every later `run` fail with `Cancelled`, so an
 interrupted apply stops at once; the rollback then uses a new Runner.
@@ -22,7 +30,7 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from syslua.resources.base import ResourceError
 
@@ -32,6 +40,19 @@ if TYPE_CHECKING:
 
 OUTPUT_TAIL = 64 * 1024  # bytes of each stream kept, in results, reports and snapshots
 KILL_GRACE = 2.0
+# Waits for one line on stdin (syslua's go-ahead), then runs the command
+# with stdin from /dev/null, as an ungated one; end-of-file: never runs it.
+_GATE = 'read -r go || exit 125; exec "$@" </dev/null'
+
+
+class Tracker(Protocol):
+    """Where a runner records the commands it starts (the apply's journal)."""
+
+    def started(self, pgid: int, start: int | None, boot: str | None) -> None:
+        """Record it durably: it runs only once this returns."""
+
+    def ended(self, pgid: int) -> None:
+        """Its whole process group is gone."""
 
 
 class CannotStart(ResourceError):
@@ -117,6 +138,7 @@ class Runner:
     def __init__(self) -> None:
         self.cancelled = False
         self._groups: set[int] = set()  # process groups of the commands running now
+        self.tracker: Tracker | None = None
 
     def cancel(self) -> None:
         """Stop: SIGTERM every running command's process group (SIGKILL what is
@@ -182,7 +204,10 @@ class Runner:
         if self.cancelled:
             raise Cancelled()
         start = time.monotonic()
-        proc = _start(argv, cwd, env)
+        tracker = self.tracker
+        proc = (
+            _start(argv, cwd, env) if tracker is None else _start_tracked(argv, cwd, env, tracker)
+        )
         # Registered before `cancelled` is read again, while `cancel` sets the
         # flag before reading the set: one of the two sees the other.
         self._groups.add(proc.pid)
@@ -200,6 +225,8 @@ class Runner:
             raise
         finally:
             self._groups.discard(proc.pid)
+            if tracker is not None and _gone(proc.pid):
+                tracker.ended(proc.pid)  # else something it started runs on: recovery stops it
         for t in readers:
             t.join(timeout=KILL_GRACE)
         if self.cancelled and proc.returncode is not None and proc.returncode < 0:
@@ -234,7 +261,9 @@ def _resolved(
     return argv, env
 
 
-def _start(argv: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def _start(
+    argv: list[str], cwd: str | None, env: dict[str, str], stdin: int | None = None
+) -> subprocess.Popen[bytes]:
     """The process, in a session (a process group) of its own; CannotStart when it cannot be."""
     import subprocess
 
@@ -243,7 +272,7 @@ def _start(argv: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.
             argv,
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -254,6 +283,55 @@ def _start(argv: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.
         raise CannotStart(f"cannot execute {argv[0]}: permission denied") from e
     except OSError as e:
         raise CannotStart(f"cannot start {argv[0]}: {e.strerror}") from e
+
+
+def _start_tracked(
+    argv: list[str], cwd: str | None, env: dict[str, str], tracker: Tracker
+) -> subprocess.Popen[bytes]:
+    """`_start` behind the gate: the command runs once `tracker` has recorded it."""
+    from syslua.resources import groups
+
+    _check_executable(argv[0])
+    read_end, write_end = os.pipe()
+    try:
+        proc = _start(["/bin/sh", "-c", _GATE, "syslua-gate", *argv], cwd, env, stdin=read_end)
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    try:
+        tracker.started(proc.pid, groups.start_time(proc.pid), groups.boot_id())
+        os.write(write_end, b"go\n")
+    except BaseException:
+        os.close(write_end)  # the gate reads end-of-file: the command never runs
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        raise
+    os.close(write_end)
+    return proc
+
+
+def _check_executable(program: str) -> None:
+    """The errors `_start` gives for a program that cannot run, before the gate
+    (which would only exit 126 or 127)."""
+    if not os.path.exists(program):
+        raise CannotStart(f"command not found: {program}")
+    if os.path.isdir(program) or not os.access(program, os.X_OK):
+        raise CannotStart(f"cannot execute {program}: permission denied")
+
+
+def _gone(pgid: int) -> bool:
+    """Has every process of the group ended?"""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def _read_output(

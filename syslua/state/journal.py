@@ -15,6 +15,10 @@ then), then the records are written and the journal file is fsynced. A path no o
 after the apply has committed its snapshot; a journal found by a later
 command means an apply was interrupted and is rolled back.
 
+A command runs only once a `started` record names its process group
+(`process.Runner`, `resources.groups`): recovery stops what is still
+alive of it before undoing anything.
+
 New content itself is written without an fsync per file (group commit):
 `sync_touched` makes it durable, one `syncfs` per filesystem, just before
 the commit record. A crash before that record rolls back to the recorded
@@ -44,9 +48,11 @@ from syslua.state.records import (
     OTHER,
     Begin,
     Commit,
+    Ended,
     PathRecord,
     PathState,
     Record,
+    Started,
     record_from_json,
 )
 from syslua.state.store import Store
@@ -175,6 +181,22 @@ class Journal:
                 self.flush()
                 if isinstance(record, Commit):
                     self.committed = True
+
+    # -- commands (process.Tracker) -----------------------------------------
+    def started(self, pgid: int, start: int | None, boot: str | None) -> None:
+        """A command is about to run: its process group, durably, before it
+        does (recovery stops it if the run dies). Nothing once the journal
+        is closed: there is no run left to recover."""
+        with self._lock:
+            if self._fh is not None:
+                self.note(Started(pgid, start, boot))
+
+    def ended(self, pgid: int) -> None:
+        """The command's process group is gone: written with the next batch
+        (recovery checks a group's start time anyway)."""
+        with self._lock:
+            if self._fh is not None:
+                self.note(Ended(pgid), durable=False)
 
     def _add(self, record: Record) -> None:
         if isinstance(record, PathRecord):

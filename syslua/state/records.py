@@ -4,7 +4,7 @@
 |---|---|---|
 | `PathState` | what was at a path: absent, a file (its content's blob, mode, owner), a directory, a symlink, something else | journal path records, originals, unrestored paths, a snapshot's pre-apply records, an archive's records |
 | `TreeOriginal` | a whole directory syslua removed, entry by entry (`PathAt`) | originals |
-| `Begin`, `PathRecord`, `KindRecord`, `OriginalsAdded`, `SnapshotNamed`, `Commit` | the journal's records; `Damaged`, one that cannot be read | `state/journal/journal.jsonl` |
+| `Begin`, `PathRecord`, `KindRecord`, `OriginalsAdded`, `SnapshotNamed`, `Commit`, `Started`, `Ended` | the journal's records; `Damaged`, one that cannot be read | `state/journal/journal.jsonl` |
 | `Unrestored` | a path a failed undo could not put back | `state/unrestored.json` |
 | `ItemState` | what a snapshot keeps of an item: its kind's own state, and how it ran | snapshots |
 
@@ -103,6 +103,14 @@ def _int(v: Any) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
         raise TypeError(f"expected an integer, got {type(v).__name__}")
     return v
+
+
+def _opt_int(v: Any) -> int | None:
+    return None if v is None else _int(v)
+
+
+def _opt_text(v: Any) -> str | None:
+    return None if v is None else _text(v)
 
 
 class PathAt(Frozen):
@@ -310,6 +318,46 @@ class Commit(Frozen):
         return {"op": self.op, "snapshot": self.snapshot, "removed": list(self.removed)}
 
 
+class Started(Frozen):
+    """A command the run starts, recorded before it runs: its process group,
+    the start time of the group's leader (`/proc/<pid>/stat` field 22, in
+    clock ticks since boot) and the boot it ran in. Recovery stops the group
+    if it is still alive and is the same one (`resources.groups`)."""
+
+    __slots__ = ("pgid", "start", "boot")
+    _names: ClassVar[tuple[str, ...]] = __slots__
+    op: ClassVar[str] = "started"
+    item = ""
+    pgid: int
+    start: int | None  # None: the system has no /proc to read it from
+    boot: str | None
+
+    def __init__(self, pgid: int, start: int | None, boot: str | None) -> None:
+        _set = object.__setattr__
+        _set(self, "pgid", pgid)
+        _set(self, "start", start)
+        _set(self, "boot", boot)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "pgid": self.pgid, "start": self.start, "boot": self.boot}
+
+
+class Ended(Frozen):
+    """The process group of a `Started` command is gone: nothing to stop."""
+
+    __slots__ = ("pgid",)
+    _names: ClassVar[tuple[str, ...]] = __slots__
+    op: ClassVar[str] = "ended"
+    item = ""
+    pgid: int
+
+    def __init__(self, pgid: int) -> None:
+        object.__setattr__(self, "pgid", pgid)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "pgid": self.pgid}
+
+
 class Damaged(Frozen):
     """A record that is JSON but not one a journal holds: undoing reports it."""
 
@@ -340,7 +388,17 @@ class Damaged(Frozen):
         return dict(self.raw)
 
 
-Record = Begin | PathRecord | KindRecord | OriginalsAdded | SnapshotNamed | Commit | Damaged
+Record = (
+    Begin
+    | PathRecord
+    | KindRecord
+    | OriginalsAdded
+    | SnapshotNamed
+    | Commit
+    | Started
+    | Ended
+    | Damaged
+)
 
 
 def record_from_json(d: Mapping[str, Any]) -> Record:
@@ -365,6 +423,10 @@ def _decode(d: Mapping[str, Any]) -> Record:
         return SnapshotNamed(_text(d["snapshot"]))
     if op == "commit":
         return Commit(_text(d["snapshot"]), tuple(d.get("removed", ())))
+    if op == "started":
+        return Started(_int(d["pgid"]), _opt_int(d.get("start")), _opt_text(d.get("boot")))
+    if op == "ended":
+        return Ended(_int(d["pgid"]))
     if not isinstance(op, str):
         raise TypeError(f"an op is a string, got {type(op).__name__}")
     data = {k: v for k, v in d.items() if k not in ("op", "item", "type")}
