@@ -40,6 +40,7 @@ RULES: list[tuple[str, int | str | None]] = [
     (r"state/snapshots/[^/]+\.json", 0o600),
     (r"state/journal", 0o700),
     (r"state/journal/journal\.jsonl", 0o600),
+    (r"state/journal/journal\.key", 0o600),
     (r"state/failed-journals", 0o700),
     (r"state/failed-journals/[^/]+", 0o600),
     (r"state/binds", 0o700),
@@ -120,7 +121,7 @@ file {{ path = "~/.secret", content = "inline {SECRET}\\n", mode = "0600" }}
 file {{ path = "~/.token", source = {q(source)}, mode = "0600" }}
 file {{ path = "~/.ssh/id_ed25519", content = "managed {SECRET}\\n", mode = "0600" }}
 exec {{ name = "login", provider = "shell", environment = {{ "API_TOKEN={SECRET}-env" }},
-        command = "stat -c %a \\"$SYSLUA_ROOT/state/journal/journal.jsonl\\" > {mark}; echo $API_TOKEN" }}
+        command = "cd \\"$SYSLUA_ROOT/state/journal\\" && stat -c %a journal.jsonl journal.key > {mark}; echo $API_TOKEN" }}
 env {{ EDITOR = "vi" }}
 package {{ name = "hello", version = "1.0", strip_components = 1, bin = {{ "bin/hello" }},
            source = lib.fetchUrl {{ url = {q(file_url(archive))}, sha256 = "{sha256(archive.read_bytes())}" }} }}
@@ -141,8 +142,8 @@ def test_nothing_syslua_keeps_is_readable_by_others(sysenv) -> None:
     p = apply_with_umask(sysenv, 0o000)  # the umask must not loosen anything
     ok(p)
     assert "Tightened" not in out(p)
-    # the journal, while the apply ran
-    assert (sysenv.home / "journal-mode").read_text().strip() == "600"
+    # the journal and its key, while the apply ran
+    assert (sysenv.home / "journal-mode").read_text().split() == ["600", "600"]
     lines = check_modes(sysenv.root)
     # every kind of thing was there to be checked
     kinds = {rule_for(line.split(" ", 1)[1]) for line in lines}

@@ -63,35 +63,75 @@ def recover(paths: Paths, reporter: Reporter) -> str | None:
     problem = journal_mod.unusable(paths.journal)
     if problem is not None:
         return _set_aside_unusable(paths, problem)
-    records = journal_mod.read(paths.journal)
+    reading = journal_mod.read_checked(paths.journal)
+    records = reading.records
+    if reading.ignored and not (records and isinstance(records[0], Begin)):
+        # Its begin record fails its checksum (or its key is gone): nothing
+        # in it can be told from a forgery, so nothing in it is undone.
+        return _set_aside_unusable(
+            paths,
+            f"{paths.journal / journal_mod.JOURNAL} cannot be trusted "
+            f"({_ignored(reading.ignored)}, its begin record among them)",
+        )
     registry = Originals.load(paths.state)
     commit = next((r for r in records if isinstance(r, Commit)), None)
     if commit is not None:
-        return _finish_commit(paths, commit, registry)
-    return _roll_back(paths, records, registry)
+        what = _finish_commit(paths, commit, registry)
+    else:
+        what = _roll_back(paths, records, registry, reading.ignored)
+    if not reading.sealed and records:
+        what += (
+            " (its journal was written before journal records had checksums, by an older "
+            "syslua: its records were trusted as they are)"
+        )
+    return what
 
 
-def _finish_commit(paths: Paths, commit: Commit, registry: Originals) -> str:
-    """The snapshot was written before the crash: finish the commit."""
+def _ignored(n: int) -> str:
+    if n == 1:
+        return "ignored 1 journal record that fails its checksum"
+    return f"ignored {n} journal records that fail their checksum"
+
+
+def _done(paths: Paths, ignored: int) -> str:
+    """The journal has been acted on: delete it, or, when some of its
+    records were ignored, keep it for the user to look at; what to add to
+    the note."""
     from syslua.state import journal as journal_mod
 
+    if not ignored:
+        journal_mod.remove(paths.journal)
+        return ""
+    kept = journal_mod.set_aside(
+        paths.journal / journal_mod.JOURNAL,
+        paths.failed_journals,
+        f"untrusted-{time.strftime('%Y%m%d-%H%M%S')}.jsonl",
+    )
+    return (
+        f"; {_ignored(ignored)} (not written by that apply, or damaged), so what "
+        f"{'it names was' if ignored == 1 else 'they name was'} left as it is; "
+        f"the journal is kept as {kept}"
+    )
+
+
+def _finish_commit(paths: Paths, commit: Commit, registry: Originals, ignored: int = 0) -> str:
+    """The snapshot was written before the crash: finish the commit."""
     Snapshots(paths).set_current(commit.snapshot)
     if commit.removed:
         registry.drop(commit.removed)
         registry.save()
     clear_unrestored(paths.state)
-    journal_mod.remove(paths.journal)
+    kept = _done(paths, ignored)
     return (
         f"finished recording snapshot {commit.snapshot} of an apply that was interrupted "
-        "after it completed"
+        "after it completed" + kept
     )
 
 
-def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
+def _roll_back(paths: Paths, records: list[Record], registry: Originals, ignored: int) -> str:
     """Undo every record of the journal, newest first, and forget the
     snapshots it named; when that fails, self-heal (see `_self_heal`)."""
     from syslua.execute.undo import undo_records
-    from syslua.state import journal as journal_mod
 
     snapshots = Snapshots(paths)
     stopped = _stop_commands(records)  # before anything is undone: none of them writes after
@@ -106,12 +146,12 @@ def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
         if isinstance(rec, SnapshotNamed) and rec.snapshot in snapshots.index()["order"]:
             snapshots.delete(rec.snapshot)  # recorded, never committed
     if not report.ok:
-        return _self_heal(paths, snapshots, report, stopped)
+        return _self_heal(paths, snapshots, report, stopped, ignored)
     added = [i for r in records if isinstance(r, OriginalsAdded) for i in r.added]
     if added:
         registry.drop(added)  # taken over by the run that was rolled back
         registry.save()
-    journal_mod.remove(paths.journal)
+    kept = _done(paths, ignored)
     begin = records[0] if records and isinstance(records[0], Begin) else None
     kind, pid = (begin.kind, begin.pid) if begin is not None else ("apply", None)
     what = f"rolled back an interrupted {kind} (pid {pid if pid is not None else '?'})"
@@ -120,10 +160,12 @@ def _roll_back(paths: Paths, records: list[Record], registry: Originals) -> str:
     if report.left or report.not_undone:
         return (
             what
+            + kept
             + "; not everything could be put back:\n  "
             + "\n  ".join(report.left + report.not_undone)
         )
-    return what + "; the machine is as it was before it"
+    # With records ignored, it cannot know the machine is as it was.
+    return what + (kept or "; the machine is as it was before it")
 
 
 def _stop_commands(records: list[Record]) -> str:
@@ -137,7 +179,9 @@ def _stop_commands(records: list[Record]) -> str:
     return groups.stop(started, ended).describe("it")
 
 
-def _self_heal(paths: Paths, snapshots: Snapshots, report: UndoReport, stopped: str) -> str:
+def _self_heal(
+    paths: Paths, snapshots: Snapshots, report: UndoReport, stopped: str, ignored: int
+) -> str:
     """Undoing failed: remember what was not put back, forget the current
     snapshot so the next apply converges everything, keep the journal aside."""
     from syslua.state import journal as journal_mod
@@ -154,6 +198,7 @@ def _self_heal(paths: Paths, snapshots: Snapshots, report: UndoReport, stopped: 
         + (f" ({stopped})" if stopped else "")
         + ": "
         + "; ".join(report.failed)
+        + (f" ({_ignored(ignored)})" if ignored else "")
         + ". The current snapshot pointer was cleared; the next `sys apply` will converge everything."
     )
 

@@ -24,12 +24,25 @@ New content itself is written without an fsync per file (group commit):
 the commit record. A crash before that record rolls back to the recorded
 bytes, which were durable before anything changed; a crash after it finds
 the new content durable (see docs/atomic-apply.md).
+
+Every line is sealed: the journal has a random key of its own, in an
+owner-only file beside it (`journal.key`, durable before the `begin`
+record), and each record line ends with an HMAC-SHA256 of the record's
+bytes under that key (`"mac"`). Recovery (`read_checked`) undoes only
+records whose MAC is right, so a line added or edited by hand (a path
+outside the apply's, an undo command) is ignored rather than obeyed. A
+journal written before lines were sealed (no key, no MAC on its `begin`)
+is read as it always was, and says so.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import re
+import secrets
 import signal
 import stat
 import threading
@@ -58,6 +71,7 @@ from syslua.state.records import (
 from syslua.state.store import Store
 
 JOURNAL = "journal.jsonl"
+KEY = "journal.key"  # the journal's own HMAC key, beside it
 CRASH_AT = "SYSLUA_CRASH_AT"
 
 
@@ -103,6 +117,7 @@ class Journal:
         self._pending: list[Record] = []
         self._lock = threading.RLock()
         self._fh: Any = None
+        self._key = b""  # set by `begin`: every line written is sealed with it
         self.committed = False  # the commit record is durable: recovery finishes this apply
 
     # -- lifecycle -----------------------------------------------------------
@@ -118,6 +133,7 @@ class Journal:
             )
         make_dir(directory, PRIVATE_DIR, parents_mode=PASSAGE)
         j = cls(directory, store)
+        j._key = _new_key(directory)
         # Owner only: the records hold paths, previous modes and undo commands.
         fd = os.open(j.file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, PRIVATE_FILE)
         os.fchmod(fd, PRIVATE_FILE)
@@ -216,11 +232,7 @@ class Journal:
             # the store syncs, and a record naming it must never outlive a
             # kill that lost it.
             self.store.sync()
-            self._fh.write(
-                "".join(
-                    json.dumps(r.to_json(), separators=(",", ":")) + "\n" for r in self._pending
-                )
-            )
+            self._fh.write("".join(_seal(r.to_json(), self._key) + "\n" for r in self._pending))
             self._fh.flush()
             if any(isinstance(r, PathRecord) for r in self._pending):
                 crash_point("journal-batch")
@@ -291,22 +303,129 @@ def _record(line: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read(directory: Path) -> list[Record]:
-    """All complete records of a journal left behind (a torn last line is
-    ignored); a record that is JSON but not a journal's is `Damaged`."""
-    out: list[Record] = []
+# -- sealed lines ----------------------------------------------------------------------
+_SEALED = re.compile(rb'(\{.*),"mac":"([0-9a-f]{64})"\}\n?')
+
+
+def _new_key(directory: Path) -> bytes:
+    """A fresh random key for the journal about to begin in `directory`,
+    durable (file and directory entry) before its first record."""
+    key = secrets.token_bytes(32)
+    path = directory / KEY
+    try:
+        path.unlink()  # a key left by a run that died before its begin record
+    except FileNotFoundError:
+        pass
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+        os.write(fd, key.hex().encode() + b"\n")
+        os.fsync(fd)
+        fsync_dir(directory)
+    except OSError:
+        os.close(fd)
+        _forget_key(directory)
+        raise
+    os.close(fd)
+    return key
+
+
+def _load_key(directory: Path) -> bytes | None:
+    """The key of the journal in `directory`, or None when there is none
+    that reads as one."""
+    try:
+        fd = os.open(directory / KEY, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        text = os.read(fd, 256).strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        key = bytes.fromhex(text.decode("ascii"))
+    except ValueError:  # not ASCII (UnicodeDecodeError is one), or not hex
+        return None
+    return key if len(key) == 32 else None
+
+
+def _forget_key(directory: Path) -> None:
+    try:
+        (directory / KEY).unlink()
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+
+
+def _mac(key: bytes, body: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def _seal(record: dict[str, Any], key: bytes) -> str:
+    """A record's line: its JSON, ending with the HMAC of that JSON."""
+    body = json.dumps(record, separators=(",", ":"))
+    return body[:-1] + ',"mac":"' + _mac(key, body.encode()) + '"}'
+
+
+def _unseal(line: bytes, key: bytes | None) -> bytes | None:
+    """The JSON a sealed line holds, or None when its MAC is missing or wrong."""
+    m = _SEALED.fullmatch(line)
+    if m is None or key is None:
+        return None
+    body = m[1] + b"}"
+    return body if hmac.compare_digest(_mac(key, body), m[2].decode()) else None
+
+
+class Reading:
+    """What recovery may trust of a journal left behind: its records whose
+    seal is right (every record, for a journal from before seals), how many
+    lines it ignored, and whether the journal was sealed at all."""
+
+    __slots__ = ("records", "ignored", "sealed")
+
+    def __init__(self, records: list[Record], ignored: int, sealed: bool) -> None:
+        self.records = records
+        self.ignored = ignored
+        self.sealed = sealed
+
+
+def read_checked(directory: Path) -> Reading:
+    """The complete records of a journal left behind (a torn last line is
+    ignored; a record that is JSON but not a journal's is `Damaged`).
+
+    The journal is sealed when it has a key or any line carries a MAC (a
+    sealed journal whose key is gone trusts nothing: deleting the key does
+    not make it an unsealed one); then a line without a right MAC is
+    ignored and counted. An unsealed journal, from before seals, is read
+    as it always was: up to its first line that is not JSON."""
     try:
         with open(directory / JOURNAL, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    break
-                record = _record(line)
-                if record is None:
-                    break
-                out.append(record_from_json(record))
+            lines = [line for line in f]
     except (FileNotFoundError, NotADirectoryError):
-        return []
-    return out
+        return Reading([], 0, sealed=False)
+    if lines and not lines[-1].endswith(b"\n"):
+        lines.pop()  # torn: the change it would have described had not started
+    key = _load_key(directory)
+    sealed = os.path.lexists(directory / KEY) or any(_SEALED.fullmatch(x) for x in lines)
+    out: list[Record] = []
+    ignored = 0
+    for line in lines:
+        body = _unseal(line, key) if sealed else line
+        record = _record(body) if body is not None else None
+        if record is None:
+            if not sealed:
+                break
+            ignored += 1
+            continue
+        record.pop("mac", None)
+        out.append(record_from_json(record))
+    return Reading(out, ignored, sealed)
+
+
+def read(directory: Path) -> list[Record]:
+    """The records of a journal left behind that `read_checked` trusts."""
+    return read_checked(directory).records
 
 
 def set_aside(source: Path, failed_dir: Path, name: str) -> Path:
@@ -319,6 +438,8 @@ def set_aside(source: Path, failed_dir: Path, name: str) -> Path:
         n += 1
         target = failed_dir / f"{n}-{name}"
     os.replace(source, target)
+    if source.name == JOURNAL:
+        _forget_key(source.parent)  # its lines were judged; the key is of no further use
     if target.is_symlink():
         return target
     os.chmod(target, PRIVATE_DIR if target.is_dir() else PRIVATE_FILE)
@@ -331,10 +452,12 @@ def set_aside(source: Path, failed_dir: Path, name: str) -> Path:
 
 
 def remove(directory: Path) -> None:
+    """Delete the journal in `directory`, and its key."""
     try:
         (directory / JOURNAL).unlink()
     except FileNotFoundError:
         pass
+    _forget_key(directory)
     try:
         fsync_dir(directory)
     except OSError:
