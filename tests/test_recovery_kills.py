@@ -25,6 +25,7 @@ from conftest import HEADER, apply_ok, out, tree
 from test_crash import RECOVERED, Killed
 
 from syslua.resources.groups import boot_id, start_time
+from syslua.state import journal
 
 V1 = 'file { path = "~/keep.txt", content = "keep v1\\n" }\n'
 
@@ -198,8 +199,13 @@ def test_a_record_naming_another_process_is_not_killed(sysenv) -> None:  # type:
             {"op": "started", "pgid": rebooted.pid, "start": starts[rebooted.pid], "boot": "x"},
             {"op": "started", "pgid": same.pid, "start": starts[same.pid], "boot": boot},
         ]
-        with open(sysenv.root / "state" / "journal" / "journal.jsonl", "a") as f:
-            f.writelines(json.dumps(r) + "\n" for r in records)
+        # Sealed as the apply seals its own lines (with the journal's key):
+        # records it wrote, naming processes that are not, or no longer, its.
+        journal_dir = sysenv.root / "state" / "journal"
+        key = journal._load_key(journal_dir)
+        assert key is not None
+        with open(journal_dir / "journal.jsonl", "a") as f:
+            f.writelines(journal._seal(r, key) + "\n" for r in records)
 
         p = sysenv.spawn("status")
         assert p.returncode == 0, out(p)
