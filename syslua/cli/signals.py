@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from syslua.errors import Interrupted
@@ -24,6 +24,10 @@ from syslua.execute.stop import ABORT, FINISH, STILL_ROLLING_BACK, Stop
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _current: Stop | None = None
+# What the command says when Ctrl-C stops it before anything changed, where
+# that is more than "Interrupted." (`sys apply`: "Apply interrupted. System
+# unchanged."); for the watchdog, which ends an evaluation from its thread.
+_farewell: Callable[[], int] | None = None
 
 
 def current() -> Stop:
@@ -58,6 +62,23 @@ def handling() -> Iterator[Stop]:
         for s, h in previous.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
         _current = None
+
+
+@contextmanager
+def farewell(say: Callable[[], int]) -> Iterator[None]:
+    """Inside: `say()` prints the command's words for an early interruption
+    and returns its exit code."""
+    global _farewell
+    previous, _farewell = _farewell, say
+    try:
+        yield
+    finally:
+        _farewell = previous
+
+
+def say_interrupted() -> int | None:
+    """The command's words for an early interruption, if it has its own: the exit code."""
+    return _farewell() if _farewell is not None else None
 
 
 def _say(text: str) -> None:
