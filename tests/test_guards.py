@@ -10,6 +10,8 @@ Point 9: no litter, no tracebacks, no empty messages.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import pytest
 from conftest import HEADER, out, tree
@@ -114,3 +116,34 @@ def test_a_ccm_manifest_gets_the_same_rule(sysenv) -> None:
     assert "m.yaml:4:" in p.stderr, out(p)
     assert 'ensure = "absent" is refused here: it is your home directory' in p.stderr, out(p)
     assert tree(sysenv.home) == before
+
+
+# -- no litter -----------------------------------------------------------------
+def dead_pid() -> int:
+    """The pid of a process that has ended."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_update_removes_the_lock_temp_file_a_killed_update_left(sysenv) -> None:
+    """A SIGKILLed `sys update` leaves `.syslua.lock.syslua-<pid>-<hex>` beside
+    the config (made here as the killed writer would have); the next update
+    removes it, and keeps one a live process may still be writing."""
+    sysenv.write("cfg/vendor/tools/lua/tools/init.lua", "return { name = 'tools' }\n")
+    sysenv.write(
+        "cfg/init.lua",
+        'return {\n  inputs = { tools = "path:./vendor/tools" },\n'
+        "  setup = function(inputs) end,\n}\n",
+    )
+    cfg = sysenv.work / "cfg"
+    dead = cfg / f".syslua.lock.syslua-{dead_pid()}-0badf00d"
+    live = cfg / f".syslua.lock.syslua-{os.getppid()}-0badf00d"
+    for leftover in (dead, live):
+        leftover.write_text("half a lock")
+    p = sysenv.run("update", "--config", str(cfg / "init.lua"))
+    assert p.returncode == 0, out(p)
+    assert "Traceback" not in out(p)
+    assert not dead.exists()
+    assert live.exists()
+    assert (cfg / "syslua.lock").is_file()
