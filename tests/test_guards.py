@@ -147,3 +147,51 @@ def test_update_removes_the_lock_temp_file_a_killed_update_left(sysenv) -> None:
     assert not dead.exists()
     assert live.exists()
     assert (cfg / "syslua.lock").is_file()
+
+
+# -- no tracebacks, no empty messages ------------------------------------------
+def test_a_directory_in_place_of_the_snapshot_index_is_a_clear_error(sysenv) -> None:
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a\\n" }\n')
+    assert sysenv.run("apply").returncode == 0
+    index = sysenv.root / "state" / "snapshots" / "index.json"
+    index.unlink()
+    index.mkdir()
+    before = tree(sysenv.home), tree(sysenv.root)
+    for command in (["apply"], ["status"], ["history"], ["plan"], ["gc"]):
+        p = sysenv.run(*command)
+        assert p.returncode == 2, (command, out(p))
+        assert "Traceback" not in out(p) and "Internal error" not in out(p), out(p)
+        assert f"Error: {index} is a directory, where syslua keeps its snapshot index" in (
+            p.stderr
+        ), out(p)
+    assert (tree(sysenv.home), tree(sysenv.root)) == before
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            'error(setmetatable({}, {__tostring = function() error("x") end}))',
+            "sys.lua:2: error called with a table value whose __tostring failed",
+        ),
+        (
+            'error(setmetatable({}, {__tostring = function() return "" end}))',
+            "sys.lua:2: error called with a table value whose __tostring failed",
+        ),
+        ("local function f() return f() + 1 end f()", "stack overflow"),
+        (
+            "local t = setmetatable({}, {})\n"
+            "getmetatable(t).__index = function(s, k) return s[k] end\nlocal _ = t.x",
+            "stack overflow",
+        ),
+    ],
+    ids=["tostring-fails", "tostring-empty", "recursion", "index-recursion"],
+)
+def test_an_error_without_usable_text_still_says_something(sysenv, body, message) -> None:
+    sysenv.write("sys.lua", "local a = 1\n" + body + "\n")
+    p = sysenv.run("plan")
+    assert p.returncode == 2, out(p)
+    assert "Traceback" not in out(p)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("Error:")]
+    assert errors and errors[0].strip() != "Error:", out(p)
+    assert message in p.stderr, out(p)
