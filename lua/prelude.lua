@@ -1102,6 +1102,9 @@ local function watchdog()
   if stopped_at == nil then
     local ok, stop = real_pcall(cfg.check)
     if ok and not stop then return end
+    -- Lua could not make the call (no stack or memory left): the config's
+    -- own error follows at its line; the check runs again at the next step.
+    if not ok and type(stop) == "string" then return end
     if not ok then stop_error = stop end
     stopped_at = user_frame() or "?"
   end
@@ -1165,7 +1168,13 @@ local function error_text(e)
   local mt = getmetatable(e)
   local what
   if type(mt) == "table" and rawget(mt, "__tostring") then
-    what = tostring(e)
+    local ok, text = real_pcall(tostring, e)
+    if ok and type(text) == "string" and text ~= "" then
+      what = text
+    else
+      what = "error called with a " .. t .. " value whose __tostring failed"
+        .. (ok and "" or (": " .. (type(text) == "string" and text or type(text))))
+    end
   elseif e == nil then
     what = "error called with nil"
   else
@@ -1227,6 +1236,8 @@ end
 
 local function pack(...) return { n = select("#", ...), ... } end
 
+local UNKNOWN = "the config raised an error that has no message (out of memory or stack?)"
+
 -- Run `fn(...)` under the watchdog. Returns true and what fn returned (packed);
 -- or false, a message and a traceback; or "stopped", where it stopped
 -- ("path:line") and what the Python check raised, if it raised.
@@ -1234,11 +1245,24 @@ local function guarded(fn, ...)
   sethook(watchdog, "", WATCH_STEP)
   local results = pack(real_xpcall(fn, function(e)
     if e == STOPPED then return STOPPED end
-    return { msg = error_text(e), tb = traceback("", 2) }
+    if type(e) == "string" then
+      -- as little as possible: after a stack overflow, little stack is left
+      local ok, tb = real_pcall(traceback, "", 2)
+      return { msg = e, tb = ok and tb or "" }
+    end
+    local ok, found = real_pcall(error_text, e)
+    if not ok then found = type(e) == "string" and e or nil end
+    return { msg = found, tb = traceback("", 2) }
   end, ...))
   sethook()
   if stopped_at ~= nil then return "stopped", stopped_at, stop_error end
-  if not results[1] then return false, results[2].msg, results[2].tb end
+  if not results[1] then
+    -- The handler itself failed (no stack left, no memory): LuaJIT gives
+    -- its own message instead; a message is said whatever happened.
+    local raised = results[2]
+    if type(raised) == "table" then return false, raised.msg or UNKNOWN, raised.tb or "" end
+    return false, type(raised) == "string" and raised or UNKNOWN, ""
+  end
   return true, results
 end
 

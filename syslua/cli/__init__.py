@@ -319,21 +319,37 @@ def main() -> None:
         from typer.completion import completion_init
 
         completion_init()
+    from syslua.cli.watchdog import watching
+
     try:
-        with signals.handling():
+        with signals.handling(), watching(_last_words):
             group = click_app(app)
             group(args=_output_synonym(sys.argv[1:], group), complete_var=COMPLETE_VAR)
-    except Interrupted as e:  # Ctrl-C or SIGTERM before anything changed
-        sys.stderr.write(e.message + "\n")
-        sys.exit(e.exit_code)
-    except SysluaError as e:
-        from syslua.cli.output import Terminal
-
-        Terminal(color=False if _no_color else None).error(e.render())
-        sys.exit(e.exit_code)
+    except (Interrupted, SysluaError) as e:
+        sys.exit(_last_words(e))
     except Exception as e:  # a bug: say so, with everything needed to report it
         internal_error(e)
         sys.exit(INTERNAL_ERROR)
+
+
+def _last_words(e: BaseException) -> int:
+    """Print what stopped the command (an error, or Ctrl-C before anything
+    changed) and return its exit code; also the watchdog's, when it ends an
+    evaluation that cannot be stopped otherwise (`cli/watchdog.py`)."""
+    from syslua.cli import signals
+    from syslua.errors import Interrupted, SysluaError
+
+    if isinstance(e, Interrupted):
+        said = signals.say_interrupted()
+        if said is not None:
+            return said
+        sys.stderr.write(e.message + "\n")
+        return e.exit_code
+    from syslua.cli.output import Terminal
+
+    assert isinstance(e, SysluaError)
+    Terminal(color=False if _no_color else None).error(e.render())
+    return e.exit_code
 
 
 def click_app(typer_app: typer.Typer) -> click.Group:

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from syslua.errors import Interrupted
@@ -25,6 +25,10 @@ from syslua.execute.stop import ABORT, FINISH, FINISHING, HOLD, STILL_ROLLING_BA
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _current: Stop | None = None
+# What the command says when Ctrl-C stops it before anything changed, where
+# that is more than "Interrupted." (`sys apply`: "Apply interrupted. System
+# unchanged."); for the watchdog, which ends an evaluation from its thread.
+_farewell: Callable[[], int] | None = None
 
 
 def current() -> Stop:
@@ -73,6 +77,23 @@ def stopped_after(code: int) -> int:
         return code
     _say(INTERRUPTED_AFTER)
     return Interrupted.exit_code
+
+
+@contextmanager
+def farewell(say: Callable[[], int]) -> Iterator[None]:
+    """Inside: `say()` prints the command's words for an early interruption
+    and returns its exit code."""
+    global _farewell
+    previous, _farewell = _farewell, say
+    try:
+        yield
+    finally:
+        _farewell = previous
+
+
+def say_interrupted() -> int | None:
+    """The command's words for an early interruption, if it has its own: the exit code."""
+    return _farewell() if _farewell is not None else None
 
 
 def _say(text: str) -> None:

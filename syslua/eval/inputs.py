@@ -48,7 +48,7 @@ from typing import Any, Protocol
 
 from syslua.errors import ConfigError, Source, StateError, UsageError
 from syslua.eval.input_options import InputOptions
-from syslua.fsutil import atomic_write, make_dir, unusable_dir
+from syslua.fsutil import atomic_write, make_dir, remove_temp_leftovers, unusable_dir
 from syslua.paths import home, root_hint
 
 LOCK_NAME = "syslua.lock"
@@ -560,6 +560,10 @@ def resolve(
         old = resolver.lock.node(resolver.lock.root.get(name))
         changes.append(Change(name, old.get("rev") if old else None, r.rev))
     lua_dirs = namespaces(inputs.values(), config.parent, where)
+    if options.write_lock:
+        # the temp file of a writer killed before its rename (`sys update`
+        # SIGKILLed), when that process is gone
+        remove_temp_leftovers([new.path])
     # no lock file for a config without inputs, unless there is one to update
     written = bool(decls or new.path.exists()) and _write_lock(new, options.write_lock)
     setups = [

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from syslua import registry
 from syslua.errors import ConfigError, Source
+from syslua.eval import running
 from syslua.eval.constants import lua_constants
 from syslua.paths import Paths, home, shipped_dirs
 
@@ -371,7 +372,14 @@ def run_config(
         recursive=True,
     )
     cfg[b"path_ops"] = runtime.table_from({k.encode(): v for k, v in _PATH_OPS.items()})
-    prelude = runtime.execute(_prelude(), cfg)
+    shown = str(path)
+    with running.lua(limit, shown):
+        prelude = runtime.execute(_prelude(), cfg)
+
+    def call(name: bytes, *args: Any) -> Any:
+        """Call the prelude's `name`, marked as Lua running (`eval/running.py`)."""
+        with running.lua(limit, shown):
+            return prelude[name](*args)
 
     def check(result: Any) -> Any:
         """Raise what a guarded run in the prelude reported; else return its result."""
@@ -384,19 +392,24 @@ def run_config(
             raise ConfigError(f"evaluation stopped at {_s(where)}: {_s(raised)}")
         if isinstance(result, tuple) and result[0] is False:
             _, message, traceback = result
-            chunks = json.loads(prelude[b"chunks"]().decode("utf-8", "surrogateescape"))
+            chunks = json.loads(call(b"chunks").decode("utf-8", "surrogateescape"))
             raise _lua_error(_unchunk(_s(message), chunks), _s(traceback), impure)
         return result
 
-    result = check(prelude[b"run"](code, str(path).encode("utf-8", "surrogateescape")))
+    result = check(call(b"run", code, shown.encode("utf-8", "surrogateescape")))
     resolution = None
     if isinstance(result, tuple) and result[0] == b"entry":
-        resolution = _run_entry(runtime, prelude, check, path, result, inputs)
-    exported = prelude[b"export"]()
+        resolution = _run_entry(runtime, call, check, path, result, inputs)
+    exported = call(b"export")
     # The Lua state is no longer needed: close it before the declarations are
     # decoded, so that its memory and theirs are not held at the same time.
     del check, result, cfg, runtime
-    prelude = None  # the last reference (rebound, not deleted: `check` named it)
+    prelude = None  # the last reference (rebound, not deleted: `call` named it)
+    return _decoded(exported, resolution)
+
+
+def _decoded(exported: bytes, resolution: Resolution | None) -> LuaResult:
+    """The declarations and inputs the prelude exported (JSON)."""
     doc = json.loads(exported.decode("utf-8", "surrogateescape"))
     placeholders = b"$${" in exported
     # JSON's decoder makes a string per value: one type name and one file
@@ -418,7 +431,7 @@ def run_config(
 
 def _run_entry(
     runtime: Any,
-    prelude: Any,
+    call: Callable[..., Any],
     check: Callable[[Any], Any],
     path: Path,
     result: tuple[Any, ...],
@@ -432,7 +445,7 @@ def _run_entry(
     declared = json.loads(_s(inputs_json))
 
     def read_entry(init: Path) -> dict[str, Any] | None:
-        found = check(prelude[b"entry"](str(init).encode("utf-8", "surrogateescape")))
+        found = check(call(b"entry", str(init).encode("utf-8", "surrogateescape")))
         if not isinstance(found, tuple) or found[0] != b"entry":
             return None
         value = json.loads(_s(found[1]))
@@ -449,7 +462,7 @@ def _run_entry(
     plan = runtime.table_from(
         _b({"lua_dirs": resolution.lua_dirs, "setups": setups}), recursive=True
     )
-    check(prelude[b"setup"](plan))
+    check(call(b"setup", plan))
     return resolution
 
 

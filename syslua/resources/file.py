@@ -62,7 +62,7 @@ from syslua.manifest.schema import Finishing, Invalid, Prop, TypeSchema, schema
 from syslua.paths import abbreviate, home
 from syslua.resources import file_edits as edits
 from syslua.resources import file_folds as folds
-from syslua.resources import file_posix
+from syslua.resources import file_posix, file_protect
 from syslua.resources.base import (
     CREATE,
     DANGLING,
@@ -296,6 +296,13 @@ class _FileSchema(TypeSchema):
         return tuple(p for p in self.required if p != "mode")
 
     def finish(self, key: str, props: dict[str, Any], finishing: Finishing) -> None:
+        if props["ensure"] == "absent":
+            why = file_protect.refusal(key)
+            if why is not None:
+                raise finishing.fail(
+                    f'ensure = "absent" is refused here: {why} (`force` does not change this)',
+                    hint='Declare the paths inside it that should go, e.g. file { path = "~/old.txt", ensure = "absent" }',
+                )
         _finish(props, finishing.fail, finishing.written)
 
     def expand(

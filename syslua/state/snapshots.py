@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syslua.errors import StateError, UsageError
+from syslua.errors import StateConflictError, StateError, UsageError
 from syslua.fsutil import atomic_write, make_dir
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
@@ -194,6 +194,17 @@ class Snapshots:
             why = "missing"
         except ValueError as e:
             why = f"corrupt ({e})"
+        except IsADirectoryError:
+            raise StateConflictError(
+                f"{self.index_file} is a directory, where syslua keeps its snapshot index",
+                hint="It is not syslua's to remove: move it away, and the next command "
+                "rebuilds the index from the snapshot files.",
+            ) from None
+        except OSError as e:
+            raise StateError(
+                f"cannot read the snapshot index {self.index_file}: {e.strerror or e}",
+                hint="Run syslua as the user who owns its state, or make the state readable.",
+            ) from None
         if not rebuild:
             return self._rebuilt()
         self.rebuilt = f"the snapshot index was {why}; rebuilt it from the snapshot files"

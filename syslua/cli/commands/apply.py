@@ -176,20 +176,21 @@ def run(
     unpack_limit = parse_size(max_unpack, "--max-unpack")
     paths = Paths.from_env()
     try:
-        manifest = load_manifest(
-            term,
-            config,
-            facts=facts,
-            impure=impure,
-            max_depth=max_depth,
-            paths=paths,
-            noop=noop,
-            health_check_only=health_check_only,
-            eval_timeout=eval_timeout,
-            # --noop and --health-check-only change nothing: like `sys plan`,
-            # they use a config found here and say so
-            changes=None if noop or health_check_only else "sys apply {}",
-        )
+        with signals.farewell(lambda: interrupted_early(term)):
+            manifest = load_manifest(
+                term,
+                config,
+                facts=facts,
+                impure=impure,
+                max_depth=max_depth,
+                paths=paths,
+                noop=noop,
+                health_check_only=health_check_only,
+                eval_timeout=eval_timeout,
+                # --noop and --health-check-only change nothing: like `sys plan`,
+                # they use a config found here and say so
+                changes=None if noop or health_check_only else "sys apply {}",
+            )
         for kind, text in manifest.messages:
             if kind == "pre_message":
                 term.lines(text)
