@@ -79,6 +79,10 @@ class Watchdog:
         self.closing.set()
         if self.sockets is not None:
             signal.set_wakeup_fd(self.previous_fd)
+            try:
+                self.sockets[1].send(b"\0")  # wakes the select now, not at its next poll
+            except OSError:
+                pass
         if self.thread is not None:
             self.thread.join(timeout=2 * POLL + 1)
         if self.sockets is not None:
@@ -93,7 +97,7 @@ class Watchdog:
                 ready, _, _ = select.select([self.sockets[0]], [], [], POLL)
                 received = self._drain() if ready else b""
             else:
-                time.sleep(POLL)
+                self.closing.wait(POLL)
                 received = b""
             with running.held() as now:
                 if now.depth == 0:

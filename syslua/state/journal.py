@@ -200,12 +200,22 @@ class Journal:
 
     # -- commands (process.Tracker) -----------------------------------------
     def started(self, pgid: int, start: int | None, boot: str | None) -> None:
-        """A command is about to run: its process group, durably, before it
-        does (recovery stops it if the run dies). Nothing once the journal
-        is closed: there is no run left to recover."""
+        """A command is about to run: its process group, written before it
+        does (recovery stops it if the run dies). Written, not synced: in the
+        kernel's hands, it outlives a killed syslua, and only a crash of the
+        machine loses it, which ends the command too (recovery compares boot
+        ids). Records waiting for their batch go with it, durably as always.
+        Nothing once the journal is closed: there is no run left to recover."""
         with self._lock:
-            if self._fh is not None:
-                self.note(Started(pgid, start, boot))
+            if self._fh is None:
+                return
+            record = Started(pgid, start, boot)
+            if self._pending:
+                self.note(record)
+                return
+            self.by_item.setdefault(record.item, []).append(record)
+            self._fh.write(_seal(record.to_json(), self._key) + "\n")
+            self._fh.flush()
 
     def ended(self, pgid: int) -> None:
         """The command's process group is gone: written with the next batch
@@ -309,7 +319,8 @@ _SEALED = re.compile(rb'(\{.*),"mac":"([0-9a-f]{64})"\}\n?')
 
 def _new_key(directory: Path) -> bytes:
     """A fresh random key for the journal about to begin in `directory`,
-    durable (file and directory entry) before its first record."""
+    its content durable before its first record; its directory entry is
+    made durable with the journal's own, by `begin`, before any change."""
     key = secrets.token_bytes(32)
     path = directory / KEY
     try:
@@ -322,7 +333,6 @@ def _new_key(directory: Path) -> bytes:
         os.fchmod(fd, PRIVATE_FILE)
         os.write(fd, key.hex().encode() + b"\n")
         os.fsync(fd)
-        fsync_dir(directory)
     except OSError:
         os.close(fd)
         _forget_key(directory)
