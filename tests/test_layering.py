@@ -63,6 +63,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "syslua.errors",
             "syslua.paths",
             "syslua.fsutil",
+            "syslua.safe_fs",
             "syslua.record",
             "syslua.shellrc",
             "syslua.registry",

@@ -824,27 +824,38 @@ class FileType(
         ensure = item.get("ensure")
         before = ctx.before_change
         unfolds = planned.folds if planned is not None else ()
+        # The parents that were links when planned: the only ones the
+        # provider follows (`safe_fs`).
+        links = dict(planned.linked_parents) if planned is not None else None
         if unfolds:  # first, whatever the item does: never through a fold
             folds.unfold(unfolds, before, ctx.before_changes)
             ctx.memo(_Seen).links.clear()  # links are directories now
         if ensure == "absent":
-            posix.remove(item.key, force=bool(item.get("force")), before_change=before)
+            posix.remove(
+                item.key, force=bool(item.get("force")), before_change=before, planned=links
+            )
             return NOTHING
         uid, gid = self._ids(item, ctx)
         attrs = self._parent_attrs(item, ctx)
         if not unfolds and (root := _symlinked_root(item, ctx.manifest)) is not None:
-            posix.replace_link_with_directory(root, *attrs(root), before_change=before)
+            posix.replace_link_with_directory(
+                root, *attrs(root), before_change=before, planned=links
+            )
             ctx.memo(_Seen).links.clear()
-        posix.create_parents(item.key, attrs, before_change=before)
+        posix.create_parents(item.key, attrs, before_change=before, planned=links)
         if ensure == "link":
-            posix.make_link(item.key, item.get("target"), uid=uid, gid=gid, before_change=before)
+            posix.make_link(
+                item.key, item.get("target"), uid=uid, gid=gid, before_change=before, planned=links
+            )
             return NOTHING
         mode = int(item.get("mode"), 8)
         if ensure == "directory":
             state = posix.status(item.key)
             if state.ensure in (PRESENT, OTHER) and item.get("force"):
-                posix.replace_with_directory(item.key, before_change=before)
-            posix.create_directory(item.key, uid=uid, gid=gid, mode=mode, before_change=before)
+                posix.replace_with_directory(item.key, before_change=before, planned=links)
+            posix.create_directory(
+                item.key, uid=uid, gid=gid, mode=mode, before_change=before, planned=links
+            )
             return NOTHING
         content, source = _desired_bytes(item), item.get("source")
         if content is None and source is not None and ctx.store is not None:
@@ -859,6 +870,7 @@ class FileType(
             gid=gid,
             mode=mode,
             before_change=before,
+            planned=links,
         )
         if item.get("source") is not None and content is not None and ctx.store is not None:
             # Stored now (a small blob waits in memory, a few megabytes at most,

@@ -32,6 +32,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
+from syslua import safe_fs
 from syslua.manifest.model import Manifest
 from syslua.paths import abbreviate, home
 from syslua.resources.base import ResourceError
@@ -168,80 +169,125 @@ def unfold(
     """Replace each fold, outermost first, with a directory of links to what
     it showed (the directory's mode is what the fold showed, its owner the
     link's). One another item unfolded already is left as it is; one that
-    now links elsewhere fails the item."""
+    now links elsewhere fails the item. Every change is made relative to the
+    fold's directory, reached safely (`safe_fs`)."""
     with _unfolding:
         for link, target in folds:
             try:
-                now = os.readlink(link)
-            except OSError:
-                if os.path.isdir(link):
-                    continue  # unfolded already
-                return  # gone: the rest is made as missing parents are
-            if now != target:
-                raise ResourceError(
-                    f"{abbreviate(link)} links to {now} now, not to {target} as when planned"
-                )
-            st = os.lstat(link)
-            try:
-                names, mode = sorted(os.listdir(link)), stat.S_IMODE(os.stat(link).st_mode)
-            except FileNotFoundError:  # a dangling fold (its package is gone): nothing to show
-                names, mode = [], DIR_MODE
-            before_change(link)
-            os.unlink(link)
-            os.mkdir(link, 0o700)
-            os.chmod(link, mode)
-            _chown(link, st.st_uid, st.st_gid)
-            entries = [os.path.join(link, n) for n in names]
-            before_changes(entries)
-            for name, entry in zip(names, entries, strict=True):
-                os.symlink(entry_target(target, name), entry)
-                _chown(entry, st.st_uid, st.st_gid)
+                with safe_fs.at(link) as (dfd, name):
+                    if not _unfold_at(dfd, name, link, target, before_change, before_changes):
+                        return
+            except safe_fs.UnsafePath as e:
+                raise ResourceError(str(e)) from None
+
+
+def _unfold_at(
+    dfd: int,
+    name: str,
+    link: str,
+    target: str,
+    before_change: Callable[[str], None],
+    before_changes: Callable[[list[str]], None],
+) -> bool:
+    """Unfold the fold `name` in `dfd`; False when it is gone (the rest is
+    made as missing parents are)."""
+    try:
+        now = os.readlink(name, dir_fd=dfd)
+    except OSError:
+        st = _lstat_at(dfd, name)
+        return st is not None and stat.S_ISDIR(st.st_mode)  # unfolded already, or gone
+    if now != target:
+        raise ResourceError(
+            f"{abbreviate(link)} links to {now} now, not to {target} as when planned"
+        )
+    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    try:  # what the fold shows: read through it, never written through
+        names, mode = sorted(os.listdir(link)), stat.S_IMODE(os.stat(link).st_mode)
+    except FileNotFoundError:  # a dangling fold (its package is gone): nothing to show
+        names, mode = [], DIR_MODE
+    before_change(link)
+    os.unlink(name, dir_fd=dfd)
+    os.mkdir(name, 0o700, dir_fd=dfd)
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    try:
+        os.fchmod(fd, mode)
+        _fchown(fd, st.st_uid, st.st_gid)
+        entries = [os.path.join(link, n) for n in names]
+        before_changes(entries)
+        for entry in names:
+            os.symlink(entry_target(target, entry), entry, dir_fd=fd)
+            _chown_at(fd, entry, st.st_uid, st.st_gid)
+    finally:
+        os.close(fd)
+    return True
 
 
 def refold(link: str, target: str, before_change: Callable[[str], None]) -> str | None:
     """Put the fold at `link` back when its directory holds nothing but links
     the unfolding made (one it lacks, the fold shows again). Otherwise it
     stays a directory, with a link made for each entry of the fold it lacks
-    (nothing the fold showed disappears), and a note says why."""
+    (nothing the fold showed disappears), and a note says why. Every change
+    is made relative to the directory, reached safely (`safe_fs`)."""
     try:
-        if os.path.islink(link) or not os.path.isdir(link):
-            return None
-        names = os.listdir(link)
+        with safe_fs.at(link) as (dfd, name):
+            return _refold_at(dfd, name, link, target, before_change)
+    except safe_fs.UnsafePath as e:
+        return f"{abbreviate(link)} stays a directory: {e}"
+
+
+def _refold_at(
+    dfd: int, name: str, link: str, target: str, before_change: Callable[[str], None]
+) -> str | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
     except OSError:
-        return None
-    real = os.path.join(os.path.dirname(link), target)
-    if not os.path.isdir(real) and names:
-        return f"{abbreviate(link)} stays a directory: the link it was pointed to {target}, which is gone"
-    for name in names:
-        entry = os.path.join(link, name)
-        try:
-            ours = os.readlink(entry) == entry_target(target, name)
-        except OSError:
-            ours = False
-        if not ours:
-            _relink_missing(link, target, real, names, before_change)
-            return f"{abbreviate(link)} stays a directory: it holds {name}, which syslua does not manage"
-    for name in names:
-        before_change(os.path.join(link, name))
-    before_change(link)
-    for name in names:
-        os.unlink(os.path.join(link, name))
-    st = os.lstat(link)
-    os.rmdir(link)
-    os.symlink(target, link)
-    _chown(link, st.st_uid, st.st_gid)
+        return None  # a link already, or gone
+    try:
+        names = os.listdir(fd)
+        real = os.path.join(os.path.dirname(link), target)
+        if not os.path.isdir(real) and names:
+            return (
+                f"{abbreviate(link)} stays a directory: the link it was pointed to {target}, "
+                "which is gone"
+            )
+        for entry in names:
+            try:
+                ours = os.readlink(entry, dir_fd=fd) == entry_target(target, entry)
+            except OSError:
+                ours = False
+            if not ours:
+                _relink_missing(fd, link, target, real, names, before_change)
+                return (
+                    f"{abbreviate(link)} stays a directory: it holds {entry}, "
+                    "which syslua does not manage"
+                )
+        for entry in names:
+            before_change(os.path.join(link, entry))
+        before_change(link)
+        for entry in names:
+            os.unlink(entry, dir_fd=fd)
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=dfd)
+    os.symlink(target, name, dir_fd=dfd)
+    _chown_at(dfd, name, st.st_uid, st.st_gid)
     return None
 
 
 def _relink_missing(
-    link: str, target: str, real: str, names: list[str], before_change: Callable[[str], None]
+    fd: int,
+    link: str,
+    target: str,
+    real: str,
+    names: list[str],
+    before_change: Callable[[str], None],
 ) -> None:
-    st = os.lstat(link)
-    for name in sorted(set(os.listdir(real)) - set(names)):
-        entry = os.path.join(link, name)
-        before_change(entry)
-        os.symlink(entry_target(target, name), entry)
-        _chown(entry, st.st_uid, st.st_gid)
+    st = os.fstat(fd)
+    for entry in sorted(set(os.listdir(real)) - set(names)):
+        before_change(os.path.join(link, entry))
+        os.symlink(entry_target(target, entry), entry, dir_fd=fd)
+        _chown_at(fd, entry, st.st_uid, st.st_gid)
 
 
 def unfolded(path: str, was_link: Callable[[str], str | None]) -> list[Fold]:
@@ -284,8 +330,22 @@ def known_above(path: str, known: Mapping[str, str]) -> list[Fold]:
     return list(reversed(out))
 
 
-def _chown(path: str, uid: int, gid: int) -> None:
+def _lstat_at(dfd: int, name: str) -> os.stat_result | None:
     try:
-        os.chown(path, uid, gid, follow_symlinks=False)
+        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _fchown(fd: int, uid: int, gid: int) -> None:
+    try:
+        os.fchown(fd, uid, gid)
+    except PermissionError:
+        pass  # not root: the owner is ours, as the link's was
+
+
+def _chown_at(dfd: int, name: str, uid: int, gid: int) -> None:
+    try:
+        os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
     except PermissionError:
         pass  # not root: the owner is ours, as the link's was

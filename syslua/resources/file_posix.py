@@ -16,10 +16,13 @@ import os
 import shutil
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import BinaryIO
 
-from syslua.fsutil import CHUNK, AtomicFile, atomic_symlink
+from syslua import safe_fs
+from syslua.fsutil import CHUNK, AtomicFile
 from syslua.resources.base import ResourceError
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
@@ -110,33 +113,83 @@ def same_content(a: str, b: str, size: int | None = None) -> bool:
                 return True
 
 
-def _set_attrs(
-    fd_or_path: int | str, uid: int, gid: int, mode: int, current: os.stat_result | None = None
-) -> None:
-    st = (
-        current
-        if current is not None
-        else (os.fstat(fd_or_path) if isinstance(fd_or_path, int) else os.lstat(fd_or_path))
-    )
-    _set_owner(fd_or_path, uid, gid, st)
+Planned = Mapping[str, str] | None  # the item's linked parents when planned (`safe_fs`)
+
+
+@contextmanager
+def _at(path: str, planned: Planned) -> Iterator[tuple[int, str]]:
+    """The directory holding `path`, reached safely (`safe_fs.at`), and the
+    path's name in it; a link on the way that may not be followed fails the
+    item."""
+    try:
+        with safe_fs.at(path, planned) as found:
+            yield found
+    except safe_fs.UnsafePath as e:
+        raise ResourceError(str(e)) from None
+
+
+def _lstat_at(dfd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _set_attrs_at(dfd: int, name: str, uid: int, gid: int, mode: int) -> None:
+    """Owner and mode of the directory or file `name` in `dfd`, never through
+    a link: the inode is opened first (O_PATH, no read permission needed),
+    then changed through /proc's name for that descriptor."""
+    fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISLNK(st.st_mode):
+            raise ResourceError(f"{name} turned into a symlink while it was changed")
+        proc = f"/proc/self/fd/{fd}"
+        if st.st_uid != uid or st.st_gid != gid:
+            try:
+                os.chown(proc, uid, gid)
+            except PermissionError as e:
+                raise ResourceError(
+                    f"cannot set owner {uid}:{gid}: operation not permitted "
+                    "(run as root to change owners)"
+                ) from e
+        if stat.S_IMODE(st.st_mode) != mode:
+            os.chmod(proc, mode)
+    finally:
+        os.close(fd)
+
+
+def _set_attrs(fd: int, uid: int, gid: int, mode: int) -> None:
+    st = os.fstat(fd)
+    _set_owner(fd, uid, gid, st)
     if stat.S_IMODE(st.st_mode) != mode:
-        if isinstance(fd_or_path, int):
-            os.fchmod(fd_or_path, mode)
-        else:
-            os.chmod(fd_or_path, mode)
+        os.fchmod(fd, mode)
 
 
-def _set_owner(fd_or_path: int | str, uid: int, gid: int, st: os.stat_result) -> None:
+def _set_owner(fd: int, uid: int, gid: int, st: os.stat_result) -> None:
     if st.st_uid != uid or st.st_gid != gid:
         try:
-            if isinstance(fd_or_path, int):
-                os.fchown(fd_or_path, uid, gid)
-            else:
-                os.chown(fd_or_path, uid, gid, follow_symlinks=False)
+            os.fchown(fd, uid, gid)
         except PermissionError as e:
             raise ResourceError(
                 f"cannot set owner {uid}:{gid}: operation not permitted (run as root to change owners)"
             ) from e
+
+
+def _link_owner_at(dfd: int, name: str, uid: int, gid: int) -> None:
+    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    if st.st_uid != uid or st.st_gid != gid:
+        try:
+            os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
+        except PermissionError as e:
+            raise ResourceError(
+                f"cannot set owner {uid}:{gid}: operation not permitted (run as root to change owners)"
+            ) from e
+
+
+def _temp_name(name: str) -> str:
+    """A fresh temp name beside `name` (as `fsutil`'s, which leftovers sweeps find)."""
+    return f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
 
 
 def store(
@@ -148,41 +201,64 @@ def store(
     gid: int,
     mode: int,
     before_change: Callable[[str], None],
+    planned: Planned = None,
 ) -> None:
     """Create or replace the regular file at `path` atomically (its parent exists:
-    `create_parents` made it)."""
+    `create_parents` made it): a temp file in the same directory, filled,
+    given its owner and mode, renamed over the path, all relative to the
+    directory's descriptor."""
     parent = os.path.dirname(path)
-    current = status(path)
-    if current.ensure == DIRECTORY:
-        raise ResourceError(f"a directory exists where a file is wanted: {path}")
-    if content is None and source is None and current.ensure == PRESENT:
-        # Attributes only: the content is not managed.
+    with _at(path, planned) as (dfd, name):
+        current = _lstat_at(dfd, name)
+        if current is not None and stat.S_ISDIR(current.st_mode):
+            raise ResourceError(f"a directory exists where a file is wanted: {path}")
+        if (
+            content is None
+            and source is None
+            and current is not None
+            and stat.S_ISREG(current.st_mode)
+        ):
+            # Attributes only: the content is not managed.
+            before_change(path)
+            _set_attrs_at(dfd, name, uid, gid, mode)
+            return
         before_change(path)
-        _set_attrs(path, uid, gid, mode)
-        return
-    before_change(path)
-    # Neither the file nor its directory is fsynced here (group commit): the
-    # journal recorded the old file durably before this, and the apply syncs
-    # every filesystem it wrote to once, before its commit record.
-    out = AtomicFile(path, mode, durable=False, sync_dir=False)
-    try:
-        out.open()
-    except PermissionError as e:
-        raise ResourceError(f"cannot write in {parent}: permission denied") from e
-    with out:
-        if content is not None:
-            out.write(content)
-        elif source is not None:
+        # Neither the file nor its directory is fsynced here (group commit): the
+        # journal recorded the old file durably before this, and the apply syncs
+        # every filesystem it wrote to once, before its commit record.
+        temp = _temp_name(name)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(temp, flags, 0o600, dir_fd=dfd)
+        except PermissionError as e:
+            raise ResourceError(f"cannot write in {parent}: permission denied") from e
+        try:
+            with os.fdopen(fd, "wb", buffering=CHUNK, closefd=True) as out:
+                if content is not None:
+                    out.write(content)
+                elif source is not None:
+                    _copy_source(source, out)
+                out.flush()
+                _set_owner(fd, uid, gid, os.fstat(fd))
+                os.fchmod(fd, mode)
+            os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
             try:
-                with open(source, "rb") as src:
-                    while chunk := src.read(CHUNK):
-                        out.write(chunk)
-            except FileNotFoundError as e:
-                raise ResourceError(f"source file not found: {source}") from e
-            except PermissionError as e:
-                raise ResourceError(f"cannot read source file {source}: permission denied") from e
-        fd = out.fileno()
-        _set_owner(fd, uid, gid, os.fstat(fd))  # before the rename, which sets the mode
+                os.unlink(temp, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+def _copy_source(source: str, out: BinaryIO) -> None:
+    try:
+        with open(source, "rb") as src:
+            while chunk := src.read(CHUNK):
+                out.write(chunk)
+    except FileNotFoundError as e:
+        raise ResourceError(f"source file not found: {source}") from e
+    except PermissionError as e:
+        raise ResourceError(f"cannot read source file {source}: permission denied") from e
 
 
 def missing_parents(path: str) -> list[str]:
@@ -201,6 +277,7 @@ def create_parents(
     attrs: Callable[[str], tuple[int, int, int]],
     *,
     before_change: Callable[[str], None],
+    planned: Planned = None,
 ) -> None:
     """Create the missing parents of `path`, outermost first, each with
     `attrs(directory)` = (uid, gid, mode). A directory another item created
@@ -208,94 +285,138 @@ def create_parents(
     for d in missing_parents(path):
         uid, gid, mode = attrs(d)
         before_change(d)
-        try:
-            os.mkdir(d, 0o700)  # the final mode once the owner is right
-        except FileExistsError as e:
-            if os.path.isdir(d):
-                continue
-            raise ResourceError(f"cannot create directory {d}: a file is in the way") from e
-        except NotADirectoryError as e:
-            raise ResourceError(f"cannot create directory {d}: a parent is not a directory") from e
-        except PermissionError as e:
-            raise ResourceError(f"cannot create directory {d}: permission denied") from e
-        _set_attrs(d, uid, gid, mode)
+        with _at(d, planned) as (dfd, name):
+            try:
+                os.mkdir(name, 0o700, dir_fd=dfd)  # the final mode once the owner is right
+            except FileExistsError as e:
+                st = _lstat_at(dfd, name)
+                if st is not None and stat.S_ISDIR(st.st_mode):
+                    continue
+                raise ResourceError(f"cannot create directory {d}: a file is in the way") from e
+            except NotADirectoryError as e:
+                raise ResourceError(
+                    f"cannot create directory {d}: a parent is not a directory"
+                ) from e
+            except PermissionError as e:
+                raise ResourceError(f"cannot create directory {d}: permission denied") from e
+            _set_attrs_at(dfd, name, uid, gid, mode)
 
 
 def create_directory(
-    path: str, *, uid: int, gid: int, mode: int, before_change: Callable[[str], None]
+    path: str,
+    *,
+    uid: int,
+    gid: int,
+    mode: int,
+    before_change: Callable[[str], None],
+    planned: Planned = None,
 ) -> None:
     """Create `path` (its parent exists) or fix its attributes."""
-    current = status(path)
-    if current.ensure in (PRESENT, OTHER):
-        raise ResourceError(
-            f"a file exists where a directory is wanted: {path} (set force = true to replace it)"
-        )
-    before_change(path)
-    if current.ensure == LINK:
-        os.unlink(path)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass  # already a directory (or made meanwhile): only its attributes change
-    except PermissionError as e:
-        raise ResourceError(f"cannot create directory {path}: permission denied") from e
-    except (FileNotFoundError, NotADirectoryError) as e:
-        raise ResourceError(f"cannot create directory {path}: a parent is not a directory") from e
-    _set_attrs(path, uid, gid, mode)
+    with _at(path, planned) as (dfd, name):
+        st = _lstat_at(dfd, name)
+        if st is not None and not stat.S_ISDIR(st.st_mode) and not stat.S_ISLNK(st.st_mode):
+            raise ResourceError(
+                f"a file exists where a directory is wanted: {path} (set force = true to replace it)"
+            )
+        before_change(path)
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            os.unlink(name, dir_fd=dfd)
+        try:
+            os.mkdir(name, 0o700, dir_fd=dfd)
+        except FileExistsError:
+            pass  # already a directory (or made meanwhile): only its attributes change
+        except PermissionError as e:
+            raise ResourceError(f"cannot create directory {path}: permission denied") from e
+        except (FileNotFoundError, NotADirectoryError) as e:
+            raise ResourceError(
+                f"cannot create directory {path}: a parent is not a directory"
+            ) from e
+        _set_attrs_at(dfd, name, uid, gid, mode)
 
 
 def replace_link_with_directory(
-    path: str, uid: int, gid: int, mode: int, *, before_change: Callable[[str], None]
+    path: str,
+    uid: int,
+    gid: int,
+    mode: int,
+    *,
+    before_change: Callable[[str], None],
+    planned: Planned = None,
 ) -> None:
     """The symlink at `path` gives way to an empty directory (the journal keeps
     the link). Another item may be doing the same: `unlink` never removes a
     directory, and a directory found made is left as it is."""
     before_change(path)
-    with _replacing:  # the members of one tree race to do it
+    with _replacing, _at(path, planned) as (dfd, name):  # the members of one tree race to do it
+        st = _lstat_at(dfd, name)
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            os.unlink(name, dir_fd=dfd)
         try:
-            if os.path.islink(path):
-                os.unlink(path)
-        except (FileNotFoundError, IsADirectoryError):
-            pass  # another process made it a directory meanwhile
-        try:
-            os.mkdir(path, 0o700)
+            os.mkdir(name, 0o700, dir_fd=dfd)
         except FileExistsError:
             return
         except PermissionError as e:
             raise ResourceError(f"cannot create directory {path}: permission denied") from e
-        _set_attrs(path, uid, gid, mode)
+        _set_attrs_at(dfd, name, uid, gid, mode)
 
 
 _replacing = threading.Lock()
 
 
 def make_link(
-    path: str, target: str, *, uid: int, gid: int, before_change: Callable[[str], None]
+    path: str,
+    target: str,
+    *,
+    uid: int,
+    gid: int,
+    before_change: Callable[[str], None],
+    planned: Planned = None,
 ) -> None:
     """Make `path` a symlink to `target`, replacing a file or link in one rename."""
-    current = status(path)
-    if current.ensure == DIRECTORY:
-        raise ResourceError(f"a directory exists where a link is wanted: {path}")
-    before_change(path)
-    try:
-        atomic_symlink(path, target)
-    except PermissionError as e:
-        raise ResourceError(f"cannot write in {os.path.dirname(path)}: permission denied") from e
-    _set_owner(path, uid, gid, os.lstat(path))
+    with _at(path, planned) as (dfd, name):
+        st = _lstat_at(dfd, name)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise ResourceError(f"a directory exists where a link is wanted: {path}")
+        before_change(path)
+        temp = _temp_name(name)
+        try:
+            os.symlink(target, temp, dir_fd=dfd)
+        except PermissionError as e:
+            raise ResourceError(
+                f"cannot write in {os.path.dirname(path)}: permission denied"
+            ) from e
+        try:
+            _link_owner_at(dfd, temp, uid, gid)
+            os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(temp, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            raise
 
 
-def replace_with_directory(path: str, *, before_change: Callable[[str], None]) -> None:
+def replace_with_directory(
+    path: str, *, before_change: Callable[[str], None], planned: Planned = None
+) -> None:
     """Remove a file in the way of a directory (force = true); the journal keeps it."""
     before_change(path)
-    os.unlink(path)
+    with _at(path, planned) as (dfd, name):
+        os.unlink(name, dir_fd=dfd)
 
 
-def remove(path: str, *, force: bool, before_change: Callable[[str], None]) -> None:
-    current = status(path)
-    if current.ensure == ABSENT:
-        return
-    if current.ensure == DIRECTORY:
-        entries = os.listdir(path)
+def remove(
+    path: str, *, force: bool, before_change: Callable[[str], None], planned: Planned = None
+) -> None:
+    with _at(path, planned) as (dfd, name):
+        st = _lstat_at(dfd, name)
+        if st is None:
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            before_change(path)
+            os.unlink(name, dir_fd=dfd)
+            return
+        entries = _entries_below(dfd, name)
         if entries and not force:
             raise ResourceError(
                 f"directory is not empty: {path} (set force = true to remove it with its contents)"
@@ -304,23 +425,29 @@ def remove(path: str, *, force: bool, before_change: Callable[[str], None]) -> N
         # put back, parents first.
         for root, dirs, files in os.walk(path, topdown=True):
             before_change(root)
-            for name in files:
-                before_change(os.path.join(root, name))
-            for name in dirs:
-                if os.path.islink(os.path.join(root, name)):
-                    before_change(os.path.join(root, name))
+            for f in files:
+                before_change(os.path.join(root, f))
+            for d in dirs:
+                if os.path.islink(os.path.join(root, d)):
+                    before_change(os.path.join(root, d))
         try:
             if entries:
-                shutil.rmtree(path)
+                shutil.rmtree(name, dir_fd=dfd)  # never follows a link (it checks each)
             else:
-                os.rmdir(path)
+                os.rmdir(name, dir_fd=dfd)
         except OSError as e:
             if e.errno == errno.ENOTEMPTY:
                 raise ResourceError(f"directory is not empty: {path}") from e
             raise
-        return
-    before_change(path)
-    os.unlink(path)
+
+
+def _entries_below(dfd: int, name: str) -> list[str]:
+    """The entries of directory `name` in `dfd`, not through a link."""
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
 
 
 def copy_content(live: str, dest: str, *, mode: int, owner: tuple[int, int] | None) -> None:

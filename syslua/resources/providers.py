@@ -37,9 +37,16 @@ BeforeChange = Callable[[str], None]
 OnLine = Callable[[str, str], None] | None
 
 
+Planned = Mapping[str, str] | None  # a path's linked parents when planned
+
+
 class FileProvider(Protocol):
     """Reads what is at a path and does every change on disk, each announced
-    to `before_change` first. Raises `ResourceError` for what the user can fix."""
+    to `before_change` first. Raises `ResourceError` for what the user can fix.
+    Every change reaches its path's directory without following a link that
+    was not one when the item was planned (`planned`: the item's linked
+    parents then, None outside an apply), nor one another user could have
+    made (`safe_fs`)."""
 
     # -- reading: never changes anything --------------------------------------
     def status(self, path: str) -> FileState:
@@ -71,6 +78,7 @@ class FileProvider(Protocol):
         attrs: Callable[[str], tuple[int, int, int]],
         *,
         before_change: BeforeChange,
+        planned: Planned = None,
     ) -> None:
         """Create the missing parents of `path`, each with `attrs(dir)` = (uid, gid, mode)."""
         ...
@@ -85,34 +93,60 @@ class FileProvider(Protocol):
         gid: int,
         mode: int,
         before_change: BeforeChange,
+        planned: Planned = None,
     ) -> None:
         """Write the regular file at `path` atomically (attributes only when
         neither `content` nor `source` is given)."""
         ...
 
     def make_link(
-        self, path: str, target: str, *, uid: int, gid: int, before_change: BeforeChange
+        self,
+        path: str,
+        target: str,
+        *,
+        uid: int,
+        gid: int,
+        before_change: BeforeChange,
+        planned: Planned = None,
     ) -> None:
         """Make `path` a symlink to `target`, replacing a file or link."""
         ...
 
     def create_directory(
-        self, path: str, *, uid: int, gid: int, mode: int, before_change: BeforeChange
+        self,
+        path: str,
+        *,
+        uid: int,
+        gid: int,
+        mode: int,
+        before_change: BeforeChange,
+        planned: Planned = None,
     ) -> None:
         """Create the directory `path`, or fix its attributes."""
         ...
 
-    def replace_with_directory(self, path: str, *, before_change: BeforeChange) -> None:
+    def replace_with_directory(
+        self, path: str, *, before_change: BeforeChange, planned: Planned = None
+    ) -> None:
         """Remove the file in the way of a directory (`force = true`)."""
         ...
 
     def replace_link_with_directory(
-        self, path: str, uid: int, gid: int, mode: int, *, before_change: BeforeChange
+        self,
+        path: str,
+        uid: int,
+        gid: int,
+        mode: int,
+        *,
+        before_change: BeforeChange,
+        planned: Planned = None,
     ) -> None:
         """Replace the symlink at `path` (a tree's root) with an empty directory."""
         ...
 
-    def remove(self, path: str, *, force: bool, before_change: BeforeChange) -> None:
+    def remove(
+        self, path: str, *, force: bool, before_change: BeforeChange, planned: Planned = None
+    ) -> None:
         """Remove what is at `path` (a non-empty directory only with `force`)."""
         ...
 

@@ -9,25 +9,68 @@ left in place and reported, not removed.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 
-from syslua.fsutil import AtomicFile, atomic_symlink
+from syslua import safe_fs
+from syslua.fsutil import CHUNK
 from syslua.state.records import ABSENT, DIR, FILE, LINK, OTHER, PathState
 from syslua.state.store import Store
 
 
-def _matches(path: str, prev: PathState, store: Store) -> bool:
-    """Is `path` already as recorded? (then restoring is skipped)"""
+def restore_path(path: str, prev: PathState, store: Store) -> str | None:
+    """Restore one path; returns a note when something was left in place.
+
+    The path's directory is reached without following a link someone else
+    could have put there (`safe_fs`): a rollback never writes through a
+    directory swapped for a link. Such a path is left as it is, and said so.
+    Missing parents of a path that existed are made again first."""
+    if prev.kind not in (ABSENT, OTHER):
+        _make_parents(os.path.dirname(path))
     try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
+        with safe_fs.at(path) as (dfd, name):
+            return _restore_at(dfd, name, path, prev, store)
+    except safe_fs.UnsafePath as e:
+        return f"{path}: left as it is: {e}"
+    except FileNotFoundError:
+        if prev.kind == ABSENT:
+            return None  # its directory is gone too
+        raise
+
+
+def _make_parents(directory: str) -> None:
+    """The missing parents of `directory` (each reached safely), as `makedirs` would."""
+    missing = []
+    d = directory
+    while d not in ("/", "") and not os.path.lexists(d):
+        missing.append(d)
+        d = os.path.dirname(d)
+    for d in reversed(missing):
+        try:
+            with safe_fs.at(d) as (dfd, name):
+                os.mkdir(name, 0o755, dir_fd=dfd)
+        except (FileExistsError, safe_fs.UnsafePath):
+            pass  # made meanwhile, or refused: the restore below says so
+
+
+def _lstat(dfd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _matches(dfd: int, name: str, prev: PathState, store: Store) -> bool:
+    """Is the path already as recorded? (then restoring is skipped)"""
+    st = _lstat(dfd, name)
+    if st is None:
         return prev.kind == ABSENT
     kind = prev.kind
     if kind == ABSENT:
         return False
     if kind == LINK:
-        return stat.S_ISLNK(st.st_mode) and os.readlink(path) == prev.target
+        return stat.S_ISLNK(st.st_mode) and os.readlink(name, dir_fd=dfd) == prev.target
     same_attrs = (
         stat.S_IMODE(st.st_mode) == prev.mode and st.st_uid == prev.uid and st.st_gid == prev.gid
     )
@@ -36,43 +79,45 @@ def _matches(path: str, prev: PathState, store: Store) -> bool:
     if kind == FILE:
         if not stat.S_ISREG(st.st_mode) or not same_attrs:
             return False
-        from syslua.fsutil import sha256_file
-
         assert prev.blob is not None
-        return st.st_size == store.size(prev.blob) and sha256_file(path) == prev.blob
+        if st.st_size != store.size(prev.blob):
+            return False
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        with os.fdopen(fd, "rb") as f:
+            digest = hashlib.sha256()
+            while chunk := f.read(CHUNK):
+                digest.update(chunk)
+        return digest.hexdigest() == prev.blob
     return True
 
 
-def _clear(path: str) -> None:
-    """Remove whatever is at path so something else can be put there (never a non-empty dir)."""
-    try:
-        st = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
+def _clear(dfd: int, name: str) -> None:
+    """Remove whatever is there so something else can be put there (never a non-empty dir)."""
+    st = _lstat(dfd, name)
+    if st is None:
         return
     if stat.S_ISDIR(st.st_mode):
-        os.rmdir(path)  # raises when not empty: callers report it
+        os.rmdir(name, dir_fd=dfd)  # raises when not empty: callers report it
     else:
-        os.unlink(path)
+        os.unlink(name, dir_fd=dfd)
 
 
-def _chown(path: str, uid: int, gid: int) -> None:
+def _chown_at(dfd: int, name: str, uid: int, gid: int) -> None:
     try:
-        st = os.lstat(path)
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         if st.st_uid != uid or st.st_gid != gid:
-            os.chown(path, uid, gid, follow_symlinks=False)
+            os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
     except PermissionError:
         pass  # not root: the owner was ours anyway
 
 
-def restore_path(path: str, prev: PathState, store: Store) -> str | None:
-    """Restore one path; returns a note when something was left in place."""
-    if _matches(path, prev, store):
+def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -> str | None:
+    if _matches(dfd, name, prev, store):
         return None
     kind = prev.kind
-    parent = os.path.dirname(path)
     if kind == ABSENT:
         try:
-            _clear(path)
+            _clear(dfd, name)
         except OSError as e:
             if e.errno == errno.ENOTEMPTY:
                 return f"{path}: left in place, the directory is not empty"
@@ -80,31 +125,53 @@ def restore_path(path: str, prev: PathState, store: Store) -> str | None:
         return None
     if kind == OTHER:
         return f"{path}: a special file cannot be restored"
-    os.makedirs(parent, exist_ok=True)
     uid, gid = prev.uid, prev.gid
     assert uid is not None and gid is not None
+    st = _lstat(dfd, name)
     if kind == DIR:
         assert prev.mode is not None
-        if os.path.lexists(path) and not os.path.isdir(path) or os.path.islink(path):
-            os.unlink(path)
-        os.makedirs(path, exist_ok=True)
-        os.chmod(path, prev.mode)
-        _chown(path, uid, gid)
-        return None
-    if os.path.isdir(path) and not os.path.islink(path):
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            os.unlink(name, dir_fd=dfd)
         try:
-            os.rmdir(path)
+            os.mkdir(name, 0o700, dir_fd=dfd)
+        except FileExistsError:
+            pass
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        try:
+            os.fchmod(fd, prev.mode)
+            _chown_fd(fd, uid, gid)
+        finally:
+            os.close(fd)
+        return None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        try:
+            os.rmdir(name, dir_fd=dfd)
         except OSError:
             return f"{path}: left in place, a non-empty directory is where the file was"
-    if kind == LINK:
-        assert prev.target is not None
-        atomic_symlink(path, prev.target, owner=(uid, gid))
-        return None
-    assert prev.blob is not None and prev.mode is not None
-    data = store.read(prev.blob)
-    with AtomicFile(path, prev.mode, sync_dir=False) as f:
-        f.write(data)
-        _chown_fd(f.fileno(), uid, gid)
+    temp = f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        if kind == LINK:
+            assert prev.target is not None
+            os.symlink(prev.target, temp, dir_fd=dfd)
+            _chown_at(dfd, temp, uid, gid)
+        else:
+            assert prev.blob is not None and prev.mode is not None
+            data = store.read(prev.blob)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(temp, flags, 0o600, dir_fd=dfd)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                _chown_fd(fd, uid, gid)
+                os.fchmod(fd, prev.mode)
+                os.fsync(fd)  # durable before the journal that recorded it can go
+        os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(temp, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        raise
     return None
 
 
