@@ -86,3 +86,59 @@ def test_a_directory_another_user_swaps_for_a_link_is_never_written_through() ->
         assert tree(outside) == before_outside
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.root
+@needs_root
+def test_destroy_under_a_directory_another_user_swaps_never_removes_through_it() -> None:
+    nobody = _nobody()
+    assert nobody is not None
+    base = Path(tempfile.mkdtemp(prefix="syslua-race-", dir="/tmp"))
+    try:
+        os.chmod(base, 0o711)
+        env = new_env(base)
+        os.chmod(env.home, 0o711)
+        outside = base / "outside"
+        outside.mkdir()
+        for i in range(FILES):  # what a removal through the link would delete
+            (outside / f"f{i}").write_text("precious\n")
+        race = env.home / "race"
+        (race / "sub").mkdir(parents=True)
+        for d in (race, race / "sub"):
+            os.chown(d, *nobody)
+        before_outside = tree(outside)
+        env.write(
+            "sys.lua",
+            "".join(
+                f'file {{ path = "~/race/sub/f{i}", content = "mine {i}\\n" }}\n'
+                for i in range(FILES)
+            ),
+        )
+        for _ in range(ROUNDS):
+            a = env.spawn("apply", timeout=120)
+            assert a.returncode == 0, a.stdout + a.stderr
+            swap = (
+                f"cd {race} && while :; do mv sub real 2>/dev/null && ln -s {outside} sub "
+                "&& rm -f sub && mv real sub; done"
+            )
+            swapper = subprocess.Popen(
+                ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups"]
+                + ["sh", "-c", swap],
+                start_new_session=True,
+            )
+            try:
+                time.sleep(0.05)
+                d = env.spawn("destroy", "--force", timeout=120)
+                assert "Internal error" not in d.stdout + d.stderr
+            finally:
+                os.killpg(swapper.pid, 9)
+                swapper.wait()
+            if (race / "real").exists():  # the swap was cut short: put sub back
+                if os.path.islink(race / "sub"):
+                    os.unlink(race / "sub")
+                elif (race / "sub").is_dir():  # made again meanwhile, in the home
+                    shutil.rmtree(race / "sub")
+                os.rename(race / "real", race / "sub")
+            assert tree(outside) == before_outside, d.stdout + d.stderr
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -1083,8 +1083,8 @@ class FileType(
         for parent in sorted(state.get("created_parents", ()), key=len, reverse=True):
             ctx.before_change(parent)
             try:
-                os.rmdir(parent)  # only when empty: anything else in it stays
-            except OSError:
+                posix.remove_made(parent, directory=True)  # only when empty: the rest stays
+            except ResourceError:
                 pass
         for link, target in reversed(unfolded):
             # Folded again once nothing else of ours is in it, nor will be.
@@ -1120,14 +1120,15 @@ class FileType(
             return "already gone"
         if state.ensure == LINK and item.get("ensure") == "directory":
             return "the link it replaced is back"  # a fold put back (`file_folds.refold`)
-        if state.ensure == DIRECTORY:
-            try:
-                os.rmdir(path)
-            except OSError:
-                return "left in place: the directory is not empty (it holds files syslua does not manage)"
-            return "removed directory"
-        os.unlink(path)
-        return "removed"
+        try:
+            removed = posix.remove_made(path, directory=state.ensure == DIRECTORY)
+        except ResourceError as e:
+            return f"left in place: {e}"
+        if not removed:
+            return (
+                "left in place: the directory is not empty (it holds files syslua does not manage)"
+            )
+        return "removed directory" if state.ensure == DIRECTORY else "removed"
 
     def snapshot_state(self, item: Item, sctx: SnapshotContext) -> dict[str, Any]:
         """The parents the item created (to remove them with it); a file's

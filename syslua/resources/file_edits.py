@@ -89,8 +89,13 @@ def _recorded_blob(item: Item, recorded: Mapping[str, Any], store: Any) -> str |
 def _same_as_blob(path: str, size: int, blob: str, store: Any) -> bool:
     """Does the file at `path` (of `size` bytes) hold the content `blob`?
     A blob is named by its hash: hashing the file answers, without reading
-    the stored copy (and so says the same of a damaged one)."""
-    return store.size(blob) == size and sha256_file(path) == blob
+    the stored copy (and so says the same of a damaged one). A file that
+    went, or whose directory changed, while it was read is not (an edit:
+    the apply refuses rather than act on it)."""
+    try:
+        return store.size(blob) == size and sha256_file(path) == blob
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def _link_edited(item: Item) -> str | None:

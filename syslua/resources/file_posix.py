@@ -405,9 +405,33 @@ def replace_with_directory(
         os.unlink(name, dir_fd=dfd)
 
 
+def remove_made(path: str, *, directory: bool) -> bool:
+    """Remove what syslua made at `path` (a removal with no original to put
+    back): a file or link, or a directory only when empty (False then).
+    Reached safely (`safe_fs`): a link on the way fails it."""
+    try:
+        with _at(path, None) as (dfd, name):
+            try:
+                if directory:
+                    os.rmdir(name, dir_fd=dfd)
+                else:
+                    os.unlink(name, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    return False
+                raise
+    except FileNotFoundError:
+        pass  # its directory is gone too
+    return True
+
+
 def remove(
     path: str, *, force: bool, before_change: Callable[[str], None], planned: Planned = None
 ) -> None:
+    if not os.path.lexists(os.path.dirname(path)):
+        return  # its directory is gone: nothing to remove
     with _at(path, planned) as (dfd, name):
         st = _lstat_at(dfd, name)
         if st is None:

@@ -150,6 +150,10 @@ class FileProvider(Protocol):
         """Remove what is at `path` (a non-empty directory only with `force`)."""
         ...
 
+    def remove_made(self, path: str, *, directory: bool) -> bool:
+        """Remove what syslua made at `path` (a directory only when empty: False then)."""
+        ...
+
     def copy_content(
         self, live: str, dest: str, *, mode: int, owner: tuple[int, int] | None
     ) -> None:
