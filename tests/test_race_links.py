@@ -128,8 +128,8 @@ def test_destroy_under_a_directory_another_user_swaps_never_removes_through_it()
             )
             try:
                 time.sleep(0.05)
-                d = env.spawn("destroy", "--force", timeout=120)
-                assert "Internal error" not in d.stdout + d.stderr
+                gone = env.spawn("destroy", "--force", timeout=120)
+                assert "Internal error" not in gone.stdout + gone.stderr
             finally:
                 os.killpg(swapper.pid, 9)
                 swapper.wait()
@@ -139,6 +139,6 @@ def test_destroy_under_a_directory_another_user_swaps_never_removes_through_it()
                 elif (race / "sub").is_dir():  # made again meanwhile, in the home
                     shutil.rmtree(race / "sub")
                 os.rename(race / "real", race / "sub")
-            assert tree(outside) == before_outside, d.stdout + d.stderr
+            assert tree(outside) == before_outside, gone.stdout + gone.stderr
     finally:
         shutil.rmtree(base, ignore_errors=True)
