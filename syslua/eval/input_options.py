@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+
     from syslua.eval.inputs import GitFetcher
+
+    # around the write of `syslua.lock`: `sys update` makes it a critical
+    # section (a signal waits for the rename; syslua/execute/stop.py)
+    Guard = Callable[[], AbstractContextManager[None]]
 
 
 class InputOptions:
@@ -27,9 +34,11 @@ class InputOptions:
         update: frozenset[str] | None = None,  # names to resolve again; empty set: all
         only_inputs: bool = False,  # `sys update`: resolve and lock, do not run `setup`
         write_lock: bool = True,  # False: `sys update --dry-run`
+        guard: Guard | None = None,
     ) -> None:
         self.cache = cache
         self.git = git
         self.update = update
         self.only_inputs = only_inputs
         self.write_lock = write_lock
+        self.guard = guard

@@ -42,6 +42,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -565,7 +566,7 @@ def resolve(
         # SIGKILLed), when that process is gone
         remove_temp_leftovers([new.path])
     # no lock file for a config without inputs, unless there is one to update
-    written = bool(decls or new.path.exists()) and _write_lock(new, options.write_lock)
+    written = bool(decls or new.path.exists()) and _write_lock(new, options)
     setups = [
         (str(r.init), {n: d.lua_table() for n, d in r.inputs.items()})
         for r in _walk(inputs.values())
@@ -617,15 +618,16 @@ def _reached(roots: Iterable[str], nodes: dict[str, dict[str, Any]]) -> dict[str
     return kept
 
 
-def _write_lock(new: Lock, write: bool) -> bool:
+def _write_lock(new: Lock, options: InputOptions) -> bool:
     """Write `new` when it pins other revisions than the lock file does (and
-    writing is allowed); whether it was written."""
+    writing is allowed), inside `options.guard`; whether it was written."""
     text = new.text()
     try:
         current = new.path.read_text(encoding="utf-8")
     except OSError:
         current = None
-    if current != text and write and _pins(current) != _pins(text):
-        atomic_write(new.path, text.encode("utf-8"))
+    if current != text and options.write_lock and _pins(current) != _pins(text):
+        with options.guard() if options.guard is not None else nullcontext():
+            atomic_write(new.path, text.encode("utf-8"))
         return True
     return False

@@ -15,7 +15,8 @@ a signal may do depends on what the run is doing, which the apply says here:
 4. A short change that must not stop half-way (`critical()`: `sys add`
    copying files, `sys gc`, `sys snapshot delete`): a signal only sets the
    flag, the handler says the change is finishing, and the command ends
-   right after it (exit 130; `syslua.cli.signals.stopped_after`).
+   right after it (exit 130; `syslua.cli.signals.stopped_after`). Also
+   `sys update` writing `syslua.lock` and `sys pull` fast-forwarding.
 
 Everything here runs in the main thread (Python runs signal handlers
 there), and the flag is a plain attribute, so worker threads can read it.
@@ -86,6 +87,7 @@ class Stop:
     def critical(self) -> Iterator[None]:
         """A short change that a signal must not stop half-way: one that comes
         during it waits for its end (`requested` then says so)."""
+        pause_point("before-critical")  # a signal here still stops at once
         previous = self.mode
         if previous == ABORT:
             self.mode = HOLD

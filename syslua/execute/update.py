@@ -21,18 +21,26 @@ from syslua.manifest.resolve import Options, resolve_inputs
 from syslua.paths import Paths
 
 if TYPE_CHECKING:
+    from syslua.eval.input_options import Guard
     from syslua.eval.inputs import Resolution
 
 Row = dict[str, str | None]  # name, change (added|updated|unchanged|removed), old, new
 
 
 def update_inputs(
-    path: Path, paths: Paths, *, wanted: list[str], facts: list[str], dry_run: bool
+    path: Path,
+    paths: Paths,
+    *,
+    wanted: list[str],
+    facts: list[str],
+    dry_run: bool,
+    guard: Guard | None = None,
 ) -> Resolution | None:
     """Resolve the inputs of the config at `path` again (those `wanted`, or
     all); None when the config is not in the entry form. A name it does not
-    declare is a usage error."""
-    options = Options(cli_facts=parse_fact_args(facts))
+    declare is a usage error. The lock is written inside `guard` (the CLI's
+    critical section: a signal waits for the rename)."""
+    options = Options(cli_facts=parse_fact_args(facts), guard=guard)
     options.git = GitInputs()
     options.update = frozenset(wanted)
     options.write_lock = not dry_run

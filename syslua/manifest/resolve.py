@@ -32,6 +32,7 @@ from syslua.manifest.validate import Decl, Origin, validate
 from syslua.paths import Paths
 
 if TYPE_CHECKING:
+    from syslua.eval.input_options import Guard
     from syslua.eval.inputs import GitFetcher, InputOptions, Resolution
 
 DEFAULT_MAX_DEPTH = 10
@@ -62,6 +63,7 @@ class Options:
         git: GitFetcher | None = None,
         update: frozenset[str] | None = None,
         write_lock: bool = True,  # False: `sys update --dry-run`
+        guard: Guard | None = None,  # around the lock's write (`InputOptions.guard`)
     ) -> None:
         self.cli_facts: dict[str, Any] = {} if cli_facts is None else cli_facts
         self.impure = impure
@@ -72,6 +74,7 @@ class Options:
         self.git = git
         self.update = update
         self.write_lock = write_lock
+        self.guard = guard
 
 
 class _Run:
@@ -114,6 +117,7 @@ def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = 
         update=options.update,
         only_inputs=only_inputs,
         write_lock=options.write_lock,
+        guard=options.guard,
     )
     return run
 

@@ -192,20 +192,31 @@ def toplevel(directory: Path, runner: Runner) -> Path | None:
     return Path(done.stdout.strip())
 
 
-def pull(repo: Path, runner: Runner, *, timeout: float = 600) -> tuple[str, str]:
-    """`git pull --ff-only` in `repo`; returns the commits before and after.
-    A pull that cannot fast-forward (local commits, a diverged branch) fails
-    and leaves the clone as it was."""
-    before = head(repo, runner)
-    done = _git(runner, ["pull", "--ff-only", "--quiet"], cwd=repo, timeout=timeout)
+def fetch(repo: Path, runner: Runner, *, timeout: float = 600) -> None:
+    """`git fetch` of the current branch's upstream in `repo`: it changes no
+    work tree file, so it may be interrupted (its process group is killed)."""
+    done = _git(runner, ["fetch", "--quiet"], cwd=repo, timeout=timeout)
     if done.timed_out:
-        raise GitError(f"git pull in {repo} timed out after {timeout:g}s")
+        raise GitError(f"git fetch in {repo} timed out after {timeout:g}s")
+    if done.exit_code != 0:
+        raise GitError(
+            f"git fetch in {repo} failed: {_last_line(done)}",
+            hint="Nothing was changed.",
+        )
+
+
+def fast_forward(repo: Path, runner: Runner, *, timeout: float = 600) -> None:
+    """`git merge --ff-only FETCH_HEAD` in `repo`, after `fetch`. One that
+    cannot fast-forward (local commits, a diverged branch, no upstream)
+    fails and leaves the clone as it was."""
+    done = _git(runner, ["merge", "--ff-only", "--quiet", "FETCH_HEAD"], cwd=repo, timeout=timeout)
+    if done.timed_out:
+        raise GitError(f"git merge --ff-only in {repo} timed out after {timeout:g}s")
     if done.exit_code != 0:
         raise GitError(
             f"git pull --ff-only in {repo} failed: {_last_line(done)}",
             hint="Nothing was changed. Merge or rebase by hand, then run `sys pull` again.",
         )
-    return before, head(repo, runner)
 
 
 def log_lines(repo: Path, before: str, after: str, runner: Runner) -> list[str]:

@@ -78,7 +78,13 @@ def init_from(
 def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
     """`git pull --ff-only` in DIR (default: the current directory when it holds
     a config, else the directory of the config `sys plan` would use), then the
-    plan of its config."""
+    plan of its config.
+
+    The pull is a `git fetch`, which a signal stops with the work tree as it
+    was (exit 130), then `git merge --ff-only FETCH_HEAD` in a critical
+    section: a signal waits for it, and the command then stops without the
+    plan (exit 130, the update kept)."""
+    from syslua.cli import signals
     from syslua.errors import UsageError
     from syslua.execute.config_repo import clone_to_pull
     from syslua.paths import config_in
@@ -88,7 +94,11 @@ def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
     runner = Runner()
     start, repo, config = clone_to_pull(directory, runner, term.log)
     term.log(f"Pulling {repo}...")
-    before, after = git.pull(repo, runner)
+    before = git.head(repo, runner)
+    git.fetch(repo, runner)
+    with signals.current().critical():  # a merge stopped half-way leaves a torn work tree
+        git.fast_forward(repo, runner)
+    after = git.head(repo, runner)
     if before == after:
         term.line(f"{repo} is up to date at {after[:12]}.")
     else:
@@ -101,6 +111,8 @@ def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
             term.line(f"  {line}")
         if len(changes) > 20:
             term.line(f"  ... and {len(changes) - 20} more")
+    if signals.current().requested:
+        return signals.stopped_after(0)
     if config is None:
         config = config_in(start) or config_in(repo)
     if config is None:

@@ -98,6 +98,7 @@ def run(
     facts: list[str],
     commit: bool = False,
 ) -> int:
+    from syslua.cli import signals
     from syslua.cli.commands.common import config_found
     from syslua.cli.machine import JSON_FORMAT
     from syslua.errors import UsageError
@@ -120,7 +121,12 @@ def run(
             raise UsageError("--commit and --dry-run do not go together")
         check_repository(path.parent)
     term.log(f"Resolving the inputs of {path.name}...")
-    resolution = update_inputs(path, paths, wanted=wanted, facts=facts, dry_run=dry_run)
+    # a signal before the lock's rename stops with nothing written; one
+    # during its write waits for the rename (then exit 130, the lock kept)
+    stop = signals.current()
+    resolution = update_inputs(
+        path, paths, wanted=wanted, facts=facts, dry_run=dry_run, guard=stop.critical
+    )
     if resolution is None:
         if term.json_mode:
             term.json({"format": JSON_FORMAT, "config": str(path), "lock": None, "inputs": []})
@@ -139,15 +145,16 @@ def run(
                 "inputs": rows,
             }
         )
-        return 0
+        return signals.stopped_after(0)
     _show(term, rows, resolution, dry_run)
-    if commit:
-        subject = commit_lock(resolution.lock, rows)
+    if commit and not stop.requested:
+        with stop.critical():  # a commit a signal stopped half-way would leave index.lock
+            subject = commit_lock(resolution.lock, rows)
         if subject is None:
             term.line("Nothing to commit: the lock file is as committed.")
         else:
             term.line(f"Committed {resolution.lock.name}: {subject}")
-    return 0
+    return signals.stopped_after(0)
 
 
 def _config_and_names(
