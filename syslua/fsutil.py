@@ -184,9 +184,14 @@ def _user(uid: int | None = None) -> str:
         return f"uid {uid}"
 
 
+def temp_name(name: str) -> str:
+    """A fresh name for a temp file beside `name` (unique per process and
+    call, so threads never share one; `remove_temp_leftovers` finds them)."""
+    return f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
+
+
 def _temp_path(directory: Path, name: str) -> Path:
-    """A fresh name for a temp file (unique per process and call, so threads never share one)."""
-    return directory / f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
+    return directory / temp_name(name)
 
 
 # `_temp_path`'s names, and `.<name>.syslua-restore-<pid>` of older versions.

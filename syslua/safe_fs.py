@@ -108,6 +108,27 @@ def _through_link(fd: int, name: str, here: str, planned: Mapping[str, str] | No
     return os.open(name, _WALK & ~os.O_NOFOLLOW, dir_fd=fd)
 
 
+def give_owner(fd: int, uid: int, gid: int) -> None:
+    """Give the file open as `fd` to uid:gid where this process may (not
+    root: it is ours already, as what it replaces was)."""
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != uid or st.st_gid != gid:
+            os.fchown(fd, uid, gid)
+    except PermissionError:
+        pass
+
+
+def give_owner_at(dfd: int, name: str, uid: int, gid: int) -> None:
+    """`give_owner` of `name` in `dfd` itself (a link is not followed)."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if st.st_uid != uid or st.st_gid != gid:
+            os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
+    except PermissionError:
+        pass
+
+
 def _trusted(fd: int, link: os.stat_result) -> bool:
     """Could only root or this user have put the link `link` in directory `fd`?"""
     me = os.geteuid()

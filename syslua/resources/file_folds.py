@@ -211,12 +211,12 @@ def _unfold_at(
     fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
     try:
         os.fchmod(fd, mode)
-        _fchown(fd, st.st_uid, st.st_gid)
+        safe_fs.give_owner(fd, st.st_uid, st.st_gid)
         entries = [os.path.join(link, n) for n in names]
         before_changes(entries)
         for entry in names:
             os.symlink(entry_target(target, entry), entry, dir_fd=fd)
-            _chown_at(fd, entry, st.st_uid, st.st_gid)
+            safe_fs.give_owner_at(fd, entry, st.st_uid, st.st_gid)
     finally:
         os.close(fd)
     return True
@@ -271,7 +271,7 @@ def _refold_at(
         os.close(fd)
     os.rmdir(name, dir_fd=dfd)
     os.symlink(target, name, dir_fd=dfd)
-    _chown_at(dfd, name, st.st_uid, st.st_gid)
+    safe_fs.give_owner_at(dfd, name, st.st_uid, st.st_gid)
     return None
 
 
@@ -287,7 +287,7 @@ def _relink_missing(
     for entry in sorted(set(os.listdir(real)) - set(names)):
         before_change(os.path.join(link, entry))
         os.symlink(entry_target(target, entry), entry, dir_fd=fd)
-        _chown_at(fd, entry, st.st_uid, st.st_gid)
+        safe_fs.give_owner_at(fd, entry, st.st_uid, st.st_gid)
 
 
 def unfolded(path: str, was_link: Callable[[str], str | None]) -> list[Fold]:
@@ -335,17 +335,3 @@ def _lstat_at(dfd: int, name: str) -> os.stat_result | None:
         return os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except FileNotFoundError:
         return None
-
-
-def _fchown(fd: int, uid: int, gid: int) -> None:
-    try:
-        os.fchown(fd, uid, gid)
-    except PermissionError:
-        pass  # not root: the owner is ours, as the link's was
-
-
-def _chown_at(dfd: int, name: str, uid: int, gid: int) -> None:
-    try:
-        os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
-    except PermissionError:
-        pass  # not root: the owner is ours, as the link's was

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from syslua import safe_fs
-from syslua.fsutil import CHUNK, AtomicFile
+from syslua.fsutil import CHUNK, AtomicFile, temp_name
 from syslua.resources.base import ResourceError
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
@@ -187,11 +187,6 @@ def _link_owner_at(dfd: int, name: str, uid: int, gid: int) -> None:
             ) from e
 
 
-def _temp_name(name: str) -> str:
-    """A fresh temp name beside `name` (as `fsutil`'s, which leftovers sweeps find)."""
-    return f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
-
-
 def store(
     path: str,
     *,
@@ -226,7 +221,7 @@ def store(
         # Neither the file nor its directory is fsynced here (group commit): the
         # journal recorded the old file durably before this, and the apply syncs
         # every filesystem it wrote to once, before its commit record.
-        temp = _temp_name(name)
+        temp = temp_name(name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
             fd = os.open(temp, flags, 0o600, dir_fd=dfd)
@@ -378,7 +373,7 @@ def make_link(
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ResourceError(f"a directory exists where a link is wanted: {path}")
         before_change(path)
-        temp = _temp_name(name)
+        temp = temp_name(name)
         try:
             os.symlink(target, temp, dir_fd=dfd)
         except PermissionError as e:

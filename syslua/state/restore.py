@@ -14,7 +14,7 @@ import os
 import stat
 
 from syslua import safe_fs
-from syslua.fsutil import CHUNK
+from syslua.fsutil import CHUNK, temp_name
 from syslua.state.records import ABSENT, DIR, FILE, LINK, OTHER, PathState
 from syslua.state.store import Store
 
@@ -102,15 +102,6 @@ def _clear(dfd: int, name: str) -> None:
         os.unlink(name, dir_fd=dfd)
 
 
-def _chown_at(dfd: int, name: str, uid: int, gid: int) -> None:
-    try:
-        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-        if st.st_uid != uid or st.st_gid != gid:
-            os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
-    except PermissionError:
-        pass  # not root: the owner was ours anyway
-
-
 def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -> str | None:
     if _matches(dfd, name, prev, store):
         return None
@@ -139,7 +130,7 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
         try:
             os.fchmod(fd, prev.mode)
-            _chown_fd(fd, uid, gid)
+            safe_fs.give_owner(fd, uid, gid)
         finally:
             os.close(fd)
         return None
@@ -148,12 +139,12 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
             os.rmdir(name, dir_fd=dfd)
         except OSError:
             return f"{path}: left in place, a non-empty directory is where the file was"
-    temp = f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
+    temp = temp_name(name)
     try:
         if kind == LINK:
             assert prev.target is not None
             os.symlink(prev.target, temp, dir_fd=dfd)
-            _chown_at(dfd, temp, uid, gid)
+            safe_fs.give_owner_at(dfd, temp, uid, gid)
         else:
             assert prev.blob is not None and prev.mode is not None
             data = store.read(prev.blob)
@@ -162,7 +153,7 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
-                _chown_fd(fd, uid, gid)
+                safe_fs.give_owner(fd, uid, gid)
                 os.fchmod(fd, prev.mode)
                 os.fsync(fd)  # durable before the journal that recorded it can go
         os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
@@ -173,12 +164,3 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
             pass
         raise
     return None
-
-
-def _chown_fd(fd: int, uid: int, gid: int) -> None:
-    try:
-        st = os.fstat(fd)
-        if st.st_uid != uid or st.st_gid != gid:
-            os.fchown(fd, uid, gid)
-    except PermissionError:
-        pass  # not root: the owner was ours anyway
