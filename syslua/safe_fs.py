@@ -108,6 +108,14 @@ def _through_link(fd: int, name: str, here: str, planned: Mapping[str, str] | No
     return os.open(name, _WALK & ~os.O_NOFOLLOW, dir_fd=fd)
 
 
+def lstat_at(dfd: int, name: str) -> os.stat_result | None:
+    """What `name` in `dfd` is (a link itself, not followed); None when nothing is there."""
+    try:
+        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
 def give_owner(fd: int, uid: int, gid: int) -> None:
     """Give the file open as `fd` to uid:gid where this process may (not
     root: it is ours already, as what it replaces was)."""

@@ -194,7 +194,7 @@ def _unfold_at(
     try:
         now = os.readlink(name, dir_fd=dfd)
     except OSError:
-        st = _lstat_at(dfd, name)
+        st = safe_fs.lstat_at(dfd, name)
         return st is not None and stat.S_ISDIR(st.st_mode)  # unfolded already, or gone
     if now != target:
         raise ResourceError(
@@ -328,10 +328,3 @@ def known_above(path: str, known: Mapping[str, str]) -> list[Fold]:
             out.append((parent, target))
         parent = os.path.dirname(parent)
     return list(reversed(out))
-
-
-def _lstat_at(dfd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None

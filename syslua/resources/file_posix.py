@@ -128,13 +128,6 @@ def _at(path: str, planned: Planned) -> Iterator[tuple[int, str]]:
         raise ResourceError(str(e)) from None
 
 
-def _lstat_at(dfd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-
-
 def _set_attrs_at(dfd: int, name: str, uid: int, gid: int, mode: int) -> None:
     """Owner and mode of the directory or file `name` in `dfd`, never through
     a link: the inode is opened first (O_PATH, no read permission needed),
@@ -204,7 +197,7 @@ def store(
     directory's descriptor."""
     parent = os.path.dirname(path)
     with _at(path, planned) as (dfd, name):
-        current = _lstat_at(dfd, name)
+        current = safe_fs.lstat_at(dfd, name)
         if current is not None and stat.S_ISDIR(current.st_mode):
             raise ResourceError(f"a directory exists where a file is wanted: {path}")
         if (
@@ -284,7 +277,7 @@ def create_parents(
             try:
                 os.mkdir(name, 0o700, dir_fd=dfd)  # the final mode once the owner is right
             except FileExistsError as e:
-                st = _lstat_at(dfd, name)
+                st = safe_fs.lstat_at(dfd, name)
                 if st is not None and stat.S_ISDIR(st.st_mode):
                     continue
                 raise ResourceError(f"cannot create directory {d}: a file is in the way") from e
@@ -308,7 +301,7 @@ def create_directory(
 ) -> None:
     """Create `path` (its parent exists) or fix its attributes."""
     with _at(path, planned) as (dfd, name):
-        st = _lstat_at(dfd, name)
+        st = safe_fs.lstat_at(dfd, name)
         if st is not None and not stat.S_ISDIR(st.st_mode) and not stat.S_ISLNK(st.st_mode):
             raise ResourceError(
                 f"a file exists where a directory is wanted: {path} (set force = true to replace it)"
@@ -343,7 +336,7 @@ def replace_link_with_directory(
     directory, and a directory found made is left as it is."""
     before_change(path)
     with _replacing, _at(path, planned) as (dfd, name):  # the members of one tree race to do it
-        st = _lstat_at(dfd, name)
+        st = safe_fs.lstat_at(dfd, name)
         if st is not None and stat.S_ISLNK(st.st_mode):
             os.unlink(name, dir_fd=dfd)
         try:
@@ -369,7 +362,7 @@ def make_link(
 ) -> None:
     """Make `path` a symlink to `target`, replacing a file or link in one rename."""
     with _at(path, planned) as (dfd, name):
-        st = _lstat_at(dfd, name)
+        st = safe_fs.lstat_at(dfd, name)
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ResourceError(f"a directory exists where a link is wanted: {path}")
         before_change(path)
@@ -428,7 +421,7 @@ def remove(
     if not os.path.lexists(os.path.dirname(path)):
         return  # its directory is gone: nothing to remove
     with _at(path, planned) as (dfd, name):
-        st = _lstat_at(dfd, name)
+        st = safe_fs.lstat_at(dfd, name)
         if st is None:
             return
         if not stat.S_ISDIR(st.st_mode):

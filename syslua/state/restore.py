@@ -54,16 +54,9 @@ def _make_parents(directory: str) -> None:
             pass  # made meanwhile, or refused: the restore below says so
 
 
-def _lstat(dfd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-
-
 def _matches(dfd: int, name: str, prev: PathState, store: Store) -> bool:
     """Is the path already as recorded? (then restoring is skipped)"""
-    st = _lstat(dfd, name)
+    st = safe_fs.lstat_at(dfd, name)
     if st is None:
         return prev.kind == ABSENT
     kind = prev.kind
@@ -93,7 +86,7 @@ def _matches(dfd: int, name: str, prev: PathState, store: Store) -> bool:
 
 def _clear(dfd: int, name: str) -> None:
     """Remove whatever is there so something else can be put there (never a non-empty dir)."""
-    st = _lstat(dfd, name)
+    st = safe_fs.lstat_at(dfd, name)
     if st is None:
         return
     if stat.S_ISDIR(st.st_mode):
@@ -118,7 +111,7 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
         return f"{path}: a special file cannot be restored"
     uid, gid = prev.uid, prev.gid
     assert uid is not None and gid is not None
-    st = _lstat(dfd, name)
+    st = safe_fs.lstat_at(dfd, name)
     if kind == DIR:
         assert prev.mode is not None
         if st is not None and not stat.S_ISDIR(st.st_mode):
