@@ -668,7 +668,7 @@ class FileType(
             planning = ctx.memo(Planning) if ctx.noop else None
             # Which parents are symlinks now: when the item runs, a parent
             # that turned into one since planning is refused (`apply`).
-            seen = planning.links if planning else ctx.memo(_Seen).links
+            seen = planning.links if planning else ctx.memo(_Run).links
             links = posix.linked_parents(item.key, home(), seen)
             unfolds = _folds(item, links, ctx) if links else ()
             root = None
@@ -829,7 +829,7 @@ class FileType(
         links = dict(planned.linked_parents) if planned is not None else None
         if unfolds:  # first, whatever the item does: never through a fold
             folds.unfold(unfolds, before, ctx.before_changes)
-            ctx.memo(_Seen).links.clear()  # links are directories now
+            ctx.memo(_Run).links.clear()  # links are directories now
         if ensure == "absent":
             posix.remove(
                 item.key, force=bool(item.get("force")), before_change=before, planned=links
@@ -841,7 +841,7 @@ class FileType(
             posix.replace_link_with_directory(
                 root, *attrs(root), before_change=before, planned=links
             )
-            ctx.memo(_Seen).links.clear()
+            ctx.memo(_Run).links.clear()
         posix.create_parents(item.key, attrs, before_change=before, planned=links)
         if ensure == "link":
             posix.make_link(
@@ -1091,7 +1091,7 @@ class FileType(
             if _still_used(link, ctx):
                 continue
             note = folds.refold(link, target, ctx.before_change)
-            ctx.memo(_Seen).links.clear()  # it may be a link again
+            ctx.memo(_Run).links.clear()  # it may be a link again
             if note:
                 message = f"{message}; {note}"
             elif link == item.key:
@@ -1270,21 +1270,22 @@ class FileType(
         return "changed", ", ".join(st.differences)
 
 
-class _Seen:
-    """Which directories are symlinks, as the items of an apply find them
-    (`Planning.links` while planning); emptied when an item turns a link
-    into a directory. The item's own `apply` looks again, uncached."""
+class _Run:
+    """What the file items of one run share, each made on first use:
+
+    - `links`: which directories are symlinks, as the items of an apply
+      find them (`Planning.links` while planning); emptied when an item
+      turns a link into a directory or back (its own `apply` looks again,
+      uncached);
+    - `protected`: what writes never reach through a link (made when a
+      parent of a path is a symlink);
+    - `keys`: the sorted paths of the config's file items (for a removal
+      that may fold a directory again)."""
 
     def __init__(self) -> None:
         self.links: dict[str, str | None] = {}
-
-
-class _Guard:
-    """What a run protects from writes through links (made when a parent of
-    a path is a symlink, once per run)."""
-
-    def __init__(self) -> None:
         self.protected: folds.Protected | None = None
+        self.keys: list[str] | None = None
 
 
 def _folds(item: Item, links: tuple[tuple[str, str], ...], ctx: Context) -> tuple[folds.Fold, ...]:
@@ -1295,10 +1296,10 @@ def _folds(item: Item, links: tuple[tuple[str, str], ...], ctx: Context) -> tupl
 def _protected(ctx: Context) -> folds.Protected:
     """The run's protected paths: those of the config applied and of the
     snapshot it follows (its sources may be where removals would reach)."""
-    guard = ctx.memo(_Guard)
-    if guard.protected is None:
-        guard.protected = folds.Protected(ctx.manifest, ctx.previous)
-    return guard.protected
+    run = ctx.memo(_Run)
+    if run.protected is None:
+        run.protected = folds.Protected(ctx.manifest, ctx.previous)
+    return run.protected
 
 
 def _behind_fold(path: str, ctx: Context) -> str | None:
@@ -1310,16 +1311,9 @@ def _behind_fold(path: str, ctx: Context) -> str | None:
     return None
 
 
-class _Paths:
-    """The sorted paths of the run's file items (made on first use)."""
-
-    def __init__(self) -> None:
-        self.keys: list[str] | None = None
-
-
 def _still_used(directory: str, ctx: Context) -> bool:
     """Does the config applied declare `directory`, or a file below it?"""
-    paths = ctx.memo(_Paths)
+    paths = ctx.memo(_Run)
     if paths.keys is None:
         manifest = ctx.manifest
         paths.keys = sorted(i.key for i in manifest.of_type("file")) if manifest else []
