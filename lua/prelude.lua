@@ -218,9 +218,12 @@ local function in_library(src)
   return path ~= nil and ssub(path, 1, #LIBRARY_DIR) == LIBRARY_DIR
 end
 
-local function caller(level)
+-- The innermost frame of the user's code from `level` up: of this thread, or
+-- of the coroutine `co` (a config's chunk runs in one, see `guarded`).
+local function caller(level, co)
   while true do
-    local info = getinfo(level, "Sl")
+    local info
+    if co then info = getinfo(co, level, "Sl") else info = getinfo(level, "Sl") end
     if not info then return "=?", 0 end
     if info.source ~= PRELUDE_SOURCE and info.what ~= "C" and not in_library(info.source) then
       return info.source, info.currentline
@@ -1071,6 +1074,7 @@ package.loaded.debug = debug
 -- on: `jit` keeps only its read-only facts.
 local WATCH_STEP = 10000
 local real_pcall, real_xpcall, real_resume = pcall, xpcall, coroutine.resume
+local create_thread, thread_status = coroutine.create, coroutine.status
 local STOPPED = setmetatable({}, { __tostring = function() return "evaluation stopped" end })
 local stopped_at = nil   -- "path:line" of the user's code when it was stopped
 local stop_error = nil   -- what the Python check raised (a signal handler's exception)
@@ -1159,12 +1163,17 @@ _G.sys = sys
 
 local hooks = {}
 
--- The text of an error value. A string (or number) carries its location;
--- anything else (`error({})`, `error()`) is located here, at the line of the
--- user's code that raised it (the handler runs on top of that frame).
-local function error_text(e)
+-- The text of an error value raised in the coroutine `co`, with the line of
+-- the user's code it stopped at where the value does not carry one: a
+-- table (`error({})`), nil, a message raised with level 0, out of memory.
+local function error_text(e, co)
   local t = type(e)
-  if t == "string" or t == "number" then return tostring(e) end
+  local where = where_of(caller(0, co))
+  if t == "number" then e, t = tostring(e), "string" end
+  if t == "string" then
+    if sfind(e, "^[^\n]-:%d+: ") then return e end
+    return where .. ": " .. e
+  end
   local mt = getmetatable(e)
   local what
   if type(mt) == "table" and rawget(mt, "__tostring") then
@@ -1180,8 +1189,7 @@ local function error_text(e)
   else
     what = "error called with a " .. t .. " value"
   end
-  local src, line = caller(3)
-  return where_of(src, line) .. ": " .. what
+  return where .. ": " .. what
 end
 
 -- The line of the main chunk's `return` with values: the last one in the
@@ -1241,29 +1249,32 @@ local UNKNOWN = "the config raised an error that has no message (out of memory o
 -- Run `fn(...)` under the watchdog. Returns true and what fn returned (packed);
 -- or false, a message and a traceback; or "stopped", where it stopped
 -- ("path:line") and what the Python check raised, if it raised.
+--
+-- fn runs in a coroutine of its own rather than under xpcall: when Lua is
+-- called from Python, LuaJIT drops the answer of an xpcall handler that
+-- fails for want of stack (a stack overflow left `Error: stack overflow`
+-- with no line), while a dead coroutine keeps its frames to read after the
+-- fact, at no cost when nothing failed. LuaJIT's hooks are global, so the
+-- watchdog covers the coroutine and any the config makes.
 local function guarded(fn, ...)
+  local co = create_thread(fn)
   sethook(watchdog, "", WATCH_STEP)
-  local results = pack(real_xpcall(fn, function(e)
-    if e == STOPPED then return STOPPED end
-    if type(e) == "string" then
-      -- as little as possible: after a stack overflow, little stack is left
-      local ok, tb = real_pcall(traceback, "", 2)
-      return { msg = e, tb = ok and tb or "" }
-    end
-    local ok, found = real_pcall(error_text, e)
-    if not ok then found = type(e) == "string" and e or nil end
-    return { msg = found, tb = traceback("", 2) }
-  end, ...))
+  local results = pack(real_resume(co, ...))
   sethook()
   if stopped_at ~= nil then return "stopped", stopped_at, stop_error end
-  if not results[1] then
-    -- The handler itself failed (no stack left, no memory): LuaJIT gives
-    -- its own message instead; a message is said whatever happened.
-    local raised = results[2]
-    if type(raised) == "table" then return false, raised.msg or UNKNOWN, raised.tb or "" end
-    return false, type(raised) == "string" and raised or UNKNOWN, ""
+  local alive = thread_status(co) ~= "dead"
+  if results[1] and not alive then return true, results end
+  local tb_ok, tb = real_pcall(traceback, co, "", 0)
+  tb = tb_ok and type(tb) == "string" and tb or ""
+  if alive then
+    return false, where_of(caller(0, co)) .. ": coroutine.yield outside of a coroutine: "
+      .. "a config's main chunk and its setup cannot yield", tb
   end
-  return true, results
+  local ok, text = real_pcall(error_text, results[2], co)
+  if not ok or type(text) ~= "string" then
+    text = type(results[2]) == "string" and results[2] or UNKNOWN
+  end
+  return false, text, tb
 end
 
 -- Entry tables returned by main chunks (the root config's and its inputs'

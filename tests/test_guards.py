@@ -178,14 +178,26 @@ def test_a_directory_in_place_of_the_snapshot_index_is_a_clear_error(sysenv) -> 
             'error(setmetatable({}, {__tostring = function() return "" end}))',
             "sys.lua:2: error called with a table value whose __tostring failed",
         ),
-        ("local function f() return f() + 1 end f()", "stack overflow"),
+        ("local function f() return f() + 1 end f()", "sys.lua:2: stack overflow"),
         (
             "local t = setmetatable({}, {})\n"
             "getmetatable(t).__index = function(s, k) return s[k] end\nlocal _ = t.x",
-            "stack overflow",
+            # LuaJIT names either stack, by where the call from the metamethod ran
+            ("sys.lua:3: stack overflow", "sys.lua:3: C stack overflow"),
         ),
+        ('error("no place given", 0)', "sys.lua:2: no place given"),
+        ("error()", "sys.lua:2: error called with nil"),
+        ("coroutine.yield(1)", "sys.lua:2: coroutine.yield outside of a coroutine"),
     ],
-    ids=["tostring-fails", "tostring-empty", "recursion", "index-recursion"],
+    ids=[
+        "tostring-fails",
+        "tostring-empty",
+        "recursion",
+        "index-recursion",
+        "level-0",
+        "nil",
+        "top-level-yield",
+    ],
 )
 def test_an_error_without_usable_text_still_says_something(sysenv, body, message) -> None:
     sysenv.write("sys.lua", "local a = 1\n" + body + "\n")
@@ -194,4 +206,5 @@ def test_an_error_without_usable_text_still_says_something(sysenv, body, message
     assert "Traceback" not in out(p)
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("Error:")]
     assert errors and errors[0].strip() != "Error:", out(p)
-    assert message in p.stderr, out(p)
+    alternatives = (message,) if isinstance(message, str) else message
+    assert any(m in p.stderr for m in alternatives), out(p)

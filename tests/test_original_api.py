@@ -482,7 +482,9 @@ def test_priority_conflict_names_both_places(sysenv):
         """,
         "Priority conflict in 'port'",
     )
-    assert text.count("sys.lua:5") == 2  # both values were written on line 5
+    # the error is located at the merge, and both values were written on line 5
+    assert "Error: sys.lua:5: Priority conflict in 'port'" in text
+    assert text.count("sys.lua:5") == 3
     assert "Resolution options" in text
 
 
