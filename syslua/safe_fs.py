@@ -29,13 +29,15 @@ import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from syslua.errors import ResourceError
 from syslua.paths import abbreviate, home
 
 _WALK = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class UnsafePath(Exception):
-    """A link (or a file) on the way to a path, where none may be."""
+class UnsafePath(ResourceError):
+    """A link (or a file) on the way to a path, where none may be: the item
+    that wanted the change fails (a ResourceError), nothing else."""
 
 
 @contextmanager

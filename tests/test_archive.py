@@ -310,6 +310,37 @@ def test_extraction_never_writes_through_a_symlinked_directory(sysenv, server) -
     assert list(elsewhere.iterdir()) == []
 
 
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root and the nobody user")
+def test_extraction_never_follows_a_link_another_user_made(sysenv, server) -> None:
+    """Root extracting into `~/shared/opt`, where `~/shared` belongs to
+    another user who made `opt` a link out of the home: every write reaches
+    its directory without following a link that user could have put there
+    (issue 22, point 1), so nothing is written through it."""
+    url, sha = server.put("app.tar.gz", make_tar(APP))
+    nobody = pwd.getpwnam("nobody")
+    shared = sysenv.home / "shared"
+    shared.mkdir()
+    outside = sysenv.work / "outside"
+    outside.mkdir()
+    os.symlink(outside, shared / "opt")
+    os.chown(shared / "opt", nobody.pw_uid, nobody.pw_gid, follow_symlinks=False)
+    os.chown(shared, nobody.pw_uid, nobody.pw_gid)
+    before = tree(sysenv.home)
+    sysenv.write(
+        "sys.lua",
+        lua_archive(
+            sysenv.home / "app.tar.gz", url, checksum=sha, extract_parent=str(shared / "opt")
+        ),
+    )
+    p = sysenv.run("apply")
+    assert p.returncode == 1, out_of(p)
+    assert "is a symlink another user could have made" in p.stdout + p.stderr, out_of(p)
+    assert FAILED in p.stdout + p.stderr
+    assert tree(sysenv.home) == before
+    assert list(outside.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="changing owners needs root")
 def test_owner_and_group_as_root(sysenv, server) -> None:
     url, sha = server.put("app.tar.gz", make_tar(APP))

@@ -142,3 +142,35 @@ def test_destroy_under_a_directory_another_user_swaps_never_removes_through_it()
             assert tree(outside) == before_outside, gone.stdout + gone.stderr
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.root
+@needs_root
+def test_what_is_behind_a_link_another_user_made_is_never_read_into_the_store(sysenv) -> None:
+    """The journal keeps what a change replaces; it reads it as the change
+    is made, through `safe_fs`: a file behind another user's link (here a
+    root-only secret) is neither read nor kept, and the item fails."""
+    nobody = _nobody()
+    assert nobody is not None
+    outside = sysenv.home.parent / "outside"  # not in the config's directory: no stow fold
+    outside.mkdir()
+    secret = outside / "f"
+    secret.write_text("root's secret 7c1f\n")
+    os.chmod(secret, 0o600)
+    shared = sysenv.home / "shared"
+    shared.mkdir()
+    os.symlink(outside, shared / "opt")
+    os.chown(shared / "opt", *nobody, follow_symlinks=False)
+    os.chown(shared, *nobody)
+    before = tree(sysenv.home)
+    sysenv.write("sys.lua", 'file { path = "~/shared/opt/f", content = "mine\\n" }\n')
+    p = sysenv.run("apply")
+    said = p.stdout + p.stderr
+    assert p.returncode == 1, said
+    assert "~/shared/opt is a symlink another user could have made" in said
+    assert "Internal error" not in said
+    assert secret.read_text() == "root's secret 7c1f\n"
+    assert tree(sysenv.home) == before
+    for path in sysenv.root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert b"7c1f" not in path.read_bytes(), path

@@ -309,7 +309,7 @@ def main() -> None:
     """Entry point of `sys` and `python -m syslua`."""
     _gc.set_threshold(*GC_THRESHOLD)  # again: a caller may have changed it since the import
     from syslua.cli import signals
-    from syslua.errors import Interrupted, SysluaError
+    from syslua.errors import Interrupted, ResourceError, SysluaError
 
     global _no_color, started
     _no_color = False
@@ -327,6 +327,11 @@ def main() -> None:
             group(args=_output_synonym(sys.argv[1:], group), complete_var=COMPLETE_VAR)
     except (Interrupted, SysluaError) as e:
         sys.exit(_last_words(e))
+    except ResourceError as e:  # one item's problem, met outside an apply's items
+        from syslua.cli.output import Terminal
+
+        Terminal(color=False if _no_color else None).error(str(e))
+        sys.exit(1)
     except Exception as e:  # a bug: say so, with everything needed to report it
         internal_error(e)
         sys.exit(INTERNAL_ERROR)

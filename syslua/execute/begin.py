@@ -140,6 +140,7 @@ def _take_over(
 ) -> Original | None:
     """Journal the paths a change of `item` touches; the original of a path
     syslua takes over now (None when it takes over none)."""
+    from syslua.safe_fs import UnsafePath
     from syslua.state.journal import capture
 
     managed = kind.managed_path(item)
@@ -148,7 +149,12 @@ def _take_over(
     if not changes:
         # Already as declared, but it existed before syslua: keep it, so that
         # removing the declaration later leaves it as it was.
-        return capture(managed, store) if new and os.path.lexists(managed) else None
+        if not new or not os.path.lexists(managed):
+            return None
+        try:
+            return capture(managed, store)
+        except UnsafePath:
+            return None  # not read through a link swapped in since planning: taken over later
     paths = kind.touched_paths(item, manifest, status)
     journal.prepare(item.id, paths)
     if not new:

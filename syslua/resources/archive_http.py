@@ -27,10 +27,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from syslua import fetch, unpack
-from syslua.fsutil import CHUNK, AtomicFile, atomic_symlink, sha256_file
+from syslua import fetch, safe_fs, unpack
+from syslua.fsutil import sha256_file
 from syslua.manifest.checks import archive_kind
 from syslua.manifest.model import Item, thaw
+from syslua.resources import file_posix
 from syslua.resources.archive import Steps
 from syslua.resources.base import Context, ResourceError
 from syslua.resources.file_posix import missing_parents
@@ -87,31 +88,40 @@ def _chown_fd(fd: int, uid: int, gid: int) -> None:
 
 
 def _make_dir(path: str, mode: int, owner: tuple[int, int] | None, ctx: Context) -> None:
-    ctx.before_change(path)
-    try:
-        os.mkdir(path)
-    except FileExistsError:
-        if os.path.isdir(path) and not os.path.islink(path):
-            return  # another item running beside this one made it just now
-        raise
-    os.chmod(path, mode)
-    if owner is not None:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    """Make the directory `path` (its parent exists), reached through
+    `file_posix.reach`: a link swapped in on the way fails the item."""
+    with file_posix.reach(path, None) as (dfd, name):
+        ctx.before_change(path)
         try:
-            _chown_fd(fd, *owner)
+            os.mkdir(name, 0o700, dir_fd=dfd)
+        except FileExistsError:
+            st = safe_fs.lstat_at(dfd, name)
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                return  # another item running beside this one made it just now
+            raise
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        try:
+            os.fchmod(fd, mode)
+            if owner is not None:
+                _chown_fd(fd, *owner)
         finally:
             os.close(fd)
 
 
 def _copy_file(source: Path, target: str, mode: int, owner: tuple[int, int], ctx: Context) -> None:
-    """Write `source`'s content at `target` in one rename, recorded first."""
-    ctx.before_change(target)  # a no-op when `before_changes` recorded it
-    # Not fsynced one by one: the apply syncs the filesystems it wrote on
-    # before it commits (journal.sync_touched).
-    with open(source, "rb") as src, AtomicFile(target, mode, durable=False, sync_dir=False) as out:
-        while chunk := src.read(CHUNK):
-            out.write(chunk)
-        _chown_fd(out.fileno(), *owner)
+    """Write `source`'s content at `target` in one rename, recorded first,
+    relative to the descriptor of its directory (`file_posix.store`). Not
+    fsynced one by one: the apply syncs the filesystems it wrote on before
+    it commits (journal.sync_touched)."""
+    file_posix.store(
+        target,
+        content=None,
+        source=str(source),
+        uid=owner[0],
+        gid=owner[1],
+        mode=mode,
+        before_change=ctx.before_change,  # a no-op when `before_changes` recorded it
+    )
 
 
 def _place(download: Path, name: str, owner: tuple[int, int], ctx: Context) -> None:
@@ -121,12 +131,30 @@ def _place(download: Path, name: str, owner: tuple[int, int], ctx: Context) -> N
 
 
 def remove_file(name: str, ctx: Context) -> None:
-    if not os.path.lexists(name):
-        return
-    if os.path.isdir(name) and not os.path.islink(name):
-        raise ResourceError(f"{name} is a directory, not an archive file; left as it is")
-    ctx.before_change(name)
-    os.unlink(name)
+    if not os.path.lexists(os.path.dirname(name)):
+        return  # its directory is gone: nothing to remove
+    with file_posix.reach(name, None) as (dfd, base):
+        st = safe_fs.lstat_at(dfd, base)
+        if st is None:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            raise ResourceError(f"{name} is a directory, not an archive file; left as it is")
+        ctx.before_change(name)
+        os.unlink(base, dir_fd=dfd)
+
+
+def _give_owner(name: str, uid: int, gid: int, ctx: Context) -> None:
+    """The declared owner for the archive file already at `name`."""
+    with file_posix.reach(name, None) as (dfd, base):
+        st = safe_fs.lstat_at(dfd, base)
+        if st is None or not stat.S_ISREG(st.st_mode) or (st.st_uid, st.st_gid) == (uid, gid):
+            return
+        ctx.before_change(name)
+        fd = os.open(base, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        try:
+            _chown_fd(fd, uid, gid)
+        finally:
+            os.close(fd)
 
 
 def converge(item: Item, todo: Steps, uid: int, gid: int, ctx: Context) -> None:
@@ -138,15 +166,8 @@ def converge(item: Item, todo: Steps, uid: int, gid: int, ctx: Context) -> None:
         if todo.download:
             source = _download(item, staging, ctx)
             _place(source, name, (uid, gid), ctx)
-        elif todo.owner and os.path.exists(name):
-            st = os.lstat(name)
-            if (st.st_uid, st.st_gid) != (uid, gid):
-                ctx.before_change(name)
-                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW)
-                try:
-                    _chown_fd(fd, uid, gid)
-                finally:
-                    os.close(fd)
+        elif todo.owner and os.path.lexists(os.path.dirname(name)):
+            _give_owner(name, uid, gid, ctx)
         if todo.extract:
             tree = staging / "tree"
             tree.mkdir()
@@ -170,12 +191,22 @@ def _install(tree: Path, dest: str, owner: tuple[int, int], ctx: Context) -> Non
     if not parents and not os.path.isdir(dest):  # a symlink to a directory is the user's choice
         raise ResourceError(f"extract_parent {dest} is not a directory")
     todo = _layout(tree, dest)
+    # A link on the way that may not be followed fails the item now, before
+    # anything is recorded as about to change.
+    with file_posix.reach(parents[0] if parents else os.path.join(dest, "x"), None):
+        pass
     ctx.before_changes([*parents, *(target for _, _, target in todo)])
     for parent in parents:
         _make_dir(parent, 0o755, owner if parent == dest else None, ctx)
     for kind, staged, target in todo:
         if kind == "link":
-            atomic_symlink(target, os.readlink(staged), owner=owner)
+            file_posix.make_link(
+                target,
+                os.readlink(staged),
+                uid=owner[0],
+                gid=owner[1],
+                before_change=ctx.before_change,
+            )
         elif kind == "dir":
             _make_dir(target, stat.S_IMODE(os.lstat(staged).st_mode) | 0o700, owner, ctx)
         else:

@@ -117,7 +117,7 @@ Planned = Mapping[str, str] | None  # the item's linked parents when planned (`s
 
 
 @contextmanager
-def _at(path: str, planned: Planned) -> Iterator[tuple[int, str]]:
+def reach(path: str, planned: Planned) -> Iterator[tuple[int, str]]:
     """The directory holding `path`, reached safely (`safe_fs.at`), and the
     path's name in it; a link on the way that may not be followed fails the
     item."""
@@ -196,7 +196,7 @@ def store(
     given its owner and mode, renamed over the path, all relative to the
     directory's descriptor."""
     parent = os.path.dirname(path)
-    with _at(path, planned) as (dfd, name):
+    with reach(path, planned) as (dfd, name):
         current = safe_fs.lstat_at(dfd, name)
         if current is not None and stat.S_ISDIR(current.st_mode):
             raise ResourceError(f"a directory exists where a file is wanted: {path}")
@@ -273,7 +273,7 @@ def create_parents(
     for d in missing_parents(path):
         uid, gid, mode = attrs(d)
         before_change(d)
-        with _at(d, planned) as (dfd, name):
+        with reach(d, planned) as (dfd, name):
             try:
                 os.mkdir(name, 0o700, dir_fd=dfd)  # the final mode once the owner is right
             except FileExistsError as e:
@@ -300,7 +300,7 @@ def create_directory(
     planned: Planned = None,
 ) -> None:
     """Create `path` (its parent exists) or fix its attributes."""
-    with _at(path, planned) as (dfd, name):
+    with reach(path, planned) as (dfd, name):
         st = safe_fs.lstat_at(dfd, name)
         if st is not None and not stat.S_ISDIR(st.st_mode) and not stat.S_ISLNK(st.st_mode):
             raise ResourceError(
@@ -335,7 +335,7 @@ def replace_link_with_directory(
     the link). Another item may be doing the same: `unlink` never removes a
     directory, and a directory found made is left as it is."""
     before_change(path)
-    with _replacing, _at(path, planned) as (dfd, name):  # the members of one tree race to do it
+    with _replacing, reach(path, planned) as (dfd, name):  # the members of one tree race to do it
         st = safe_fs.lstat_at(dfd, name)
         if st is not None and stat.S_ISLNK(st.st_mode):
             os.unlink(name, dir_fd=dfd)
@@ -361,7 +361,7 @@ def make_link(
     planned: Planned = None,
 ) -> None:
     """Make `path` a symlink to `target`, replacing a file or link in one rename."""
-    with _at(path, planned) as (dfd, name):
+    with reach(path, planned) as (dfd, name):
         st = safe_fs.lstat_at(dfd, name)
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ResourceError(f"a directory exists where a link is wanted: {path}")
@@ -389,7 +389,7 @@ def replace_with_directory(
 ) -> None:
     """Remove a file in the way of a directory (force = true); the journal keeps it."""
     before_change(path)
-    with _at(path, planned) as (dfd, name):
+    with reach(path, planned) as (dfd, name):
         os.unlink(name, dir_fd=dfd)
 
 
@@ -398,7 +398,7 @@ def remove_made(path: str, *, directory: bool) -> bool:
     back): a file or link, or a directory only when empty (False then).
     Reached safely (`safe_fs`): a link on the way fails it."""
     try:
-        with _at(path, None) as (dfd, name):
+        with reach(path, None) as (dfd, name):
             try:
                 if directory:
                     os.rmdir(name, dir_fd=dfd)
@@ -420,7 +420,7 @@ def remove(
 ) -> None:
     if not os.path.lexists(os.path.dirname(path)):
         return  # its directory is gone: nothing to remove
-    with _at(path, planned) as (dfd, name):
+    with reach(path, planned) as (dfd, name):
         st = safe_fs.lstat_at(dfd, name)
         if st is None:
             return

@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from syslua import safe_fs
 from syslua.errors import StateError
 from syslua.fsutil import fsync_dir, make_dir, sync_filesystems
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
@@ -92,19 +93,28 @@ def crash_point(name: str) -> None:
 
 
 def capture(path: str, store: Store) -> PathState:
-    """What is at `path` now, with a regular file's content copied into the store."""
+    """What is at `path` now, with a regular file's content copied into the
+    store. Read through `safe_fs`, as the change that follows is made: a
+    link on the way that may not be followed (`safe_fs.UnsafePath`) fails
+    the change before anything is read through it."""
     try:
-        st = os.lstat(path)
+        with safe_fs.at(path) as (dfd, name):
+            st = safe_fs.lstat_at(dfd, name)
+            if st is None:
+                return PathState(ABSENT)
+            mode, uid, gid = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+            if stat.S_ISREG(st.st_mode):
+                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                fd = os.open(name, flags, dir_fd=dfd)
+                with os.fdopen(fd, "rb") as src:
+                    return PathState(FILE, store.put_stream(src), mode, uid, gid)
+            if stat.S_ISDIR(st.st_mode):
+                return PathState(DIR, mode=mode, uid=uid, gid=gid)
+            if stat.S_ISLNK(st.st_mode):
+                return PathState(LINK, uid=uid, gid=gid, target=os.readlink(name, dir_fd=dfd))
+            return PathState(OTHER, mode=mode, uid=uid, gid=gid)
     except (FileNotFoundError, NotADirectoryError):
-        return PathState(ABSENT)
-    mode, uid, gid = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
-    if stat.S_ISREG(st.st_mode):
-        return PathState(FILE, store.put_file(path), mode, uid, gid)
-    if stat.S_ISDIR(st.st_mode):
-        return PathState(DIR, mode=mode, uid=uid, gid=gid)
-    if stat.S_ISLNK(st.st_mode):
-        return PathState(LINK, uid=uid, gid=gid, target=os.readlink(path))
-    return PathState(OTHER, mode=mode, uid=uid, gid=gid)
+        return PathState(ABSENT)  # its directory is not there (or not a directory)
 
 
 class Journal:
@@ -173,7 +183,15 @@ class Journal:
         with self._lock:
             for path in paths:
                 if path not in self.by_path:
-                    self._add(PathRecord(item, path, capture(path, self.store)))
+                    try:
+                        prev = capture(path, self.store)
+                    except safe_fs.UnsafePath:
+                        # Not read through a link that may not be followed:
+                        # the change it precedes is made through the same
+                        # walk, which fails the item; a `before_change`
+                        # then captures it, should the link be gone by then.
+                        continue
+                    self._add(PathRecord(item, path, prev))
 
     def before_change(self, item: str, path: str) -> None:
         """Hook for providers: record `path` now if no batch did, durably."""

@@ -31,6 +31,7 @@ import struct
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from syslua.errors import StateError
 from syslua.fsutil import CHUNK, AtomicFile, fsync_dir, make_dir, sha256_file
@@ -309,22 +310,26 @@ class Store:
         store already has it (the old content an update replaces, every file
         of a rollback), nothing is written at all."""
 
+        with open(source, "rb") as src:
+            return self.put_stream(src)
+
+    def put_stream(self, src: BinaryIO) -> str:
+        """`put_file` of a file already open for reading (from its start)."""
         import hashlib
 
-        with open(source, "rb") as src:
-            first = src.read(CHUNK)
-            if len(first) < CHUNK:  # the whole file
-                return self.put_bytes(first)
+        first = src.read(CHUNK)
+        if len(first) < CHUNK:  # the whole file
+            return self.put_bytes(first)
 
-            def fill(f: AtomicFile) -> str:
-                h = hashlib.sha256(first)
-                f.write(first)
-                while chunk := src.read(CHUNK):
-                    h.update(chunk)
-                    f.write(chunk)
-                return h.hexdigest()
+        def fill(f: AtomicFile) -> str:
+            h = hashlib.sha256(first)
+            f.write(first)
+            while chunk := src.read(CHUNK):
+                h.update(chunk)
+                f.write(chunk)
+            return h.hexdigest()
 
-            return self._put(fill)
+        return self._put(fill)
 
     def _missing(self, digest: str) -> StateError:
         return StateError(f"store object {digest[:12]} is missing from {self.root}")
