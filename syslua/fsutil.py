@@ -184,6 +184,21 @@ def _user(uid: int | None = None) -> str:
         return f"uid {uid}"
 
 
+def real_path(path: str) -> str:
+    """`os.path.realpath`, for a path someone may be changing as it is read.
+
+    Python's non-strict realpath still raises when a link it has just seen
+    is gone before it reads it (another process swapping a directory for a
+    link and back): it is asked again, and after that the path is taken as
+    it is written, as for a link that does not resolve."""
+    for _ in range(3):
+        try:
+            return os.path.realpath(path)
+        except OSError:
+            continue
+    return os.path.abspath(path)
+
+
 def temp_name(name: str) -> str:
     """A fresh name for a temp file beside `name` (unique per process and
     call, so threads never share one; `remove_temp_leftovers` finds them)."""

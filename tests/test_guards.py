@@ -208,3 +208,78 @@ def test_an_error_without_usable_text_still_says_something(sysenv, body, message
     assert errors and errors[0].strip() != "Error:", out(p)
     alternatives = (message,) if isinstance(message, str) else message
     assert any(m in p.stderr for m in alternatives), out(p)
+
+
+@pytest.mark.root
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["history"],
+        ["status"],
+        ["plan"],
+        ["diff"],
+        ["env"],
+        ["snapshot", "show"],
+        ["rollback", "--noop"],
+        ["gc", "--dry-run"],
+        ["info"],
+        ["doctor"],
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_another_user_reading_state_it_cannot_read_gets_a_clear_error(command) -> None:
+    """Root applied; `nobody`, pointed at root's state, runs a read-only
+    command: a message naming what it cannot read, never a traceback, and
+    nothing changes."""
+    import pwd
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from conftest import new_env, tree
+
+    nobody = pwd.getpwnam("nobody")
+    base = Path(tempfile.mkdtemp(prefix="syslua-other-", dir="/tmp"))
+    try:
+        base.chmod(0o711)
+        env = new_env(base)
+        env.root.rmdir()
+        for d in (env.home, env.work):
+            d.chmod(0o755)
+        env.write("sys.lua", 'file { path = "~/a", content = "x\\n" }\n')
+        (env.work / "sys.lua").chmod(0o644)
+        p = env.run("apply")
+        assert p.returncode == 0, out(p)
+        before = tree(base)
+        p = subprocess.run(
+            [sys.executable, str(Path(__file__).parent / "as_user.py"), *command],
+            cwd=env.work,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={
+                "PATH": os.environ["PATH"],
+                "HOME": str(env.home),
+                "SYSLUA_ROOT": str(env.root),
+                "NO_COLOR": "1",
+                "PYTHONPATH": str(Path(__file__).parent.parent),
+                "AS_UID": str(nobody.pw_uid),
+                "AS_GID": str(nobody.pw_gid),
+            },
+        )
+        said = p.stdout + p.stderr
+        assert "Traceback" not in said and "Internal error" not in said, said
+        if command == ["info"]:
+            assert p.returncode == 0, said
+            assert "Current snapshot:\n  cannot be read: " in said, said
+        elif command == ["doctor"]:
+            assert p.returncode == 1 and "not yours" in said, said
+        else:
+            assert p.returncode == 1, said
+            error = next(ln for ln in said.splitlines() if ln.startswith("Error: "))
+            assert "not readable by nobody" in error or "Permission denied" in error, said
+        assert tree(base) == before
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -44,7 +44,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from syslua.errors import ConfigError, Source, StateError, display_path
-from syslua.fsutil import CHUNK
+from syslua.fsutil import CHUNK, real_path
 from syslua.manifest import tree
 from syslua.manifest.checks import (
     boolean,
@@ -1306,7 +1306,7 @@ def _behind_fold(path: str, ctx: Context) -> str | None:
     """The parent of `path` that is a fold now (a link into the repository),
     if any: a removal or restore there would reach the repository."""
     for link, _ in posix.linked_parents(path, home()):
-        if _protected(ctx).covers(os.path.realpath(link)):
+        if _protected(ctx).covers(real_path(link)):
             return link
     return None
 
@@ -1327,7 +1327,7 @@ def _still_used(directory: str, ctx: Context) -> bool:
 
 def _is_fold(path: str, ctx: Context) -> bool:
     """Is the link at `path` a fold (its real path is protected)?"""
-    return _protected(ctx).covers(os.path.realpath(path))
+    return _protected(ctx).covers(real_path(path))
 
 
 def _check_link(item: Item, state: FileState, ctx: Context) -> None:

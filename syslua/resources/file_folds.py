@@ -33,6 +33,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 
 from syslua import safe_fs
+from syslua.fsutil import real_path
 from syslua.manifest.model import Manifest
 from syslua.paths import abbreviate, home
 from syslua.resources.base import ResourceError
@@ -117,7 +118,7 @@ def chain(path: str, linked: Iterable[Fold], protected: Protected) -> tuple[Fold
         return ()
     parent = os.path.dirname(path)
     for link, target in linked:
-        if not protected.covers(os.path.realpath(link)):
+        if not protected.covers(real_path(link)):
             continue
         out = [(link, target)]
         here, here_target = link, target
@@ -131,10 +132,10 @@ def chain(path: str, linked: Iterable[Fold], protected: Protected) -> tuple[Fold
             here = down
             out.append((here, here_target))
         return tuple(out)
-    if protected.covers(os.path.join(os.path.realpath(parent), os.path.basename(path))):
+    if protected.covers(os.path.join(real_path(parent), os.path.basename(path))):
         link = linked[-1][0]
         raise ResourceError(
-            f"it would be written into {abbreviate(os.path.realpath(path))} through the link "
+            f"it would be written into {abbreviate(real_path(path))} through the link "
             f"{abbreviate(link)}; syslua never writes into the repository through a link"
         )
     return ()

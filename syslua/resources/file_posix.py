@@ -70,7 +70,7 @@ def linked_parents(
     return tuple(reversed(out))
 
 
-def status(path: str) -> FileState:
+def status(path: str, _again: int = 2) -> FileState:
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -81,7 +81,13 @@ def status(path: str) -> FileState:
         raise ResourceError(f"cannot read {path}: permission denied") from e
     mode = f"{stat.S_IMODE(st.st_mode):04o}"
     if stat.S_ISLNK(st.st_mode):
-        return FileState(path, LINK, st.st_uid, st.st_gid, mode, st.st_size, os.readlink(path))
+        try:
+            target = os.readlink(path)
+        except OSError:
+            if not _again:
+                raise
+            return status(path, _again - 1)  # changed between the two calls: look again
+        return FileState(path, LINK, st.st_uid, st.st_gid, mode, st.st_size, target)
     if stat.S_ISDIR(st.st_mode):
         kind = DIRECTORY
     elif stat.S_ISREG(st.st_mode):

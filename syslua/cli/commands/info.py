@@ -43,8 +43,10 @@ def _snapshot(paths: "Paths") -> dict[str, Any] | None:
 
     try:
         snap = Snapshots(paths).current()
-    except (StateError, UsageError, OSError):
-        return None
+    except (StateError, UsageError) as e:
+        return {"error": e.message}
+    except OSError as e:
+        return {"error": f"{e.strerror or e}: {e.filename or paths.state}"}
     if snap is None:
         return None
     return {
@@ -63,7 +65,7 @@ def run(term: "Terminal", config: Path | None) -> int:
     if term.json_mode:
         snap = doc["snapshot"]
         if snap is not None:
-            snap.pop("_local")
+            snap.pop("_local", None)
         doc["config"].pop("_not_current", None)
         term.json(doc)
         return 0
@@ -151,5 +153,7 @@ def _show(term: "Terminal", doc: dict[str, Any]) -> None:
     term.line("Current snapshot:")
     if snap is None:
         term.line("  none yet (run `sys apply`)")
+    elif "error" in snap:
+        term.line(f"  cannot be read: {snap['error']}")
     else:
         term.line(f"  {snap['id']}  {snap['_local']}  {snap['message']}")
