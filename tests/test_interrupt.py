@@ -126,13 +126,27 @@ def wait_for_text(run: Running, text: str, timeout: float = 30, *, count: int = 
         time.sleep(0.02)
 
 
-def gone(pid: int, timeout: float = 10) -> bool:
-    """Whether process `pid` has ended (it is a child of the sys process, which reaps it)."""
+def started(pid: int) -> int | None:
+    """When process `pid` started (clock ticks since boot), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+        return None
+
+
+def gone(pid: int, timeout: float = 10, since: int | None = None) -> bool:
+    """Whether process `pid` has ended (it is a child of the sys process,
+    which reaps it). With `since` (its `started`), a process that got the
+    same pid later does not count: other tests start processes by the
+    thousand, and pids wrap at 32768 here."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
+            return True
+        if since is not None and started(pid) != since:
             return True
         time.sleep(0.02)
     return False
@@ -178,6 +192,7 @@ file { path = "~/after.txt", content = "after\\n", depends_on = { "exec#slow" } 
     run = background("apply")
     run.wait_for(marker)
     sleeper = int(marker.read_text())
+    since = started(sleeper)
     assert (sysenv.home / ".bashrc").read_text() == "# managed\n"  # it is half-way
     t0 = time.monotonic()
     run.send(signum)
@@ -188,7 +203,7 @@ file { path = "~/after.txt", content = "after\\n", depends_on = { "exec#slow" } 
     assert last_lines(text) == [INTERRUPTED], text
     assert "exec slow failed: interrupted" in text, text
     assert "Traceback" not in text
-    assert gone(sleeper), "the exec's process group was not killed"
+    assert gone(sleeper, since=since), "the exec's process group was not killed"
     assert tree(sysenv.home) == before
     assert not journal(sysenv).exists()
     assert current(sysenv) == s1 and len(history(sysenv)) == 1

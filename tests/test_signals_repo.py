@@ -26,7 +26,7 @@ import test_signals_everywhere
 from conftest import tree
 from test_init_from import git, push
 from test_inputs import GREET, Repo, entry, locked_rev
-from test_interrupt import gone, last_lines, wait_for_text
+from test_interrupt import gone, last_lines, started, wait_for_text
 from test_signals_everywhere import FINISHING, INTERRUPTED_AFTER, SIGNALS
 
 from syslua.execute.stop import PAUSE_AT
@@ -140,12 +140,13 @@ def test_signal_during_git_fetch_changes_no_work_tree_file(
     run = background("pull", str(clone), env=held_git(sysenv, "fetch"))
     run.wait_for(sysenv.work / "held")
     pid = int((sysenv.work / "held").read_text())
+    since = started(pid)
     run.send(signum)
     code, text = run.finish()
     assert code == 130, text
     assert last_lines(text) == ["Interrupted."], text
     assert "Traceback" not in text and "Updated" not in text, text
-    assert gone(pid), "git still runs after the pull ended"
+    assert gone(pid, since=since), "git still runs after the pull ended"
     assert git("rev-parse", "HEAD", cwd=clone).strip() == first
     assert work_tree(clone) == before
     assert git("status", "--porcelain", cwd=clone) == ""
@@ -187,12 +188,13 @@ def test_signal_during_the_clone_takes_it_back(
     run.wait_for(sysenv.work / "held")
     assert (target / "sys.lua").exists()  # git has written the clone
     pid = int((sysenv.work / "held").read_text())
+    since = started(pid)
     run.send(signum)
     code, text = run.finish()
     assert code == 130, text
     assert last_lines(text) == ["Interrupted."], text
     assert "Traceback" not in text and "Cloned" not in text, text
-    assert gone(pid), "git still runs after init ended"
+    assert gone(pid, since=since), "git still runs after init ended"
     if existed:
         assert target.is_dir() and not any(target.iterdir())
     else:
