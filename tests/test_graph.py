@@ -176,3 +176,32 @@ def test_graph_fails_as_plan_does_on_a_bad_config(sysenv, body):
         assert r.stderr.splitlines()[-1] == plan.stderr.splitlines()[-1]
         assert "Error:" in r.stderr and "Traceback" not in r.stderr
     assert (tree(sysenv.home), tree(sysenv.root)) == before
+
+
+def test_graph_names_ordering_and_member_edges_of_an_apply_child(sysenv):
+    sysenv.write(
+        "sys.lua",
+        'exec { name = "first", command = "true" }\n'
+        'apply { name = "child.yaml", depends_on = { "exec#first" } }\n',
+    )
+    sysenv.write(
+        "child.yaml",
+        """\
+        ccm:
+          resources:
+            - exec:
+                - one: {command: /bin/true}
+                - two: {command: /bin/true}
+        """,
+    )
+    g = graph_json(sysenv, "sys.lua")
+    child = f"apply#{sysenv.work}/child.yaml"
+    assert {(e["from"], e["to"]): e["reason"] for e in g["edges"]} == {
+        ("exec#first", child): "depends_on",
+        ("exec#first", "exec#one"): "depends_on (inherited)",
+        ("exec#first", "exec#two"): "depends_on (inherited)",
+        ("exec#one", "exec#two"): "after",
+        ("exec#one", child): "member",
+        ("exec#two", child): "member",
+    }
+    assert [n["wave"] for n in g["nodes"]] == [1, 2, 3, 4]

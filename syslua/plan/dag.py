@@ -20,6 +20,10 @@ Edges (an edge a -> b means a finishes before b starts):
 - an item using a build's or bind's outputs (`$${build:<hash>:out}`): the
   item providing `output:<hash>` -> the item.
 
+Each edge is found with why it exists (the names above; `parent directory`
+or the like, in the kind's words, `Ordered.why_before`), which only
+`explained` keeps, for `sys graph`: the planner pays nothing for it.
+
 Waves are Kahn's algorithm over in-degree counts (linear in nodes and
 edges); networkx, whose import alone costs more than a whole `sys plan` of
 1,000 files, is loaded only to list every cycle when there is one.
