@@ -191,6 +191,7 @@ class _Declared(CommandInfo):
 # syslua.cli.commands, the function declaring it there).
 COMMANDS = (
     ("plan", "plan", "command"),
+    ("graph", "graph", "command"),
     ("apply", "apply", "command"),
     ("rollback", "rollback", "command"),
     ("add", "add", "command"),
@@ -216,6 +217,7 @@ SNAPSHOT_COMMANDS = (
 # text; tests/test_cli_help.py keeps the two the same.
 SUMMARIES = {
     "plan": "Show what `sys apply` would change, and why, without touching anything.",
+    "graph": "Print the plan as a graph in Graphviz DOT: items, waves, and why each edge exists.",
     "apply": "Make the machine match the config, atomically.",
     "rollback": "Return the machine to an earlier snapshot.",
     "add": "Take files edited by hand back into the config (over their source files).",

@@ -3,7 +3,7 @@
 `sys plan --json`, the summary event of `sys apply --json` (and of rollback
 and destroy, which report the same way), `sys status --json` and each object
 of `sys history --json` carry `"format": JSON_FORMAT`, and so does the one
-object of every other command's `--json` (diff, snapshot show, gc, add,
+object of every other command's `--json` (graph, diff, snapshot show, gc, add,
 destroy --dry-run, update, doctor, info). docs/json.md documents
 every field, and docs/json-schema/ holds the schemas a test checks real output
 against. Adding a field keeps the number; removing or renaming one, or

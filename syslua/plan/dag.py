@@ -20,6 +20,10 @@ Edges (an edge a -> b means a finishes before b starts):
 - an item using a build's or bind's outputs (`$${build:<hash>:out}`): the
   item providing `output:<hash>` -> the item.
 
+Each edge is found with why it exists (the names above; `parent directory`
+or the like, in the kind's words, `Ordered.why_before`), which only
+`explained` keeps, for `sys graph`: the planner pays nothing for it.
+
 Waves are Kahn's algorithm over in-degree counts (linear in nodes and
 edges); networkx, whose import alone costs more than a whole `sys plan` of
 1,000 files, is loaded only to list every cycle when there is one.
@@ -75,10 +79,12 @@ class Dag:
         self._waves: list[list[str]] | None = None
 
     @classmethod
-    def from_manifest(cls, manifest: Manifest) -> Dag:
+    def from_manifest(cls, manifest: Manifest, reasons: Reasons | None = None) -> Dag:
         """The graph of `manifest`'s items (the edges in the module's docstring).
-        A CycleError when they depend on each other in a circle."""
-        edges = _Edges(manifest)
+        A CycleError when they depend on each other in a circle. `reasons`,
+        when given, gets why each edge found exists (`sys graph`); the planner
+        does not ask, and pays nothing for them."""
+        edges = _Edges(manifest) if reasons is None else _Explained(manifest, reasons)
         ids, preds, ordering = sorted(edges.ids), edges.preds, edges.ordering
         if not ordering:
             dag = cls(ids, preds)
@@ -155,10 +161,22 @@ class Dag:
         )
 
 
+# (before, after) -> why the edge exists, in the order found: `depends_on`,
+# `subscribe`, `after`, `member`, `parent directory`, `provides bin:rg`...
+Reasons = dict[tuple[str, str], list[str]]
+MEMBER = "member"
+OUTPUT = "uses its output"
+DEPENDS_INHERITED = "depends_on (inherited)"  # the parent's (or an ancestor's)
+AFTER_INHERITED = "after (inherited)"
+KIND = "predecessor"  # an edge its kind names (`Ordered.predecessors`): it says why
+
+
 class _Edges:
     """The edges of a manifest's graph, as they are found: `preds` (each
     node's predecessors, only for nodes that have some) and `ordering` (the
-    edges that only order, from `after`)."""
+    edges that only order, from `after`). Each edge is added with why it
+    exists, which only `_Explained` keeps: the planner's graph pays nothing
+    for it but passing a constant."""
 
     def __init__(self, manifest: Manifest) -> None:
         self.manifest = manifest
@@ -178,20 +196,25 @@ class _Edges:
             if outputs:
                 for h in references(item):
                     if f"output:{h}" in provided:
-                        self.edge(provided[f"output:{h}"], item.id)
+                        self.edge(provided[f"output:{h}"], item.id, OUTPUT)
         self._members(items)
 
-    def edge(self, before: str, after: str) -> None:
+    def edge(self, before: str, after: str, why: str) -> bool:
+        """Add the edge `before -> after` (`why`: for `_Explained`); whether it is one."""
         if before in self.ids and after in self.ids and before != after:
             found = self.preds.get(after)
             if found is None:
                 self.preds[after] = {before}
             else:
                 found.add(before)
+            return True
+        return False
 
-    def order(self, before: str, after: str) -> None:
+    def order(self, before: str, after: str, why: str = "after") -> bool:
         if before in self.ids and after in self.ids and before != after:
             self.ordering[after].add(before)
+            return True
+        return False
 
     @staticmethod
     def _provided(items: list[Item], hints: dict[str, Ordered | None]) -> dict[str, str]:
@@ -207,20 +230,20 @@ class _Edges:
     def _declared(self, item: Item) -> None:
         """`depends_on`, `subscribe` and (ordering only) `after`."""
         for dep in item.get("depends_on", ()):
-            self.edge(dep, item.id)
+            self.edge(dep, item.id, "depends_on")
         for target in item.get("subscribe", ()):
-            self.edge(target, item.id)
+            self.edge(target, item.id, "subscribe")
         for before in item.get("after", ()):
             self.order(before, item.id)
 
     def _kinds(self, item: Item, kind: Ordered, provided: dict[str, str]) -> None:
         """What the item's kind says must come first, and what it requires."""
         for before in kind.predecessors(item, self.manifest):
-            self.edge(before, item.id)
+            self.edge(before, item.id, KIND)
         if provided:
             for need in kind.requires(item):
                 if need in provided:
-                    self.edge(provided[need], item.id)
+                    self.edge(provided[need], item.id, f"provides {need}")
 
     def _members(self, items: list[Item]) -> None:
         """Members before the item they are part of; that item's own
@@ -233,11 +256,40 @@ class _Edges:
             deps = _inherited_deps(self.manifest, whole)
             earlier = _inherited_deps(self.manifest, whole, "after")
             for part in parts:
-                self.edge(part.id, whole)
+                self.edge(part.id, whole, MEMBER)
                 for dep in deps:
-                    self.edge(dep, part.id)
+                    self.edge(dep, part.id, DEPENDS_INHERITED)
                 for before in earlier:
-                    self.order(before, part.id)
+                    self.order(before, part.id, AFTER_INHERITED)
+
+
+class _Explained(_Edges):
+    """The edges and why each exists, in `reasons` (`sys graph`)."""
+
+    def __init__(self, manifest: Manifest, reasons: Reasons) -> None:
+        self.reasons = reasons
+        super().__init__(manifest)
+
+    def edge(self, before: str, after: str, why: str) -> bool:
+        added = super().edge(before, after, why)
+        if added:
+            self._note(before, after, why)
+        return added
+
+    def order(self, before: str, after: str, why: str = "after") -> bool:
+        added = super().order(before, after, why)
+        if added:
+            self._note(before, after, why)
+        return added
+
+    def _note(self, before: str, after: str, why: str) -> None:
+        if why == KIND:  # the item's kind says why
+            item = self.manifest.get(after)
+            kind = capability(get_type(item.type), Ordered) if item is not None else None
+            why = kind.why_before(item, before, self.manifest) if kind and item else "ordered"
+        said = self.reasons.setdefault((before, after), [])
+        if why not in said:
+            said.append(why)
 
 
 def _sorted(names: Collection[str]) -> tuple[str, ...]:
@@ -297,3 +349,13 @@ def _rotate(cycle: list[str]) -> list[str]:
     """Start a cycle at its smallest node, so messages are stable."""
     i = cycle.index(min(cycle))
     return cycle[i:] + cycle[:i]
+
+
+def explained(manifest: Manifest) -> tuple[Dag, list[tuple[str, str, list[str]]]]:
+    """The graph of `manifest` and each of its edges with why it exists:
+    (before, after, reasons), sorted (`sys graph`). An ordering edge the graph
+    dropped (an `after` against a `require` that reaches forward) is not among them."""
+    reasons: Reasons = {}
+    dag = Dag.from_manifest(manifest, reasons)
+    edges = [(b, n, reasons.get((b, n), ["ordered"])) for n in dag.nodes for b in dag.preds[n]]
+    return dag, sorted(edges)

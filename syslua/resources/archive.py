@@ -366,6 +366,13 @@ class ArchiveType(Kind[Status], Journaled, Removable, Recorded, Edited, Drifts, 
                 if other.key < item.key and theirs and _overlap(mine, theirs):
                     yield other.id
 
+    def why_before(self, item: Item, before: str, manifest: Manifest) -> str:
+        """A directory it goes into, or an archive extracting into the same tree."""
+        other = manifest.get(before)
+        if other is not None and other.type == self.name:
+            return "same extraction tree"
+        return "parent directory"
+
     def key_label(self, key: str) -> str:
         return key
 

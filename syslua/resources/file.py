@@ -1010,6 +1010,9 @@ class FileType(
                 return
             parent = os.path.dirname(parent)
 
+    def why_before(self, item: Item, before: str, manifest: Manifest) -> str:
+        return "parent directory"
+
     def key_label(self, key: str) -> str:
         return abbreviate(key)
 

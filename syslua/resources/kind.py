@@ -243,6 +243,11 @@ class Ordered(Protocol):
         """Ids of items that must finish first, found from the item itself."""
         ...
 
+    def why_before(self, item: Item, before: str, manifest: Manifest) -> str:
+        """Why `before`, one of `predecessors(item)`, must finish first, in a few
+        words (`sys graph` labels the edge with it)."""
+        return "ordered by its kind"
+
 
 class Explained(Protocol):
     """A kind whose plan lines say more than the decision."""
