@@ -515,6 +515,7 @@ class Snapshots:
         else the one before the current snapshot (`-1`)."""
         return self.resolve_id(wanted or "-1")
 
+
 def _numbered(index: dict[str, Any]) -> dict[str, Any]:
     """`index` with a generation number for every snapshot in its order: the
     one it holds, else (a snapshot made before the numbers existed, which
