@@ -151,6 +151,7 @@ def table(rows: list[tuple[str, ...]], width: int | None) -> list[str]:
     """`rows` in columns two spaces apart, the first (a mark) one space; the
     last column is shortened with `…` so that each line fits `width`."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    widths[0] = max(widths[0], 1)  # the mark's column, even when no snapshot is current
     lines = []
     for r in rows:
         head = (
