@@ -232,9 +232,9 @@ def test_snapshot_show_names_items_as_the_plan_does(sysenv) -> None:
     p = sysenv.run("snapshot", "show")
     assert p.returncode == 0, out(p)
     assert "#" not in "".join(ln for ln in p.stdout.splitlines()[1:] if "file " in ln)
-    assert "    file ~/.bashrc" in p.stdout.splitlines()
+    assert "    file ~/.bashrc (content " in p.stdout
     assert "    file ~/.config/nvim/ (tree: 1 file)" in p.stdout.splitlines()
-    assert "      file ~/.config/nvim/init.lua" in p.stdout.splitlines()
+    assert "      file ~/.config/nvim/init.lua (content " in p.stdout
     plan = sysenv.run("plan", "-v").stdout
     assert "  = file ~/.config/nvim/ (tree: 1 file)" in plan.splitlines()
 

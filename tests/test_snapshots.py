@@ -196,7 +196,7 @@ def test_snapshot_show_tag_delete(sysenv) -> None:
     assert sysenv.run("snapshot", "tag", s1, "laptop-ok").returncode == 0
     p = sysenv.run("snapshot", "show")  # default: the current one
     assert p.returncode == 0 and f"Snapshot #2 {s2}" in p.stdout, out(p)
-    assert "    file ~/b.txt" in p.stdout.splitlines() and "sys.lua" in p.stdout, p.stdout
+    assert "    file ~/b.txt (content " in p.stdout and "sys.lua" in p.stdout, p.stdout
     pj = sysenv.run("snapshot", "show", s1, "--json")
     assert pj.returncode == 0, out(pj)
     shown = json.loads(pj.stdout)

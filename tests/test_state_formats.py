@@ -37,7 +37,7 @@ from syslua.state.originals import Originals, load_unrestored
 from syslua.state.records import TreeOriginal
 from syslua.state.snapshot_reader import LeanSnapshot
 from syslua.state.snapshots import Snapshots
-from syslua.state.store import Store
+from syslua.state.store import PACK_MAX, Store
 
 FIXTURE = Path(__file__).parent / "data" / "state-v1"
 EXPECT: dict[str, Any] = json.loads((FIXTURE / "expect.json").read_text())
@@ -209,13 +209,16 @@ def test_snapshot_show_reads_a_snapshot_by_its_tag(tmp_path: Path) -> None:
     ]
     # Named as the plan names them, never by internal id.
     assert not [ln for ln in lines if "#" in ln and ln.startswith("    ")]
+    content = (FIXTURE / "main" / "work" / "src" / "big.bin").read_bytes()
+    assert len(content) > PACK_MAX  # a loose blob
+    bashrc, y = sha(b"export EDITOR=vim\n")[:12], sha(b"y v1\n")[:12]
     for line in (
-        "    file ~/.bashrc (original kept)",
-        "    file ~/big.bin",
+        f"    file ~/.bashrc (content {bashrc}) (original kept)",
+        f"    file ~/big.bin (content {sha(content)[:12]})",
         "    file ~/old-dir (original kept)",
         "    file ~/sym (original kept)",
         "    file ~/tree/ (tree: 2 files, 1 directory)",
-        "      file ~/tree/sub/y.txt",
+        f"      file ~/tree/sub/y.txt (content {y})",
         "    build greet (3c965568e50d)",
         "    bind greet-link",
         "    package hello@1.0",

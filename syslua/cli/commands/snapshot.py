@@ -105,6 +105,7 @@ def _items(snap: "Snapshot") -> list[str]:
     """The snapshot's items as the plan names them (`file ~/.bashrc`,
     `file ~/.config/nvim/ (tree: 3 files)`), each one's members (a tree's
     files, an `apply` child's items) under it."""
+    from syslua.execute.objects import content_of
     from syslua.plan.planner import label
     from syslua.resources import has as has_type
 
@@ -117,6 +118,9 @@ def _items(snap: "Snapshot") -> list[str]:
         name = f"{item.type} {label(item) if has_type(item.type) else item.key}"
         inside = members.get(item.id, [])
         notes = [_inside(item, inside)] if inside else []
+        content = content_of(snap, item.id)
+        if content:  # the store object holding the content it wrote
+            notes.append(f"content {content[:12]}")
         if item.id in snap.originals:
             notes.append("original kept")
         lines.append("  " * depth + name + "".join(f" ({n})" for n in notes))
