@@ -285,7 +285,5 @@ def test_diff_and_show_read_a_state_that_keeps_an_edit(sysenv) -> None:
     assert "-set hls" in p.stdout and "-set nu" not in p.stdout, p.stdout
     show = sysenv.run("snapshot", "show", edits)
     assert show.returncode == 0, out(show)
-    vimrc = [
-        ln for ln in show.stdout.splitlines() if ln.strip().startswith("file#") and "vimrc" in ln
-    ]
+    vimrc = [ln for ln in show.stdout.splitlines() if ln.strip().startswith("file ~/.vimrc")]
     assert vimrc and "(content " in vimrc[0], show.stdout

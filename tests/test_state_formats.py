@@ -180,11 +180,14 @@ def test_history_lists_every_snapshot_with_its_kind_and_tags(tmp_path: Path) -> 
     }
     assert counts[MAIN["edits"]] == counts[MAIN["add"]] == {}  # they ran nothing
 
+    # Snapshots from before generation numbers are numbered by their order.
+    assert [h["generation"] for h in listed] == [8, 7, 6, 5, 4, 3, 2, 1]
     text = run_ok(env, "history").splitlines()
-    assert text[0].startswith(f"* {MAIN['rollback-destroy']}  ")
-    assert text[-1].startswith(f"  {MAIN['first']}  ") and text[-1].endswith(
-        "  first apply  (21 changed, 0 unchanged) [first-apply, keep]"
-    )
+    assert text[1].startswith(f"* #8  {MAIN['rollback-destroy'][-4:]}  ")
+    assert text[1].endswith("  rollback  19 of 21  rollback to #6")  # the id, by its number
+    assert text[-1].startswith(f"  #1  {MAIN['first'][-4:]}  ")
+    assert text[-1].endswith("  apply     21 of 21  [first-apply, keep] first apply")
+    assert text[-2].endswith("  11 of 22  [second] apply sys.lua")  # its counts said once
 
 
 def test_snapshot_show_reads_a_snapshot_by_its_tag(tmp_path: Path) -> None:
@@ -194,7 +197,7 @@ def test_snapshot_show_reads_a_snapshot_by_its_tag(tmp_path: Path) -> None:
     recorded = json.loads(
         (FIXTURE / "main/root/state/snapshots" / f"{MAIN['first']}.json").read_text()
     )
-    assert lines[0] == f"Snapshot {MAIN['first']} [first-apply, keep]"
+    assert lines[0] == f"Snapshot #1 {MAIN['first']} [first-apply, keep]"
     assert lines[1].startswith("  time:     ")  # local time
     assert lines[2:8] == [
         "  message:  first apply",
@@ -202,23 +205,26 @@ def test_snapshot_show_reads_a_snapshot_by_its_tag(tmp_path: Path) -> None:
         "  parent:   -",
         f"  config:   {env.work}/sys.lua",
         f"  manifest: {recorded['digest']}",  # as recorded (of the manifest's paths then)
-        "  items:    21",
+        "  items:    18",  # a tree is one item, its members under it
     ]
+    # Named as the plan names them, never by internal id.
+    assert not [ln for ln in lines if "#" in ln and ln.startswith("    ")]
     content = (FIXTURE / "main" / "work" / "src" / "big.bin").read_bytes()
     assert len(content) > PACK_MAX  # a loose blob
     bashrc, y = sha(b"export EDITOR=vim\n")[:12], sha(b"y v1\n")[:12]
     for line in (
-        f"    file#{home}/.bashrc (content {bashrc}) (original kept)",
-        f"    file#{home}/big.bin (content {sha(content)[:12]})",
-        f"    file#{home}/old-dir (original kept)",
-        f"    file#{home}/sym (original kept)",
-        f"    file#{home}/tree/sub/y.txt (content {y})",
-        "    build#greet",
-        "    bind#greet-link",
-        "    package#hello",
-        f"    archive#{home}/dl/app.tar.gz",
-        "    exec#enable-thing",
-        "    env#PAGER",
+        f"    file ~/.bashrc (content {bashrc}) (original kept)",
+        f"    file ~/big.bin (content {sha(content)[:12]})",
+        "    file ~/old-dir (original kept)",
+        "    file ~/sym (original kept)",
+        "    file ~/tree/ (tree: 2 files, 1 directory)",
+        f"      file ~/tree/sub/y.txt (content {y})",
+        "    build greet (3c965568e50d)",
+        "    bind greet-link",
+        "    package hello@1.0",
+        f"    archive {home}/dl/app.tar.gz",
+        "    exec enable-thing",
+        "    env PAGER",
     ):
         assert line in lines, "\n".join(lines)
 

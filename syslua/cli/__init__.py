@@ -167,11 +167,18 @@ class _Declared(CommandInfo):
     imported only then. `summary`: the first sentence of that function's
     docstring, which `sys --help` shows without making the command."""
 
-    def __init__(self, name: str, module: str, function: str, summary: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        module: str,
+        function: str,
+        summary: str,
+        context_settings: dict[str, Any] | None = None,
+    ) -> None:
         self._where = (f"syslua.cli.commands.{module}", function)
         self._function: Callable[..., Any] | None = None
         self.summary = summary
-        super().__init__(name, cls=TyperCommand)
+        super().__init__(name, cls=TyperCommand, context_settings=context_settings)
 
     @property  # type: ignore[override]
     def callback(self) -> Callable[..., Any]:
@@ -253,9 +260,22 @@ SUMMARIES = {
     "snapshot tag": "Tag a snapshot so gc keeps it.",
     "snapshot delete": "Delete a snapshot (not the current one).",
 }
-app.registered_commands += [_Declared(*c, SUMMARIES[c[0]]) for c in COMMANDS]
+# Commands taking a snapshot argument, which may be `-1` (the one before the
+# current one): click would take it for an option. An unknown option reaches
+# the command as that argument, where `Snapshots.resolve_id` refuses it.
+TAKE_SNAPSHOT = {"rollback", "diff", "snapshot show", "snapshot tag", "snapshot delete"}
+_SNAPSHOT_ARGUMENT = {"ignore_unknown_options": True}
+app.registered_commands += [
+    _Declared(*c, SUMMARIES[c[0]], _SNAPSHOT_ARGUMENT if c[0] in TAKE_SNAPSHOT else None)
+    for c in COMMANDS
+]
 snapshot_app.registered_commands += [
-    _Declared(*c, SUMMARIES[f"snapshot {c[0]}"]) for c in SNAPSHOT_COMMANDS
+    _Declared(
+        *c,
+        SUMMARIES[f"snapshot {c[0]}"],
+        _SNAPSHOT_ARGUMENT if f"snapshot {c[0]}" in TAKE_SNAPSHOT else None,
+    )
+    for c in SNAPSHOT_COMMANDS
 ]
 
 

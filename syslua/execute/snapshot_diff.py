@@ -39,7 +39,7 @@ def pair(snapshots: Snapshots, a: str | None, b: str | None) -> tuple[str, str]:
     return snapshots.resolve_id(a), snapshots.resolve_id(b)
 
 
-def _label(ident: str) -> str:
+def item_label(ident: str) -> str:
     type_, _, key = ident.partition("#")
     if not has_type(type_):
         return f"{type_} {key}"
@@ -52,9 +52,11 @@ def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | No
     for ident in sorted({i.id for i in ma} | {i.id for i in mb}):
         ia, ib = ma.get(ident), mb.get(ident)
         if ia is None:
-            out.append({"id": ident, "symbol": "+", "label": _label(ident), "detail": "added"})
+            out.append({"id": ident, "symbol": "+", "label": item_label(ident), "detail": "added"})
         elif ib is None:
-            out.append({"id": ident, "symbol": "-", "label": _label(ident), "detail": "removed"})
+            out.append(
+                {"id": ident, "symbol": "-", "label": item_label(ident), "detail": "removed"}
+            )
         else:
             blob_a, blob_b = content_of(sa, ident), content_of(sb, ident)
             props_a = {k: v for k, v in ia.to_dict()["props"].items() if k != "source"}
@@ -77,7 +79,7 @@ def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | No
                     {
                         "id": ident,
                         "symbol": "~",
-                        "label": _label(ident),
+                        "label": item_label(ident),
                         "detail": ", ".join(detail),
                         "diff": text_diff,
                     }

@@ -8,12 +8,19 @@ record (what the apply's journal captured). `index.json` lists the
 snapshots and the current pointer; it is written atomically, and when it is
 missing or corrupt it is rebuilt from the snapshot files. Tags live apart,
 in `tags.json`, so a rebuilt index keeps them.
+
+Each snapshot has a generation number (`#12`): its place in history, 1 for
+the first ever, given when it is saved and kept in its file and in the
+index, never given again (deleting a snapshot renumbers nothing). Snapshots
+made before the numbers existed get theirs from their place in the index.
+`resolve_id` is how every command reads a snapshot argument.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +48,8 @@ TAGS = "tags.json"  # kept apart from the index, so rebuilding a corrupt index k
 # what it wrote over each source file (path -> sha256), so a rollback undoes it.
 ADD = "add"
 CONFIG_NOTE = "current_config"  # in the index: {"id", "config"} of the snapshot save made current
+GENERATIONS = "generations"  # in the index: snapshot id -> its generation number
+LAST_GENERATION = "last_generation"  # in the index: the highest number ever given
 
 
 def new_id() -> str:
@@ -93,6 +102,9 @@ class Snapshot:
     # The plan's waves, as positions in the manifest's items: an apply of the
     # same declarations plans in this order without building the graph.
     order: list[list[int]] | None = None
+    # Its place in history (`#12`), given by `Snapshots.save`; None in a
+    # snapshot made before the numbers existed (the index numbers it).
+    generation: int | None = None
 
     def __post_init__(self) -> None:
         # Item states and originals given as their JSON are read as records.
@@ -182,15 +194,15 @@ class Snapshots:
         files, and written again unless `rebuild` is False (a reader that
         holds no lock)."""
         if not self.dir.exists():
-            return {"current": None, "order": []}
+            return _numbered({"current": None, "order": []})
         try:
             data = json.loads(self.index_file.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or not isinstance(data.get("order"), list):
                 raise ValueError("unexpected shape")
-            return data
+            return _numbered(data)
         except FileNotFoundError:
             if not any(f.name not in (INDEX, TAGS) for f in self.dir.glob("*.json")):
-                return {"current": None, "order": []}
+                return _numbered({"current": None, "order": []})
             why = "missing"
         except ValueError as e:
             why = f"corrupt ({e})"
@@ -206,9 +218,9 @@ class Snapshots:
                 hint="Run syslua as the user who owns its state, or make the state readable.",
             ) from None
         if not rebuild:
-            return self._rebuilt()
+            return _numbered(self._rebuilt())
         self.rebuilt = f"the snapshot index was {why}; rebuilt it from the snapshot files"
-        index = self._rebuilt()
+        index = _numbered(self._rebuilt())
         self._write_index(index)
         return index
 
@@ -223,19 +235,23 @@ class Snapshots:
         self._write(self.dir / TAGS, json.dumps({k: v for k, v in tags.items() if v}, indent=1))
 
     def _rebuilt(self) -> dict[str, Any]:
-        """The index as the snapshot files give it: the newest one is current."""
+        """The index as the snapshot files give it: the newest one is current;
+        each keeps the generation number its file holds."""
         snaps = []
+        generations: dict[str, int] = {}
         for f in self.dir.glob("*.json"):
             if f.name in (INDEX, TAGS):
                 continue
             try:
                 d = json.loads(f.read_text(encoding="utf-8"))
                 snaps.append((d["time"], d["id"]))
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError, KeyError, TypeError):
                 continue
+            if isinstance(d.get("generation"), int):
+                generations[d["id"]] = d["generation"]
         snaps.sort()
         order = [i for _, i in snaps]
-        return {"current": order[-1] if order else None, "order": order}
+        return {"current": order[-1] if order else None, "order": order, GENERATIONS: generations}
 
     def _write_index(self, index: dict[str, Any]) -> None:
         index = {k: v for k, v in index.items() if k != "tags"}
@@ -251,6 +267,10 @@ class Snapshots:
 
     def current_id(self) -> str | None:
         return self._read_index().get("current")
+
+    def generations(self) -> dict[str, int]:
+        """Each snapshot's generation number (`#12`), by id."""
+        return dict(self._read_index()[GENERATIONS])
 
     def set_current(self, ident: str | None, snap: Snapshot | None = None) -> None:
         """Make `ident` current; `snap`, that snapshot, lets the index note
@@ -293,20 +313,76 @@ class Snapshots:
         except (TypeError, KeyError, ValueError, AttributeError) as e:
             raise StateError(f"snapshot {ident} is corrupt: {e}") from None
 
-    def resolve_id(self, prefix: str) -> str:
-        order = self._read_index()["order"]
-        if prefix in order:
-            return prefix
-        tags = self._read_index().get("tags", {})
-        for ident, names in tags.items():
-            if prefix in names:
+    def resolve_id(self, wanted: str) -> str:
+        """The id of the snapshot `wanted` names, as every command taking a
+        snapshot reads it: an id; a tag; a generation number (`12`, `#12`);
+        `-N`, the Nth snapshot before the current one in history order (the
+        newest counts as `-1` when none is current); a prefix or a suffix of
+        one id (`3ee6`). Several ids matching is an error that lists them."""
+        index = self._read_index()
+        order: list[str] = index["order"]
+        if wanted in order:
+            return wanted
+        for ident, names in index.get("tags", {}).items():
+            if wanted in names:
                 return ident
-        matches = [i for i in order if i.startswith(prefix)]
+        number = re.fullmatch(r"(#?)(\d+)", wanted)
+        if number:
+            by_number = {n: i for i, n in index[GENERATIONS].items()}
+            if int(number.group(2)) in by_number:
+                return by_number[int(number.group(2))]
+            if number.group(1):
+                raise UsageError(
+                    f"no snapshot {wanted}" + _numbers_hint(by_number),
+                    hint="`sys history` lists the snapshots with their numbers.",
+                )
+        back = re.fullmatch(r"-(\d+)", wanted)
+        if back:
+            return self._back(int(back.group(1)), index)
+        if wanted.startswith("-") or not wanted:
+            raise UsageError(
+                f"no such option or snapshot: {wanted!r}",
+                hint="A snapshot is an id, a tag, a number (`12`, `#12`) or `-1` (the one before "
+                "the current one); `sys history` lists them.",
+            )
+        matches = [i for i in order if i.startswith(wanted) or i.endswith(wanted)]
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise UsageError(f"no snapshot {prefix} (see `sys history`)")
-        raise UsageError(f"snapshot id {prefix} is ambiguous: {', '.join(matches[:5])}")
+            raise UsageError(
+                f"no snapshot {wanted}",
+                hint="`sys history` lists the snapshots with their numbers, ids and tags.",
+            )
+        numbers = index[GENERATIONS]
+        listed = "\n".join(f"  #{numbers[i]}  {i}" for i in reversed(matches))
+        raise UsageError(
+            f"snapshot {wanted} is ambiguous: it matches {len(matches)} snapshots:\n{listed}",
+            hint="Give more of the id, or the snapshot's number (`#12`).",
+        )
+
+    def _back(self, steps: int, index: dict[str, Any]) -> str:
+        """The snapshot `steps` before the current one in history order (`-1`)."""
+        order, current = index["order"], index.get("current")
+        if not order:
+            raise UsageError("there are no snapshots yet: nothing to roll back to")
+        if steps < 1:
+            raise UsageError(
+                f"-{steps} names no snapshot: -1 is the one before the current one, -2 the one "
+                "before it"
+            )
+        pos = order.index(current) if current in order else len(order)
+        if pos - steps >= 0:
+            return order[pos - steps]
+        if pos == 0:
+            raise UsageError(
+                f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to",
+                hint="To remove everything syslua manages and restore the originals it took over, "
+                "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
+            )
+        raise UsageError(
+            f"there are only {pos} snapshots before the current one: -{steps} names none",
+            hint="`sys history` lists them.",
+        )
 
     def current(self) -> Snapshot | None:
         ident = self.current_id()
@@ -379,6 +455,12 @@ class Snapshots:
         # The index first: read after the new file exists, a missing index
         # (the first snapshot) would be rebuilt with the new one as current.
         index = self._read_index()
+        generations = index[GENERATIONS]
+        if snap.id in generations:
+            snap.generation = generations[snap.id]
+        else:
+            snap.generation = generations[snap.id] = index[LAST_GENERATION] + 1
+            index[LAST_GENERATION] = snap.generation
         self._write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")))
         if snap.id not in index["order"]:
             index["order"].append(snap.id)
@@ -397,6 +479,7 @@ class Snapshots:
             else:
                 raise UsageError(f"snapshot {ident} is the current one; it cannot be deleted")
         index["order"] = [i for i in index["order"] if i != ident]
+        index[GENERATIONS].pop(ident, None)  # LAST_GENERATION stays: no number is given again
         self._write_index(index)
         tags = self._read_tags()
         if tags.pop(ident, None) is not None:
@@ -428,25 +511,44 @@ class Snapshots:
         return out
 
     def rollback_target(self, wanted: str | None = None) -> str:
-        """The snapshot `sys rollback` returns to: `wanted` (an id, a prefix of
-        one, or a tag), else the one before the current snapshot (the newest
-        when none is current)."""
-        if wanted:
-            return self.resolve_id(wanted)
-        index = self.index()
-        order, current = index["order"], index.get("current")
-        if not order:
-            raise UsageError("there are no snapshots yet: nothing to roll back to")
-        if current is None:
-            return order[-1]
-        pos = order.index(current) if current in order else len(order)
-        if pos == 0:
-            raise UsageError(
-                f"snapshot {current} is the oldest one: there is no previous snapshot to roll back to",
-                hint="To remove everything syslua manages and restore the originals it took over, "
-                "run `sys destroy` (`sys destroy --dry-run` shows what it would do).",
-            )
-        return order[pos - 1]
+        """The snapshot `sys rollback` returns to: `wanted` (see `resolve_id`),
+        else the one before the current snapshot (`-1`)."""
+        return self.resolve_id(wanted or "-1")
+
+
+def _numbered(index: dict[str, Any]) -> dict[str, Any]:
+    """`index` with a generation number for every snapshot in its order: the
+    one it holds, else (a snapshot made before the numbers existed, which
+    comes before every numbered one) the next free number in history order."""
+    held = index.get(GENERATIONS)
+    held = held if isinstance(held, dict) else {}
+    generations = {
+        i: n
+        for i, n in held.items()
+        if i in index["order"] and isinstance(n, int) and not isinstance(n, bool) and n > 0
+    }
+    used = set(generations.values())
+    last = 0
+    for ident in index["order"]:
+        if ident not in generations:
+            n = last + 1
+            while n in used:
+                n += 1
+            generations[ident] = n
+            used.add(n)
+        last = max(last, generations[ident])
+    top = index.get(LAST_GENERATION)
+    top = top if isinstance(top, int) and not isinstance(top, bool) else 0
+    index[GENERATIONS] = generations
+    index[LAST_GENERATION] = max([top, *used])
+    return index
+
+
+def _numbers_hint(by_number: dict[int, str]) -> str:
+    """What numbers there are, for a number that names no snapshot."""
+    if not by_number:
+        return " (there are no snapshots yet)"
+    return f" (the numbers go from #{min(by_number)} to #{max(by_number)})"
 
 
 def _note_config(index: dict[str, Any], snap: Snapshot | None) -> None:

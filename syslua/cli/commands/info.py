@@ -14,6 +14,7 @@ import typer
 
 from syslua.cli import terminal
 from syslua.cli.options import ConfigArg, JsonOpt, NoColorOpt
+from syslua.cli.when import iso
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -51,7 +52,7 @@ def _snapshot(paths: "Paths") -> dict[str, Any] | None:
         return None
     return {
         "id": snap.id,
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(snap.time)),
+        "time": iso(snap.time),
         "message": snap.message,
         "kind": snap.kind,
         "items": len(snap.manifest.get("items", [])) if isinstance(snap.manifest, dict) else None,

@@ -24,6 +24,7 @@ from syslua.cli.options import (
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
+    from syslua.state.snapshots import Snapshots
 
 
 def command(
@@ -102,7 +103,7 @@ def run(
                 noop=noop,
                 jobs=jobs,
                 kind="rollback",
-                message=f"rollback to {target_id}",
+                message=f"rollback to {_named(snapshots, target_id)}",
                 keep_edits=True,
                 max_unpack=unpack_limit,
                 stop=signals.current(),
@@ -131,3 +132,9 @@ def run(
     for line in after:
         term.line(line)
     return code
+
+
+def _named(snapshots: "Snapshots", ident: str) -> str:
+    """How a rollback's message names the snapshot it returned to: `#12`."""
+    number = snapshots.generations().get(ident)
+    return f"#{number}" if number is not None else ident

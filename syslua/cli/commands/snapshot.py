@@ -1,16 +1,17 @@
 """`sys snapshot show|tag|delete`."""
 
-import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from syslua.cli import terminal
 from syslua.cli.options import JsonOpt, complete_snapshot
-from syslua.execute.objects import content_of
+from syslua.cli.when import ago, iso, local
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
+    from syslua.manifest.model import Item
+    from syslua.state.snapshots import Snapshot
 
 
 def show_command(
@@ -74,29 +75,79 @@ def show(term: "Terminal", snapshot_id: str | None) -> int:
             raise UsageError("no current snapshot; give an id (see `sys history`)")
         snap = snapshots.load(ident)
         tags = snapshots.index().get("tags", {}).get(ident, [])
+        numbers = snapshots.generations()
+    # The index numbers a snapshot made before the numbers existed.
+    snap.generation = numbers.get(ident, snap.generation)
     if term.json_mode:
-        term.json({"format": JSON_FORMAT, **snap.to_dict(), "tags": tags})
+        term.json({"format": JSON_FORMAT, **snap.to_dict(), "time": iso(snap.time), "tags": tags})
         return 0
-    term.line(f"Snapshot {snap.id}{' [' + ', '.join(tags) + ']' if tags else ''}")
-    term.line(f"  time:     {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(snap.time))}")
+
+    def named(ident: str | None) -> str:
+        return f"#{numbers[ident]} {ident}" if ident in numbers else ident or "-"
+
+    term.line(f"Snapshot {named(snap.id)}{' [' + ', '.join(tags) + ']' if tags else ''}")
+    term.line(f"  time:     {local(snap.time)} ({ago(snap.time)})")
     term.line(f"  message:  {snap.message}")
     term.line(f"  kind:     {snap.kind}")
-    term.line(f"  parent:   {snap.parent or '-'}")
+    term.line(f"  parent:   {named(snap.parent)}")
     term.line(f"  config:   {snap.config or '-'}")
     term.line(f"  manifest: {snap.digest}")
-    term.line(f"  items:    {len(snap.manifest.get('items', []))}")
-    for item in snap.manifest.get("items", []):
-        ident_ = f"{item['type']}#{item['key']}"
-        content = content_of(snap, ident_)
-        extra = f" (content {content[:12]})" if content else ""
-        if ident_ in snap.originals:
-            extra += " (original kept)"
-        term.line(f"    {ident_}{extra}")
+    for line in _items(snap):
+        term.line(line)
     if snap.inputs:
         term.line("  config files:")
         for path, blob in sorted(snap.inputs.items()):
             term.line(f"    {path} ({blob[:12]})")
     return 0
+
+
+def _items(snap: "Snapshot") -> list[str]:
+    """The snapshot's items as the plan names them (`file ~/.bashrc`,
+    `file ~/.config/nvim/ (tree: 3 files)`), each one's members (a tree's
+    files, an `apply` child's items) under it."""
+    from syslua.execute.objects import content_of
+    from syslua.plan.planner import label
+    from syslua.resources import has as has_type
+
+    members: dict[str | None, list[Item]] = {}
+    for item in snap.load_manifest():
+        members.setdefault(item.parent, []).append(item)
+    lines = [f"  items:    {len(members.get(None, []))}"]
+
+    def add(item: "Item", depth: int) -> None:
+        name = f"{item.type} {label(item) if has_type(item.type) else item.key}"
+        inside = members.get(item.id, [])
+        notes = [_inside(item, inside)] if inside else []
+        content = content_of(snap, item.id)
+        if content:  # the store object holding the content it wrote
+            notes.append(f"content {content[:12]}")
+        if item.id in snap.originals:
+            notes.append("original kept")
+        lines.append("  " * depth + name + "".join(f" ({n})" for n in notes))
+        for member in inside:
+            add(member, depth + 1)
+
+    for item in members.get(None, []):
+        add(item, 2)
+    return lines
+
+
+def _inside(parent: "Item", members: list["Item"]) -> str:
+    """What a parent holds, as the plan says it: `tree: 3 files, 1 directory`
+    for a file tree, `2 items` otherwise."""
+    if parent.type != "file":
+        return f"{len(members)} item{'s' if len(members) != 1 else ''}"
+    kinds = [m.get("ensure") for m in members]
+    parts = []
+    for kind, one, many in (
+        ("present", "file", "files"),
+        ("link", "link", "links"),
+        ("directory", "directory", "directories"),
+    ):
+        n = kinds.count(kind)
+        if n:
+            parts.append(f"{n} {one if n == 1 else many}")
+    return "tree: " + (", ".join(parts) or f"{len(members)} members")
 
 
 def tag_snapshot(term: "Terminal", snapshot_id: str, name: str) -> int:
