@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from syslua.cli.output import Terminal, printable
+from syslua.cli.output import Terminal, _plan_summary, printable
 from syslua.execute.item import CHANGED, FAILED, NOOP, SKIPPED, UNCHANGED, ItemResult
 from syslua.plan.planner import Entry, Plan
 
@@ -36,21 +36,47 @@ class PlainReporter:
         self.term = term
         self.total = 0
         self.count = 0
+        self.numbered: frozenset[str] = frozenset()  # the ids `[n/N]` counts
+        self.members: frozenset[str] = frozenset()  # shown under their tree, with -v
         self.lock = threading.Lock()
+        self.print_lock = threading.Lock()  # finished lines come out in [n/N] order
 
     def planned(self, plan: Plan) -> None:
         self.term.distrust(e.id for e in plan.all_entries)
-        self.total = plan.size
+        self.numbered = frozenset(plan.numbered)
+        self.members = plan.members
+        self.total = len(self.numbered)
         c = plan.counts()
-        runs = f"{c['run']} to run, " if c["run"] else ""
-        noop = f", {c['noop']} would change in noop" if c["noop"] else ""
-        failing = f", {c['fail']} cannot be applied" if c["fail"] else ""
-        self._log(
-            f"Plan: {c['create']} to create, {c['update']} to update, {runs}{c['remove']} to remove, "
-            f"{c['unchanged']} unchanged{noop}{failing}."
-        )
+        self._log(_plan_summary(c))
         if plan.has_changes or c["noop"] or c["fail"]:
             self.term.line("Executing:")
+
+    def _place(self, result: ItemResult) -> str | None:
+        """What a finished item's line starts with: its number (`[3/7]`), for
+        each item the plan numbered, in the order they finish, so the numbers
+        never skip; blanks as wide for one shown without a number (a tree's
+        member under -v, indented more; an unchanged item under -v; a
+        failure, or an item that changed though the plan said it would
+        not); None when it is not shown. With -q only failures are shown,
+        without numbers."""
+        with self.lock:
+            numbered = result.id in self.numbered
+            if numbered:
+                self.count += 1
+            n = self.count
+        verbosity = self.term.verbosity
+        if numbered and verbosity >= 0:
+            return f"[{n}/{self.total}]"
+        blank = " " * len(f"[{self.total}/{self.total}]")
+        if result.status == FAILED:
+            return blank
+        if verbosity < 0:
+            return None
+        if result.id in self.members:
+            return blank + "  " if verbosity > 0 or result.warnings else None
+        if result.status == UNCHANGED and verbosity < 1 and not result.warnings:
+            return None
+        return blank
 
     def _log(self, text: str) -> None:
         self.term.log(text)
@@ -59,16 +85,14 @@ class PlainReporter:
         return None
 
     def finished(self, result: ItemResult) -> None:
-        with self.lock:
-            self.count += 1
-            if self.term.verbosity < 0 and result.status != FAILED:
-                return
-            if result.status == UNCHANGED and self.term.verbosity < 1 and not result.warnings:
+        with self.print_lock:
+            place = self._place(result)
+            if place is None:
                 return
             mark = MARKS.get(result.status, "?")
             message = result.message.rstrip("\n")
             first, *rest = [message] if self.term.one_line else message.split("\n")
-            line = f"  [{self.count}/{self.total}] {mark} {_subject(result)}: {first} ({result.duration:.2f}s)"
+            line = f"  {place} {mark} {_subject(result)}: {first} ({result.duration:.2f}s)"
             failed = result.status == FAILED
             self.term.line(line, STYLES.get(result.status), always=failed)
             for extra in rest:
@@ -78,7 +102,7 @@ class PlainReporter:
 
     def output(self, ident: str, stream: str, line: str) -> None:
         """A line of command output (logoutput = true, or -v), as it arrives."""
-        with self.lock:
+        with self.print_lock:
             self._print(f"    {ident} {stream}: {line}")
 
     def _print(self, text: str) -> None:
@@ -105,7 +129,6 @@ class RichReporter(PlainReporter):
 
     def __init__(self, term: Terminal) -> None:
         super().__init__(term)
-        self.print_lock = threading.Lock()  # finished lines come out in [n/N] order
         self.running: dict[str, _Row] = {}  # guarded by self.lock, as `count`
         self.downloads: dict[int, list[Any]] = {}  # [label, done, total]
         self.keys = itertools.count()
@@ -149,18 +172,15 @@ class RichReporter(PlainReporter):
                 self.running.pop(result.id, None)
                 for key in [k for k, d in self.downloads.items() if d[0] == result.label]:
                     del self.downloads[key]
-                self.count += 1
-                n = self.count
-            if (self.term.verbosity < 0 and result.status != FAILED) or (
-                result.status == UNCHANGED and self.term.verbosity < 1 and not result.warnings
-            ):
+            place = self._place(result)
+            if place is None:
                 return
             from rich.table import Table
             from rich.text import Text
 
             console = self._console()
             style = STYLES.get(result.status, "")
-            head = f"  [{n}/{self.total}] {MARKS.get(result.status, '?')}"
+            head = f"  {place} {MARKS.get(result.status, '?')}"
             subject, message = printable(_subject(result)), self.term.printable(result.message)
             took = f"({result.duration:.2f}s)"
             # Wrapped under the subject (a hanging indent), long paths cut to fill the line.
@@ -185,8 +205,7 @@ class RichReporter(PlainReporter):
     def _print(self, text: str) -> None:
         from rich.text import Text
 
-        with self.print_lock:
-            self._console().print(Text(printable(text)))
+        self._console().print(Text(printable(text)))
 
     def download(self, label: str):  # type: ignore[no-untyped-def]
         """A row for one download (the package kind calls it with bytes so far)."""

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from syslua.execute.item import FAILED, ItemResult
+from syslua.execute.item import FAILED, SKIPPED, ItemResult
 from syslua.execute.stop import Stop
 from syslua.plan.planner import Entry, Plan
 
@@ -80,7 +80,16 @@ class ApplyOutcome:
         return [r for r in self.results if r.status == FAILED]
 
     def counts(self) -> dict[str, int]:
+        """What the run did, item by item as the plan counts them: a tree once
+        (its members are not counted), an edit `--overwrite` left as it is
+        as `held`, never as a change or a skip."""
         out = {"changed": 0, "unchanged": 0, "failed": 0, "skipped": 0, "noop": 0}
+        plan = self.plan
+        members = plan.members if plan is not None else frozenset()
+        held = plan.held if plan is not None else frozenset()
         for r in self.results:
-            out[r.status] = out.get(r.status, 0) + 1
+            if r.id in members:
+                continue
+            status = "held" if r.id in held and r.status == SKIPPED else r.status
+            out[status] = out.get(status, 0) + 1
         return out
