@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syslua.errors import StateError, UsageError
-from syslua.execute.item import CHANGED, FAILED, ItemResult, run_item, skipped, value_result
+from syslua.execute.item import CHANGED, FAILED, SKIPPED, ItemResult, run_item, skipped, value_result
 from syslua.execute.outcome import ApplyOptions, ApplyOutcome, Reporter
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
@@ -303,7 +303,22 @@ class ApplyRun:
         if self.options.stop.requested:
             # The last moment to stop: past it, the apply records and commits.
             outcome.ok, outcome.interrupted = False, True
+        if not outcome.ok:
+            self._not_started(plan, outcome)
         return outcome
+
+    def _not_started(self, plan: Plan, outcome: ApplyOutcome) -> None:
+        """Report each item a failed run did not reach (after a failed removal,
+        the env variables, written only at the end) as skipped, so that the
+        run's counts add up to the plan's."""
+        why = "interrupted" if self.options.stop.requested else "another item failed"
+        reported = {r.id for r in outcome.results}
+        for e in plan.all_entries:
+            if e.created_parent or e.id in reported:
+                continue
+            result = ItemResult(e.id, e.type, e.label, SKIPPED, f"not started: {why}")
+            outcome.results.append(result)
+            self.reporter.finished(result)
 
     def _remove(self, plan: Plan, journal: Journal, ctx: Context, outcome: ApplyOutcome) -> bool:
         """Remove the items no longer declared, in the plan's order; False
