@@ -16,9 +16,11 @@ import threading
 import time
 from typing import Any
 
+from syslua.cli.live import Frames
 from syslua.cli.output import Terminal, _plan_summary, printable
 from syslua.execute.item import CHANGED, FAILED, NOOP, SKIPPED, UNCHANGED, ItemResult
 from syslua.plan.planner import Entry, Plan
+from syslua.resources.base import DANGLING
 
 MARKS = {CHANGED: "✓", UNCHANGED: "✓", FAILED: "✗", SKIPPED: "~", NOOP: "~"}
 ROLLING_BACK = {False: "Rolling back...", True: "Interrupted. Rolling back..."}
@@ -55,7 +57,7 @@ class PlainReporter:
         """What a finished item's line starts with: its number (`[3/7]`), for
         each item the plan numbered, in the order they finish, so the numbers
         never skip; blanks as wide for one shown without a number (a tree's
-        member under -v, indented more; an unchanged item under -v; a
+        member under -v or dangling, indented more; an unchanged item under -v; a
         failure, or an item that changed though the plan said it would
         not); None when it is not shown. With -q only failures are shown,
         without numbers."""
@@ -73,7 +75,9 @@ class PlainReporter:
         if verbosity < 0:
             return None
         if result.id in self.members:
-            return blank + "  " if verbosity > 0 or result.warnings else None
+            # as the plan shows a member that needs attention: a link made dangling
+            notable = verbosity > 0 or result.warnings or DANGLING in result.message
+            return blank + "  " if notable else None
         if result.status == UNCHANGED and verbosity < 1 and not result.warnings:
             return None
         return blank
@@ -133,23 +137,15 @@ class RichReporter(PlainReporter):
         self.downloads: dict[int, list[Any]] = {}  # [label, done, total]
         self.keys = itertools.count()
         self.entries: dict[str, Entry] = {}
-        self.live: Any = None
+        self.live: Frames | None = None
         self.began = time.monotonic()
 
     def planned(self, plan: Plan) -> None:
         super().planned(plan)
-        from rich.live import Live
-
         self.entries = {e.id: e for e in plan.all_entries}
         self.began = time.monotonic()
-        self.live = Live(
-            _Display(self),
-            console=self.term.console(),
-            transient=True,
-            refresh_per_second=8,
-            redirect_stdout=False,
-            redirect_stderr=False,
-        )
+        # At most 10 frames a second, however many items finish (syslua/cli/live.py).
+        self.live = Frames(self.term.console(), _Display(self))
         self.live.start()
 
     def started(self, ident: str, label: str) -> None:
@@ -191,21 +187,28 @@ class RichReporter(PlainReporter):
             line.add_column(no_wrap=True)
             line.add_column(overflow="fold")
             line.add_row(Text(head, style), text)
-            console.print(line)
+            self._show(line)
             for w in result.warnings:
-                self._console().print(Text(f"      Warning: {printable(w)}", "yellow"))
+                self._show(Text(f"      Warning: {printable(w)}", "yellow"))
 
     def _log(self, text: str) -> None:
         # Wrapped at spaces on a narrow terminal, not cut in a word by it.
         self.term.log(_fill(text, self.term.console().width))
 
     def _console(self) -> Any:
-        return self.live.console if self.live is not None else self.term.console()
+        return self.term.console()
+
+    def _show(self, renderable: Any) -> None:
+        """Printed above the live display, with its next frame (at once without one)."""
+        if self.live is not None:
+            self.live.print(renderable)
+        else:
+            self._console().print(renderable)
 
     def _print(self, text: str) -> None:
         from rich.text import Text
 
-        self._console().print(Text(printable(text)))
+        self._show(Text(printable(text)))
 
     def download(self, label: str):  # type: ignore[no-untyped-def]
         """A row for one download (the package kind calls it with bytes so far)."""

@@ -81,15 +81,15 @@ class ApplyOutcome:
 
     def counts(self) -> dict[str, int]:
         """What the run did, item by item as the plan counts them: a tree once
-        (its members are not counted), an edit `--overwrite` left as it is
-        as `held`, never as a change or a skip."""
+        (its members are not counted); the paths `--overwrite` left as they
+        are as `held` (a tree's member too), never as a change or a skip."""
         out = {"changed": 0, "unchanged": 0, "failed": 0, "skipped": 0, "noop": 0}
         plan = self.plan
         members = plan.members if plan is not None else frozenset()
         held = plan.held if plan is not None else frozenset()
         for r in self.results:
-            if r.id in members:
-                continue
-            status = "held" if r.id in held and r.status == SKIPPED else r.status
-            out[status] = out.get(status, 0) + 1
+            if r.id in held and r.status == SKIPPED:
+                out["held"] = out.get("held", 0) + 1  # a path, as the plan counts it
+            elif r.id not in members:
+                out[r.status] = out.get(r.status, 0) + 1
         return out

@@ -285,13 +285,15 @@ class Plan:
             "edited": 0,
             "held": 0,
         }
+        # `edited` and `held` count paths (a tree's members too), as the
+        # notes and refusals that name them do; the others count items.
+        out["edited"] = len(self.edited)
+        out["held"] = len(self.held)
         for e in self.counted:
-            if e.edited:
-                out["edited"] += 1
             a = e.decision.action
             if e.id in self.held:
-                out["held"] += 1
-            elif e.noop and e.decision.changes:
+                continue
+            if e.noop and e.decision.changes:
                 out["noop"] += 1
             elif a == CREATE:
                 out["create"] += 1
