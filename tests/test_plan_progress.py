@@ -268,8 +268,9 @@ def test_noop_counts_env_variables_as_noop_everywhere(sysenv) -> None:
     sysenv.write("sys.lua", 'env { A = "1" }\nexec { name = "e", command = "true" }\n')
     p = sysenv.run("apply", "--noop")
     ok(p)
-    assert "Plan: 0 to create, 0 to update, 0 to remove, 0 unchanged, 2 would change in noop children." in (
-        p.stderr
+    assert (
+        "Plan: 0 to create, 0 to update, 0 to remove, 0 unchanged, 2 would change in noop children."
+        in (p.stderr)
     )
     assert [(n, t, mark, text) for n, t, mark, text in progress(p.stdout)] == [
         (1, 2, "~", "exec e: Would have executed"),

@@ -42,6 +42,7 @@ class PlainReporter:
         self.members: frozenset[str] = frozenset()  # shown under their tree, with -v
         self.lock = threading.Lock()
         self.print_lock = threading.Lock()  # finished lines come out in [n/N] order
+        self.undo_lines: list[str] = []  # what the rollback undid so far
 
     def planned(self, plan: Plan) -> None:
         self.term.distrust(e.id for e in plan.all_entries)
@@ -116,6 +117,18 @@ class PlainReporter:
         self.term.line()
         self.term.line(ROLLING_BACK[interrupted], "yellow", always=interrupted)
 
+    def undone(self, lines: list[str], done: int, total: int) -> None:
+        """What undoing each item did: said once the rollback ended, a line a
+        path when there are few (or with -v), else counted on one line."""
+        self.undo_lines += lines
+        if done >= total:
+            for line in undo_summary(self.undo_lines, self.term.verbosity > 0):
+                self._undo_line(f"  - {line}")
+            self.undo_lines = []
+
+    def _undo_line(self, text: str) -> None:
+        self.term.line(text)
+
     def note(self, text: str) -> None:
         self.term.lines(text)
 
@@ -138,6 +151,7 @@ class RichReporter(PlainReporter):
         self.keys = itertools.count()
         self.entries: dict[str, Entry] = {}
         self.live: Frames | None = None
+        self.undoing = (0, 0)  # items undone so far, of how many
         self.began = time.monotonic()
 
     def planned(self, plan: Plan) -> None:
@@ -242,6 +256,24 @@ class RichReporter(PlainReporter):
         self.close()
         super().rolling_back(interrupted)
 
+    def undone(self, lines: list[str], done: int, total: int) -> None:
+        """A progress line while the rollback runs (`Undoing: 37 of 200
+        items`), drawn as the live display is; then what it did."""
+        self.undoing = (done, total)
+        if done < total and self.live is None:
+            self.live = Frames(self.term.console(), _Undoing(self))
+            self.live.start()
+        if done >= total:
+            self.close()
+        super().undone(lines, done, total)
+
+    def _undo_line(self, text: str) -> None:
+        from rich.text import Text
+
+        # wrapped at spaces, under what it says, on a narrow terminal
+        width = self._console().width
+        self._console().print(Text(_fill(text, width - 4).replace("\n", "\n    ")))
+
     def close(self) -> None:
         if self.live is not None:
             self.live.stop()
@@ -337,6 +369,45 @@ class _Display:
         yield Text(f"  [{done}/{total}] {len(rows)} running, {_elapsed(spent)}", "dim")
 
 
+class _Undoing:
+    """The rollback's progress line."""
+
+    def __init__(self, reporter: RichReporter) -> None:
+        self.reporter = reporter
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.text import Text
+
+        done, total = self.reporter.undoing
+        frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+        yield Text(f"  {frame} Undoing: {done} of {total} items", "yellow")
+
+
+UNDO_LINES = 10  # more lines than this of a rollback are counted on one line (-v lists them)
+
+
+def undo_summary(lines: list[str], verbose: bool) -> list[str]:
+    """A rollback's lines (`Removed ~/a`, `Restored ~/b`, `Undid exec#x`) as
+    they are when few (or with -v), else one line that counts them:
+    `Removed 150 paths this apply created, restored 48, undid 2 changes
+    (sys apply -v lists each)`."""
+    if verbose or len(lines) <= UNDO_LINES:
+        return lines
+    n = {
+        word: sum(1 for ln in lines if ln.startswith(word + " "))
+        for word in ("Removed", "Restored", "Undid")
+    }
+    parts = []
+    if n["Removed"]:
+        parts.append(f"removed {n['Removed']} path(s) this apply created")
+    if n["Restored"]:
+        parts.append(f"restored {n['Restored']} path(s)")
+    if n["Undid"]:
+        parts.append(f"undid {n['Undid']} other change(s)")
+    said = ", ".join(parts)
+    return [f"{said[:1].upper()}{said[1:]} (-v lists each)"]
+
+
 class JsonReporter:
     """One JSON object per line on stdout: item events, then a summary."""
 
@@ -344,6 +415,7 @@ class JsonReporter:
         self.term = term
         self.lock = threading.Lock()
         self.notes: list[str] = []
+        self.undo_lines: list[str] = []
 
     def planned(self, plan: Plan) -> None:
         self.term.json_event({"event": "plan", "counts": plan.counts(), "waves": plan.waves})
@@ -360,6 +432,13 @@ class JsonReporter:
 
     def rolling_back(self, interrupted: bool = False) -> None:
         self.term.log(ROLLING_BACK[interrupted])
+
+    def undone(self, lines: list[str], done: int, total: int) -> None:
+        self.undo_lines += lines
+        if done >= total:
+            for line in undo_summary(self.undo_lines, self.term.verbosity > 0):
+                self.term.log(f"  - {line}")
+            self.undo_lines = []
 
     def note(self, text: str) -> None:
         self.notes.append(text.strip())

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syslua.errors import StateError, UsageError
-from syslua.execute.item import CHANGED, FAILED, SKIPPED, ItemResult, run_item, skipped, value_result
+from syslua.execute.item import (
+    CHANGED,
+    FAILED,
+    SKIPPED,
+    ItemResult,
+    run_item,
+    skipped,
+    value_result,
+)
 from syslua.execute.outcome import ApplyOptions, ApplyOutcome, Reporter
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
@@ -279,7 +287,9 @@ class ApplyRun:
         if self._remove(plan, journal, ctx, outcome):
             planned = {e.id: e.status for e in plan.entries if e.status is not None}
             held = self.held
-            created = {e.id for e in plan.entries if e.id in plan.groups and e.decision.action == CREATE}
+            created = {
+                e.id for e in plan.entries if e.id in plan.groups and e.decision.action == CREATE
+            }
 
             def run(ident: str) -> ItemResult:
                 if ident in held:
