@@ -458,7 +458,7 @@ def make_reporter(term: Terminal) -> PlainReporter | JsonReporter:
 
 # The summary's columns, in order: those always shown, then those shown when
 # they count something (what a rollback undid replaces `changed`).
-COLUMNS = ("changed", "rolled back", "not undone", "noop", "unchanged", "failed", "skipped")
+COLUMNS = ("changed", "rolled back", "not undone", "noop", "unchanged", "held", "failed", "skipped")
 ALWAYS = frozenset({"changed", "rolled back", "unchanged", "failed", "skipped"})
 
 
