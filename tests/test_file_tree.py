@@ -55,8 +55,8 @@ def test_a_tree_is_one_plan_line_and_every_file_below_source(sysenv):
     assert "+ file ~/.config/nvim/ (tree: 3 files, 2 directories)" in lines
     assert "+ dir ~/.config (parent)" in lines
     assert not any("options.lua" in ln for ln in lines)  # members are not listed
-    # the root and its 5 members; the parent is created by them, not counted
-    assert "Plan: 6 to create, 0 to update, 0 to remove, 0 unchanged." in lines
+    # one item, the tree; its members and the parent are not counted (issue 23, point 2)
+    assert "Plan: 1 to create, 0 to update, 0 to remove, 0 unchanged." in lines
 
     apply(sysenv, NVIM)
     assert tree(sysenv.home / ".config") == {
@@ -71,7 +71,7 @@ def test_a_tree_is_one_plan_line_and_every_file_below_source(sysenv):
     ok(p)
     assert "No changes. The machine matches the configuration." in p.stdout
     assert "~/.config/nvim" not in p.stdout  # unchanged: listed with -v only
-    assert "Plan: 0 to create, 0 to update, 0 to remove, 6 unchanged." in p.stdout
+    assert "Plan: 0 to create, 0 to update, 0 to remove, 1 unchanged." in p.stdout
     p = sysenv.run("plan", "-v")
     assert "= file ~/.config/nvim/ (tree: 3 files, 2 directories)" in p.stdout
 
@@ -118,7 +118,7 @@ def test_tree_update_add_and_remove_from_source(sysenv):
     (src / "lua" / "options.lua").unlink()
     lines = plan_lines(sysenv)
     assert "~ file ~/.config/nvim/ (tree: 1 updated, 1 added, 1 removed)" in lines
-    assert "Plan: 1 to create, 2 to update, 1 to remove, 3 unchanged." in lines
+    assert "Plan: 0 to create, 1 to update, 0 to remove, 0 unchanged."  # one tree in lines
     # the removed member is counted under its tree's label, never its item id
     assert "[Remove] ~/.config/nvim/* (1)" in lines, lines
     assert "[Remove] ~/.config/nvim/lua/options.lua" in plan_lines(sysenv, "-v")
@@ -136,7 +136,8 @@ def test_a_file_removed_from_the_source_gets_its_original_back(sysenv):
     apply(sysenv, NVIM)
     assert (sysenv.home / ".config/nvim/lua/options.lua").read_text() == "vim.o.number = true\n"
     (src / "lua" / "options.lua").unlink()
-    p = apply(sysenv, NVIM)
+    p = sysenv.run("apply", "-v")  # a tree's members are shown under -v
+    ok(p)
     assert "file ~/.config/nvim/lua/options.lua: restored the original it took over" in p.stdout
     restored = sysenv.home / ".config/nvim/lua/options.lua"
     assert restored.read_text() == "my own options\n" and mode_of(restored) == 0o600
@@ -170,7 +171,7 @@ def test_removing_the_whole_tree_removes_what_it_created(sysenv):
     sysenv.write("sys.lua", HEADER)
     lines = plan_lines(sysenv)
     assert "- file ~/.config/nvim/ (tree: 3 files, 2 directories)" in lines
-    assert "Plan: 0 to create, 0 to update, 6 to remove, 0 unchanged." in lines
+    assert "Plan: 0 to create, 0 to update, 1 to remove, 0 unchanged." in lines
     apply(sysenv, "")
     assert tree(sysenv.home) == {}  # ~/.config was created as its parent: gone too
 

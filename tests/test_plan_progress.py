@@ -124,21 +124,18 @@ def test_env_variables_in_plan_progress_and_summary(sysenv) -> None:
     lines = progress(p.stdout)
     # Only the env lines: the files did not change. No empty `Executing:`.
     assert p.stdout.startswith("Executing:\n  [")
+    # Numbered are the items that change, so the numbers never skip (PATH,
+    # unchanged, is listed with -v, without a number).
     assert [(n, total, mark, text) for n, total, mark, text in lines] == [
-        (3, 6, "✓", 'env EDITOR: "nvim"'),
-        (4, 6, "✓", 'env PAGER: "more" -> "bat"'),
-        # 5: PATH, unchanged (listed with -v)
-        (6, 6, "✓", 'env OLD: "gone soon" -> unset'),
+        (1, 3, "✓", 'env EDITOR: "nvim"'),
+        (2, 3, "✓", 'env PAGER: "more" -> "bat"'),
+        (3, 3, "✓", 'env OLD: "gone soon" -> unset'),
     ], p.stdout
     table = summary(p.stdout)
     assert (table["changed"], table["unchanged"]) == ("3", "3"), p.stdout
-    # counted the same way in all three
-    assert (
-        plan_total(plan.stdout)
-        == 6
-        == lines[-1][1]
-        == sum(int(v) for k, v in table.items() if k != "duration")
-    )
+    # counted the same way in all three: [n/N] numbers what changes
+    assert plan_total(plan.stdout) == 6 == sum(int(v) for k, v in table.items() if k != "duration")
+    assert lines[-1][1] == 3 == int(table["changed"])
     env_sh = (sysenv.root / "state" / "env.sh").read_text()
     assert "PAGER='bat'" in env_sh and "EDITOR='nvim'" in env_sh and "OLD" not in env_sh
     assert "No changes" in sysenv.run("apply").stdout
@@ -271,8 +268,9 @@ def test_noop_counts_env_variables_as_noop_everywhere(sysenv) -> None:
     sysenv.write("sys.lua", 'env { A = "1" }\nexec { name = "e", command = "true" }\n')
     p = sysenv.run("apply", "--noop")
     ok(p)
-    assert "Plan: 0 to create, 0 to update, 0 to remove, 0 unchanged, 2 would change in noop." in (
-        p.stderr
+    assert (
+        "Plan: 0 to create, 0 to update, 0 to remove, 0 unchanged, 2 would change in noop children."
+        in (p.stderr)
     )
     assert [(n, t, mark, text) for n, t, mark, text in progress(p.stdout)] == [
         (1, 2, "~", "exec e: Would have executed"),

@@ -887,10 +887,17 @@ exec { name = "after-busy", command = "true", refresh_only = true, subscribe = {
     w = sysenv.work
     assert by[f"apply#{w}/quiet.lua"].action == "none"
     assert by[f"apply#{w}/quiet.lua"].reason == "1 child resources unchanged"
-    assert by[f"apply#{w}/busy.lua"].action == "update"
-    assert by[f"apply#{w}/busy.lua"].reason == "1 of 2 child resources"
-    assert by[f"apply#{w}/busy.lua"].plan_line == "will update (1 of 2 child resources)"
-    assert by[f"apply#{w}/busy.lua"].message == "Would have changed (1 of 2 child resources)"
+    # a child applied for the first time runs (issue 23, point 2) ...
+    assert by[f"apply#{w}/busy.lua"].action == "run"
+    assert by[f"apply#{w}/busy.lua"].plan_line == "will run"
+    assert by[f"apply#{w}/busy.lua"].message == "Would have run"
+    # ... and updates once a snapshot has it
+    again = make_plan(m, Context(runner=Runner(), noop=True), previous=m)
+    busy = next(e.decision for e in again.entries if e.id == f"apply#{w}/busy.lua")
+    assert busy.action == "update"
+    assert busy.reason == "1 of 2 child resources"
+    assert busy.plan_line == "will update (1 of 2 child resources)"
+    assert busy.message == "Would have changed (1 of 2 child resources)"
     assert by[f"apply#{w}/broken.lua"].action == "fail"
     assert by[f"apply#{w}/broken.lua"].reason == "1 of 1 child resources failed"
     assert by["exec#after-quiet"].action == "skip"

@@ -117,6 +117,7 @@ def _summary(outcome: ApplyOutcome, counts: dict[str, int], duration: float) -> 
         "restore_failed": outcome.restore_failed,
         "failures": [{"id": r.id, "message": r.message} for r in outcome.failures],
         "kept_edits": outcome.kept_edits,
+        "held": list(outcome.held),
         "error": outcome.error,
         "not_undone": list(outcome.not_undone),
     }
@@ -282,6 +283,7 @@ def refuse(term: Terminal, outcome: ApplyOutcome, duration: float, verb: str = "
                 "failures": [],
                 # the same fields as every other summary, so readers need no special case
                 "kept_edits": None,
+                "held": [],
                 "error": f"Refusing to {what} {count_paths(len(labels))} edited since the "
                 "last apply",
                 "not_undone": [],

@@ -333,6 +333,8 @@ def _plan_summary(c: dict[str, int]) -> str:
         summary += f", {c['fail']} cannot be applied"
     if c["edited"]:
         summary += f", {c['edited']} edited since the last apply"
+    if c.get("held"):  # `sys apply --overwrite PATH` naming others: not updates
+        summary += f", {c['held']} left as {'it is' if c['held'] == 1 else 'they are'}"
     return summary + "."
 
 

@@ -16,9 +16,11 @@ import threading
 import time
 from typing import Any
 
-from syslua.cli.output import Terminal, printable
+from syslua.cli.live import Frames
+from syslua.cli.output import Terminal, _plan_summary, printable
 from syslua.execute.item import CHANGED, FAILED, NOOP, SKIPPED, UNCHANGED, ItemResult
 from syslua.plan.planner import Entry, Plan
+from syslua.resources.base import DANGLING
 
 MARKS = {CHANGED: "✓", UNCHANGED: "✓", FAILED: "✗", SKIPPED: "~", NOOP: "~"}
 ROLLING_BACK = {False: "Rolling back...", True: "Interrupted. Rolling back..."}
@@ -36,21 +38,50 @@ class PlainReporter:
         self.term = term
         self.total = 0
         self.count = 0
+        self.numbered: frozenset[str] = frozenset()  # the ids `[n/N]` counts
+        self.members: frozenset[str] = frozenset()  # shown under their tree, with -v
         self.lock = threading.Lock()
+        self.print_lock = threading.Lock()  # finished lines come out in [n/N] order
+        self.undo_lines: list[str] = []  # what the rollback undid so far
 
     def planned(self, plan: Plan) -> None:
         self.term.distrust(e.id for e in plan.all_entries)
-        self.total = plan.size
+        self.numbered = frozenset(plan.numbered)
+        self.members = plan.members
+        self.total = len(self.numbered)
         c = plan.counts()
-        runs = f"{c['run']} to run, " if c["run"] else ""
-        noop = f", {c['noop']} would change in noop" if c["noop"] else ""
-        failing = f", {c['fail']} cannot be applied" if c["fail"] else ""
-        self._log(
-            f"Plan: {c['create']} to create, {c['update']} to update, {runs}{c['remove']} to remove, "
-            f"{c['unchanged']} unchanged{noop}{failing}."
-        )
+        self._log(_plan_summary(c))
         if plan.has_changes or c["noop"] or c["fail"]:
             self.term.line("Executing:")
+
+    def _place(self, result: ItemResult) -> str | None:
+        """What a finished item's line starts with: its number (`[3/7]`), for
+        each item the plan numbered, in the order they finish, so the numbers
+        never skip; blanks as wide for one shown without a number (a tree's
+        member under -v or dangling, indented more; an unchanged item under -v; a
+        failure, or an item that changed though the plan said it would
+        not); None when it is not shown. With -q only failures are shown,
+        without numbers."""
+        with self.lock:
+            numbered = result.id in self.numbered
+            if numbered:
+                self.count += 1
+            n = self.count
+        verbosity = self.term.verbosity
+        if numbered and verbosity >= 0:
+            return f"[{n}/{self.total}]"
+        blank = " " * len(f"[{self.total}/{self.total}]")
+        if result.status == FAILED:
+            return blank
+        if verbosity < 0:
+            return None
+        if result.id in self.members:
+            # as the plan shows a member that needs attention: a link made dangling
+            notable = verbosity > 0 or result.warnings or DANGLING in result.message
+            return blank + "  " if notable else None
+        if result.status == UNCHANGED and verbosity < 1 and not result.warnings:
+            return None
+        return blank
 
     def _log(self, text: str) -> None:
         self.term.log(text)
@@ -59,16 +90,14 @@ class PlainReporter:
         return None
 
     def finished(self, result: ItemResult) -> None:
-        with self.lock:
-            self.count += 1
-            if self.term.verbosity < 0 and result.status != FAILED:
-                return
-            if result.status == UNCHANGED and self.term.verbosity < 1 and not result.warnings:
+        with self.print_lock:
+            place = self._place(result)
+            if place is None:
                 return
             mark = MARKS.get(result.status, "?")
             message = result.message.rstrip("\n")
             first, *rest = [message] if self.term.one_line else message.split("\n")
-            line = f"  [{self.count}/{self.total}] {mark} {_subject(result)}: {first} ({result.duration:.2f}s)"
+            line = f"  {place} {mark} {_subject(result)}: {first} ({result.duration:.2f}s)"
             failed = result.status == FAILED
             self.term.line(line, STYLES.get(result.status), always=failed)
             for extra in rest:
@@ -78,7 +107,7 @@ class PlainReporter:
 
     def output(self, ident: str, stream: str, line: str) -> None:
         """A line of command output (logoutput = true, or -v), as it arrives."""
-        with self.lock:
+        with self.print_lock:
             self._print(f"    {ident} {stream}: {line}")
 
     def _print(self, text: str) -> None:
@@ -87,6 +116,18 @@ class PlainReporter:
     def rolling_back(self, interrupted: bool = False) -> None:
         self.term.line()
         self.term.line(ROLLING_BACK[interrupted], "yellow", always=interrupted)
+
+    def undone(self, lines: list[str], done: int, total: int) -> None:
+        """What undoing each item did: said once the rollback ended, a line a
+        path when there are few (or with -v), else counted on one line."""
+        self.undo_lines += lines
+        if done >= total:
+            for line in undo_summary(self.undo_lines, self.term.verbosity > 0):
+                self._undo_line(f"  - {line}")
+            self.undo_lines = []
+
+    def _undo_line(self, text: str) -> None:
+        self.term.line(text)
 
     def note(self, text: str) -> None:
         self.term.lines(text)
@@ -105,28 +146,20 @@ class RichReporter(PlainReporter):
 
     def __init__(self, term: Terminal) -> None:
         super().__init__(term)
-        self.print_lock = threading.Lock()  # finished lines come out in [n/N] order
         self.running: dict[str, _Row] = {}  # guarded by self.lock, as `count`
         self.downloads: dict[int, list[Any]] = {}  # [label, done, total]
         self.keys = itertools.count()
         self.entries: dict[str, Entry] = {}
-        self.live: Any = None
+        self.live: Frames | None = None
+        self.undoing = (0, 0)  # items undone so far, of how many
         self.began = time.monotonic()
 
     def planned(self, plan: Plan) -> None:
         super().planned(plan)
-        from rich.live import Live
-
         self.entries = {e.id: e for e in plan.all_entries}
         self.began = time.monotonic()
-        self.live = Live(
-            _Display(self),
-            console=self.term.console(),
-            transient=True,
-            refresh_per_second=8,
-            redirect_stdout=False,
-            redirect_stderr=False,
-        )
+        # At most 10 frames a second, however many items finish (syslua/cli/live.py).
+        self.live = Frames(self.term.console(), _Display(self))
         self.live.start()
 
     def started(self, ident: str, label: str) -> None:
@@ -149,18 +182,15 @@ class RichReporter(PlainReporter):
                 self.running.pop(result.id, None)
                 for key in [k for k, d in self.downloads.items() if d[0] == result.label]:
                     del self.downloads[key]
-                self.count += 1
-                n = self.count
-            if (self.term.verbosity < 0 and result.status != FAILED) or (
-                result.status == UNCHANGED and self.term.verbosity < 1 and not result.warnings
-            ):
+            place = self._place(result)
+            if place is None:
                 return
             from rich.table import Table
             from rich.text import Text
 
             console = self._console()
             style = STYLES.get(result.status, "")
-            head = f"  [{n}/{self.total}] {MARKS.get(result.status, '?')}"
+            head = f"  {place} {MARKS.get(result.status, '?')}"
             subject, message = printable(_subject(result)), self.term.printable(result.message)
             took = f"({result.duration:.2f}s)"
             # Wrapped under the subject (a hanging indent), long paths cut to fill the line.
@@ -171,22 +201,28 @@ class RichReporter(PlainReporter):
             line.add_column(no_wrap=True)
             line.add_column(overflow="fold")
             line.add_row(Text(head, style), text)
-            console.print(line)
+            self._show(line)
             for w in result.warnings:
-                self._console().print(Text(f"      Warning: {printable(w)}", "yellow"))
+                self._show(Text(f"      Warning: {printable(w)}", "yellow"))
 
     def _log(self, text: str) -> None:
         # Wrapped at spaces on a narrow terminal, not cut in a word by it.
         self.term.log(_fill(text, self.term.console().width))
 
     def _console(self) -> Any:
-        return self.live.console if self.live is not None else self.term.console()
+        return self.term.console()
+
+    def _show(self, renderable: Any) -> None:
+        """Printed above the live display, with its next frame (at once without one)."""
+        if self.live is not None:
+            self.live.print(renderable)
+        else:
+            self._console().print(renderable)
 
     def _print(self, text: str) -> None:
         from rich.text import Text
 
-        with self.print_lock:
-            self._console().print(Text(printable(text)))
+        self._show(Text(printable(text)))
 
     def download(self, label: str):  # type: ignore[no-untyped-def]
         """A row for one download (the package kind calls it with bytes so far)."""
@@ -219,6 +255,24 @@ class RichReporter(PlainReporter):
     def rolling_back(self, interrupted: bool = False) -> None:
         self.close()
         super().rolling_back(interrupted)
+
+    def undone(self, lines: list[str], done: int, total: int) -> None:
+        """A progress line while the rollback runs (`Undoing: 37 of 200
+        items`), drawn as the live display is; then what it did."""
+        self.undoing = (done, total)
+        if done < total and self.live is None:
+            self.live = Frames(self.term.console(), _Undoing(self))
+            self.live.start()
+        if done >= total:
+            self.close()
+        super().undone(lines, done, total)
+
+    def _undo_line(self, text: str) -> None:
+        from rich.text import Text
+
+        # wrapped at spaces, under what it says, on a narrow terminal
+        width = self._console().width
+        self._console().print(Text(_fill(text, width - 4).replace("\n", "\n    ")))
 
     def close(self) -> None:
         if self.live is not None:
@@ -315,6 +369,45 @@ class _Display:
         yield Text(f"  [{done}/{total}] {len(rows)} running, {_elapsed(spent)}", "dim")
 
 
+class _Undoing:
+    """The rollback's progress line."""
+
+    def __init__(self, reporter: RichReporter) -> None:
+        self.reporter = reporter
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.text import Text
+
+        done, total = self.reporter.undoing
+        frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+        yield Text(f"  {frame} Undoing: {done} of {total} items", "yellow")
+
+
+UNDO_LINES = 10  # more lines than this of a rollback are counted on one line (-v lists them)
+
+
+def undo_summary(lines: list[str], verbose: bool) -> list[str]:
+    """A rollback's lines (`Removed ~/a`, `Restored ~/b`, `Undid exec#x`) as
+    they are when few (or with -v), else one line that counts them:
+    `Removed 150 paths this apply created, restored 48, undid 2 changes
+    (sys apply -v lists each)`."""
+    if verbose or len(lines) <= UNDO_LINES:
+        return lines
+    n = {
+        word: sum(1 for ln in lines if ln.startswith(word + " "))
+        for word in ("Removed", "Restored", "Undid")
+    }
+    parts = []
+    if n["Removed"]:
+        parts.append(f"removed {n['Removed']} path(s) this apply created")
+    if n["Restored"]:
+        parts.append(f"restored {n['Restored']} path(s)")
+    if n["Undid"]:
+        parts.append(f"undid {n['Undid']} other change(s)")
+    said = ", ".join(parts)
+    return [f"{said[:1].upper()}{said[1:]} (-v lists each)"]
+
+
 class JsonReporter:
     """One JSON object per line on stdout: item events, then a summary."""
 
@@ -322,6 +415,7 @@ class JsonReporter:
         self.term = term
         self.lock = threading.Lock()
         self.notes: list[str] = []
+        self.undo_lines: list[str] = []
 
     def planned(self, plan: Plan) -> None:
         self.term.json_event({"event": "plan", "counts": plan.counts(), "waves": plan.waves})
@@ -338,6 +432,13 @@ class JsonReporter:
 
     def rolling_back(self, interrupted: bool = False) -> None:
         self.term.log(ROLLING_BACK[interrupted])
+
+    def undone(self, lines: list[str], done: int, total: int) -> None:
+        self.undo_lines += lines
+        if done >= total:
+            for line in undo_summary(self.undo_lines, self.term.verbosity > 0):
+                self.term.log(f"  - {line}")
+            self.undo_lines = []
 
     def note(self, text: str) -> None:
         self.notes.append(text.strip())
@@ -357,7 +458,7 @@ def make_reporter(term: Terminal) -> PlainReporter | JsonReporter:
 
 # The summary's columns, in order: those always shown, then those shown when
 # they count something (what a rollback undid replaces `changed`).
-COLUMNS = ("changed", "rolled back", "not undone", "noop", "unchanged", "failed", "skipped")
+COLUMNS = ("changed", "rolled back", "not undone", "noop", "unchanged", "held", "failed", "skipped")
 ALWAYS = frozenset({"changed", "rolled back", "unchanged", "failed", "skipped"})
 
 

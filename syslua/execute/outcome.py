@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from syslua.execute.item import FAILED, ItemResult
+from syslua.execute.item import FAILED, SKIPPED, ItemResult
 from syslua.execute.stop import Stop
 from syslua.plan.planner import Entry, Plan
 
@@ -19,6 +19,8 @@ class Reporter(Protocol):
     def started(self, ident: str, label: str) -> None: ...
     def finished(self, result: ItemResult) -> None: ...
     def rolling_back(self, interrupted: bool = False) -> None: ...
+    # What undoing an item did (`Removed ~/a`, `Restored ~/b`): the `done`th of `total`.
+    def undone(self, lines: list[str], done: int, total: int) -> None: ...
     def note(self, text: str) -> None: ...
     def output(self, ident: str, stream: str, line: str) -> None: ...
     def close(self) -> None: ...
@@ -80,7 +82,16 @@ class ApplyOutcome:
         return [r for r in self.results if r.status == FAILED]
 
     def counts(self) -> dict[str, int]:
+        """What the run did, item by item as the plan counts them: a tree once
+        (its members are not counted); the paths `--overwrite` left as they
+        are as `held` (a tree's member too), never as a change or a skip."""
         out = {"changed": 0, "unchanged": 0, "failed": 0, "skipped": 0, "noop": 0}
+        plan = self.plan
+        members = plan.members if plan is not None else frozenset()
+        held = plan.held if plan is not None else frozenset()
         for r in self.results:
-            out[r.status] = out.get(r.status, 0) + 1
+            if r.id in held and r.status == SKIPPED:
+                out["held"] = out.get("held", 0) + 1  # a path, as the plan counts it
+            elif r.id not in members:
+                out[r.status] = out.get(r.status, 0) + 1
         return out

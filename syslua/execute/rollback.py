@@ -29,6 +29,7 @@ from syslua.paths import abbreviate
 from syslua.state.originals import note_unrestored
 
 if TYPE_CHECKING:
+    from syslua.resources.base import UndoReport
     from syslua.state.journal import Journal
 
 
@@ -60,13 +61,10 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
     report = UndoReport()
     # The paths a rollback put back outside any item, after its items ran.
     report.merge(undo_records(journal.records_for(RESTORES), store, runner, state))
-    for result in reversed(outcome.results):
-        if not result.mutated:
-            continue
+    mutated = [r for r in reversed(outcome.results) if r.mutated]
+    for done, result in enumerate(mutated, 1):
         part = undo_records(journal.records_for(result.id), store, runner, state)
-        for what in part.restored:
-            shown = f"Restored {abbreviate(what)}" if what.startswith("/") else f"Undid {what}"
-            run.reporter.note(f"  - {shown}")
+        run.reporter.undone(_said(part), done, len(mutated))
         if part.not_undone and result.status != FAILED:
             # It completed (a failed one is reported as the failure) and
             # its effects stay: the report must not say "System unchanged".
@@ -85,6 +83,15 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
         journal.commit()
     else:
         _self_heal(run, outcome, journal)
+
+
+def _said(part: UndoReport) -> list[str]:
+    """What undoing one item did, a line a path: a path this apply created
+    is `Removed`, one it changed `Restored`; a kind's own undo `Undid ...`."""
+    lines = [f"Removed {abbreviate(p)}" for p in part.removed]
+    for what in part.restored:
+        lines.append(f"Restored {abbreviate(what)}" if what.startswith("/") else f"Undid {what}")
+    return lines
 
 
 def _self_heal(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:

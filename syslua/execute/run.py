@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syslua.errors import StateError, UsageError
-from syslua.execute.item import FAILED, ItemResult, run_item, skipped, value_result
+from syslua.execute.item import (
+    CHANGED,
+    FAILED,
+    SKIPPED,
+    ItemResult,
+    run_item,
+    skipped,
+    value_result,
+)
 from syslua.execute.outcome import ApplyOptions, ApplyOutcome, Reporter
 from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
@@ -25,7 +33,7 @@ from syslua.plan.inputs import PlanInputs
 from syslua.plan.planner import Entry, Plan
 from syslua.resources import capability, with_outputs
 from syslua.resources import get as get_type
-from syslua.resources.base import Context
+from syslua.resources.base import CREATE, UPDATE, Context
 from syslua.resources.kind import Journaled, Outputs
 from syslua.resources.process import Runner
 from syslua.state.originals import Originals
@@ -206,6 +214,7 @@ class ApplyRun:
                 hint="`sys plan` marks the paths edited since the last apply with `!`.",
             )
         self.held = {e.id: e for p, e in edited.items() if p not in self.options.overwrite}
+        plan.held = frozenset(self.held)
         previous = self.previous
         kept = [
             item
@@ -278,11 +287,15 @@ class ApplyRun:
         if self._remove(plan, journal, ctx, outcome):
             planned = {e.id: e.status for e in plan.entries if e.status is not None}
             held = self.held
+            created = {
+                e.id for e in plan.entries if e.id in plan.groups and e.decision.action == CREATE
+            }
 
             def run(ident: str) -> ItemResult:
                 if ident in held:
                     return skipped(self.item(ident), HELD)
-                return run_item(self.item(ident), ctx, journal, planned=planned.get(ident))
+                result = run_item(self.item(ident), ctx, journal, planned=planned.get(ident))
+                return _created(result) if ident in created else result
 
             outcome.results += scheduler.execute(
                 plan.dag or Dag.from_manifest(self.manifest),
@@ -300,7 +313,22 @@ class ApplyRun:
         if self.options.stop.requested:
             # The last moment to stop: past it, the apply records and commits.
             outcome.ok, outcome.interrupted = False, True
+        if not outcome.ok:
+            self._not_started(plan, outcome)
         return outcome
+
+    def _not_started(self, plan: Plan, outcome: ApplyOutcome) -> None:
+        """Report each item a failed run did not reach (after a failed removal,
+        the env variables, written only at the end) as skipped, so that the
+        run's counts add up to the plan's."""
+        why = "interrupted" if self.options.stop.requested else "another item failed"
+        reported = {r.id for r in outcome.results}
+        for e in plan.all_entries:
+            if e.created_parent or e.id in reported:
+                continue
+            result = ItemResult(e.id, e.type, e.label, SKIPPED, f"not started: {why}")
+            outcome.results.append(result)
+            self.reporter.finished(result)
 
     def _remove(self, plan: Plan, journal: Journal, ctx: Context, outcome: ApplyOutcome) -> bool:
         """Remove the items no longer declared, in the plan's order; False
@@ -373,3 +401,14 @@ class ApplyRun:
         item = self.manifest.get(ident)
         assert item is not None
         return item
+
+
+def _created(result: ItemResult) -> ItemResult:
+    """A tree the plan creates is reported `created`, as the plan said: its
+    members run first and make its directory on their way, so by the time
+    its root runs, the root only finds them changed (`updated`)."""
+    if result.status != CHANGED or result.action != UPDATE:
+        return result
+    rest = result.message.removeprefix("updated")
+    result.action, result.message = CREATE, "created" + rest
+    return result

@@ -18,6 +18,7 @@ from syslua.resources.base import ResourceError, UndoContext, UndoReport
 from syslua.resources.kind import Undoes
 from syslua.resources.process import Runner
 from syslua.state.records import (
+    ABSENT,
     DIR,
     Damaged,
     KindRecord,
@@ -48,7 +49,7 @@ def undo_records(
                 if note:
                     report.left.append(note)
                 else:
-                    report.restored.append(rec.path)
+                    _put_back(report, rec.path, rec.prev)
             elif isinstance(rec, KindRecord):
                 _undo_kind_record(rec, uctx)
             # else a record that needs no undoing (begin, commit, ...)
@@ -63,6 +64,11 @@ def undo_records(
             )
     sweep_created_dirs(records, store, report)
     return report
+
+
+def _put_back(report: UndoReport, path: str, prev: PathState) -> None:
+    """A path as it was: one the apply created is `removed`, others `restored`."""
+    (report.removed if prev.kind == ABSENT else report.restored).append(path)
 
 
 def _undo_kind_record(rec: KindRecord, uctx: UndoContext) -> None:
@@ -115,4 +121,4 @@ def sweep_created_dirs(records: Sequence[Record], store: Store, report: UndoRepo
             continue
         if note is None:
             report.left[:] = [n for n in report.left if not n.startswith(f"{path}: left in place")]
-            report.restored.append(path)
+            _put_back(report, path, last[path])

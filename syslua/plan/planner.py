@@ -221,11 +221,39 @@ class Plan:
         # does (None: there is none). Where JSON tells 1, 1.0 and true apart,
         # they compare equal here: what differs only so is no change.
         self.same_as_previous: bool | None = None
+        # Edited items `sys apply --overwrite PATH` leaves as they are (the
+        # apply sets it): counted as `held`, never as a change.
+        self.held: frozenset[str] = frozenset()
+
+    @property
+    def counted(self) -> list[Entry]:
+        """The entries the plan counts, in order: every item once, a tree as
+        one (its members are shown under it, with -v, and not counted), and
+        no parent directory (shown, never counted)."""
+        return [e for e in self.all_entries if e.group is None and not e.created_parent]
+
+    @property
+    def members(self) -> frozenset[str]:
+        """The ids of the items shown under another (a tree's members): the
+        apply reports them under -v, without a number, and counts them nowhere."""
+        return frozenset(e.id for e in self.all_entries if e.group is not None)
+
+    @property
+    def numbered(self) -> list[str]:
+        """The ids the apply numbers (`[n/N]`), in plan order: the counted
+        entries that change, would change (noop) or cannot be applied;
+        `len(numbered)` is the plan's create + update + run + remove + fail
+        + noop, and `held` (left as they are) are not among them."""
+        return [
+            e.id
+            for e in self.counted
+            if (e.decision.changes or e.decision.action == FAIL) and e.id not in self.held
+        ]
 
     @property
     def size(self) -> int:
-        """How many items the apply reports on (its `[n/N]`): every counted entry."""
-        return sum(1 for w in self.waves for _ in w) + len(self.values) + len(self.removals)
+        """How many items the apply numbers (its `[n/N]`): see `numbered`."""
+        return len(self.numbered)
 
     @property
     def all_entries(self) -> list[Entry]:
@@ -255,13 +283,16 @@ class Plan:
             "fail": 0,
             "noop": 0,
             "edited": 0,
+            "held": 0,
         }
-        for e in self.all_entries:
-            if e.created_parent:
-                continue
-            if e.edited:
-                out["edited"] += 1
+        # `edited` and `held` count paths (a tree's members too), as the
+        # notes and refusals that name them do; the others count items.
+        out["edited"] = len(self.edited)
+        out["held"] = len(self.held)
+        for e in self.counted:
             a = e.decision.action
+            if e.id in self.held:
+                continue
             if e.noop and e.decision.changes:
                 out["noop"] += 1
             elif a == CREATE:

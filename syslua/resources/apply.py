@@ -17,6 +17,7 @@ from syslua.resources.base import (
     FAIL,
     NONE,
     NOTHING,
+    RUN,
     UPDATE,
     Applied,
     Context,
@@ -80,6 +81,11 @@ class ApplyType(Kind[Members], Scheduling):
     ) -> Decision:
         if status.failed:
             return Decision(FAIL, f"{status.failed} of {status.total} child resources failed")
+        if status.changed and (ctx.previous is None or item.id not in ctx.previous):
+            # A child applied for the first time runs, it updates nothing: `will run`.
+            if ctx.noop:
+                return Decision(RUN, "", "Would have run")
+            return Decision(RUN, f"{status.changed} of {status.total} child resources changed")
         if status.changed:
             if ctx.noop:  # `will update (2 of 3 child resources)` in a plan
                 return Decision(

@@ -493,8 +493,10 @@ class UndoReport:
         failed: list[str] | None = None,  # what could not be undone
         not_undone: list[str] | None = None,  # irreversible execs
         unrestored: list[Unrestored] | None = None,  # paths that could not be put back
+        removed: list[str] | None = None,  # paths the apply created, removed again
     ) -> None:
         self.restored: list[str] = [] if restored is None else restored
+        self.removed: list[str] = [] if removed is None else removed
         self.left: list[str] = [] if left is None else left
         self.failed: list[str] = [] if failed is None else failed
         self.not_undone: list[str] = [] if not_undone is None else not_undone
@@ -506,6 +508,7 @@ class UndoReport:
 
     def merge(self, other: UndoReport) -> None:
         self.restored += other.restored
+        self.removed += other.removed
         self.left += other.left
         self.failed += other.failed
         self.not_undone += other.not_undone
