@@ -122,6 +122,8 @@ class Snapshot:
         assert isinstance(items, ItemStates)
         out["items"] = items.to_json()
         out["originals"] = {k: v.to_json() for k, v in self.originals.items()}
+        if self.generation is None:  # a snapshot from before the numbers reads back as it was
+            del out["generation"]
         return out
 
     @classmethod
