@@ -53,8 +53,18 @@ ImpureOpt = Annotated[
     typer.Option("--impure", help="Allow os.execute, io.popen and writing files while evaluating."),
 ]
 NoopOpt = Annotated[
-    bool, typer.Option("--noop", help="Noop mode: show what would change, change nothing.")
+    bool,
+    typer.Option(
+        "--noop", "--dry-run", help="Show what would change, change nothing (the same: --dry-run)."
+    ),
 ]
+
+
+def dry_run_option(help: str) -> typer.models.OptionInfo:
+    """`--dry-run` (also `--noop`, as on `sys apply`) of a command that changes something."""
+    return typer.Option("--dry-run", "--noop", help=help)
+
+
 WaitOpt = Annotated[
     bool, typer.Option("--wait", help="Wait for another syslua run to finish instead of failing.")
 ]
