@@ -217,3 +217,40 @@ def test_apply_dry_run_says_what_it_would_do(sysenv) -> None:
     assert p.returncode == 0, out(p)
     assert re.search(r"Noop: 1 item\(s\) would change; nothing was changed\.", p.stdout), out(p)
     assert not (sysenv.home / "a.txt").exists()
+
+
+# -- -vv: the time of each phase, and what the evaluation read -----------------
+def test_vv_times_each_phase_and_lists_the_files_read(sysenv) -> None:
+    sysenv.write("lib.lua", "return 'a\\n'\n")
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = require("lib") }\n')
+    p = sysenv.run("-vv", "apply")
+    assert p.returncode == 0, out(p)
+    phases = re.findall(r"^Phase (\w+): \d+\.\d{3}s$", p.stderr, re.M)
+    assert phases == ["evaluate", "merge", "plan", "run", "record"], p.stderr
+    assert "Phase" not in p.stdout
+    read = p.stderr.split("Evaluation read 2 file(s):\n", 1)[1].splitlines()[:2]
+    assert sorted(read) == sorted(f"  {sysenv.work / n}" for n in ("lib.lua", "sys.lua")), p.stderr
+    p = sysenv.run("plan", "-vv")
+    assert re.findall(r"^Phase (\w+):", p.stderr, re.M) == ["evaluate", "merge", "plan"]
+    p = sysenv.run("plan", "-v")
+    assert "Phase" not in out(p) and "Evaluation read" not in out(p)
+
+
+# -- sys apply --help: the options people use first, then compatibility ones ----
+def test_apply_help_lists_compatibility_options_in_their_own_group(sysenv) -> None:
+    p = sysenv.run("apply", "--help")
+    assert p.returncode == 0, out(p)
+    main, _, compat = p.stdout.partition("\nCompatibility options:\n")
+    assert compat, p.stdout
+
+    def listed(text: str) -> set[str]:  # the options a help section lists
+        found = re.findall(r"^  (-[^ ].*?)(?:  |$)", text, re.M)
+        return {o.strip().split(" ")[0] for line in found for o in line.split(", ")}
+
+    assert listed(compat) == {"--monitor-only", "--repair", "--max-depth"}
+    assert {"--health-check-only", "--dry-run", "--message", "--force", "--json"} <= listed(main)
+    options = main.split("\nOptions:\n", 1)[1]
+    assert options.index("--message") < options.index("--noop") < options.index("--wait")
+    sysenv.write("sys.lua", CONFIG)
+    p = sysenv.run("apply", "--monitor-only")
+    assert p.returncode == 0 and not (sysenv.home / "a.txt").exists(), out(p)

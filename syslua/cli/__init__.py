@@ -58,6 +58,28 @@ class _Group(TyperGroup):
             self.commands = commands
 
 
+class _Command(TyperCommand):
+    """typer's command, whose help lists the options of a help group (an
+    option's `rich_help_panel`, e.g. COMPATIBILITY) in a section of their own,
+    after the others."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                sections["Arguments"].append(record)
+            else:
+                sections.setdefault(getattr(param, "rich_help_panel", None) or "Options", [])
+                sections[getattr(param, "rich_help_panel", None) or "Options"].append(record)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
 app = typer.Typer(
     cls=_Group,
     name="sys",
@@ -154,10 +176,14 @@ def terminal(
 
     global _no_color
     _no_color = no_color
+    from syslua.cli import phases
+
     Terminal.new_command()
-    return Terminal(
+    term = Terminal(
         json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None
     )
+    phases.start(term)
+    return term
 
 
 class _Declared(CommandInfo):
@@ -171,7 +197,7 @@ class _Declared(CommandInfo):
         self._where = (f"syslua.cli.commands.{module}", function)
         self._function: Callable[..., Any] | None = None
         self.summary = summary
-        super().__init__(name, cls=TyperCommand)
+        super().__init__(name, cls=_Command)
 
     @property  # type: ignore[override]
     def callback(self) -> Callable[..., Any]:
@@ -284,7 +310,12 @@ def main() -> None:
                 from syslua.cli.argv import normalize
 
                 args = normalize(args, group)  # global options in any position
-            group(args=args, complete_var=COMPLETE_VAR)
+            from syslua.cli import phases
+
+            try:
+                group(args=args, complete_var=COMPLETE_VAR)
+            finally:
+                phases.finish()  # -vv: the command's last phase ends with it
     except (Interrupted, SysluaError) as e:
         sys.exit(_last_words(e))
     except ResourceError as e:  # one item's problem, met outside an apply's items

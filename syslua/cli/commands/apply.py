@@ -22,6 +22,7 @@ import typer
 
 from syslua.cli import terminal
 from syslua.cli.options import (
+    COMPATIBILITY,
     DEFAULT_EVAL_TIMEOUT,
     ConfigArg,
     DepthOpt,
@@ -44,24 +45,13 @@ if TYPE_CHECKING:
 
 def command(
     config: ConfigArg = None,
-    noop: NoopOpt = False,
-    health_check_only: Annotated[
-        bool,
-        typer.Option(
-            "--health-check-only",
-            "--monitor-only",
-            help="Run only health checks; change nothing (--monitor-only: CCM's name).",
-        ),
-    ] = False,
-    json_: JsonOpt = False,
-    jobs: JobsOpt = None,
-    fact: FactOpt = None,
-    impure: ImpureOpt = False,
-    max_depth: DepthOpt = 10,
     message: Annotated[
         str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")
     ] = None,
-    wait: WaitOpt = False,
+    noop: NoopOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    json_: JsonOpt = False,
     force: Annotated[
         bool,
         typer.Option(
@@ -80,8 +70,14 @@ def command(
             show_default=False,
         ),
     ] = None,
-    max_unpack: MaxUnpackOpt = "4GiB",
-    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
+    health_check_only: Annotated[
+        bool,
+        typer.Option("--health-check-only", help="Run only health checks; change nothing."),
+    ] = False,
+    wait: WaitOpt = False,
+    jobs: JobsOpt = None,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
     allow_empty: Annotated[
         bool,
         typer.Option(
@@ -100,17 +96,27 @@ def command(
             show_default=False,
         ),
     ] = None,
+    max_unpack: MaxUnpackOpt = "4GiB",
+    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
+    no_color: NoColorOpt = False,
+    monitor_only: Annotated[
+        bool,
+        typer.Option(
+            "--monitor-only",
+            help="CCM's name for --health-check-only.",
+            rich_help_panel=COMPATIBILITY,
+        ),
+    ] = False,
     repair: Annotated[
         bool,
         typer.Option(
             "--repair",
             help="Accepted for the original sys.lua's CLI: every apply repairs drift, "
             "converging each item that no longer matches the config.",
+            rich_help_panel=COMPATIBILITY,
         ),
     ] = False,
-    verbose: VerboseOpt = 0,
-    quiet: QuietOpt = False,
-    no_color: NoColorOpt = False,
+    max_depth: DepthOpt = 10,
 ) -> None:
     """Make the machine match the config, atomically.
 
@@ -126,7 +132,7 @@ def command(
             term,
             config,
             noop=noop,
-            health_check_only=health_check_only,
+            health_check_only=health_check_only or monitor_only,
             jobs=jobs,
             facts=fact or [],
             impure=impure,
@@ -165,7 +171,7 @@ def run(
     import os
     import time
 
-    from syslua.cli import signals
+    from syslua.cli import phases, signals
     from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
     from syslua.cli.outcome import interrupted_early, late, report, reporter_for
     from syslua.errors import Interrupted
@@ -209,8 +215,10 @@ def run(
             max_unpack=unpack_limit,
             stop=signals.current(),
             from_snapshot=from_snapshot,
+            phase=phases.mark,
         )
         read_only = noop or health_check_only
+        phases.mark("plan")
         term.log("Building execution plan...")
         reporter = reporter_for(term, options)
         with state(paths, term, exclusive=not read_only, wait=wait):
