@@ -43,6 +43,33 @@ if TYPE_CHECKING:
     from syslua.cli.output import Terminal
 
 
+# Options declared here to keep `command` short.
+_MonitorOnly = Annotated[
+    bool,
+    typer.Option(
+        "--monitor-only",
+        help="CCM's name for --health-check-only.",
+        rich_help_panel=COMPATIBILITY,
+    ),
+]
+_Repair = Annotated[
+    bool,
+    typer.Option(
+        "--repair",
+        help="Accepted for the original sys.lua's CLI: every apply repairs drift, "
+        "converging each item that no longer matches the config.",
+        rich_help_panel=COMPATIBILITY,
+    ),
+]
+_AllowEmpty = Annotated[
+    bool,
+    typer.Option(
+        "--allow-empty",
+        help="Apply a config that declares nothing, removing every managed item.",
+    ),
+]
+
+
 def command(
     config: ConfigArg = None,
     message: Annotated[
@@ -78,13 +105,7 @@ def command(
     jobs: JobsOpt = None,
     fact: FactOpt = None,
     impure: ImpureOpt = False,
-    allow_empty: Annotated[
-        bool,
-        typer.Option(
-            "--allow-empty",
-            help="Apply a config that declares nothing, removing every managed item.",
-        ),
-    ] = False,
+    allow_empty: _AllowEmpty = False,
     from_snapshot: Annotated[
         str | None,
         typer.Option(
@@ -99,23 +120,8 @@ def command(
     max_unpack: MaxUnpackOpt = "4GiB",
     eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
     no_color: NoColorOpt = False,
-    monitor_only: Annotated[
-        bool,
-        typer.Option(
-            "--monitor-only",
-            help="CCM's name for --health-check-only.",
-            rich_help_panel=COMPATIBILITY,
-        ),
-    ] = False,
-    repair: Annotated[
-        bool,
-        typer.Option(
-            "--repair",
-            help="Accepted for the original sys.lua's CLI: every apply repairs drift, "
-            "converging each item that no longer matches the config.",
-            rich_help_panel=COMPATIBILITY,
-        ),
-    ] = False,
+    monitor_only: _MonitorOnly = False,
+    repair: _Repair = False,
     max_depth: DepthOpt = 10,
 ) -> None:
     """Make the machine match the config, atomically.
