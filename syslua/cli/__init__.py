@@ -58,6 +58,28 @@ class _Group(TyperGroup):
             self.commands = commands
 
 
+class _Command(TyperCommand):
+    """typer's command, whose help lists the options of a help group (an
+    option's `rich_help_panel`, e.g. COMPATIBILITY) in a section of their own,
+    after the others."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                sections["Arguments"].append(record)
+            else:
+                sections.setdefault(getattr(param, "rich_help_panel", None) or "Options", [])
+                sections[getattr(param, "rich_help_panel", None) or "Options"].append(record)
+        for title, records in sections.items():
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
 app = typer.Typer(
     cls=_Group,
     name="sys",
@@ -154,10 +176,14 @@ def terminal(
 
     global _no_color
     _no_color = no_color
+    from syslua.cli import phases
+
     Terminal.new_command()
-    return Terminal(
+    term = Terminal(
         json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None
     )
+    phases.start(term)
+    return term
 
 
 class _Declared(CommandInfo):
@@ -178,7 +204,7 @@ class _Declared(CommandInfo):
         self._where = (f"syslua.cli.commands.{module}", function)
         self._function: Callable[..., Any] | None = None
         self.summary = summary
-        super().__init__(name, cls=TyperCommand, context_settings=context_settings)
+        super().__init__(name, cls=_Command, context_settings=context_settings)
 
     @property  # type: ignore[override]
     def callback(self) -> Callable[..., Any]:
@@ -279,51 +305,6 @@ snapshot_app.registered_commands += [
 ]
 
 
-def _output_synonym(argv: list[str], group: click.Group) -> list[str]:
-    """The original sys.lua's `-o json` / `--output json`: `--json`, on the
-    commands that have `--json` (elsewhere the option is left for click to refuse).
-    Its default, `-o text`, is the plain output: the option is dropped."""
-    joined = {f"{o}{v}" for o in ("-o", "-o=", "--output=") for v in ("json", "text")}
-    if not any(a in joined or a in ("-o", "--output") for a in argv):
-        return argv
-    out: list[str] = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--":
-            out += argv[i:]
-            break
-        if a in ("-o", "--output") and i + 1 < len(argv) and argv[i + 1] in ("json", "text"):
-            out += ["--json"] if argv[i + 1] == "json" else []
-            i += 2
-            continue
-        if a in joined:
-            out += ["--json"] if a.endswith("json") else []
-        else:
-            out.append(a)
-        i += 1
-    if out != argv and not _has_json(out, group):
-        return argv
-    return out
-
-
-def _has_json(argv: list[str], group: click.Group) -> bool:
-    """Whether the command these arguments name (in `group`) takes `--json`."""
-    import click
-
-    command: click.Command = group
-    for word in argv:
-        if word.startswith("-"):
-            continue
-        if not isinstance(command, click.Group):
-            break
-        sub = command.get_command(click.Context(command), word)
-        if sub is None:
-            break
-        command = sub
-    return any("--json" in getattr(p, "opts", ()) for p in command.params)
-
-
 COMPLETE_VAR = "_SYS_COMPLETE"  # set by the completion scripts (cli/completion.py)
 
 
@@ -346,7 +327,17 @@ def main() -> None:
     try:
         with signals.handling(), watching(_last_words):
             group = click_app(app)
-            group(args=_output_synonym(sys.argv[1:], group), complete_var=COMPLETE_VAR)
+            args = sys.argv[1:]
+            if not os.environ.get(COMPLETE_VAR):
+                from syslua.cli.argv import normalize
+
+                args = normalize(args, group)  # global options in any position
+            from syslua.cli import phases
+
+            try:
+                group(args=args, complete_var=COMPLETE_VAR)
+            finally:
+                phases.finish()  # -vv: the command's last phase ends with it
     except (Interrupted, SysluaError) as e:
         sys.exit(_last_words(e))
     except ResourceError as e:  # one item's problem, met outside an apply's items

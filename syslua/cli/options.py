@@ -42,7 +42,15 @@ FactOpt = Annotated[
     list[str] | None, typer.Option("--fact", help="Extra fact k=v (repeatable; dotted keys nest).")
 ]
 VerboseOpt = Annotated[
-    int, typer.Option("--verbose", "-v", count=True, help="Show command output and more detail.")
+    int,
+    typer.Option(
+        "--verbose",
+        "-v",
+        count=True,
+        show_default=False,
+        help="Show command output and more detail; -vv also the time of each phase and the "
+        "files the config read.",
+    ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only show errors.")]
 NoColorOpt = Annotated[
@@ -53,13 +61,30 @@ ImpureOpt = Annotated[
     typer.Option("--impure", help="Allow os.execute, io.popen and writing files while evaluating."),
 ]
 NoopOpt = Annotated[
-    bool, typer.Option("--noop", help="Noop mode: show what would change, change nothing.")
+    bool,
+    typer.Option("--noop", "--dry-run", help="Show what would change; change nothing."),
 ]
+
+
+def dry_run_option(help: str) -> typer.models.OptionInfo:
+    """`--dry-run` (also `--noop`, as on `sys apply`) of a command that changes something."""
+    return typer.Option("--dry-run", "--noop", help=help)
+
+
 WaitOpt = Annotated[
     bool, typer.Option("--wait", help="Wait for another syslua run to finish instead of failing.")
 ]
+# The help group of options kept for CCM's and the original sys.lua's command
+# lines: listed after the others (`cli._Command`).
+COMPATIBILITY = "Compatibility options"
 DepthOpt = Annotated[
-    int, typer.Option("--max-depth", min=1, help="Maximum nesting of apply children.")
+    int,
+    typer.Option(
+        "--max-depth",
+        min=1,
+        help="Maximum nesting of apply children.",
+        rich_help_panel=COMPATIBILITY,
+    ),
 ]
 MaxUnpackOpt = Annotated[
     str,

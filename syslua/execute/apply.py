@@ -64,11 +64,15 @@ def apply_manifest(
     from syslua.execute.record import record
     from syslua.execute.rollback import roll_back
 
+    if options.phase is not None:
+        options.phase("run")
     journal = begin(run, plan)  # 4. the previous state of all it touches, durable
     run.runner.tracker = journal  # each command recorded before it runs: recovery stops it
     try:
         outcome = run.execute(plan, journal)  # 5, 6. remove, then run the DAG
         try:
+            if outcome.ok and options.phase is not None:
+                options.phase("record")
             if outcome.ok and record(
                 run, plan, journal, outcome
             ):  # 7, 8. outputs, snapshot, commit

@@ -50,6 +50,8 @@ class ApplyOptions:
     # current one is corrupt or missing (otherwise the apply refuses to remove).
     from_snapshot: str | None = None
     stop: Stop = field(default_factory=Stop)  # Ctrl-C / SIGTERM, set by the CLI's handler
+    # Told "run", then "record", as the apply reaches those phases (`-vv`'s timings).
+    phase: Callable[[str], None] | None = None
 
     @property
     def read_only(self) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,7 @@ class Options:
         update: frozenset[str] | None = None,
         write_lock: bool = True,  # False: `sys update --dry-run`
         guard: Guard | None = None,  # around the lock's write (`InputOptions.guard`)
+        phase: Callable[[str], None] | None = None,  # told "merge" when merging starts (-vv)
     ) -> None:
         self.cli_facts: dict[str, Any] = {} if cli_facts is None else cli_facts
         self.impure = impure
@@ -75,6 +77,7 @@ class Options:
         self.update = update
         self.write_lock = write_lock
         self.guard = guard
+        self.phase = phase
 
 
 class _Run:
@@ -129,6 +132,8 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
     config = Path(os.path.abspath(config))
     root = Origin(noop=options.noop, health_check_only=options.health_check_only)
     _load(run, config, root, data={}, chain=(str(config),), allow_apply=True)
+    if options.phase is not None:
+        options.phase("merge")
     manifest = assemble(
         merge(run.decls),
         inputs=run.inputs,

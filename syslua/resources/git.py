@@ -223,3 +223,49 @@ def log_lines(repo: Path, before: str, after: str, runner: Runner) -> list[str]:
     """`abbrev subject` per commit between `before` and `after`, newest first."""
     done = _git(runner, ["log", "--format=%h %s", f"{before}..{after}"], cwd=repo, timeout=60)
     return done.stdout.splitlines() if done.exit_code == 0 else []
+
+
+def upstream_head(repo: Path, runner: Runner, *, timeout: float = 600) -> tuple[str, str]:
+    """`sys pull --dry-run`: the current branch's upstream (`origin/main`) and
+    the commit it names on the remote now, asked with `git ls-remote`, which
+    writes nothing (no fetch, no ref moved)."""
+    branch = _git(runner, ["symbolic-ref", "--quiet", "--short", "HEAD"], cwd=repo, timeout=60)
+    name = branch.stdout.strip()
+    remote = _git(runner, ["config", f"branch.{name}.remote"], cwd=repo, timeout=60)
+    ref = _git(runner, ["config", f"branch.{name}.merge"], cwd=repo, timeout=60)
+    if branch.exit_code or remote.exit_code or ref.exit_code:
+        raise GitError(
+            f"{repo}: the branch {name or '(detached HEAD)'} has no upstream to pull from",
+            hint="Nothing was changed.",
+        )
+    where, merge = remote.stdout.strip(), ref.stdout.strip()
+    done = _git(runner, ["ls-remote", "--quiet", "--", where, merge], cwd=repo, timeout=timeout)
+    if done.timed_out:
+        raise GitError(f"git ls-remote in {repo} timed out after {timeout:g}s")
+    rows = [ln.split("\t") for ln in done.stdout.splitlines() if "\t" in ln]
+    if done.exit_code != 0 or not rows:
+        raise GitError(
+            f"git ls-remote {where} {merge} in {repo} failed: {_last_line(done)}",
+            hint="Nothing was changed.",
+        )
+    return f"{where}/{merge.removeprefix('refs/heads/')}", rows[0][0]
+
+
+def is_ancestor(repo: Path, older: str, newer: str, runner: Runner) -> bool | None:
+    """Whether commit `older` is an ancestor of (or is) `newer`; None when
+    `repo` does not have both (not fetched yet)."""
+    done = _git(runner, ["merge-base", "--is-ancestor", older, newer], cwd=repo, timeout=60)
+    return {0: True, 1: False}.get(done.exit_code)
+
+
+def remote_head(url: str, runner: Runner, *, timeout: float = 600) -> str:
+    """`sys init --from URL --dry-run`: the commit HEAD names at `url`
+    (`git ls-remote`, which writes nothing)."""
+    done = _git(runner, ["ls-remote", "--quiet", "--", url, "HEAD"], timeout=timeout)
+    if done.timed_out:
+        raise GitError(f"git ls-remote {url} timed out after {timeout:g}s")
+    rows = [ln.split("\t") for ln in done.stdout.splitlines() if "\t" in ln]
+    if done.exit_code != 0 or not rows:
+        reason = _last_line(done) if done.exit_code else "it has no HEAD (an empty repository?)"
+        raise GitError(f"git ls-remote {url} failed: {reason}", hint="Nothing was changed.")
+    return rows[0][0]

@@ -17,7 +17,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import DepthOpt, FactOpt, ImpureOpt, JsonOpt, NoColorOpt, QuietOpt, WaitOpt
+from syslua.cli.options import (
+    DepthOpt,
+    FactOpt,
+    ImpureOpt,
+    JsonOpt,
+    NoColorOpt,
+    QuietOpt,
+    VerboseOpt,
+    WaitOpt,
+    dry_run_option,
+)
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -65,11 +75,15 @@ def command(
             "is kept first, and `sys rollback` brings it back.",
         ),
     ] = False,
+    noop: Annotated[
+        bool, dry_run_option("Only show what would be taken back, and where; change nothing.")
+    ] = False,
     json_: JsonOpt = False,
     fact: FactOpt = None,
     impure: ImpureOpt = False,
     max_depth: DepthOpt = 10,
     wait: WaitOpt = False,
+    verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
@@ -81,7 +95,7 @@ def command(
       sys add ~/.config/nvim ~/.tmux.conf --to ~/dotfiles/home
       sys add --force ~/.vimrc            # its source changed too: copy over it anyway
     """
-    term = terminal(json_, 0, quiet, no_color)
+    term = terminal(json_, verbose, quiet, no_color)
     raise typer.Exit(
         run(
             term,
@@ -89,6 +103,7 @@ def command(
             config=config,
             to=to,
             force=force,
+            noop=noop,
             facts=fact or [],
             impure=impure,
             max_depth=max_depth,
@@ -108,6 +123,7 @@ def run(
     max_depth: int,
     wait: bool,
     force: bool = False,
+    noop: bool = False,
 ) -> int:
     from syslua.cli import signals
     from syslua.cli.commands.common import load_manifest, state
@@ -124,10 +140,11 @@ def run(
         paths=paths,
         # a config given as an argument would be taken for a path to add
         example="sys add --config path/to/sys.lua PATH",
-        changes="sys add --config {} PATH",
+        # --dry-run changes nothing: like `sys plan`, it uses a config found here
+        changes=None if noop else "sys add --config {} PATH",
     )
     adding = Adding(manifest, targets, to, force=force)
-    with state(paths, term, exclusive=True, wait=wait):
+    with state(paths, term, exclusive=not noop, wait=wait):
         for note in adding.read_current(paths):
             term.warn(note)
         refused = adding.check()
@@ -138,6 +155,8 @@ def run(
                     term.lines(step.detail, always=True)
             term.line("Nothing was changed.", always=True)
             return CONFLICT if all(step.conflict for step in refused) else REFUSED
+        if noop:
+            return _report(term, adding.steps, adding.skipped, None, dry_run=True)
         with signals.current().critical():  # Ctrl-C waits for its end
             snapshot = adding.act()
     return signals.stopped_after(_report(term, adding.steps, adding.skipped, snapshot))
@@ -148,6 +167,8 @@ def _report(
     steps: "list[tuple[str, Item | None, TakeBack]]",
     skipped: list[str],
     snapshot: str | None,
+    *,
+    dry_run: bool = False,
 ) -> int:
     from syslua.cli.machine import JSON_FORMAT
     from syslua.paths import abbreviate
@@ -164,11 +185,14 @@ def _report(
                 ],
                 "skipped": skipped,
                 "snapshot": snapshot,
+                "dry_run": dry_run,
             }
         )
         return 0
+    if dry_run:
+        term.line("Dry run: nothing was changed. Without --dry-run, sys add would do this:")
     for _, _, step in steps:
-        term.line(step.message)
+        term.line(f"  {step.message}" if dry_run else step.message)
     for path in skipped:
         term.line(f"{abbreviate(path)}: skipped (not a regular file)")
     if declarations:

@@ -22,6 +22,7 @@ import typer
 
 from syslua.cli import terminal
 from syslua.cli.options import (
+    COMPATIBILITY,
     DEFAULT_EVAL_TIMEOUT,
     ConfigArg,
     DepthOpt,
@@ -42,26 +43,42 @@ if TYPE_CHECKING:
     from syslua.cli.output import Terminal
 
 
+# Options declared here to keep `command` short.
+_MonitorOnly = Annotated[
+    bool,
+    typer.Option(
+        "--monitor-only",
+        help="CCM's name for --health-check-only.",
+        rich_help_panel=COMPATIBILITY,
+    ),
+]
+_Repair = Annotated[
+    bool,
+    typer.Option(
+        "--repair",
+        help="Accepted for the original sys.lua's CLI: every apply repairs drift, "
+        "converging each item that no longer matches the config.",
+        rich_help_panel=COMPATIBILITY,
+    ),
+]
+_AllowEmpty = Annotated[
+    bool,
+    typer.Option(
+        "--allow-empty",
+        help="Apply a config that declares nothing, removing every managed item.",
+    ),
+]
+
+
 def command(
     config: ConfigArg = None,
-    noop: NoopOpt = False,
-    health_check_only: Annotated[
-        bool,
-        typer.Option(
-            "--health-check-only",
-            "--monitor-only",
-            help="Run only health checks; change nothing (--monitor-only: CCM's name).",
-        ),
-    ] = False,
-    json_: JsonOpt = False,
-    jobs: JobsOpt = None,
-    fact: FactOpt = None,
-    impure: ImpureOpt = False,
-    max_depth: DepthOpt = 10,
     message: Annotated[
         str | None, typer.Option("--message", "-m", help="Message recorded with the snapshot.")
     ] = None,
-    wait: WaitOpt = False,
+    noop: NoopOpt = False,
+    verbose: VerboseOpt = 0,
+    quiet: QuietOpt = False,
+    json_: JsonOpt = False,
     force: Annotated[
         bool,
         typer.Option(
@@ -80,15 +97,15 @@ def command(
             show_default=False,
         ),
     ] = None,
-    max_unpack: MaxUnpackOpt = "4GiB",
-    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
-    allow_empty: Annotated[
+    health_check_only: Annotated[
         bool,
-        typer.Option(
-            "--allow-empty",
-            help="Apply a config that declares nothing, removing every managed item.",
-        ),
+        typer.Option("--health-check-only", help="Run only health checks; change nothing."),
     ] = False,
+    wait: WaitOpt = False,
+    jobs: JobsOpt = None,
+    fact: FactOpt = None,
+    impure: ImpureOpt = False,
+    allow_empty: _AllowEmpty = False,
     from_snapshot: Annotated[
         str | None,
         typer.Option(
@@ -100,17 +117,12 @@ def command(
             show_default=False,
         ),
     ] = None,
-    repair: Annotated[
-        bool,
-        typer.Option(
-            "--repair",
-            help="Accepted for the original sys.lua's CLI: every apply repairs drift, "
-            "converging each item that no longer matches the config.",
-        ),
-    ] = False,
-    verbose: VerboseOpt = 0,
-    quiet: QuietOpt = False,
+    max_unpack: MaxUnpackOpt = "4GiB",
+    eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
     no_color: NoColorOpt = False,
+    monitor_only: _MonitorOnly = False,
+    repair: _Repair = False,
+    max_depth: DepthOpt = 10,
 ) -> None:
     """Make the machine match the config, atomically.
 
@@ -126,7 +138,7 @@ def command(
             term,
             config,
             noop=noop,
-            health_check_only=health_check_only,
+            health_check_only=health_check_only or monitor_only,
             jobs=jobs,
             facts=fact or [],
             impure=impure,
@@ -165,7 +177,7 @@ def run(
     import os
     import time
 
-    from syslua.cli import signals
+    from syslua.cli import phases, signals
     from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
     from syslua.cli.outcome import interrupted_early, late, report, reporter_for
     from syslua.errors import Interrupted
@@ -209,8 +221,10 @@ def run(
             max_unpack=unpack_limit,
             stop=signals.current(),
             from_snapshot=from_snapshot,
+            phase=phases.mark,
         )
         read_only = noop or health_check_only
+        phases.mark("plan")
         term.log("Building execution plan...")
         reporter = reporter_for(term, options)
         with state(paths, term, exclusive=not read_only, wait=wait):

@@ -61,20 +61,25 @@ def load_manifest(
     config (`sys apply {}`): a file found that is not the current
     snapshot's config is then refused before it is evaluated; without it,
     the command only reads, and says which file it used (`config_found`)."""
+    from syslua.cli import phases
+
     path = config_found(term, config, paths, example, changes)
     term.log(f"Evaluating {path.name}...")
+    phases.mark("evaluate")
     options = Options(
         cli_facts=parse_fact_args(facts),
         impure=impure,
         max_depth=max_depth,
         noop=noop,
         health_check_only=health_check_only,
+        phase=phases.mark,
     )
     if eval_timeout is not None:
         options.eval_timeout = eval_timeout or None
     options.git = GitInputs()
     manifest = resolve(path, options, paths)
     term.distrust(item.id for item in manifest)  # before a cycle error quotes them
+    phases.show_inputs(term, manifest.inputs)
     for warning in manifest.warnings:
         term.warn(warning)
     return manifest

@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JobsOpt, JsonOpt, NoColorOpt, QuietOpt, VerboseOpt, WaitOpt
+from syslua.cli.options import (
+    JobsOpt,
+    JsonOpt,
+    NoColorOpt,
+    QuietOpt,
+    VerboseOpt,
+    WaitOpt,
+    dry_run_option,
+)
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -32,7 +40,7 @@ if TYPE_CHECKING:
 
 def command(
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only show what would be removed and restored.")
+        bool, dry_run_option("Only show what would be removed and restored.")
     ] = False,
     force: Annotated[
         bool,

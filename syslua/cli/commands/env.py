@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
+from syslua.cli.options import NoColorOpt
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -38,6 +39,7 @@ def command(
             "it is managed from; once.",
         ),
     ] = False,
+    no_color: NoColorOpt = False,
 ) -> None:
     """Print the line to add to your shell's rc file.
 
@@ -46,7 +48,7 @@ def command(
       sys env --append                  # add it to ~/.bashrc, or to the source it comes from
       sys env --shell fish
     """
-    raise typer.Exit(run(terminal(), shell, append=append))
+    raise typer.Exit(run(terminal(no_color=no_color), shell, append=append))
 
 
 def run(term: "Terminal", shell: str | None, *, append: bool = False) -> int:

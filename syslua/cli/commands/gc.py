@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, WaitOpt
+from syslua.cli.options import JsonOpt, NoColorOpt, QuietOpt, WaitOpt, dry_run_option
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -26,11 +26,11 @@ def command(
             "--keep", min=0, help="Snapshots to keep besides the current and tagged ones."
         ),
     ] = 10,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only show what would be removed.")
-    ] = False,
+    noop: Annotated[bool, dry_run_option("Only show what would be removed.")] = False,
     json_: JsonOpt = False,
     wait: WaitOpt = False,
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
 ) -> None:
     """Drop old snapshots, then store objects nothing refers to.
 
@@ -39,7 +39,7 @@ def command(
       sys gc --dry-run
       sys gc --keep 3
     """
-    raise typer.Exit(run(terminal(json_), keep=keep, dry_run=dry_run, wait=wait))
+    raise typer.Exit(run(terminal(json_, 0, quiet, no_color), keep=keep, dry_run=noop, wait=wait))
 
 
 def run(term: "Terminal", *, keep: int, dry_run: bool, wait: bool) -> int:
@@ -51,7 +51,7 @@ def run(term: "Terminal", *, keep: int, dry_run: bool, wait: bool) -> int:
 
     paths = Paths.from_env()
     # Ctrl-C once it holds the lock waits for the end of the collection
-    with state(paths, term, exclusive=True, wait=wait), signals.current().critical():
+    with state(paths, term, exclusive=not dry_run, wait=wait), signals.current().critical():
         done = collect(paths, keep=keep, dry_run=dry_run)
     if term.json_mode:
         term.json(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import FactOpt, JobsOpt, NoColorOpt, QuietOpt, VerboseOpt
+from syslua.cli.options import FactOpt, JobsOpt, NoColorOpt, QuietOpt, VerboseOpt, dry_run_option
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -47,6 +47,9 @@ def command(
         bool,
         typer.Option("--apply", help="With --from: apply the cloned config instead of planning."),
     ] = False,
+    noop: Annotated[
+        bool, dry_run_option("Only say what would be written (or cloned); change nothing.")
+    ] = False,
     fact: FactOpt = None,
     jobs: JobsOpt = None,
     verbose: VerboseOpt = 0,
@@ -70,17 +73,21 @@ def command(
     if from_ is None:
         if apply_:
             raise UsageError("--apply goes with --from URL: `sys init --from URL --apply`")
-        raise typer.Exit(run(term, directory, stubs_only=stubs))
+        raise typer.Exit(run(term, directory, stubs_only=stubs, dry_run=noop))
     if stubs:
         raise UsageError("--stubs and --from cannot be used together")
     from syslua.cli.commands import repo
 
     raise typer.Exit(
-        repo.init_from(term, from_, directory, apply=apply_, facts=fact or [], jobs=jobs)
+        repo.init_from(
+            term, from_, directory, apply=apply_, facts=fact or [], jobs=jobs, dry_run=noop
+        )
     )
 
 
-def run(term: "Terminal", directory: Path | None, *, stubs_only: bool = False) -> int:
+def run(
+    term: "Terminal", directory: Path | None, *, stubs_only: bool = False, dry_run: bool = False
+) -> int:
     """Write each file that is not there yet and leave every existing one alone,
     saying which is which: a line per file, `written: PATH` or
     `left alone because it exists: PATH`. The type stubs are syslua's own
@@ -92,6 +99,8 @@ def run(term: "Terminal", directory: Path | None, *, stubs_only: bool = False) -
         term.line(f"written: {path}" if written else f"left alone because it exists: {path}")
 
     target = Path(directory) if directory else default_dir()
+    if dry_run:
+        return _would_write(term, target, stubs_only)
     done = write_starter(target, stubs_only=stubs_only, on_file=said)
     term.line(f"{'refreshed' if stubs_only else 'written'}: {done.stubs}/ (type stubs)")
     if not done.rc_written and not names_stubs(done.rc):
@@ -102,3 +111,20 @@ def run(term: "Terminal", directory: Path | None, *, stubs_only: bool = False) -
     if not stubs_only:
         term.line(f"Next: sys plan {done.config}")
     return 0
+
+
+def _would_write(term: "Terminal", target: Path, stubs_only: bool) -> int:
+    """`sys init --dry-run`: each file it would write or leave alone; nothing written."""
+    from syslua.execute.starter import STUBS
+
+    term.line("Dry run: nothing was written. `sys init` would do this:")
+    for name in () if stubs_only else ("sys.lua",):
+        _would(term, target / name)
+    _would(term, target / ".luarc.json")
+    term.line(f"  {'refresh' if stubs_only else 'write'}: {target / STUBS}/ (type stubs)")
+    return 0
+
+
+def _would(term: "Terminal", path: Path) -> None:
+    there = path.is_symlink() or path.exists()
+    term.line(f"  leave alone because it exists: {path}" if there else f"  write: {path}")

@@ -78,6 +78,7 @@ def run(
     max_depth: int,
     eval_timeout: float | None = None,
 ) -> int:
+    from syslua.cli import phases
     from syslua.cli.commands.common import load_manifest, state
     from syslua.paths import Paths
     from syslua.plan.inputs import PlanInputs
@@ -93,6 +94,7 @@ def run(
         paths=paths,
         eval_timeout=eval_timeout,
     )
+    phases.mark("plan")
     with state(paths, term, exclusive=False):
         inputs = PlanInputs(paths, manifest)
         originals = inputs.known_originals()

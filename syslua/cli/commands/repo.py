@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import FactOpt, NoColorOpt, QuietOpt, VerboseOpt
+from syslua.cli.options import FactOpt, NoColorOpt, QuietOpt, VerboseOpt, dry_run_option
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
+    from syslua.resources.process import Runner
 
 
 def pull_command(
@@ -28,6 +29,9 @@ def pull_command(
             show_default=False,
         ),
     ] = None,
+    noop: Annotated[
+        bool, dry_run_option("Only say what the pull would bring (git ls-remote); change nothing.")
+    ] = False,
     fact: FactOpt = None,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
@@ -43,7 +47,7 @@ def pull_command(
     from syslua.cli.commands import repo
 
     term = terminal(False, verbose, quiet, no_color)
-    raise typer.Exit(repo.pull(term, directory, facts=fact or []))
+    raise typer.Exit(repo.pull(term, directory, facts=fact or [], dry_run=noop))
 
 
 def init_from(
@@ -54,6 +58,7 @@ def init_from(
     apply: bool,
     facts: list[str],
     jobs: int | None = None,
+    dry_run: bool = False,
 ) -> int:
     """Clone `url` into `directory` (default ~/.config/syslua), then print the
     plan of the config in it, or apply it with `apply`."""
@@ -63,6 +68,15 @@ def init_from(
     from syslua.resources.process import Runner
 
     target, existed = clone_target(directory)
+    if dry_run:
+        from syslua.resources import git
+
+        head = git.remote_head(url, Runner())
+        term.line(
+            f"Dry run: `sys init --from` would clone {url} (HEAD at {head[:12]}) into {target}, "
+            f"then {'apply' if apply else 'show the plan of'} its config. Nothing was changed."
+        )
+        return 0
     term.log(f"Cloning {url} into {target}...")
     commit = clone_into(url, target, existed, Runner())
     term.line(f"Cloned {url} into {target} at {commit[:12]}.")
@@ -75,7 +89,9 @@ def init_from(
     return _plan_or_apply(term, config, apply=apply, facts=facts, jobs=jobs)
 
 
-def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
+def pull(
+    term: "Terminal", directory: Path | None, *, facts: list[str], dry_run: bool = False
+) -> int:
     """`git pull --ff-only` in DIR (default: the current directory when it holds
     a config, else the directory of the config `sys plan` would use), then the
     plan of its config.
@@ -93,6 +109,8 @@ def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
 
     runner = Runner()
     start, repo, config = clone_to_pull(directory, runner, term.log)
+    if dry_run:
+        return _would_pull(term, repo, runner)
     term.log(f"Pulling {repo}...")
     before = git.head(repo, runner)
     git.fetch(repo, runner)
@@ -118,6 +136,41 @@ def pull(term: "Terminal", directory: Path | None, *, facts: list[str]) -> int:
     if config is None:
         raise UsageError(f"{start} has no sys.lua or init.lua: nothing to plan")
     return _plan_or_apply(term, config, apply=False, facts=facts)
+
+
+def _would_pull(term: "Terminal", repo: Path, runner: "Runner") -> int:
+    """`sys pull --dry-run`: what the pull would bring, asked without fetching."""
+    from syslua.resources import git
+
+    term.log(f"Asking the upstream of {repo}...")
+    before = git.head(repo, runner)
+    upstream, after = git.upstream_head(repo, runner)
+    behind = git.is_ancestor(repo, before, after, runner)
+    if after == before or git.is_ancestor(repo, after, before, runner):
+        term.line(
+            f"Dry run: {repo} is up to date with {upstream}; `sys pull` would change nothing."
+        )
+    elif behind:
+        changes = git.log_lines(repo, before, after, runner)
+        term.line(
+            f"Dry run: `sys pull` would fast-forward {repo} {before[:12]}..{after[:12]} "
+            f"({len(changes)} commit{'s' if len(changes) != 1 else ''} from {upstream}), "
+            "then show the new plan. Nothing was changed."
+        )
+        for line in changes[:20]:
+            term.line(f"  {line}")
+    elif behind is None:
+        term.line(
+            f"Dry run: `sys pull` would fetch {upstream} (now at {after[:12]}, not fetched yet), "
+            f"fast-forward {repo} from {before[:12]} if it can, then show the new plan. "
+            "Nothing was changed."
+        )
+    else:
+        term.line(
+            f"Dry run: `sys pull` would refuse: {repo} ({before[:12]}) and {upstream} "
+            f"({after[:12]}) have diverged, so it cannot fast-forward. Nothing was changed."
+        )
+    return 0
 
 
 def _plan_or_apply(

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, complete_snapshot
+from syslua.cli.options import JsonOpt, NoColorOpt, QuietOpt, complete_snapshot
 from syslua.cli.when import ago, iso, local
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ def show_command(
         ),
     ] = None,
     json_: JsonOpt = False,
+    no_color: NoColorOpt = False,
 ) -> None:
     """Show one snapshot.
 
@@ -30,7 +31,7 @@ def show_command(
       sys snapshot show
       sys snapshot show 20261126-001820-5869 --json
     """
-    raise typer.Exit(show(terminal(json_), snapshot_id))
+    raise typer.Exit(show(terminal(json_, no_color=no_color), snapshot_id))
 
 
 def tag_command(
@@ -38,6 +39,8 @@ def tag_command(
     tag: Annotated[
         str, typer.Argument(metavar="TAG", help="A name; tagged snapshots are kept by gc.")
     ],
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
 ) -> None:
     """Tag a snapshot so gc keeps it.
 
@@ -45,11 +48,13 @@ def tag_command(
     Example:
       sys snapshot tag 20261126-001820-5869 good
     """
-    raise typer.Exit(tag_snapshot(terminal(), snapshot_id, tag))
+    raise typer.Exit(tag_snapshot(terminal(quiet=quiet, no_color=no_color), snapshot_id, tag))
 
 
 def delete_command(
     snapshot_id: Annotated[str, typer.Argument(metavar="ID", autocompletion=complete_snapshot)],
+    quiet: QuietOpt = False,
+    no_color: NoColorOpt = False,
 ) -> None:
     """Delete a snapshot (not the current one).
 
@@ -57,7 +62,7 @@ def delete_command(
     Example:
       sys snapshot delete 20261126-001820-5869
     """
-    raise typer.Exit(delete(terminal(), snapshot_id))
+    raise typer.Exit(delete(terminal(quiet=quiet, no_color=no_color), snapshot_id))
 
 
 def show(term: "Terminal", snapshot_id: str | None) -> int:

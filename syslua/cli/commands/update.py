@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import FactOpt, JsonOpt, NoColorOpt, QuietOpt
+from syslua.cli.options import FactOpt, JsonOpt, NoColorOpt, QuietOpt, VerboseOpt, dry_run_option
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -42,7 +42,7 @@ def command(
         ),
     ] = None,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would change; do not write the lock.")
+        bool, dry_run_option("Show what would change; do not write the lock.")
     ] = False,
     commit: Annotated[
         bool,
@@ -52,6 +52,7 @@ def command(
     ] = False,
     json_: JsonOpt = False,
     fact: FactOpt = None,
+    verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
@@ -66,7 +67,7 @@ def command(
     """
     raise typer.Exit(
         run(
-            terminal(json_, 0, quiet, no_color),
+            terminal(json_, verbose, quiet, no_color),
             names or [],
             config=config,
             names=input_ or [],
