@@ -53,7 +53,8 @@ class PlainReporter:
             self.term.line("Executing:")
 
     def _log(self, text: str) -> None:
-        self.term.log(text)
+        # The plan's summary: on stdout, with the per-item lines it counts.
+        self.term.line(text)
 
     def started(self, ident: str, label: str) -> None:
         return None
@@ -176,8 +177,8 @@ class RichReporter(PlainReporter):
                 self._console().print(Text(f"      Warning: {printable(w)}", "yellow"))
 
     def _log(self, text: str) -> None:
-        # Wrapped at spaces on a narrow terminal, not cut in a word by it.
-        self.term.log(_fill(text, self.term.console().width))
+        # Wrapped at spaces on a narrow terminal (`Terminal.line`), not cut in a word by it.
+        self.term.line(text)
 
     def _console(self) -> Any:
         return self.live.console if self.live is not None else self.term.console()

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, NoColorOpt
+from syslua.cli.options import JsonOpt, NoColorOpt, NoPagerOpt
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def command(
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """List snapshots, newest first.
 
@@ -23,7 +24,12 @@ def command(
       sys history
       sys history --json
     """
-    raise typer.Exit(run(terminal(json_, 0, False, no_color)))
+    from syslua.cli.pager import paging
+
+    term = terminal(json_, 0, False, no_color)
+    with paging(term, not no_pager):
+        code = run(term)
+    raise typer.Exit(code)
 
 
 def run(term: "Terminal") -> int:

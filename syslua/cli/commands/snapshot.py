@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, complete_snapshot
+from syslua.cli.options import JsonOpt, NoPagerOpt, complete_snapshot
 from syslua.execute.objects import content_of
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ def show_command(
         ),
     ] = None,
     json_: JsonOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """Show one snapshot.
 
@@ -29,7 +30,12 @@ def show_command(
       sys snapshot show
       sys snapshot show 20261126-001820-5869 --json
     """
-    raise typer.Exit(show(terminal(json_), snapshot_id))
+    from syslua.cli.pager import paging
+
+    term = terminal(json_)
+    with paging(term, not no_pager):
+        code = show(term, snapshot_id)
+    raise typer.Exit(code)
 
 
 def tag_command(

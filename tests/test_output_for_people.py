@@ -1,0 +1,243 @@
+"""Output made for people (issue 23, point 3): long output through a pager on
+a terminal, lines no wider than the terminal, and private file contents kept
+out of every human output.
+
+The pager and wrapping tests run a real `python -m syslua` in a
+pseudo-terminal (`pty`) 100 and 60 columns wide; the pager is a fake one
+(`SYS_PAGER`) that records what it was given.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from conftest import HEADER, ok
+
+ANSI = re.compile(r"\x1b\[[?0-9;]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")
+LONG = "~/a-directory-with-a-rather-long-name/and-a-file-with-a-long-name-too.txt"
+
+
+def on_pty(
+    sysenv,
+    args: list[str],
+    columns: int,
+    env: dict[str, str] | None = None,
+    *,
+    sigint_after: str | None = None,
+    unset: tuple[str, ...] = (),
+) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    """`sys *args` on a terminal `columns` wide (the terminal's own size; COLUMNS
+    only when `env` sets it): its exit code and what the terminal showed
+    (escape sequences removed, CRLF as LF). `sigint_after`: a text after which
+    Ctrl-C is pressed (SIGINT to the terminal's foreground group)."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    full = dict(sysenv.env, TERM="xterm-256color", LINES="40")
+    full.pop("COLUMNS")
+    full.update(env or {})
+    for name in unset:
+        full.pop(name, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syslua", *args],
+        cwd=sysenv.work,
+        env=full,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + 60
+    pressed = False
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the process closed its side
+                break
+            if not data:
+                break
+            chunks.append(data)
+            if sigint_after and not pressed and sigint_after.encode() in b"".join(chunks):
+                os.killpg(proc.pid, signal.SIGINT)
+                pressed = True
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    text = b"".join(chunks).decode("utf-8", "replace")
+    return code, ANSI.sub("", text).replace("\r\n", "\n")
+
+
+def too_wide(text: str, columns: int) -> list[str]:
+    return [ln for ln in text.split("\n") if len(ln) > columns]
+
+
+@pytest.fixture
+def pager(tmp_path: Path) -> Path:
+    """A fake pager: records its input (and whether its stdout is the
+    terminal), then says how many lines it got."""
+    script = tmp_path / "fake-pager"
+    record = tmp_path / "paged.txt"
+    script.write_text(
+        "#!/bin/sh\n"
+        f"cat > '{record}'\n"
+        f"[ -t 1 ] && echo tty > '{record}.tty'\n"
+        f"echo \"pager got $(wc -l < '{record}') lines\"\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
+def paged(pager: Path) -> str | None:
+    record = pager.parent / "paged.txt"
+    return record.read_text() if record.exists() else None
+
+
+def applied_twice(sysenv) -> None:  # type: ignore[no-untyped-def]
+    """Two snapshots, the second with a changed file."""
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a", content = "one\\n" }\n')
+    ok(sysenv.run("apply"))
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a", content = "two\\n" }\n')
+    ok(sysenv.run("apply"))
+
+
+# -- the pager ---------------------------------------------------------------------
+@pytest.mark.parametrize("columns", [100, 60])
+@pytest.mark.parametrize(
+    "args",
+    [["history"], ["diff"], ["snapshot", "show"], ["plan", "--diff"], ["plan", "-v"]],
+)
+def test_long_output_goes_through_the_pager_on_a_terminal(sysenv, pager, columns, args) -> None:
+    applied_twice(sysenv)
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a", content = "three\\n" }\n')
+    code, text = on_pty(sysenv, args, columns, {"SYS_PAGER": str(pager)})
+    assert code == 0, text
+    got = paged(pager)
+    assert got is not None, text
+    lines = [ln for ln in got.splitlines() if ln.strip()]
+    assert lines, got
+    assert f"pager got {len(got.splitlines())} lines" in text
+    # the pager has the terminal for its own output; what it was given is not shown past it
+    assert (pager.parent / "paged.txt.tty").exists()
+    assert not any(ln in text for ln in lines if len(ln) > 8), text
+    assert not too_wide(got, columns), got
+    if args[0] == "plan":
+        # stderr is not paged: the log line reached the terminal, not the pager
+        assert "Building execution plan..." in text and "Building" not in got
+
+
+def test_sys_pager_then_pager_then_none(sysenv, pager, tmp_path) -> None:
+    applied_twice(sysenv)
+    other = tmp_path / "other-pager"
+    other.write_text("#!/bin/sh\ncat > /dev/null\necho other pager ran\n")
+    other.chmod(0o755)
+    # PAGER when SYS_PAGER is not set
+    code, text = on_pty(sysenv, ["history"], 100, {"PAGER": str(pager)})
+    assert code == 0 and paged(pager) is not None, text
+    (pager.parent / "paged.txt").unlink()
+    # SYS_PAGER wins
+    code, text = on_pty(sysenv, ["history"], 100, {"PAGER": str(pager), "SYS_PAGER": str(other)})
+    assert code == 0 and "other pager ran" in text and paged(pager) is None, text
+    # an empty SYS_PAGER, `cat` or --no-pager: no pager, the lines on the terminal
+    for env, extra in (
+        ({"SYS_PAGER": ""}, []),
+        ({"SYS_PAGER": "cat"}, []),
+        ({"SYS_PAGER": str(pager)}, ["--no-pager"]),
+    ):
+        code, text = on_pty(sysenv, ["history", *extra], 100, {"PAGER": str(other), **env})
+        assert code == 0, text
+        assert "other pager ran" not in text and paged(pager) is None, (env, text)
+        assert "apply" in text, text
+
+
+def test_less_is_the_default_pager(sysenv, tmp_path) -> None:
+    real = subprocess.run(["sh", "-c", "command -v less"], capture_output=True, text=True)
+    if real.returncode:
+        pytest.skip("less is not installed")
+    applied_twice(sysenv)
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    spy = bin_ / "less"
+    spy.write_text(
+        f'#!/bin/sh\necho "$@" > \'{tmp_path}/less-args\'\nexec {real.stdout.strip()} "$@"\n'
+    )
+    spy.chmod(0o755)
+    path = f"{bin_}{os.pathsep}{os.environ['PATH']}"
+    code, text = on_pty(sysenv, ["history"], 100, {"PATH": path}, unset=("PAGER", "SYS_PAGER"))
+    assert code == 0, text
+    assert (tmp_path / "less-args").read_text().split() == ["-FRX"]
+    # `less -FRX` prints output shorter than the screen and quits
+    assert text.count("apply") >= 2, text
+
+
+def test_not_a_terminal_or_json_is_never_paged(sysenv, pager) -> None:
+    applied_twice(sysenv)
+    env = dict(sysenv.env, SYS_PAGER=str(pager))
+    p = subprocess.run(
+        [sys.executable, "-m", "syslua", "history"],
+        cwd=sysenv.work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0 and "apply" in p.stdout and paged(pager) is None
+    code, text = on_pty(sysenv, ["history", "--json"], 100, {"SYS_PAGER": str(pager)})
+    assert code == 0 and '"id"' in text and paged(pager) is None, text
+
+
+def test_exit_codes_and_errors_are_kept_with_a_pager(sysenv, pager) -> None:
+    applied_twice(sysenv)
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a", content = "three\\n" }\n')
+    code, text = on_pty(sysenv, ["plan", "--diff", "--exit-code"], 100, {"SYS_PAGER": str(pager)})
+    assert code == 4, text
+    assert "+three" in (paged(pager) or ""), text
+    # an error is on stderr, on the terminal, with its exit code
+    code, text = on_pty(sysenv, ["diff", "no-such-snapshot"], 100, {"SYS_PAGER": str(pager)})
+    assert code == 2, text
+    assert "Error:" in text and "no-such-snapshot" in text, text
+
+
+def test_a_pager_quit_early_ends_the_command_quietly(sysenv) -> None:
+    body = "".join(f'file {{ path = "~/f{i:03}", content = "{i}\\n" }}\n' for i in range(300))
+    sysenv.write("sys.lua", HEADER + body)
+    code, text = on_pty(sysenv, ["plan", "-v", "--exit-code"], 100, {"SYS_PAGER": "true"})
+    assert code == 4, text
+    assert "Traceback" not in text and "Error" not in text and "f299" not in text, text
+
+
+def test_ctrl_c_while_the_pager_shows_waits_for_it(sysenv, tmp_path) -> None:
+    """Ctrl-C reaches syslua and the pager (one foreground group): syslua
+    waits for the pager to quit and keeps its exit code."""
+    applied_twice(sysenv)
+    slow = tmp_path / "slow-pager"
+    slow.write_text(
+        "#!/bin/sh\ntrap '' INT\ncat > /dev/null\necho pager-open\nsleep 1\necho pager-closed\n"
+    )
+    slow.chmod(0o755)
+    code, text = on_pty(
+        sysenv, ["history"], 100, {"SYS_PAGER": str(slow)}, sigint_after="pager-open"
+    )
+    assert code == 0, text
+    assert text.rstrip().endswith("pager-closed"), text
+    assert "Traceback" not in text, text
