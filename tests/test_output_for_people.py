@@ -29,6 +29,18 @@ LONG = "~/a-directory-with-a-rather-long-name/and-a-file-with-a-long-name-too.tx
 
 
 def on_pty(
+    sysenv, args: list[str], columns: int, env: dict[str, str] | None = None, **kw
+) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    """`sys *args` on a terminal `columns` wide (the terminal's own size; COLUMNS
+    only when `env` sets it): its exit code and what the terminal showed
+    (escape sequences removed, CRLF as LF). `sigint_after`: a text after which
+    Ctrl-C is pressed (SIGINT to the terminal's foreground group)."""
+    code, raw = on_pty_raw(sysenv, args, columns, env, **kw)
+    text = raw.decode("utf-8", "replace")
+    return code, ANSI.sub("", text).replace("\r\n", "\n")
+
+
+def on_pty_raw(
     sysenv,
     args: list[str],
     columns: int,
@@ -36,13 +48,12 @@ def on_pty(
     *,
     sigint_after: str | None = None,
     unset: tuple[str, ...] = (),
-) -> tuple[int, str]:  # type: ignore[no-untyped-def]
-    """`sys *args` on a terminal `columns` wide (the terminal's own size; COLUMNS
-    only when `env` sets it): its exit code and what the terminal showed
-    (escape sequences removed, CRLF as LF). `sigint_after`: a text after which
-    Ctrl-C is pressed (SIGINT to the terminal's foreground group)."""
+) -> tuple[int, bytes]:  # type: ignore[no-untyped-def]
+    """As `on_pty`, with what the terminal got as it came."""
+    env = dict(env or {})
+    size = int(env.pop("_PTY_COLUMNS", columns))
     master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, size, 0, 0))
     full = dict(sysenv.env, TERM="xterm-256color", LINES="40")
     full.pop("COLUMNS")
     full.update(env or {})
@@ -84,8 +95,7 @@ def on_pty(
             proc.kill()
             proc.wait()
         os.close(master)
-    text = b"".join(chunks).decode("utf-8", "replace")
-    return code, ANSI.sub("", text).replace("\r\n", "\n")
+    return code, b"".join(chunks)
 
 
 def too_wide(text: str, columns: int) -> list[str]:
@@ -241,3 +251,86 @@ def test_ctrl_c_while_the_pager_shows_waits_for_it(sysenv, tmp_path) -> None:
     assert code == 0, text
     assert text.rstrip().endswith("pager-closed"), text
     assert "Traceback" not in text, text
+
+
+# -- no line wider than the terminal ------------------------------------------------
+def files(n: int) -> str:
+    return "".join(f'file {{ path = "~/f{i:02}", content = "{i}\\n" }}\n' for i in range(n))
+
+
+WIDE_CONFIG = (
+    HEADER
+    + f'file {{ path = "{LONG}", content = "a\\n" }}\n'
+    + files(14)
+    + 'exec { name = "a-task-with-a-name-that-goes-on-and-on-for-a-while", command = "true" }\n'
+    + 'exec { name = "second", command = "true", depends_on = { "exec#a-task-with-a-name-that-goes-on-and-on-for-a-while" } }\n'
+    + 'env { A_VARIABLE_WITH_A_LONG_NAME = "and a value that is rather long as well, too long" }\n'
+)
+
+
+def screen_lines(sysenv, args: list[str], columns: int, env: dict[str, str]) -> list[str]:  # type: ignore[no-untyped-def]
+    """The lines a terminal `columns` wide shows for `sys *args`; none may be
+    wider than the terminal (the screen records a line the terminal had to wrap)."""
+    from test_live_display import Screen
+
+    code, raw = on_pty_raw(sysenv, args, columns, env)
+    assert code in (0, 4), raw.decode(errors="replace")
+    screen = Screen(columns)
+    screen.feed(raw)
+    assert screen.overflows == [], "\n".join(screen.lines())
+    return screen.lines()
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+@pytest.mark.parametrize("how", ["COLUMNS", "pty"])
+def test_no_line_is_wider_than_the_terminal(sysenv, columns, how) -> None:
+    env = {"COLUMNS": str(columns)} if how == "COLUMNS" else {}
+    if how == "COLUMNS":  # the variable wins over the terminal's own size
+        env["_PTY_COLUMNS"] = "200"
+    sysenv.write("sys.lua", WIDE_CONFIG)
+    # its rc file loads the env script: no line to copy (`whole`, below) after the apply
+    env["SHELL"] = "/bin/bash"
+    (sysenv.home / ".bashrc").write_text(f". '{sysenv.root}/state/env.sh'\n")
+    plan = screen_lines(sysenv, ["plan", "--no-pager"], columns, env)
+    text = "\n".join(plan)
+    # wrapped at spaces: a word stays whole unless it alone is wider than a line
+    assert (
+        "  [Wave 1] " in text and "exec a-task-with-a-name-that-goes-on-and-on-for-a-while" in text
+    )
+    assert "unchanged." in plan[-1] or "unchanged." in plan[-2]
+    apply = screen_lines(sysenv, ["apply"], columns, env)
+    assert any(ln.startswith("Plan: ") for ln in apply), apply
+    assert any("Apply complete" in ln for ln in apply), apply
+    (sysenv.home / LONG[2:]).write_text("edited by hand\n")
+    status = screen_lines(sysenv, ["status", "--no-pager"], columns, env)
+    assert any("content edited" in ln for ln in status), status
+    history = screen_lines(sysenv, ["history", "--no-pager"], columns, env)
+    assert any("apply" in ln for ln in history), history
+
+
+def test_the_execution_order_is_summarised_per_wave_when_long(sysenv) -> None:
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + files(30)
+        + "".join(f'exec {{ name = "e{i}", command = "true" }}\n' for i in range(3)),
+    )
+    p = sysenv.run("plan")
+    ok(p)
+    assert "  [Wave 1] 30 files, 3 execs - parallel\n" in p.stdout, p.stdout
+    v = sysenv.run("plan", "-v")
+    ok(v)
+    [wave] = [ln for ln in v.stdout.splitlines() if ln.startswith("  [Wave 1] ")]
+    assert "~/f00" in wave and "~/f29" in wave and "e2" in wave, wave
+    # a short wave is listed
+    sysenv.write("sys.lua", HEADER + files(3))
+    assert "  [Wave 1] ~/f00, ~/f01, ~/f02 - parallel\n" in sysenv.run("plan").stdout
+
+
+def test_a_command_to_copy_is_never_wrapped(sysenv) -> None:
+    """A line to paste into a shell stays one line (the terminal may fold it,
+    but copying it gives the command back)."""
+    code, text = on_pty(sysenv, ["env"], 40, {"SHELL": "/bin/bash"})
+    assert code == 0, text
+    [line] = [ln for ln in text.split("\n") if "env.sh" in ln]
+    assert line.startswith("[ -f ") and line.endswith("env.sh'"), text

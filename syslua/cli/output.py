@@ -252,14 +252,16 @@ class Terminal:
         *,
         always: bool = False,
         hang: int | None = None,
+        whole: bool = False,
     ) -> None:
         """One line of main output on stdout (a newline in `text` is shown as `\\n`);
         hidden by --json, and by -q unless `always` (errors). On a terminal
         narrower than it, it is wrapped, the lines after the first indented
-        by `hang` columns (default: its own indentation and 4 more)."""
+        by `hang` columns (default: its own indentation and 4 more), unless
+        it is `whole`: a command to copy and paste, which a newline would break."""
         if self.json_mode or (self.verbosity < 0 and not always):
             return
-        self._styled(self.out, printable(text), style, hang)
+        self._styled(self.out, printable(text), style, -1 if whole else hang)
 
     def lines(
         self, text: str, style: str | None = None, *, indent: str = "", always: bool = False
@@ -275,13 +277,13 @@ class Terminal:
         self, stream: TextIO, text: str, style: str | None, hang: int | None = None
     ) -> None:
         width = self.width if stream is self.out else self.err_width
-        if width is not None:
+        if width is not None and hang != -1:  # -1: a `whole` line
             text = "\n".join(p for ln in text.split("\n") for p in wrap(ln, width, hang))
         if style and self.color:
             from rich.markup import escape
 
             con = self.console() if stream is self.out else self.err_console()
-            con.print(f"[{style}]{escape(text)}[/]")
+            con.print(f"[{style}]{escape(text)}[/]", soft_wrap=hang == -1)
         else:
             stream.write(text + "\n")
             stream.flush()
