@@ -10,6 +10,7 @@ pseudo-terminal (`pty`) 100 and 60 columns wide; the pager is a fake one
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import select
@@ -22,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HEADER, ok
+from conftest import HEADER, history, ok, out, put, tree
 
 ANSI = re.compile(r"\x1b\[[?0-9;]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")
 LONG = "~/a-directory-with-a-rather-long-name/and-a-file-with-a-long-name-too.txt"
@@ -334,3 +335,88 @@ def test_a_command_to_copy_is_never_wrapped(sysenv) -> None:
     assert code == 0, text
     [line] = [ln for ln in text.split("\n") if "env.sh" in ln]
     assert line.startswith("[ -f ") and line.endswith("env.sh'"), text
+
+
+# -- private files ------------------------------------------------------------------
+SECRET = "hunter2"
+
+
+def secret_file(path: str, text: str, mode: str = "0600") -> str:
+    """A file declaration; `text` as a Lua string's body (`\\n` for a newline)."""
+    return f'file {{ path = "{path}", content = "{text}", mode = "{mode}" }}\n'
+
+
+@pytest.mark.parametrize(
+    "path,mode",
+    [("~/secret.txt", "0600"), ("~/.ssh/config", "0644"), ("~/.gnupg/gpg.conf", "0644")],
+)
+def test_a_private_file_shows_how_many_lines_changed_never_its_content(sysenv, path, mode) -> None:
+    sysenv.write("sys.lua", HEADER + secret_file(path, f"user: me\\npass: {SECRET}\\n", mode))
+    # a new file: its lines are all added
+    p = sysenv.run("plan", "--diff")
+    assert p.returncode == 0, out(p)
+    assert "(private file: 2 lines changed)" in p.stdout, p.stdout
+    assert SECRET not in out(p)
+    ok(sysenv.run("apply"))
+    new = f"user: me\\npass: {SECRET}-2\\nhost: {SECRET}-3\\n"
+    sysenv.write("sys.lua", HEADER + secret_file(path, new, mode))
+    before = tree(sysenv.home), tree(sysenv.root)
+    p = sysenv.run("plan", "--diff")
+    assert p.returncode == 0, out(p)
+    assert "      (private file: 2 lines changed)" in p.stdout, p.stdout
+    assert SECRET not in out(p)
+    # --json: the entry's diff says the same (the manifest it prints holds the declaration)
+    [entry] = json.loads(sysenv.run("plan", "--json").stdout)["plan"]["items"]
+    assert entry["diff"] == "(private file: 2 lines changed)\n", entry
+    assert (tree(sysenv.home), tree(sysenv.root)) == before
+    # between snapshots, as `sys diff` shows them
+    ok(sysenv.run("apply"))
+    d = sysenv.run("diff")
+    assert d.returncode == 0, out(d)
+    assert "(private file: 2 lines changed)" in d.stdout and SECRET not in out(d), d.stdout
+
+
+def test_an_edit_of_a_private_file_is_not_shown(sysenv) -> None:
+    sysenv.write("sys.lua", HEADER + secret_file("~/secret.txt", "a\\nb\\n"))
+    ok(sysenv.run("apply"))
+    (sysenv.home / "secret.txt").write_text(f"a\n{SECRET}\n")
+    p = sysenv.run("plan", "--diff")
+    assert "(private file: 1 line changed)" in p.stdout, p.stdout
+    assert SECRET not in out(p)
+    s = sysenv.run("status", "-v")
+    assert SECRET not in out(s)
+
+
+def test_a_file_private_on_disk_is_private(sysenv) -> None:
+    """Declared readable, but 0600 on disk (chmod by hand): still private."""
+    sysenv.write("sys.lua", HEADER + secret_file("~/notes", "one\\n", "0644"))
+    ok(sysenv.run("apply"))
+    (sysenv.home / "notes").chmod(0o600)
+    sysenv.write("sys.lua", HEADER + secret_file("~/notes", f"{SECRET}\\n", "0644"))
+    p = sysenv.run("plan", "--diff")
+    assert "(private file: 1 line changed)" in p.stdout and SECRET not in out(p), p.stdout
+
+
+def test_a_readable_file_still_shows_its_diff(sysenv) -> None:
+    sysenv.write("sys.lua", HEADER + secret_file("~/open", "one\\n", "0644"))
+    ok(sysenv.run("apply"))
+    sysenv.write("sys.lua", HEADER + secret_file("~/open", "two\\n", "0644"))
+    p = sysenv.run("plan", "--diff")
+    assert "      -one" in p.stdout and "      +two" in p.stdout, p.stdout
+
+
+def test_sys_add_refusal_keeps_private_contents_out(sysenv) -> None:
+    """An error's details (both sides changed) go through the same check."""
+    source = put(sysenv.work / "dotfiles" / "token", "a\n", 0o600)
+    sysenv.write(
+        "sys.lua", HEADER + 'file { path = "~/token", source = "dotfiles/token", mode = "0600" }\n'
+    )
+    ok(sysenv.run("apply"))
+    source.write_text(f"a\n{SECRET}-source\n")
+    (sysenv.home / "token").write_text(f"a\n{SECRET}-home\n")
+    snaps = history(sysenv)
+    p = sysenv.run("add", "~/token")
+    assert p.returncode == 1, out(p)
+    assert "both changed" in p.stderr and "(private file: 1 line changed)" in p.stdout, out(p)
+    assert SECRET not in out(p)
+    assert history(sysenv) == snaps
