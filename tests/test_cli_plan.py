@@ -66,7 +66,7 @@ def mixed(sysenv):
     """A config with one item of every plan outcome, and the machine it meets."""
     sysenv.write("sys.lua", MIXED)
     write_file(sysenv.home / "same", "same\n")
-    write_file(sysenv.home / "chg", "old\n", 0o600)
+    write_file(sysenv.home / "chg", "old\n", 0o640)
     write_file(sysenv.home / "gone", "bye\n")
     return sysenv
 
@@ -86,7 +86,7 @@ def test_plan_lists_every_change_with_reasons_in_the_future(mixed):
     assert entry_line(out, "+", "file ~/d") == "  + file ~/d: will create"
     assert entry_line(out, "+", "file ~/d/a") == "  + file ~/d/a: will create"
     chg = entry_line(out, "~", "file ~/chg")
-    assert chg.startswith("  ~ file ~/chg: will update (content changed, mode 0600 -> 0644)"), chg
+    assert chg.startswith("  ~ file ~/chg: will update (content changed, mode 0640 -> 0644)"), chg
     assert entry_line(out, "-", "file ~/gone").startswith("  - file ~/gone: will remove (")
     assert entry_line(out, "+", "exec true").startswith("  + exec true: will run")
     assert entry_line(out, "+", "exec echo hi").startswith(

@@ -173,7 +173,7 @@ def test_every_count_agrees(tmp_path: Path, name: str) -> None:
         lines=line_counts(plan.stdout),
         last_line=plan_line(plan.stdout),
         json={k: plan_json_counts(plan_json.stdout)[k] for k in KEYS},
-        apply_line=plan_line(applied.stderr),
+        apply_line=plan_line(applied.stdout),
         apply_event={k: evs[0]["counts"][k] for k in KEYS},
     )
     expected = counts.json
@@ -271,9 +271,9 @@ def test_overwrite_counts_what_it_leaves_alone_as_held(sysenv) -> None:
     )
     p = sysenv.run("apply", "--overwrite", str(sysenv.home / "a"))
     ok(p)
-    c = plan_line(p.stderr)
-    assert (c["update"], c["held"], c["edited"]) == (1, 1, 2), p.stderr
-    assert "1 left as it is." in p.stderr
+    c = plan_line(p.stdout)
+    assert (c["update"], c["held"], c["edited"]) == (1, 1, 2), p.stdout
+    assert "1 left as it is." in p.stdout
     assert numbered(p.stdout) == ([1], {1}), p.stdout
     assert (sysenv.home / "b").read_text() == "mine too\n"
     (sysenv.home / "a").write_text("mine again\n")

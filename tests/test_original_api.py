@@ -233,7 +233,7 @@ def test_changing_only_the_check_does_not_recreate_the_bind(sysenv):
     config(sysenv, marker(sysenv, 1).replace('"marker " ..', '"the marker " ..'))
     res = sysenv.run("apply")
     ok(res)
-    assert "Plan: 0 to create, 0 to update, 0 to remove, 1 unchanged." in res.stderr
+    assert "Plan: 0 to create, 0 to update, 0 to remove, 1 unchanged." in res.stdout
     assert markers(sysenv) == [m]
 
 

@@ -123,7 +123,7 @@ def test_env_variables_in_plan_progress_and_summary(sysenv) -> None:
     ok(p)
     lines = progress(p.stdout)
     # Only the env lines: the files did not change. No empty `Executing:`.
-    assert p.stdout.startswith("Executing:\n  [")
+    assert p.stdout.startswith("Plan: ") and "\nExecuting:\n  [" in p.stdout, p.stdout
     # Numbered are the items that change, so the numbers never skip (PATH,
     # unchanged, is listed with -v, without a number).
     assert [(n, total, mark, text) for n, total, mark, text in lines] == [
@@ -147,9 +147,12 @@ def test_an_env_only_change_is_not_an_empty_apply(sysenv) -> None:
     sysenv.write("sys.lua", 'env { PAGER = "bat" }\n')
     p = sysenv.run("apply")
     ok(p)
-    assert p.stdout.startswith('Executing:\n  [1/1] ✓ env PAGER: "more" -> "bat" (')
+    # the plan's summary, then each item, on stdout
+    assert p.stdout.startswith(
+        "Plan: 0 to create, 1 to update, 0 to remove, 0 unchanged.\n"
+        'Executing:\n  [1/1] ✓ env PAGER: "more" -> "bat" ('
+    )
     assert summary(p.stdout)["changed"] == "1"
-    assert "Plan: 0 to create, 1 to update, 0 to remove, 0 unchanged." in p.stderr
     assert any(h["message"].endswith("(1 changed)") for h in history_of(sysenv))
     # --json: one item event for the variable, and the summary counts it
     sysenv.write("sys.lua", 'env { PAGER = "less" }\n')
@@ -270,7 +273,7 @@ def test_noop_counts_env_variables_as_noop_everywhere(sysenv) -> None:
     ok(p)
     assert (
         "Plan: 0 to create, 0 to update, 0 to remove, 0 unchanged, 2 would change in noop children."
-        in (p.stderr)
+        in (p.stdout)
     )
     assert [(n, t, mark, text) for n, t, mark, text in progress(p.stdout)] == [
         (1, 2, "~", "exec e: Would have executed"),

@@ -284,7 +284,7 @@ file { path = "~/gone.txt", content = "bye\\n" }
     s2 = apply_ok(
         sysenv,
         """
-file { path = "~/a.txt", content = "line one\\nline 2\\n", mode = "0600" }
+file { path = "~/a.txt", content = "line one\\nline 2\\n", mode = "0640" }
 file { path = "~/new.txt", content = "hi\\n" }
 """,
     )

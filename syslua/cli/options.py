@@ -56,6 +56,14 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Only show errors.
 NoColorOpt = Annotated[
     bool, typer.Option("--no-color", help="Disable colour (NO_COLOR is respected too).")
 ]
+NoPagerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-pager",
+        help="Do not send the output through a pager ($SYS_PAGER, $PAGER, less -FRX) on a "
+        "terminal.",
+    ),
+]
 ImpureOpt = Annotated[
     bool,
     typer.Option("--impure", help="Allow os.execute, io.popen and writing files while evaluating."),

@@ -230,7 +230,7 @@ def _rc_advice(term: Terminal, outcome: ApplyOutcome, verb: str) -> None:
     if advice is not None:
         append = ", or run `sys env --append`" if advice.appendable else ""
         term.line(f"Add this line to {advice.where} for your environment and tools{append}:")
-        term.line(f"  {advice.line}")
+        term.line(f"  {advice.line}", whole=True)
 
 
 def undone_counts(outcome: ApplyOutcome) -> dict[str, int]:

@@ -1,8 +1,9 @@
 """All terminal output goes through `Terminal`.
 
-On a terminal it uses rich (colour, live progress, tables); otherwise it
-writes plain lines that never wrap or truncate, so paths and `file:line`
-locations stay whole. With `--json`, stdout carries only JSON and every log
+On a terminal it uses rich (colour, live progress, tables) and wraps each
+line at spaces to the terminal's width (`wrap`: a word wider than a whole
+line, a long path, is the only thing cut); otherwise it writes plain lines
+that never wrap or truncate, so paths and `file:line` locations stay whole. With `--json`, stdout carries only JSON and every log
 line goes to stderr. Rich is imported only when it is used, which keeps
 `sys --help` and plain runs fast.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
@@ -78,6 +80,72 @@ def printable(text: str, *, newlines: bool = False) -> str:
     return pattern.sub(_escape, text)
 
 
+def _columns() -> int:
+    """The terminal's width: COLUMNS, else what the terminal says, else 80."""
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def _cells(text: str) -> int:
+    """How many columns `text` takes on a terminal (a wide character two)."""
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return int(cell_len(text))
+
+
+_WORDS = re.compile(r"[^ ]+| +")
+NARROWEST = 16  # narrower than this, lines are left to the terminal
+
+
+def wrap(text: str, width: int, hang: int | None = None) -> list[str]:
+    """`text` (one line) as lines of at most `width` columns, cut at spaces;
+    a word is cut in the middle only when it alone is wider than a line (a
+    long path), and then where the line ends, from where it starts. The lines after the first are
+    indented by `hang` columns (default: the text's indentation and 4 more;
+    at most half the width)."""
+    if _cells(text) <= width or width < NARROWEST:
+        return [text]
+    body = text.lstrip(" ")
+    lead = min(len(text) - len(body), width // 2)
+    hang = min(lead + 4 if hang is None else hang, width // 2)
+    out: list[str] = []
+    line, used, fresh, space = " " * lead, lead, True, ""
+    for token in _WORDS.findall(body):
+        if token[0] == " ":
+            space = token
+            continue
+        cells = _cells(token)
+        if not fresh and used + len(space) + cells > width and hang + cells <= width:
+            out.append(line)  # the word fits on the next line
+            line, used, fresh = " " * hang, hang, True
+        elif not fresh:
+            line, used = line + space, used + len(space)
+        space = ""
+        while used + cells > width:  # wider than a whole line: cut where the line ends
+            head, token = _cut(token, width - used)
+            out.append(line + head)
+            line, used = " " * hang, hang
+            cells = _cells(token)
+        line, used, fresh = line + token, used + cells, False
+    out.append(line)
+    return out
+
+
+def _cut(word: str, room: int) -> tuple[str, str]:
+    """`word` cut after at most `room` columns (at least one character)."""
+    if word.isascii():
+        n = max(room, 1)
+        return word[:n], word[n:]
+    used = 0
+    for i, ch in enumerate(word):
+        used += _cells(ch)
+        if used > room:
+            n = max(i, 1)
+            return word[:n], word[n:]
+    return word, ""
+
+
 class Terminal:
     def __init__(
         self,
@@ -91,6 +159,10 @@ class Terminal:
         self.json_mode = json_mode
         self.verbosity = verbosity  # -1 quiet, 0 normal, 1 verbose
         self.is_tty = self.out.isatty() and not json_mode
+        # The columns human lines must fit in (None: not a terminal, no limit);
+        # COLUMNS, when set, says it, as for every program on the terminal.
+        self.width = _columns() if self.is_tty else None
+        self.err_width = _columns() if self.err.isatty() else None
         no_color = bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
         self.color = self.is_tty and not no_color if color is None else (color and not no_color)
         self._console: Any = None
@@ -107,8 +179,17 @@ class Terminal:
                 highlight=False,
                 force_terminal=self.is_tty,
                 soft_wrap=not self.is_tty,
+                # Through a pager (`divert`), the terminal's width, not the pipe's.
+                width=None if self.out.isatty() else self.width,
             )
         return self._console
+
+    def divert(self, stream: TextIO) -> TextIO:
+        """Send what goes to stdout to `stream` (a pager, `cli/pager.py`) from
+        now on, still as to this terminal; returns the stream it replaces."""
+        previous, self.out = self.out, stream
+        self._console = None
+        return previous
 
     def err_console(self) -> Any:
         if self._err_console is None:
@@ -156,8 +237,7 @@ class Terminal:
     def log(self, text: str) -> None:
         """Progress chatter: stderr, hidden with -q."""
         if self.verbosity >= 0:
-            self.err.write(self.printable(text) + "\n")
-            self.err.flush()
+            self._styled(self.err, self.printable(text), None)
 
     def warn(self, text: str) -> None:
         self._styled(self.err, self.printable(f"Warning: {text}"), "yellow")
@@ -165,12 +245,23 @@ class Terminal:
     def error(self, text: str) -> None:
         self._styled(self.err, self.printable(f"Error: {text}"), "bold red")
 
-    def line(self, text: str = "", style: str | None = None, *, always: bool = False) -> None:
+    def line(
+        self,
+        text: str = "",
+        style: str | None = None,
+        *,
+        always: bool = False,
+        hang: int | None = None,
+        whole: bool = False,
+    ) -> None:
         """One line of main output on stdout (a newline in `text` is shown as `\\n`);
-        hidden by --json, and by -q unless `always` (errors)."""
+        hidden by --json, and by -q unless `always` (errors). On a terminal
+        narrower than it, it is wrapped, the lines after the first indented
+        by `hang` columns (default: its own indentation and 4 more), unless
+        it is `whole`: a command to copy and paste, which a newline would break."""
         if self.json_mode or (self.verbosity < 0 and not always):
             return
-        self._styled(self.out, printable(text), style)
+        self._styled(self.out, printable(text), style, -1 if whole else hang)
 
     def lines(
         self, text: str, style: str | None = None, *, indent: str = "", always: bool = False
@@ -182,12 +273,17 @@ class Terminal:
         for more in rest:
             self.line(indent + more, style, always=always)
 
-    def _styled(self, stream: TextIO, text: str, style: str | None) -> None:
+    def _styled(
+        self, stream: TextIO, text: str, style: str | None, hang: int | None = None
+    ) -> None:
+        width = self.width if stream is self.out else self.err_width
+        if width is not None and hang != -1:  # -1: a `whole` line
+            text = "\n".join(p for ln in text.split("\n") for p in wrap(ln, width, hang))
         if style and self.color:
             from rich.markup import escape
 
             con = self.console() if stream is self.out else self.err_console()
-            con.print(f"[{style}]{escape(text)}[/]")
+            con.print(f"[{style}]{escape(text)}[/]", soft_wrap=hang == -1)
         else:
             stream.write(text + "\n")
             stream.flush()
@@ -252,18 +348,27 @@ class Terminal:
             return
         self.line()
         self.line("Execution order:")
+        kinds = {e.id: e.type for e in plan.all_entries}
         for n, wave in enumerate(waves, 1):
-            labels = ", ".join(self._collapsed(plan.labels, wave, groups))
+            labels = self._collapsed(plan.labels, wave, groups)
             suffix = " - parallel" if len(wave) > 1 else ""
-            self.line(f"  [Wave {n}] {labels}{suffix}")
+            self._step(f"[Wave {n}]", labels, _kinds(wave, kinds, groups), suffix)
         if plan.removals:
             # A member removed from a tree that stays is counted under the
             # tree's label, which only the declared items' labels have.
             names = {**plan.labels, **{e.id: e.label for e in plan.removals}}
-            removed = self._collapsed(names, [e.id for e in plan.removals], groups)
-            self.line(f"  [Remove] {', '.join(removed)}")
+            ids = [e.id for e in plan.removals]
+            removed = self._collapsed(names, ids, groups)
+            self._step("[Remove]", removed, _kinds(ids, kinds, groups))
         if values:
-            self.line(f"  [Env scripts] {', '.join(values)}")
+            self._step("[Env scripts]", values, _counted(len(values), "variable"))
+
+    def _step(self, head: str, labels: list[str], summary: str, suffix: str = "") -> None:
+        """One step of the execution order: its labels, or what they are
+        (`200 files, 3 execs`) when there are more than `LISTED` (all with -v);
+        wrapped on a terminal under the first label."""
+        listed = ", ".join(labels) if len(labels) <= LISTED or self.verbosity > 0 else summary
+        self.line(f"  {head} {listed}{suffix}", hang=len(head) + 3)
 
     def _entry_with_diff(
         self, entry: Entry, show_diff: bool, indent: str = "  ", takeovers: int = 0
@@ -319,6 +424,31 @@ class Terminal:
         if entry.noop and entry.decision.changes:
             text += " - noop child: not changed by `sys apply`"
         self.line(text, COLORS.get(entry.symbol))
+
+
+LISTED = 10  # a step of the execution order with more labels is summarised
+
+
+def _kinds(ids: list[str], kinds: dict[str, str], groups: dict[str, list[Entry]]) -> str:
+    """What `ids` are, counted by kind, most first: `200 files, 3 execs`; a
+    tree (a group, or members of one) is one `tree`."""
+    owner = {m.id: g for g, members in groups.items() for m in members}
+    seen: set[str] = set()
+    counts: dict[str, int] = {}
+    for ident in ids:
+        unit = owner.get(ident, ident)
+        if unit in seen:
+            continue
+        seen.add(unit)
+        kind = "tree" if unit in groups else kinds.get(unit, unit.partition("#")[0])
+        counts[kind] = counts.get(kind, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(_counted(n, kind) for kind, n in ranked)
+
+
+def _counted(n: int, noun: str) -> str:
+    """`1 file`, `3 files`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _plan_summary(c: dict[str, int]) -> str:

@@ -84,7 +84,8 @@ class PlainReporter:
         return blank
 
     def _log(self, text: str) -> None:
-        self.term.log(text)
+        # The plan's summary: on stdout, with the per-item lines it counts.
+        self.term.line(text)
 
     def started(self, ident: str, label: str) -> None:
         return None
@@ -206,8 +207,8 @@ class RichReporter(PlainReporter):
                 self._show(Text(f"      Warning: {printable(w)}", "yellow"))
 
     def _log(self, text: str) -> None:
-        # Wrapped at spaces on a narrow terminal, not cut in a word by it.
-        self.term.log(_fill(text, self.term.console().width))
+        # Wrapped at spaces on a narrow terminal (`Terminal.line`), not cut in a word by it.
+        self.term.line(text)
 
     def _console(self) -> Any:
         return self.term.console()

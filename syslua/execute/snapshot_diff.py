@@ -8,7 +8,7 @@ contents read from the store.
 
 from __future__ import annotations
 
-import difflib
+from typing import Any
 
 from syslua.errors import StateError, UsageError
 from syslua.execute.objects import content_of
@@ -17,6 +17,7 @@ from syslua.paths import abbreviate
 from syslua.plan.planner import key_label
 from syslua.resources import get as get_type
 from syslua.resources import has as has_type
+from syslua.resources.private import content_diff, is_private
 from syslua.state.snapshots import Snapshot, Snapshots
 from syslua.state.store import Store
 
@@ -73,7 +74,8 @@ def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | No
             text_diff = None
             if blob_a != blob_b and (blob_a or blob_b):
                 detail.insert(0, "content changed")
-                text_diff = _blob_diff(store, blob_a, blob_b, ident)
+                modes = (props_a.get("mode"), props_b.get("mode"))
+                text_diff = _blob_diff(store, blob_a, blob_b, ident, modes)
             if detail:
                 out.append(
                     {
@@ -87,20 +89,17 @@ def compare(sa: Snapshot, sb: Snapshot, store: Store) -> list[dict[str, str | No
     return out
 
 
-def _blob_diff(store: Store, a: str | None, b: str | None, ident: str) -> str | None:
+def _blob_diff(
+    store: Store, a: str | None, b: str | None, ident: str, modes: tuple[Any, Any]
+) -> str | None:
+    """The content diff; of a private file (by either snapshot's mode, the
+    mode on disk or where it lives: `resources/private.py`), only how many lines changed."""
     try:
         da = store.read(a) if a else b""
         db = store.read(b) if b else b""
     except StateError:
         return None
-    if b"\0" in da or b"\0" in db:
-        return "Binary files differ"
-    label = abbreviate(ident.partition("#")[2])
-    return "".join(
-        difflib.unified_diff(
-            da.decode("utf-8", "replace").splitlines(True),
-            db.decode("utf-8", "replace").splitlines(True),
-            fromfile=f"{label} (before)",
-            tofile=f"{label} (after)",
-        )
-    )
+    path = ident.partition("#")[2]
+    label = abbreviate(path)
+    private = is_private((path,), modes)
+    return content_diff(da, db, f"{label} (before)", f"{label} (after)", private=private)

@@ -34,7 +34,6 @@ and health checks of the tree see the whole tree.
 from __future__ import annotations
 
 import bisect
-import difflib
 import errno
 import os
 import stat
@@ -97,6 +96,7 @@ from syslua.resources.kind import (
     TakesBack,
 )
 from syslua.resources.placeholders import Unresolved
+from syslua.resources.private import content_diff, is_private
 from syslua.state.records import DIR, Original, PathAt, PathState, TreeOriginal
 from syslua.state.records import LINK as LINK_RECORD
 from syslua.state.restore import restore_path
@@ -936,18 +936,13 @@ class FileType(
                     current = f.read()
             except OSError:
                 return None
-        if b"\0" in current or b"\0" in desired:
-            return "Binary files differ"
         label = abbreviate(item.key)
-        lines = difflib.unified_diff(
-            current.decode("utf-8", "replace").splitlines(keepends=True),
-            desired.decode("utf-8", "replace").splitlines(keepends=True),
-            fromfile=f"{label} (current)" if status.state.exists else "/dev/null",
-            tofile=f"{label} (desired)",
-        )
-        text = "".join(
-            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-            for line in lines
+        text = content_diff(
+            current,
+            desired,
+            f"{label} (current)" if status.state.exists else "/dev/null",
+            f"{label} (desired)",
+            private=is_private((item.key, item.get("source")), (item.get("mode"),)),
         )
         return text or None
 

@@ -28,7 +28,6 @@ mode: a mode-only edit is refused, naming the line that sets it).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import re
@@ -43,6 +42,7 @@ from syslua.paths import abbreviate
 from syslua.resources import file_posix
 from syslua.resources.base import ResourceError, TakeBack
 from syslua.resources.file_posix import LINK, PRESENT, FileState
+from syslua.resources.private import content_diff, is_private
 from syslua.state import records
 from syslua.state.records import PathState
 
@@ -154,7 +154,14 @@ def edit_diff(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None
         except (OSError, StateError):
             return text or None
         label = abbreviate(item.key)
-        text += unified(before, after, f"{label} (last applied)", f"{label} (live)")
+        text += unified(
+            before,
+            after,
+            f"{label} (last applied)",
+            f"{label} (live)",
+            paths=(item.key,),
+            modes=(item.get("mode"), mode),
+        )
     return text or None
 
 
@@ -172,26 +179,25 @@ def _link_diff(item: Item) -> str | None:
             return None
         label = abbreviate(item.key)
         return f"old target {target}\n" + unified(
-            b"", after, f"{label} (a link)", f"{label} (live file)"
+            b"", after, f"{label} (a link)", f"{label} (live file)", paths=(item.key, target)
         )
     return None
 
 
-def unified(before: bytes, after: bytes, fromfile: str, tofile: str) -> str:
-    """A unified diff of two contents ('' when equal)."""
-    if before == after:
-        return ""
-    if b"\0" in before or b"\0" in after:
-        return "Binary files differ\n"
-    lines = difflib.unified_diff(
-        before.decode("utf-8", "replace").splitlines(keepends=True),
-        after.decode("utf-8", "replace").splitlines(keepends=True),
-        fromfile=fromfile,
-        tofile=tofile,
-    )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
+def unified(
+    before: bytes,
+    after: bytes,
+    fromfile: str,
+    tofile: str,
+    *,
+    paths: tuple[str | None, ...],
+    modes: tuple[str | None, ...] = (),
+) -> str:
+    """A unified diff of two contents ('' when equal); only how many lines
+    changed when the file is private (`paths`: the files the contents are
+    of; `modes`: their declared and recorded modes; see `private.py`)."""
+    private = is_private(paths, modes)
+    return content_diff(before, after, fromfile, tofile, private=private)
 
 
 def _read(path: str) -> bytes:
@@ -423,6 +429,7 @@ def _both_changed(sides: _Sides, where: str, store: Any, kept: bool) -> TakeBack
     """Refused: copying the live file over its source would lose the source's
     own change (or, never applied, its content); both diffs and the way out."""
     label, shown = sides.label, sides.shown
+    both = (sides.path, sides.target)
     try:
         before = store.read(sides.blob) if sides.blob else None
         home_now, source_now = _read(sides.path), _read(sides.target)
@@ -433,7 +440,7 @@ def _both_changed(sides: _Sides, where: str, store: Any, kept: bool) -> TakeBack
             f"{label} was never applied, and its content differs from its source {shown} "
             f"(declared at {where})"
         )
-        detail = unified(source_now, home_now, f"{shown} (source)", f"{label} (live)")
+        detail = unified(source_now, home_now, f"{shown} (source)", f"{label} (live)", paths=both)
     else:
         why = (
             f"{label} and its source {shown} (declared at {where}) both changed since the "
@@ -441,8 +448,12 @@ def _both_changed(sides: _Sides, where: str, store: Any, kept: bool) -> TakeBack
         )
         detail = ""
         if before is not None:
-            detail = unified(before, source_now, f"{shown} (last applied)", f"{shown} (now)")
-            detail += unified(before, home_now, f"{label} (last applied)", f"{label} (now)")
+            detail = unified(
+                before, source_now, f"{shown} (last applied)", f"{shown} (now)", paths=both
+            )
+            detail += unified(
+                before, home_now, f"{label} (last applied)", f"{label} (now)", paths=both
+            )
     # Never applied, the path is not an edit: a plain apply takes it over.
     apply = (
         f"`sys apply --overwrite {label}`"
@@ -540,7 +551,13 @@ def _relink(item: Item, path: str, where: str, target: str, force: bool, kept: b
     )
     if not same and old is not None and old.st_mtime_ns >= live.st_mtime_ns and not force:
         shown = display_path(target)
-        detail = unified(_read(dest), _read(path), f"{shown} (source, now)", f"{label} (live)")
+        detail = unified(
+            _read(dest),
+            _read(path),
+            f"{shown} (source, now)",
+            f"{label} (live)",
+            paths=(path, dest),
+        )
         return TakeBack(
             f"{label}: a file replaced the link to {shown} (declared at {where}), and {shown} "
             "changed after that: copying the file over it would lose that change",

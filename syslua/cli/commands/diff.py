@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, NoColorOpt, complete_snapshot
+from syslua.cli.options import JsonOpt, NoColorOpt, NoPagerOpt, complete_snapshot
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -31,6 +31,7 @@ def command(
     ] = None,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """Compare two snapshots.
 
@@ -39,7 +40,12 @@ def command(
       sys diff                            # the previous snapshot with the current one
       sys diff 20261126-001820-5869 good
     """
-    raise typer.Exit(run(terminal(json_, 0, False, no_color), a, b))
+    from syslua.cli.pager import paging
+
+    term = terminal(json_, 0, False, no_color)
+    with paging(term, not no_pager):
+        code = run(term, a, b)
+    raise typer.Exit(code)
 
 
 def run(term: "Terminal", a: str | None, b: str | None) -> int:

@@ -67,7 +67,7 @@ def run(term: "Terminal", shell: str | None, *, append: bool = False) -> int:
     target = rc_target(applied_manifest(paths), rc)
     if append:
         return _append(term, paths, target, line, fish=shell == "fish")
-    term.line(line)
+    term.line(line, whole=True)  # to copy, or to eval
     _notes(term, paths, target)
     return 0
 

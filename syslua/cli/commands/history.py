@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, NoColorOpt
+from syslua.cli.options import JsonOpt, NoColorOpt, NoPagerOpt
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -32,6 +32,7 @@ def command(
     ] = None,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """List snapshots, newest first.
 
@@ -41,7 +42,12 @@ def command(
       sys history --limit 5
       sys history --json
     """
-    raise typer.Exit(run(terminal(json_, 0, False, no_color), limit))
+    from syslua.cli.pager import paging
+
+    term = terminal(json_, 0, False, no_color)
+    with paging(term, not no_pager):
+        code = run(term, limit)
+    raise typer.Exit(code)
 
 
 def run(term: "Terminal", limit: int | None = None) -> int:

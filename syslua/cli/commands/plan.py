@@ -15,6 +15,7 @@ from syslua.cli.options import (
     ImpureOpt,
     JsonOpt,
     NoColorOpt,
+    NoPagerOpt,
     QuietOpt,
     VerboseOpt,
 )
@@ -43,6 +44,7 @@ def command(
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """Show what `sys apply` would change, and why, without touching anything.
 
@@ -52,9 +54,12 @@ def command(
       sys plan --diff ~/dotfiles/sys.lua
       sys plan --exit-code -q             # exit 4 when changes are pending
     """
+    from syslua.cli.pager import paging
+
     term = terminal(json_, verbose, quiet, no_color)
-    raise typer.Exit(
-        run(
+    # Long output (every item, diffs) through a pager on a terminal.
+    with paging(term, (diff or verbose > 0) and not no_pager):
+        code = run(
             term,
             config,
             diff=diff,
@@ -64,7 +69,7 @@ def command(
             max_depth=max_depth,
             eval_timeout=eval_timeout,
         )
-    )
+    raise typer.Exit(code)
 
 
 def run(

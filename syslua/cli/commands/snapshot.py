@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, NoColorOpt, QuietOpt, complete_snapshot
+from syslua.cli.options import JsonOpt, NoColorOpt, NoPagerOpt, QuietOpt, complete_snapshot
 from syslua.cli.when import ago, iso, local
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ def show_command(
     ] = None,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """Show one snapshot.
 
@@ -31,7 +32,12 @@ def show_command(
       sys snapshot show
       sys snapshot show 20261126-001820-5869 --json
     """
-    raise typer.Exit(show(terminal(json_, no_color=no_color), snapshot_id))
+    from syslua.cli.pager import paging
+
+    term = terminal(json_, no_color=no_color)
+    with paging(term, not no_pager):
+        code = show(term, snapshot_id)
+    raise typer.Exit(code)
 
 
 def tag_command(

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, NoColorOpt, VerboseOpt
+from syslua.cli.options import JsonOpt, NoColorOpt, NoPagerOpt, VerboseOpt
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -34,6 +34,7 @@ def command(
     ] = False,
     no_color: NoColorOpt = False,
     verbose: VerboseOpt = 0,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """Show what drifted from the current snapshot (edited, deleted, mode changed).
 
@@ -43,7 +44,12 @@ def command(
       sys status -v
       sys status --exit-code || echo "the machine drifted"
     """
-    raise typer.Exit(run(terminal(json_, verbose, False, no_color), exit_code=exit_code))
+    from syslua.cli.pager import paging
+
+    term = terminal(json_, verbose, False, no_color)
+    with paging(term, verbose > 0 and not no_pager):  # -v: the details, through a pager
+        code = run(term, exit_code=exit_code)
+    raise typer.Exit(code)
 
 
 def run(term: "Terminal", *, exit_code: bool = False) -> int:
