@@ -132,9 +132,9 @@ def test_bind_lifecycle(fx):
     res = f.sysenv.run("destroy", "--dry-run")
     ok(res)
     assert mat.exists()
-    ok(f.sysenv.run("destroy"))
+    ok(f.sysenv.run("destroy", "--yes"))
     assert not mat.exists()
-    ok(f.sysenv.run("destroy"))
+    ok(f.sysenv.run("destroy", "--yes"))
     assert not mat.exists()
 
 

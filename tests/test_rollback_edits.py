@@ -112,8 +112,8 @@ def test_a_mode_edit_brought_back_is_an_edit(sysenv) -> None:
 def test_destroy_then_rollback_brings_edits_back_as_edits(sysenv) -> None:
     apply_ok(sysenv, 'file { path = "~/.bashrc", content = "vi\\n" }\n')
     (sysenv.home / ".bashrc").write_text("emacs\n")
-    assert sysenv.run("destroy").returncode == 2  # an edited path is not removed unasked
-    d = sysenv.run("destroy", "--force")
+    assert sysenv.run("destroy", "--yes").returncode == 2  # an edited path is not removed unasked
+    d = sysenv.run("destroy", "--yes", "--force")
     assert d.returncode == 0, out(d)
     assert not (sysenv.home / ".bashrc").exists()
     assert sysenv.run("rollback").returncode == 0

@@ -298,7 +298,7 @@ def test_destroy_restores_every_original_byte_for_byte(tmp_path: Path) -> None:
     small = originals.get(f"file#{env.home}/small.txt")
     assert small is not None and small.to_json() == {"kind": "absent"}
 
-    run_ok(env, "destroy", input="y\n")
+    run_ok(env, "destroy", "--yes")
     after = home_tree(env.home)
     assert after == expected(env, "main", "destroy")
     assert after[".bashrc"] == ["file", "0600", sha(b"hand-made bashrc\n")]
@@ -339,7 +339,7 @@ def test_gc_keeps_every_blob_a_snapshot_or_an_original_needs(tmp_path: Path) -> 
 
     run_ok(env, "rollback", "second")
     assert home_tree(env.home) == expected(env, "main", "second")
-    run_ok(env, "destroy", input="y\n")
+    run_ok(env, "destroy", "--yes")
     assert home_tree(env.home) == expected(env, "main", "destroy")
 
 

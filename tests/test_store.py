@@ -364,7 +364,7 @@ def test_a_corrupt_packed_blob_is_dropped_alone_never_its_whole_pack(sysenv) -> 
     p = sysenv.run("doctor")
     assert "do not match their hash" not in p.stdout, out(p)
     assert "1 of " in p.stdout and "the current snapshot refers to are missing" in p.stdout
-    p = sysenv.run("destroy", input="y\n")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 0, out(p)
     assert tree(sysenv.home) == originals
 
