@@ -16,7 +16,6 @@ import termios
 import time
 
 import pytest
-
 from conftest import HEADER, history, out, put, tree
 from httpserver import make_tar, tool
 

@@ -57,7 +57,9 @@ def test_the_starter_changes_nothing_by_surprise(sysenv):
 def test_the_starter_env_line_uncommented_applies_and_reapplies_cleanly(sysenv):
     assert sysenv.run("init", str(sysenv.work)).returncode == 0
     config = sysenv.work / "sys.lua"
-    config.write_text(config.read_text().replace('-- env { EDITOR = "vi" }', 'env { EDITOR = "vi" }'))
+    config.write_text(
+        config.read_text().replace('-- env { EDITOR = "vi" }', 'env { EDITOR = "vi" }')
+    )
     first = sysenv.run("apply")
     assert first.returncode == 0, first.stdout + first.stderr
     assert "Apply complete" in first.stdout

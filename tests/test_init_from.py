@@ -275,6 +275,7 @@ def test_pull_of_a_dirty_clone_says_why_and_how_on(sysenv, remote, way: str) -> 
     assert sysenv.run("init", "--from", url, str(clone), "--apply").returncode == 0
     (clone / "sys.lua").write_text(PADDED + MINE)  # an edit not committed
     push(author, PADDED.replace("version 1", "version 2"), "upstream change")
+
     def work_tree() -> dict:
         # git fetches before it finds the merge would overwrite: .git gains objects
         return {k: v for k, v in tree(clone).items() if not k.startswith(".git/")}

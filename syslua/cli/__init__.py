@@ -223,7 +223,9 @@ SUMMARIES = {
         "Remove everything syslua manages and restore every original (`sys rollback` undoes it)."
     ),
     "history": "List snapshots, newest first.",
-    "status": "Show what drifted from the current snapshot (edited, deleted, mode changed).",
+    "status": (
+        "Show what changed in the home since the last apply, and what the config would change."
+    ),
     "diff": "Compare two snapshots.",
     "gc": "Drop old snapshots, then store objects nothing refers to.",
     "init": (
