@@ -145,3 +145,31 @@ def test_before_the_first_apply_it_shows_what_the_config_would_do(sysenv) -> Non
     assert "No current snapshot: nothing to compare the home with" in p.stdout
     assert " M file ~/edited" in p.stdout.splitlines(), p.stdout  # taken over, updated
     assert " A file ~/same" in p.stdout.splitlines(), p.stdout
+
+
+# -- sys diff: without snapshots, the config's pending changes -------------------------
+def test_diff_without_snapshots_shows_what_plan_diff_shows(sysenv) -> None:
+    drifted(sysenv)
+    home, state = tree(sysenv.home), state_of(sysenv)
+    d = sysenv.run("diff")
+    assert d.returncode == 0, out(d)
+    assert "-changed v1" in d.stdout and "+changed v2" in d.stdout, d.stdout
+    assert "+edited by hand" in d.stdout  # the hand edit the apply would overwrite
+    p = sysenv.run("plan", "--diff")
+    assert d.stdout == p.stdout
+    assert json.loads(sysenv.run("diff", "--json").stdout)["plan"]["items"]
+    assert tree(sysenv.home) == home and state_of(sysenv) == state
+    # with a snapshot it compares snapshots, as before
+    first = json.loads(sysenv.run("history", "--json").stdout)[0]["id"]
+    s = sysenv.run("diff", first)
+    assert s.returncode == 0 and f"From {first} to {first}:" in s.stdout, out(s)
+    s = sysenv.run("diff", first, "--config", "sys.lua")
+    assert s.returncode == 2 and "--config goes without snapshots" in s.stderr, out(s)
+
+
+def test_diff_of_another_config(sysenv) -> None:
+    applied(sysenv)
+    other = sysenv.write("other/sys.lua", HEADER + V1.replace("same\\n", "other\\n"))
+    d = sysenv.run("diff", "--config", str(other))
+    assert d.returncode == 0, out(d)
+    assert "-same" in d.stdout and "+other" in d.stdout, d.stdout

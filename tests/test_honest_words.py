@@ -90,6 +90,7 @@ STATE_COMMANDS = [
     ("destroy", "--yes"),
     ("rollback",),
     ("diff",),
+    ("diff", "x"),
     ("add", "../home/a.txt"),
     ("snapshot", "show", "x"),
 ]

@@ -226,7 +226,7 @@ SUMMARIES = {
     "status": (
         "Show what changed in the home since the last apply, and what the config would change."
     ),
-    "diff": "Compare two snapshots.",
+    "diff": "Show the changes the config would make as a diff, or compare two snapshots.",
     "gc": "Drop old snapshots, then store objects nothing refers to.",
     "init": (
         "Write a starter sys.lua, type stubs and a .luarc.json for lua-language-server; files "
