@@ -194,6 +194,8 @@ COMMANDS = (
     ("apply", "apply", "command"),
     ("rollback", "rollback", "command"),
     ("add", "add", "command"),
+    ("edit", "edit", "command"),
+    ("cd", "cd", "command"),
     ("destroy", "destroy", "command"),
     ("history", "history", "command"),
     ("status", "status", "command"),
@@ -219,6 +221,8 @@ SUMMARIES = {
     "apply": "Make the machine match the config, atomically.",
     "rollback": "Return the machine to an earlier snapshot.",
     "add": "Take files edited by hand back into the config (over their source files).",
+    "edit": "Open the source of a managed file in your editor ($VISUAL, $EDITOR, vi).",
+    "cd": "Start a shell in the config's directory ($SHELL; exit it to come back).",
     "destroy": (
         "Remove everything syslua manages and restore every original (`sys rollback` undoes it)."
     ),
