@@ -297,7 +297,7 @@ def test_pull_of_a_dirty_clone_says_why_and_how_on(sysenv, remote, way: str) -> 
         "stash": "or put them aside, pull, and bring them back:",
     }[way]
     command = lines[lines.index(intro) + 1].strip()
-    assert command.startswith("git -C "), command
+    assert command.startswith("cd "), command
     done = _shell(command, sysenv.work, sysenv.env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Apply complete" in done.stdout, done.stdout

@@ -116,7 +116,7 @@ def pull(
         try:
             git.fast_forward(repo, runner)
         except git.LocalChanges as e:
-            raise _local_changes(e, repo, apply) from e
+            raise _local_changes(e, start, apply) from e
     after = git.head(repo, runner)
     if before == after:
         term.line(f"{repo} is up to date at {after[:12]}.")
@@ -137,25 +137,6 @@ def pull(
     if config is None:
         raise UsageError(f"{start} has no sys.lua or init.lua: nothing to plan")
     return _plan_or_apply(term, config, apply=apply, facts=facts, jobs=jobs)
-
-
-def _local_changes(e: "LocalChanges", repo: Path, apply: bool) -> "GitError":
-    """The refusal of a pull over changes not committed: git's reason, and
-    the two ways on, each a line of commands that works as printed."""
-    import shlex
-
-    from syslua.resources.git import GitError
-
-    at = f"git -C {shlex.quote(str(repo))}"
-    again = f"sys pull{' --apply' if apply else ''} {shlex.quote(str(repo))}"
-    reason = "".join(f"\n  {ln.expandtabs(4)}" for ln in e.reason)
-    return GitError(
-        f"{e.message}:{reason}",
-        hint="Nothing was changed.\nKeep the changes in a commit, then pull over them:\n"
-        f"  {at} add -A && {at} commit -m 'local changes' && {at} pull --rebase && {again}\n"
-        "or put them aside, pull, and bring them back:\n"
-        f"  {at} stash push --include-untracked && {again} && {at} stash pop",
-    )
 
 
 def _plan_or_apply(
@@ -180,4 +161,24 @@ def _plan_or_apply(
 
     return plan_cmd.run(
         term, config, diff=False, exit_code=False, facts=facts, impure=False, max_depth=10
+    )
+
+
+def _local_changes(e: "LocalChanges", start: Path, apply: bool) -> "GitError":
+    """The refusal of a pull over changes not committed: git's reason, and
+    the two ways on, each a line of commands that works as printed (from
+    `start`, where `sys pull` finds the config again)."""
+    import shlex
+
+    from syslua.resources.git import GitError
+
+    here = f"cd {shlex.quote(str(start.resolve()))}"
+    again = f"sys pull{' --apply' if apply else ''}"
+    reason = "".join(f"\n  {ln.expandtabs(4)}" for ln in e.reason)
+    return GitError(
+        f"{e.message}:{reason}",
+        hint="Nothing was changed.\nKeep the changes in a commit, then pull over them:\n"
+        f"  {here} && git add -A && git commit -m 'local changes' && git pull --rebase && {again}"
+        "\nor put them aside, pull, and bring them back:\n"
+        f"  {here} && git stash push --include-untracked && {again} && git stash pop",
     )
