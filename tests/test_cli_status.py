@@ -142,7 +142,7 @@ def test_before_the_first_apply_it_shows_what_the_config_would_do(sysenv) -> Non
     sysenv.write("sys.lua", HEADER + V1)
     p = sysenv.run("status")
     assert p.returncode == 0, out(p)
-    assert "No current snapshot: nothing to compare the home with" in p.stdout
+    assert "No current snapshot: nothing to compare with" in p.stdout
     assert " M file ~/edited" in p.stdout.splitlines(), p.stdout  # taken over, updated
     assert " A file ~/same" in p.stdout.splitlines(), p.stdout
 

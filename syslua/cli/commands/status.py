@@ -292,7 +292,7 @@ def _show(
         term.line("Fix what stopped it (the reason is on each line), then run `sys apply`.")
         term.line()
     if snap_id is None:
-        term.line("No current snapshot: nothing to compare the home with (run `sys apply`).")
+        term.line("No current snapshot: nothing to compare with (run `sys apply`).")
         return
     if store is not None:
         _store_lines(term, snap_id, store)
