@@ -211,8 +211,8 @@ def test_rollback_and_status_read_contents_from_packs(sysenv) -> None:
     assert all((sysenv.home / f"s{i}").read_text() == f"first {i}\n" for i in range(30))
     assert loose(Store(sysenv.root / "store")) == []  # nothing copied out of the pack
     (sysenv.home / "s3").write_text("edited by hand\n")
-    p = sysenv.run("status")
-    assert "M ~/s3: content edited" in p.stdout, out(p)
+    p = sysenv.run("status", "-v")
+    assert "M! file ~/s3\n    in the home: content edited\n" in p.stdout, out(p)
 
 
 def test_gc_removes_dead_blobs_from_packs(sysenv) -> None:

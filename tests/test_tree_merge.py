@@ -92,8 +92,8 @@ def test_two_link_trees_into_one_directory_merge(sysenv):
 
     # a member of the second source is one item like any other: drift, plan, apply
     os.unlink(bin_dir / "cowsay")
-    p = sysenv.run("status")
-    assert "~/.local/bin/cowsay" in p.stdout and "deleted" in p.stdout, out(p)
+    p = sysenv.run("status", "-v")
+    assert "~/.local/bin/cowsay" in p.stdout and "in the home: deleted" in p.stdout, out(p)
     apply(sysenv, BIN + FUN)
     assert os.readlink(bin_dir / "cowsay") == f"{w}/fun/.local/bin/cowsay"
 
