@@ -401,7 +401,7 @@ def test_destroy_restores_and_rollback_extracts_again(sysenv, server) -> None:
     )
     ok(sysenv.run("apply"))
     applied = tree(sysenv.home)
-    ok(sysenv.run("destroy"))
+    ok(sysenv.run("destroy", "--yes"))
     assert tree(sysenv.home) == before
     ok(sysenv.run("rollback"))
     assert tree(sysenv.home) == applied

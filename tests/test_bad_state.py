@@ -354,11 +354,11 @@ def test_status_names_missing_store_objects_and_items_it_cannot_check(sysenv) ->
     apply_ok(sysenv, f'file {{ path = "~/b.txt", source = "{src}" }}\n')
     for blob in store_objects(sysenv.root):
         delete_object(sysenv.root, blob)
-    p = sysenv.run("status")
+    p = sysenv.run("status", "-v")
     text = out(p)
     assert p.returncode == 1, text
     assert re.search(r"The store is incomplete: (\d+) of \1 object\(s\) and 0 of 0 tree\(s\)", text)
-    assert "  ! ~/b.txt: store object " in text
+    assert "!  file ~/b.txt\n    in the home: store object " in text
     assert "it was deleted from the store by hand" in text
     assert "Traceback" not in text
 

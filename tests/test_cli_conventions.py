@@ -372,7 +372,7 @@ def test_status_exit_code_is_4_when_something_drifted(sysenv) -> None:
     assert sysenv.run("status").returncode == 0  # without the flag, drift is not a failure
     p = sysenv.run("status", "--exit-code")
     assert p.returncode == 4, out(p)
-    assert "M ~/a.txt: content edited" in p.stdout
+    assert "M! file ~/a.txt" in p.stdout.splitlines(), out(p)
     j = sysenv.run("status", "--exit-code", "--json")
     assert j.returncode == 4 and json.loads(j.stdout)["drift"][0]["kind"] == "edited"
     plan = sysenv.run("plan", "--exit-code")

@@ -132,9 +132,9 @@ def test_bind_lifecycle(fx):
     res = f.sysenv.run("destroy", "--dry-run")
     ok(res)
     assert mat.exists()
-    ok(f.sysenv.run("destroy"))
+    ok(f.sysenv.run("destroy", "--yes"))
     assert not mat.exists()
-    ok(f.sysenv.run("destroy"))
+    ok(f.sysenv.run("destroy", "--yes"))
     assert not mat.exists()
 
 
@@ -160,7 +160,7 @@ def test_bind_drift(fx, sysenv):
     assert res.returncode == 0, out_of(res)
     # the file deleted: drift is reported, naming the bind and the check's message
     pulse.unlink()
-    res = sysenv.run("status")  # the config is found in the current directory
+    res = sysenv.run("status", "-v")  # the config is found in the current directory
     assert "heartbeat" in res.stdout and "pulse.txt has gone missing" in res.stdout, out_of(res)
     # and the next apply repairs it
     assert f.applied() == {"bind": ["heartbeat"]}

@@ -146,9 +146,9 @@ def test_status_and_history_are_escaped(sysenv) -> None:
     p = sysenv.run("apply", "-m", "first\nline\x1b[31m")
     assert p.returncode == 0, out(p)
     (sysenv.home / ("esc" + ANSI)).write_text("edited")
-    p = sysenv.run("status")
+    p = sysenv.run("status", "-v")
     no_raw_controls(out(p))
-    assert "  M ~/esc\\x1b[2J\\x1b]0;pwned\\x07: content edited" in p.stdout
+    assert "M! file ~/esc\\x1b[2J\\x1b]0;pwned\\x07" in p.stdout.splitlines(), p.stdout
     p = sysenv.run("history")
     no_raw_controls(out(p))
     assert "first\\nline\\x1b[31m" in p.stdout

@@ -44,8 +44,9 @@ def test_a_managed_link_whose_source_went_is_listed_by_status_doctor_and_plan(sy
     _config(sysenv, LINK)
     assert sysenv.run("apply").returncode == 0
     (sysenv.work / "vimrc").unlink()  # git rm
-    s = sysenv.run("status")
-    assert "~/.vimrc: a dangling link" in s.stdout, out(s)
+    s = sysenv.run("status", "-v")
+    assert "!! file ~/.vimrc" in s.stdout.splitlines(), out(s)
+    assert "    in the home: a dangling link" in s.stdout, out(s)
     d = sysenv.run("doctor")
     assert d.returncode == 1, out(d)
     assert (
@@ -76,8 +77,8 @@ def test_a_managed_link_that_became_a_loop_is_marked(sysenv):
     os.symlink("a", sysenv.work / "b")
     p = sysenv.run("plan")
     assert "! file ~/.a: its source" in p.stdout and "is a symlink loop" in p.stdout, out(p)
-    s = sysenv.run("status")
-    assert "~/.a: a symlink loop" in s.stdout, out(s)
+    s = sysenv.run("status", "-v")
+    assert "    in the home: a symlink loop" in s.stdout, out(s)
 
 
 def test_a_rollback_that_restores_a_dangling_link_says_so(sysenv):

@@ -5,9 +5,17 @@ And `sys rollback` from the oldest snapshot points to `sys destroy`.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
 
+import pytest
 from conftest import HEADER, history, out, put, tree
 from httpserver import make_tar, tool
 
@@ -41,7 +49,7 @@ def test_destroy_restores_the_machine_as_it_was_before_the_first_apply(sysenv) -
     apply_ok(sysenv, CONFIG.replace("# managed", "# managed v2"))
     managed = tree(sysenv.home)
     assert managed != original
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 0, out(p)
     assert "Traceback" not in out(p)
     assert "Destroy complete: snapshot" in p.stdout
@@ -62,7 +70,7 @@ def test_destroy_restores_the_machine_as_it_was_before_the_first_apply(sysenv) -
     assert r.returncode == 0, out(r)
     assert tree(sysenv.home) == managed
     assert "EDITOR" in (sysenv.root / "state" / "env.sh").read_text()
-    assert sysenv.run("destroy").returncode == 0
+    assert sysenv.run("destroy", "--yes").returncode == 0
     assert tree(sysenv.home) == original
 
 
@@ -92,12 +100,12 @@ def test_dry_run_changes_nothing(sysenv) -> None:
 
 
 def test_nothing_to_destroy(sysenv) -> None:
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 0, out(p)
     assert "Nothing to destroy: nothing has been applied yet." in p.stdout
     apply_ok(sysenv, 'file { path = "~/a", content = "a\\n" }\n')
-    assert sysenv.run("destroy").returncode == 0
-    p = sysenv.run("destroy")
+    assert sysenv.run("destroy", "--yes").returncode == 0
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 0 and "Nothing to destroy: snapshot" in p.stdout, out(p)
     assert len(history(sysenv)) == 2
 
@@ -109,7 +117,7 @@ def test_destroy_is_atomic(sysenv) -> None:
         CONFIG + 'exec { name = "stuck", command = "true", undo = "false" }\n',
     )
     managed, snaps = tree(sysenv.home), history(sysenv)
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 1, out(p)
     assert "Destroy failed. System unchanged." in p.stdout, out(p)
     assert tree(sysenv.home) == managed != original
@@ -123,11 +131,11 @@ def test_destroy_keeps_edits_for_rollback(sysenv) -> None:
     p = sysenv.run("destroy", "--dry-run")
     assert "! file ~/.config/app/conf: edited since the last apply" in p.stdout, p.stdout
     assert "`sys destroy --force` keeps them in a snapshot first" in p.stdout
-    p = sysenv.run("destroy")  # refused: an edited path is not removed unasked
+    p = sysenv.run("destroy", "--yes")  # refused: an edited path is not removed unasked
     assert p.returncode == 2, out(p)
     assert "Refusing to remove 1 path edited since the last apply:" in p.stdout, out(p)
     assert tree(sysenv.home) == edited
-    p = sysenv.run("destroy", "--force")  # no prompt
+    p = sysenv.run("destroy", "--yes", "--force")  # no prompt
     assert p.returncode == 0, out(p)
     assert "Kept 1 path edited since the last apply in snapshot" in p.stdout
     assert not (sysenv.home / ".config" / "app").exists()
@@ -145,7 +153,7 @@ def test_destroy_empties_the_profile_and_rollback_relinks_it(sysenv, server) -> 
     )
     link = sysenv.root / "state" / "profile" / "bin" / "mytool"
     assert link.is_symlink()
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 0, out(p)
     assert not os.path.lexists(link)
     assert sysenv.run("rollback").returncode == 0
@@ -154,7 +162,7 @@ def test_destroy_empties_the_profile_and_rollback_relinks_it(sysenv, server) -> 
 
 def test_destroy_json(sysenv) -> None:
     apply_ok(sysenv)
-    p = sysenv.run("destroy", "--json")
+    p = sysenv.run("destroy", "--yes", "--json")
     assert p.returncode == 0, out(p)
     events = [json.loads(ln) for ln in p.stdout.splitlines() if ln.strip()]
     assert events[-1]["event"] == "summary" and events[-1]["result"] == "ok"
@@ -169,3 +177,102 @@ def test_rollback_from_the_oldest_snapshot_suggests_destroy(sysenv) -> None:
     assert "is the oldest one: there is no previous snapshot to roll back to" in p.stderr
     assert "run `sys destroy`" in p.stderr, out(p)
     assert tree(sysenv.home) == before
+
+
+# -- issue 23, point 5: a destroy asks first, as `terraform destroy` does --------------
+def on_pty(sysenv, *args: str, answer: str | None) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    """`sys ARGS` as a real process on a pseudo-terminal (stdin, stdout and
+    stderr); `answer` is typed once the question shows. Returns the exit code
+    and everything the terminal showed."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "syslua", *args],
+        cwd=sysenv.work,
+        env={**sysenv.env, "TERM": "dumb", "COLUMNS": "100"},
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the process closed its side
+                break
+            if not data:
+                break
+            seen += data
+            if answer is not None and b"[y/N]" in seen:
+                os.write(master, answer.encode() + b"\n")
+                answer = None
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return code, seen.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_destroy_off_a_terminal_needs_yes(sysenv) -> None:
+    hand_made(sysenv)
+    apply_ok(sysenv)
+    home, snaps = tree(sysenv.home), history(sysenv)
+    for args in (("destroy",), ("destroy", "--force"), ("destroy", "--json")):
+        p = sysenv.run(*args, input="y\n")  # a pipe is no terminal, whatever it holds
+        assert p.returncode == 2, out(p)
+        assert "pass --yes to go ahead (`sys destroy --yes`)" in p.stderr, out(p)
+        assert "Traceback" not in out(p)
+        assert tree(sysenv.home) == home and history(sysenv) == snaps
+    # -y is --yes; --dry-run never asks
+    assert sysenv.run("destroy", "--dry-run").returncode == 0
+    assert tree(sysenv.home) == home and history(sysenv) == snaps
+    p = sysenv.run("destroy", "-y")
+    assert p.returncode == 0 and "Destroy complete: snapshot" in p.stdout, out(p)
+
+
+@pytest.mark.parametrize("answer", ["n", "", "nope", "YESS"])
+def test_destroy_on_a_terminal_asks_and_no_changes_nothing(sysenv, answer: str) -> None:
+    apply_ok(sysenv)
+    home, snaps = tree(sysenv.home), history(sysenv)
+    code, text = on_pty(sysenv, "destroy", answer=answer)
+    assert code == 2, text
+    # what would go is shown before the question
+    assert "sys destroy will remove everything snapshot" in text, text
+    assert "- file ~/.bashrc" in text, text
+    assert "Destroy everything syslua manages? `sys rollback` undoes it. [y/N]" in text, text
+    assert "Destroy cancelled: nothing was changed." in text, text
+    assert tree(sysenv.home) == home and history(sysenv) == snaps
+
+
+@pytest.mark.parametrize("answer", ["y", "yes", "Y", "YES"])
+def test_destroy_on_a_terminal_goes_ahead_on_y_or_yes(sysenv, answer: str) -> None:
+    original = hand_made(sysenv)
+    apply_ok(sysenv)
+    code, text = on_pty(sysenv, "destroy", answer=answer)
+    assert code == 0, text
+    assert "[y/N]" in text and "Destroy complete: snapshot" in text, text
+    assert tree(sysenv.home) == original
+    assert history(sysenv)[0]["kind"] == "destroy"
+
+
+def test_destroy_on_a_terminal_with_yes_or_dry_run_does_not_ask(sysenv) -> None:
+    original = hand_made(sysenv)
+    apply_ok(sysenv)
+    managed = tree(sysenv.home)
+    code, text = on_pty(sysenv, "destroy", "--dry-run", answer=None)
+    assert code == 0 and "[y/N]" not in text and "Dry run: nothing was changed." in text, text
+    assert tree(sysenv.home) == managed
+    code, text = on_pty(sysenv, "destroy", "--yes", answer=None)
+    assert code == 0 and "[y/N]" not in text and "Destroy complete" in text, text
+    assert tree(sysenv.home) == original

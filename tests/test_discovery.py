@@ -147,7 +147,7 @@ def test_after_destroy_no_config_is_current(sysenv) -> None:
     """`sys destroy` records a snapshot made from no config: nothing is managed,
     so nothing can be removed, and discovery is as before the first apply."""
     dotfiles_applied(sysenv)
-    ok(sysenv.run("destroy"))
+    ok(sysenv.run("destroy", "--yes"))
     project = sysenv.work / "project"
     project.mkdir()
     (project / "sys.lua").write_text(HEADER + OTHER)

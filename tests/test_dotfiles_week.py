@@ -324,9 +324,9 @@ def destroy(week: Week, *, edited: bool = False) -> None:
     `edited` (a path holds an edit made by hand), it first refuses to remove
     it, then `--force` keeps the edit in a snapshot and goes on."""
     if edited:
-        p = week.sys("destroy", step="sys destroy (refused)", code=2)
+        p = week.sys("destroy", "--yes", step="sys destroy (refused)", code=2)
         assert "Refusing to remove 1 path edited since the last apply:" in p.stdout, out(p)
-    p = week.sys("destroy", *(["--force"] if edited else []), step="sys destroy")
+    p = week.sys("destroy", "--yes", *(["--force"] if edited else []), step="sys destroy")
     assert "Destroy complete: snapshot" in p.stdout, out(p)
     now = week.home_now()
     if now != week.installed:

@@ -252,7 +252,8 @@ def test_force_keeps_the_edit_and_rollback_brings_it_back(sysenv) -> None:
     assert r.returncode == 0, out(r)
     assert f"Rolling back to snapshot {h[1]['id']}" in out(r)
     assert tree(sysenv.home) == edited
-    assert "No drift" in sysenv.run("status").stdout
+    # ... and a hand edit again, which status reports (issue 23, point 5)
+    assert "M! file ~/.bashrc" in sysenv.run("status").stdout.splitlines()
     # what the rollback wrote back is a hand edit again (issue 21): the plan marks it
     p = sysenv.run("plan")
     assert plan_line(p, "~/.bashrc").startswith("  ! file ~/.bashrc: " + EDITED), p.stdout

@@ -303,7 +303,7 @@ def test_a_day_with_the_dotfiles(sysenv, repo):
     ok(p)
     assert "Dry run: nothing was changed." in p.stdout
     assert tree(home) == managed
-    p = run(sysenv, repo, "destroy")
+    p = run(sysenv, repo, "destroy", "--yes")
     ok(p)
     assert "file ~/.bashrc: restored the original it took over" in p.stdout
     assert "Destroy complete: snapshot" in p.stdout

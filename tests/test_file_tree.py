@@ -462,9 +462,15 @@ def test_status_reports_drift_of_each_file_of_a_tree(sysenv):
     (nvim / "lua" / "options.lua").unlink()
     p = sysenv.run("status")
     ok(p)
-    assert "M ~/.config/nvim/init.lua: content edited" in p.stdout
-    assert "D ~/.config/nvim/lua/options.lua: deleted" in p.stdout
-    assert p.stdout.count("~/.config/nvim") == 2  # nothing else drifted
+    lines = p.stdout.splitlines()
+    # drifted in the home (first column), and what the apply would do (second)
+    assert "M! file ~/.config/nvim/init.lua" in lines, p.stdout
+    assert "DA file ~/.config/nvim/lua/options.lua" in lines, p.stdout
+    assert " M file ~/.config/nvim/" in lines, p.stdout  # the tree, which the apply updates
+    assert p.stdout.count("~/.config/nvim") == 3  # nothing else
+    p = sysenv.run("status", "-v")
+    assert "    in the home: content edited" in p.stdout
+    assert "    in the home: deleted" in p.stdout
 
 
 def test_tree_declared_as_a_directory_merged_or_empty(sysenv):

@@ -38,7 +38,7 @@ def applied(sysenv, body: str = CONFIG) -> None:  # type: ignore[no-untyped-def]
 # -- sys destroy names what it could not undo ------------------------------------
 def test_destroy_names_the_commands_it_could_not_undo(sysenv) -> None:
     applied(sysenv)
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     ok(p)
     lines = p.stdout.splitlines()
     assert "Not undone (no undo command): exec setup" in lines, p.stdout
@@ -54,7 +54,7 @@ def test_destroy_names_the_commands_it_could_not_undo(sysenv) -> None:
 
 def test_destroy_without_such_commands_says_everything(sysenv) -> None:
     applied(sysenv, CONFIG.replace('command = "true" }', 'command = "true", undo = "true" }'))
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     ok(p)
     assert "Not undone" not in p.stdout
     assert p.stdout.splitlines()[-1] == f"{CLAIM}; `sys rollback` undoes this."
@@ -72,7 +72,7 @@ def test_destroy_dry_run_and_json_name_them_too(sysenv) -> None:
     assert "Would not be undone (no undo command): exec setup" in p.stdout, p.stdout
     assert p.stdout.splitlines()[-1] == "Dry run: nothing was changed."
     assert tree(sysenv.home) == before
-    j = sysenv.run("destroy", "--json")
+    j = sysenv.run("destroy", "--yes", "--json")
     ok(j)
     summary = [json.loads(ln) for ln in j.stdout.splitlines() if ln.strip()][-1]
     assert summary["result"] == "ok"
@@ -87,9 +87,10 @@ STATE_COMMANDS = [
     ("status",),
     ("history",),
     ("gc",),
-    ("destroy",),
+    ("destroy", "--yes"),
     ("rollback",),
     ("diff",),
+    ("diff", "x"),
     ("add", "../home/a.txt"),
     ("snapshot", "show", "x"),
 ]
@@ -191,7 +192,7 @@ def test_a_root_the_user_cannot_write_is_a_clear_error() -> None:
                 timeout=60,
             )
 
-        for args in (("apply",), ("gc",), ("destroy",), ("rollback",)):
+        for args in (("apply",), ("gc",), ("destroy", "--yes"), ("rollback",)):
             p = sys_as_nobody(*args)
             assert p.returncode == 1, (args, out(p))
             assert "Internal error" not in out(p), out(p)

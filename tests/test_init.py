@@ -35,11 +35,31 @@ def test_init_writes_a_starter_and_luarc_into_the_default_dir(sysenv):
     # CONFIG defaults to ~/.config/syslua/sys.lua when there is no ./sys.lua
     plan = sysenv.run("plan")
     assert plan.returncode == 0, plan.stderr
-    assert '  + env EDITOR: "' in plan.stdout, plan.stdout
+    assert "No changes. The machine matches the configuration." in plan.stdout, plan.stdout
 
 
-def test_the_starter_applies_and_reapplies_cleanly(sysenv):
+def test_the_starter_changes_nothing_by_surprise(sysenv):
+    """Issue 23, point 9: every declaration of the starter is a commented
+    example, the env line too; applied as written, it sets nothing."""
     assert sysenv.run("init", str(sysenv.work)).returncode == 0
+    text = (sysenv.work / "sys.lua").read_text()
+    assert '-- env { EDITOR = "vi" }' in text.splitlines(), text
+    code = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("--")]
+    assert code == [], code
+    home = tree(sysenv.home)
+    first = sysenv.run("apply")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "Apply complete" in first.stdout, first.stdout
+    assert "EDITOR" not in (sysenv.root / "state" / "env.sh").read_text()
+    assert tree(sysenv.home) == home
+
+
+def test_the_starter_env_line_uncommented_applies_and_reapplies_cleanly(sysenv):
+    assert sysenv.run("init", str(sysenv.work)).returncode == 0
+    config = sysenv.work / "sys.lua"
+    config.write_text(
+        config.read_text().replace('-- env { EDITOR = "vi" }', 'env { EDITOR = "vi" }')
+    )
     first = sysenv.run("apply")
     assert first.returncode == 0, first.stdout + first.stderr
     assert "Apply complete" in first.stdout

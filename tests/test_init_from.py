@@ -5,8 +5,10 @@ bare repositories made by the test."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -213,3 +215,92 @@ def test_pull_outside_a_repository(sysenv) -> None:
         "is not in a git repository: `sys pull` updates a config cloned with `sys init --from URL`"
         in p.stderr
     )
+
+
+# -- issue 23, point 5: update points at pull; pull --apply; a dirty clone ---------------
+def test_update_without_inputs_points_at_pull(sysenv, remote) -> None:
+    url, _ = remote
+    clone = sysenv.work / "dots"
+    assert sysenv.run("init", "--from", url, str(clone)).returncode == 0
+    before = tree(clone)
+    p = sysenv.run("update", str(clone / "sys.lua"))
+    assert p.returncode == 0, out(p)
+    assert "sys.lua declares no inputs; nothing to update." in p.stdout, out(p)
+    assert "run `sys pull`, or `sys pull --apply` to apply them too" in p.stdout, out(p)
+    assert tree(clone) == before
+
+
+def test_pull_apply_pulls_then_applies(sysenv, remote) -> None:
+    url, author = remote
+    clone = sysenv.work / "dots"
+    assert sysenv.run("init", "--from", url, str(clone), "--apply").returncode == 0
+    push(author, CONFIG.replace("version 1", "version 2"), "bump to version 2")
+    p = sysenv.run("pull", "--apply", str(clone))
+    assert p.returncode == 0, out(p)
+    assert f"Updated {clone}: " in p.stdout and "Apply complete" in p.stdout, out(p)
+    assert (sysenv.home / "from-git.txt").read_text() == "version 2\n"
+    assert len(history(sysenv)) == 2
+
+
+def _shell(line: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A line of commands as a user would paste it into a shell, with `sys` on PATH."""
+    bin_dir = cwd / ".bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "sys"
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m syslua "$@"\n')
+    shim.chmod(0o755)
+    ident = {
+        "GIT_AUTHOR_NAME": "Me",
+        "GIT_AUTHOR_EMAIL": "me@example.invalid",
+        "GIT_COMMITTER_NAME": "Me",
+        "GIT_COMMITTER_EMAIL": "me@example.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    full = {**env, **ident, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"}
+    return subprocess.run(
+        ["sh", "-c", line], cwd=cwd, env=full, capture_output=True, text=True, timeout=120
+    )
+
+
+# Lines apart, so that the upstream change and the local one merge cleanly.
+PADDED = CONFIG + "-- one\n-- two\n-- three\n-- four\n"
+MINE = 'file { path = "~/local.txt", content = "mine\\n" }\n'
+
+
+@pytest.mark.parametrize("way", ["commit", "stash"])
+def test_pull_of_a_dirty_clone_says_why_and_how_on(sysenv, remote, way: str) -> None:
+    url, author = remote
+    push(author, PADDED, "padding")
+    clone = sysenv.work / "dots"
+    assert sysenv.run("init", "--from", url, str(clone), "--apply").returncode == 0
+    (clone / "sys.lua").write_text(PADDED + MINE)  # an edit not committed
+    push(author, PADDED.replace("version 1", "version 2"), "upstream change")
+
+    def work_tree() -> dict:
+        # git fetches before it finds the merge would overwrite: .git gains objects
+        return {k: v for k, v in tree(clone).items() if not k.startswith(".git/")}
+
+    before, head = work_tree(), git("rev-parse", "HEAD", cwd=clone)
+    p = sysenv.run("pull", "--apply", str(clone))
+    assert p.returncode == 2, out(p)
+    assert "the clone has changes not committed that the pull would overwrite:" in p.stderr
+    # git's reason, with the file it names
+    assert "error: Your local changes to the following files would be overwritten" in p.stderr
+    assert "    sys.lua" in p.stderr, p.stderr
+    assert "Nothing was changed." in p.stderr
+    assert work_tree() == before and git("rev-parse", "HEAD", cwd=clone) == head
+    assert (sysenv.home / "from-git.txt").read_text() == "version 1\n"
+    # each way on, run as printed, pulls and applies and keeps the edit
+    lines = p.stderr.splitlines()
+    intro = {
+        "commit": "Keep the changes in a commit, then pull over them:",
+        "stash": "or put them aside, pull, and bring them back:",
+    }[way]
+    command = lines[lines.index(intro) + 1].strip()
+    assert command.startswith("cd "), command
+    done = _shell(command, sysenv.work, sysenv.env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Apply complete" in done.stdout, done.stdout
+    assert (sysenv.home / "from-git.txt").read_text() == "version 2\n"
+    text = (clone / "sys.lua").read_text()
+    assert "version 2" in text and "~/local.txt" in text, text

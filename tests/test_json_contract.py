@@ -151,7 +151,15 @@ def test_empty_history_and_status_match(sysenv) -> None:
     p = sysenv.run("status", "--json")
     st = json.loads(p.stdout)
     check("status", st)
-    assert st == {"format": 1, "snapshot": None, "drift": [], "unrestored": [], "store": None}
+    assert st == {
+        "format": 1,
+        "snapshot": None,
+        "drift": [],
+        "unrestored": [],
+        "store": None,
+        "config": None,
+        "pending": [],
+    }
 
 
 @pytest.fixture

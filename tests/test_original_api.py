@@ -215,7 +215,7 @@ def test_check_reports_drift_with_its_message_and_apply_repairs_it(sysenv):
     assert sysenv.run("plan", "--exit-code").returncode == 0  # drifted = "false": in order
     [m] = markers(sysenv)
     m.unlink()
-    status = sysenv.run("status")
+    status = sysenv.run("status", "-v")
     assert f"check failed: marker {m} is gone" in status.stdout, out_of(status)
     plan = sysenv.run("plan", "--json")
     item = next(i for i in json.loads(plan.stdout)["plan"]["items"] if i["id"] == "bind#marker")
@@ -758,7 +758,7 @@ def test_users_and_groups_under_an_accounts_prefix(sysenv, monkeypatch):
     (accounts / "etc" / "group").write_text(
         "\n".join(line for line in group if not line.startswith("devs:")) + "\n"
     )
-    status = sysenv.run("status")
+    status = sysenv.run("status", "-v")
     assert "group devs does not exist" in status.stdout, out_of(status)
     ok(sysenv.run("apply"))
     assert "devs:x:2345:" in (accounts / "etc" / "group").read_text()

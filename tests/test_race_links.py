@@ -128,7 +128,7 @@ def test_destroy_under_a_directory_another_user_swaps_never_removes_through_it()
             )
             try:
                 time.sleep(0.05)
-                gone = env.spawn("destroy", "--force", timeout=120)
+                gone = env.spawn("destroy", "--yes", "--force", timeout=120)
                 assert "Internal error" not in gone.stdout + gone.stderr
             finally:
                 os.killpg(swapper.pid, 9)

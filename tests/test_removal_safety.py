@@ -90,13 +90,13 @@ def test_destroy_of_an_edited_path_is_refused(sysenv) -> None:
     apply_ok(sysenv, BOTH)
     (sysenv.home / ".bashrc").write_text("# my own lines\n")
     home, state = tree(sysenv.home), state_of(sysenv)
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 2, out(p)
     assert "Refusing to remove 1 path edited since the last apply:" in p.stdout
     assert "  ~/.bashrc" in p.stdout, out(p)
     assert "sys destroy --force" in p.stdout, out(p)
     assert tree(sysenv.home) == home and state_of(sysenv) == state
-    p = sysenv.run("destroy", "--force")
+    p = sysenv.run("destroy", "--yes", "--force")
     assert p.returncode == 0, out(p)
     assert "Kept 1 path edited since the last apply in snapshot" in p.stdout, out(p)
     assert not (sysenv.home / ".bashrc").exists()

@@ -57,7 +57,12 @@ def test_force_then_rollback_then_apply_refuses(sysenv) -> None:
     assert r.returncode == 0, out(r)
     assert (sysenv.home / ".bashrc").read_text() == "export EDITOR=emacs\n"
     assert (sysenv.home / ".vimrc").read_text() == "set nu\nset hls\n"
-    assert "No drift" in sysenv.run("status").stdout  # the machine is what the rollback made
+    # what the rollback wrote back are hand edits: status says so (issue 23, point 5)
+    st = sysenv.run("status", "-v")
+    assert "No drift" not in st.stdout, out(st)
+    for label in ("~/.bashrc", "~/.vimrc"):
+        assert f"M! file {label}" in st.stdout.splitlines(), out(st)
+    assert "    in the home: content edited (a hand edit a rollback brought back)" in st.stdout
     # ... but what it wrote back are hand edits: the plan marks them, as any edit
     p = sysenv.run("plan", "--diff")
     for label in ("~/.bashrc", "~/.vimrc"):
@@ -112,8 +117,8 @@ def test_a_mode_edit_brought_back_is_an_edit(sysenv) -> None:
 def test_destroy_then_rollback_brings_edits_back_as_edits(sysenv) -> None:
     apply_ok(sysenv, 'file { path = "~/.bashrc", content = "vi\\n" }\n')
     (sysenv.home / ".bashrc").write_text("emacs\n")
-    assert sysenv.run("destroy").returncode == 2  # an edited path is not removed unasked
-    d = sysenv.run("destroy", "--force")
+    assert sysenv.run("destroy", "--yes").returncode == 2  # an edited path is not removed unasked
+    d = sysenv.run("destroy", "--yes", "--force")
     assert d.returncode == 0, out(d)
     assert not (sysenv.home / ".bashrc").exists()
     assert sysenv.run("rollback").returncode == 0

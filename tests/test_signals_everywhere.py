@@ -69,7 +69,7 @@ file { path = "~/.bashrc", content = "# managed\\n", depends_on = { e } }
 """,
     )
     before = tree(sysenv.home)
-    run = background("destroy")
+    run = background("destroy", "--yes")
     run.wait_for(marker)
     assert not (sysenv.home / "a.txt").exists()  # half-way: the files went first
     run.send(signum)
@@ -83,7 +83,7 @@ file { path = "~/.bashrc", content = "# managed\\n", depends_on = { e } }
     assert current(sysenv) == s1 and len(history(sysenv)) == 1
     # and the next command finds nothing to recover
     release.write_text("")
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 0 and "rolled back an interrupted" not in p.stderr, p.stderr
 
 

@@ -288,7 +288,7 @@ file { path = "~/a.txt", content = "line one\\nline 2\\n", mode = "0640" }
 file { path = "~/new.txt", content = "hi\\n" }
 """,
     )
-    p = sysenv.run("diff")  # default: previous and current
+    p = sysenv.run("diff", s1)  # A alone: A and the current one
     assert p.returncode == 0, out(p)
     text = p.stdout
     assert f"From {s1} to {s2}" in text, text

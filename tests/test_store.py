@@ -211,8 +211,8 @@ def test_rollback_and_status_read_contents_from_packs(sysenv) -> None:
     assert all((sysenv.home / f"s{i}").read_text() == f"first {i}\n" for i in range(30))
     assert loose(Store(sysenv.root / "store")) == []  # nothing copied out of the pack
     (sysenv.home / "s3").write_text("edited by hand\n")
-    p = sysenv.run("status")
-    assert "M ~/s3: content edited" in p.stdout, out(p)
+    p = sysenv.run("status", "-v")
+    assert "M! file ~/s3\n    in the home: content edited\n" in p.stdout, out(p)
 
 
 def test_gc_removes_dead_blobs_from_packs(sysenv) -> None:
@@ -364,7 +364,7 @@ def test_a_corrupt_packed_blob_is_dropped_alone_never_its_whole_pack(sysenv) -> 
     p = sysenv.run("doctor")
     assert "do not match their hash" not in p.stdout, out(p)
     assert "1 of " in p.stdout and "the current snapshot refers to are missing" in p.stdout
-    p = sysenv.run("destroy", input="y\n")
+    p = sysenv.run("destroy", "--yes")
     assert p.returncode == 0, out(p)
     assert tree(sysenv.home) == originals
 

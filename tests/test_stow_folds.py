@@ -152,7 +152,7 @@ def test_a_fold_is_shown_in_the_plan_and_unfolded_by_the_apply(sysenv):
     s = sysenv.run("status", cwd=repo.path)
     assert s.returncode == 0, out(s)
 
-    d = sysenv.run("destroy", cwd=repo.path)
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert tree(home) == installed  # the folds are links again, as stow made them
@@ -202,7 +202,7 @@ def test_a_file_of_ours_in_an_unfolded_directory_keeps_it_unfolded_on_removal(sy
     home = sysenv.home
     assert sysenv.run("apply", cwd=repo.path).returncode == 0
     (home / ".config/git/credentials").write_text("mine\n")
-    d = sysenv.run("destroy", cwd=repo.path)
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert (home / ".config/git/credentials").read_text() == "mine\n"
@@ -268,7 +268,7 @@ def test_a_directory_link_made_by_dotbot_is_unfolded_and_put_back_without_touchi
     assert a.returncode == 0, out(a)
     checked.intact()
     assert not (sysenv.home / ".config/kitty").is_symlink()
-    d = sysenv.run("destroy", cwd=repo)
+    d = sysenv.run("destroy", "--yes", cwd=repo)
     assert d.returncode == 0, out(d)
     checked.intact()
     assert home_only(tree(sysenv.home)) == installed
@@ -300,7 +300,7 @@ def test_an_absent_path_under_a_fold_goes_from_the_home_only(sysenv):
     assert nvim.is_dir() and not nvim.is_symlink()
     assert not os.path.lexists(nvim / "init.lua") and not os.path.lexists(nvim / "lua")
     assert (home / ".config/git").is_symlink()  # nothing to remove there: left folded
-    d = sysenv.run("destroy", cwd=repo.path)
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert home_only(tree(home)) == installed
@@ -318,7 +318,7 @@ def test_files_declared_one_after_another_under_a_fold_leave_it_folded_in_the_en
     _apply(sysenv, repo, b)  # a goes; the directory stays unfolded for b
     assert (home / ".config/nvim/b.lua").read_text() == "b\n"
     assert not os.path.lexists(home / ".config/nvim/a.lua")
-    d = sysenv.run("destroy", cwd=repo.path)
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert home_only(tree(home)) == installed
@@ -339,7 +339,7 @@ def test_one_file_swapped_for_another_under_a_fold_and_rolled_back(sysenv):
     repo.intact()
     assert (home / ".config/nvim/a.lua").read_text() == "a\n"
     assert not os.path.lexists(home / ".config/nvim/b.lua")
-    d = sysenv.run("destroy", cwd=repo.path)
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert home_only(tree(home)) == installed
@@ -364,7 +364,7 @@ def test_a_config_outside_the_repository_never_writes_into_it_through_a_fold(sys
     assert a.returncode == 0, out(a)
     repo.intact()
     assert (home / ".config/nvim/new.lua").read_text() == "x\n"
-    d = sysenv.run("destroy", cwd=conf)
+    d = sysenv.run("destroy", "--yes", cwd=conf)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert {
@@ -386,7 +386,7 @@ def test_a_dangling_fold_becomes_an_empty_directory_and_comes_back(sysenv):
     repo.intact()
     assert not (home / ".config/nvim").is_symlink()
     assert (home / ".config/nvim/init.lua").read_text() == "new\n"
-    d = sysenv.run("destroy", cwd=repo.path)
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert home_only(tree(home)) == installed
@@ -403,7 +403,7 @@ def test_a_directory_declared_on_a_fold_keeps_what_it_showed(sysenv):
     nvim = home / ".config/nvim"
     assert nvim.is_dir() and not nvim.is_symlink()
     assert (nvim / "init.lua").read_text() == "require('plugins')\n"
-    d = sysenv.run("destroy", cwd=repo.path)
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
     assert d.returncode == 0, out(d)
     repo.intact()
     assert home_only(tree(home)) == installed

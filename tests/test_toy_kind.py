@@ -173,7 +173,11 @@ def test_rollback_and_drift(stamp: SysEnv) -> None:
     assert [(d["id"], d["kind"], d["detail"]) for d in drift] == [
         ("stamp#a", "edited", "stamp edited")
     ]
-    assert "M <a>: stamp edited" in stamp.run("status").stdout  # its label, from its key
+    p = stamp.run("status", "-v")
+    assert "\n    in the home: stamp edited\n" in p.stdout, p.stdout
+    assert [ln for ln in p.stdout.splitlines() if ln.endswith("stamp <a>")] == [
+        "MM stamp <a>"  # its label, from its key
+    ], p.stdout
 
     assert first is not None
     p = stamp.run("rollback", first)

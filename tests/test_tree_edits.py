@@ -177,7 +177,7 @@ def test_destroy_removes_trees_links_and_parents_and_restores_originals(sysenv):
         + 'file { path = "~/.local/share/x/y", content = "y" }\n',
     )
     managed = tree(sysenv.home)
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     ok(p)
     assert tree(sysenv.home) == before
     ok(sysenv.run("rollback"))

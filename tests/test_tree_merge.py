@@ -92,12 +92,12 @@ def test_two_link_trees_into_one_directory_merge(sysenv):
 
     # a member of the second source is one item like any other: drift, plan, apply
     os.unlink(bin_dir / "cowsay")
-    p = sysenv.run("status")
-    assert "~/.local/bin/cowsay" in p.stdout and "deleted" in p.stdout, out(p)
+    p = sysenv.run("status", "-v")
+    assert "~/.local/bin/cowsay" in p.stdout and "in the home: deleted" in p.stdout, out(p)
     apply(sysenv, BIN + FUN)
     assert os.readlink(bin_dir / "cowsay") == f"{w}/fun/.local/bin/cowsay"
 
-    p = sysenv.run("destroy")
+    p = sysenv.run("destroy", "--yes")
     ok(p)
     assert tree(sysenv.home) == home_before
 
@@ -217,7 +217,7 @@ def test_whole_packages_into_the_home_merge(sysenv):
     assert os.readlink(h / ".gitconfig") == f"{w}/git/.gitconfig"
     assert not (h / ".config").is_symlink() and (h / ".config/other/x").read_text() == "not ours\n"
     assert "No changes" in sysenv.run("apply").stdout
-    ok(sysenv.run("destroy"))
+    ok(sysenv.run("destroy", "--yes"))
     assert tree(sysenv.home) == before
 
 

@@ -228,6 +228,8 @@ COMMANDS = (
     ("apply", "apply", "command"),
     ("rollback", "rollback", "command"),
     ("add", "add", "command"),
+    ("edit", "edit", "command"),
+    ("cd", "cd", "command"),
     ("destroy", "destroy", "command"),
     ("history", "history", "command"),
     ("status", "status", "command"),
@@ -254,12 +256,16 @@ SUMMARIES = {
     "apply": "Make the machine match the config, atomically.",
     "rollback": "Return the machine to an earlier snapshot.",
     "add": "Take files edited by hand back into the config (over their source files).",
+    "edit": "Open the source of a managed file in your editor ($VISUAL, $EDITOR, vi).",
+    "cd": "Start a shell in the config's directory ($SHELL; exit it to come back).",
     "destroy": (
         "Remove everything syslua manages and restore every original (`sys rollback` undoes it)."
     ),
     "history": "List snapshots, newest first.",
-    "status": "Show what drifted from the current snapshot (edited, deleted, mode changed).",
-    "diff": "Compare two snapshots.",
+    "status": (
+        "Show what changed in the home since the last apply, and what the config would change."
+    ),
+    "diff": "Show the changes the config would make as a diff, or compare two snapshots.",
     "gc": "Drop old snapshots, then store objects nothing refers to.",
     "init": (
         "Write a starter sys.lua, type stubs and a .luarc.json for lua-language-server; files "

@@ -42,7 +42,14 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
     manifest = materialise(snap, store, unreadable)
     resolver = Resolver(manifest, store, paths.state)
     ctx = Context(
-        runner=Runner(), noop=True, manifest=manifest, store=store, paths=paths, resolver=resolver
+        runner=Runner(),
+        noop=True,
+        manifest=manifest,
+        store=store,
+        paths=paths,
+        resolver=resolver,
+        # what the snapshot recorded: a kind finds there the hand edits it keeps
+        last_applied=snap.item_states(),
     )
     out = []
     for item in manifest:

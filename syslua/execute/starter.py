@@ -20,6 +20,8 @@ from syslua.paths import shipped_dirs
 
 STARTER = """\
 -- sys.lua: describe this machine. Preview with `sys plan`, converge with `sys apply`.
+-- Every line below is an example, commented out: as written, this config
+-- changes nothing. Uncomment (remove the leading `-- `) what you want.
 -- Files under the home are yours: 0644 for inline content, a copy keeps its
 -- source's mode, directories 0755 (declare owner, group or mode to change them).
 
@@ -31,7 +33,7 @@ STARTER = """\
 -- file { path = "~/.config/nvim/init.lua", source = "nvim/init.lua" }
 
 -- Environment variables for `sys env`'s shell line; PATH entries merge:
-env { EDITOR = "vi" }
+-- env { EDITOR = "vi" }
 -- env { PATH = lib.mkBefore("~/.local/bin") }
 
 -- A command that runs once, until the file it creates exists:

@@ -1255,7 +1255,7 @@ class FileType(
         if st.error:
             return "error", st.error
         if not st.differences:
-            return None
+            return self._brought_back(item, ctx)
         ensure = item.get("ensure")
         if ensure != "absent" and st.state.ensure == ABSENT:
             return "deleted", "deleted"
@@ -1266,6 +1266,16 @@ class FileType(
         if any(d.startswith("mode") for d in st.differences) and len(st.differences) == 1:
             return "mode", st.differences[0]
         return "changed", ", ".join(st.differences)
+
+    def _brought_back(self, item: Item, ctx: Context) -> tuple[str, str] | None:
+        """A hand edit that the snapshot keeps (a rollback wrote it back, after
+        an apply --force overwrote it): the machine matches the snapshot, yet
+        it is an edit, which the next apply refuses to overwrite."""
+        recorded = ctx.last_applied.get(item.id) if ctx.last_applied else None
+        if recorded is None or edits.EDITED_FROM not in recorded:
+            return None
+        what = edits.edited(item, recorded, ctx.store)
+        return ("edited", f"{what} (a hand edit a rollback brought back)") if what else None
 
 
 class _Run:

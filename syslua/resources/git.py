@@ -205,13 +205,43 @@ def fetch(repo: Path, runner: Runner, *, timeout: float = 600) -> None:
         )
 
 
+class LocalChanges(GitError):
+    """The pull would overwrite changes not committed in the clone (git
+    refused it, changing nothing); `reason`: git's lines saying which files."""
+
+    def __init__(self, message: str, reason: list[str]) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+# What git says when a merge would overwrite uncommitted or untracked files.
+_LOCAL_CHANGES = (
+    "Your local changes to the following files would be overwritten",
+    "untracked working tree files would be overwritten",
+)
+
+
 def fast_forward(repo: Path, runner: Runner, *, timeout: float = 600) -> None:
     """`git merge --ff-only FETCH_HEAD` in `repo`, after `fetch`. One that
     cannot fast-forward (local commits, a diverged branch, no upstream)
-    fails and leaves the clone as it was."""
+    fails and leaves the clone as it was; one that would overwrite changes
+    not committed raises `LocalChanges`, with git's reason."""
     done = _git(runner, ["merge", "--ff-only", "--quiet", "FETCH_HEAD"], cwd=repo, timeout=timeout)
     if done.timed_out:
         raise GitError(f"git merge --ff-only in {repo} timed out after {timeout:g}s")
+    if done.exit_code != 0 and any(m in done.stderr for m in _LOCAL_CHANGES):
+        # git's reason is its error line and the files under it; its advice
+        # ("Please commit your changes or stash them") the caller makes exact.
+        reason = [
+            ln.rstrip()
+            for ln in done.stderr.splitlines()
+            if ln.startswith(("error:", "\t", " ")) and ln.strip()
+        ]
+        raise LocalChanges(
+            f"git pull --ff-only in {repo} failed: the clone has changes not committed "
+            "that the pull would overwrite",
+            reason,
+        )
     if done.exit_code != 0:
         raise GitError(
             f"git pull --ff-only in {repo} failed: {_last_line(done)}",

@@ -5,7 +5,11 @@ item of the current snapshot is removed as if its declaration had been
 deleted (files syslua created go, originals it took over come back, execs
 run their `undo`, packages leave the profile), atomically and journaled, and
 the result is recorded as a snapshot of kind `destroy`, so `sys rollback`
-undoes it. It does not prompt. A path edited by hand since the last apply
+undoes it. On a terminal it first shows what it would remove and asks
+(`y` or `yes` goes ahead); `--yes` skips the question, and elsewhere (a
+script, a pipe) `--yes` is required, as `terraform destroy` requires
+`-auto-approve`: without it the destroy is refused, exit 2, changing
+nothing. `--dry-run` never asks. A path edited by hand since the last apply
 (it no longer holds what syslua wrote there) is never removed unasked: the
 destroy refuses, exit 2, changing nothing; with `--force` the edits are
 kept in a snapshot recorded just before, which the rollback returns to. The env scripts stay, setting nothing of the config's,
@@ -16,6 +20,7 @@ stops it as it stops `sys apply`: what it removed is put back, and it ends
 with `Destroy interrupted. System unchanged.`, exit 130.
 """
 
+import sys
 import time
 from typing import TYPE_CHECKING, Annotated
 
@@ -42,6 +47,14 @@ def command(
     dry_run: Annotated[
         bool, dry_run_option("Only show what would be removed and restored.")
     ] = False,
+    yes: Annotated[
+        bool,
+        typer.Option(
+            "--yes",
+            "-y",
+            help="Do not ask for confirmation (required when not on a terminal).",
+        ),
+    ] = False,
     force: Annotated[
         bool,
         typer.Option(
@@ -62,14 +75,54 @@ def command(
     \b
     Examples:
       sys destroy --dry-run
-      sys destroy
+      sys destroy                         # shows what goes, then asks
+      sys destroy --yes                   # in a script: no question
     """
     term = terminal(json_, verbose, quiet, no_color)
-    raise typer.Exit(run(term, dry_run=dry_run, jobs=jobs, wait=wait, force=force))
+    raise typer.Exit(run(term, dry_run=dry_run, jobs=jobs, wait=wait, force=force, yes=yes))
+
+
+def _asking(yes: bool, dry_run: bool) -> bool:
+    """Whether to ask before destroying: on a terminal, unless `--yes` or a
+    dry run. Not on a terminal, `--yes` is required: refused, nothing read or
+    changed."""
+    from syslua.errors import UsageError
+
+    if yes or dry_run:
+        return False
+    if sys.stdin is not None and sys.stdin.isatty():
+        return True
+    raise UsageError(
+        "sys destroy removes everything syslua manages, and stdin is not a terminal to "
+        "confirm it on: pass --yes to go ahead (`sys destroy --yes`), or see what it would "
+        "remove with `sys destroy --dry-run`"
+    )
+
+
+def _confirmed(term: "Terminal", paths: "Paths", current: "Snapshot") -> bool:
+    """Show what the destroy would remove, then ask; `y` or `yes` goes ahead."""
+    from syslua.plan.inputs import removal_plan
+
+    plan = removal_plan(paths, current, with_diff=False)
+    term.line(f"sys destroy will remove everything snapshot {current.id} manages:")
+    term.plan(plan)
+    for _, label, why in not_undone(current):
+        term.line(f"Will not be undone ({why}): {label}")
+    sys.stdout.flush()
+    sys.stderr.write("Destroy everything syslua manages? `sys rollback` undoes it. [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
 
 
 def run(
-    term: "Terminal", *, dry_run: bool, jobs: int | None, wait: bool, force: bool = False
+    term: "Terminal",
+    *,
+    dry_run: bool,
+    jobs: int | None,
+    wait: bool,
+    force: bool = False,
+    yes: bool = False,
 ) -> int:
     from syslua.cli import signals
     from syslua.cli.commands.common import state
@@ -81,6 +134,7 @@ def run(
     from syslua.state.snapshots import Snapshots
 
     started = time.monotonic()
+    ask = _asking(yes, dry_run)
     paths = Paths.from_env()
     try:
         with state(paths, term, exclusive=not dry_run, wait=wait):
@@ -102,6 +156,9 @@ def run(
                 return 0
             if dry_run:
                 return _dry_run(term, paths, current)
+            if ask and not _confirmed(term, paths, current):
+                term.line("Destroy cancelled: nothing was changed.")
+                return CANCELLED
             term.log("Removing everything syslua manages...")
             # Ctrl-C and SIGTERM stop it as they stop `sys apply`: what it
             # removed comes back, and it ends with `Destroy interrupted. ...`.
@@ -130,6 +187,9 @@ def run(
             "restored; `sys rollback` undoes this."
         )
     return code
+
+
+CANCELLED = 2  # the question answered no: a refusal, nothing changed
 
 
 def not_undone(current: "Snapshot") -> list[tuple[str, str, str]]:

@@ -1,12 +1,15 @@
-"""`sys diff [A B]`: what changed between two snapshots (default: previous and
-current), as `syslua/execute/snapshot_diff.py` compares them."""
+"""`sys diff [A [B]]`: without arguments, the changes the config would make,
+as a diff (what `sys plan --diff` shows: `cli/commands/plan.py`); with
+snapshots, what changed between them (A and the current one, or A and B),
+as `syslua/execute/snapshot_diff.py` compares them."""
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import JsonOpt, NoColorOpt, NoPagerOpt, complete_snapshot
+from syslua.cli.options import FactOpt, JsonOpt, NoColorOpt, NoPagerOpt, complete_snapshot
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -17,7 +20,7 @@ def command(
         str | None,
         typer.Argument(
             metavar="A",
-            help="Snapshot id (default: the previous snapshot).",
+            help="Snapshot id; without it, the config's pending changes are shown.",
             autocompletion=complete_snapshot,
         ),
     ] = None,
@@ -29,23 +32,55 @@ def command(
             autocompletion=complete_snapshot,
         ),
     ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="Without snapshots: the config whose changes to show (default: as for sys plan).",
+        ),
+    ] = None,
+    fact: FactOpt = None,
     json_: JsonOpt = False,
     no_color: NoColorOpt = False,
     no_pager: NoPagerOpt = False,
 ) -> None:
-    """Compare two snapshots.
+    """Show the changes the config would make as a diff, or compare two snapshots.
+
+    \b
+    Without arguments: what `sys plan --diff` shows, the config's pending
+    changes with the diff of each file. With A: snapshot A compared with the
+    current one; with A and B: A with B.
 
     \b
     Examples:
-      sys diff                            # the previous snapshot with the current one
+      sys diff                            # what sys apply would change
+      sys diff 20261126-001820-5869       # that snapshot against the current one
       sys diff 20261126-001820-5869 good
     """
     from syslua.cli.pager import paging
 
     term = terminal(json_, 0, False, no_color)
+    if a is None and b is None:
+        with paging(term, not no_pager):
+            code = pending(term, config, facts=fact or [])
+        raise typer.Exit(code)
+    if config is not None:
+        from syslua.errors import UsageError
+
+        raise UsageError("--config goes without snapshots: `sys diff --config PATH`")
     with paging(term, not no_pager):
         code = run(term, a, b)
     raise typer.Exit(code)
+
+
+def pending(term: "Terminal", config: Path | None, *, facts: list[str]) -> int:
+    """The config's pending changes with their diffs: `sys plan --diff`."""
+    from syslua.cli.commands import plan
+
+    return plan.run(
+        term, config, diff=True, exit_code=False, facts=facts, impure=False, max_depth=10
+    )
 
 
 def run(term: "Terminal", a: str | None, b: str | None) -> int:

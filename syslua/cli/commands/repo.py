@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import FactOpt, NoColorOpt, QuietOpt, VerboseOpt, dry_run_option
+from syslua.cli.options import FactOpt, JobsOpt, NoColorOpt, QuietOpt, VerboseOpt, dry_run_option
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
+    from syslua.resources.git import GitError, LocalChanges
     from syslua.resources.process import Runner
 
 
@@ -32,22 +33,30 @@ def pull_command(
     noop: Annotated[
         bool, dry_run_option("Only say what the pull would bring (git ls-remote); change nothing.")
     ] = False,
+    apply_: Annotated[
+        bool,
+        typer.Option("--apply", help="Apply the updated config instead of showing its plan."),
+    ] = False,
     fact: FactOpt = None,
+    jobs: JobsOpt = None,
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:
     """Update a config cloned with `sys init --from` (git pull --ff-only), then show the new plan.
+    With --apply, apply it.
 
     \b
     Examples:
       sys pull                            # in the clone, or for ~/.config/syslua
-      sys pull ~/dotfiles && sys apply ~/dotfiles/sys.lua
+      sys pull --apply ~/dotfiles         # pull, then apply
     """
     from syslua.cli.commands import repo
 
     term = terminal(False, verbose, quiet, no_color)
-    raise typer.Exit(repo.pull(term, directory, facts=fact or [], dry_run=noop))
+    raise typer.Exit(
+        repo.pull(term, directory, facts=fact or [], dry_run=noop, apply=apply_, jobs=jobs)
+    )
 
 
 def init_from(
@@ -90,11 +99,19 @@ def init_from(
 
 
 def pull(
-    term: "Terminal", directory: Path | None, *, facts: list[str], dry_run: bool = False
+    term: "Terminal",
+    directory: Path | None,
+    *,
+    facts: list[str],
+    dry_run: bool = False,
+    apply: bool = False,
+    jobs: int | None = None,
 ) -> int:
     """`git pull --ff-only` in DIR (default: the current directory when it holds
     a config, else the directory of the config `sys plan` would use), then the
-    plan of its config.
+    plan of its config, or its apply with `apply`. A clone whose changes not
+    committed the pull would overwrite is refused with git's reason and the
+    commands that keep them in a commit or put them aside (`_local_changes`).
 
     The pull is a `git fetch`, which a signal stops with the work tree as it
     was (exit 130), then `git merge --ff-only FETCH_HEAD` in a critical
@@ -115,7 +132,10 @@ def pull(
     before = git.head(repo, runner)
     git.fetch(repo, runner)
     with signals.current().critical():  # a merge stopped half-way leaves a torn work tree
-        git.fast_forward(repo, runner)
+        try:
+            git.fast_forward(repo, runner)
+        except git.LocalChanges as e:
+            raise _local_changes(e, start, apply) from e
     after = git.head(repo, runner)
     if before == after:
         term.line(f"{repo} is up to date at {after[:12]}.")
@@ -135,7 +155,7 @@ def pull(
         config = config_in(start) or config_in(repo)
     if config is None:
         raise UsageError(f"{start} has no sys.lua or init.lua: nothing to plan")
-    return _plan_or_apply(term, config, apply=False, facts=facts)
+    return _plan_or_apply(term, config, apply=apply, facts=facts, jobs=jobs)
 
 
 def _would_pull(term: "Terminal", repo: Path, runner: "Runner") -> int:
@@ -195,4 +215,24 @@ def _plan_or_apply(
 
     return plan_cmd.run(
         term, config, diff=False, exit_code=False, facts=facts, impure=False, max_depth=10
+    )
+
+
+def _local_changes(e: "LocalChanges", start: Path, apply: bool) -> "GitError":
+    """The refusal of a pull over changes not committed: git's reason, and
+    the two ways on, each a line of commands that works as printed (from
+    `start`, where `sys pull` finds the config again)."""
+    import shlex
+
+    from syslua.resources.git import GitError
+
+    here = f"cd {shlex.quote(str(start.resolve()))}"
+    again = f"sys pull{' --apply' if apply else ''}"
+    reason = "".join(f"\n  {ln.expandtabs(4)}" for ln in e.reason)
+    return GitError(
+        f"{e.message}:{reason}",
+        hint="Nothing was changed.\nKeep the changes in a commit, then pull over them:\n"
+        f"  {here} && git add -A && git commit -m 'local changes' && git pull --rebase && {again}"
+        "\nor put them aside, pull, and bring them back:\n"
+        f"  {here} && git stash push --include-untracked && {again} && git stash pop",
     )

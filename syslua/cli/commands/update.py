@@ -132,7 +132,11 @@ def run(
         if term.json_mode:
             term.json({"format": JSON_FORMAT, "config": str(path), "lock": None, "inputs": []})
         else:
-            term.line(f"{path.name} declares no inputs; nothing to update.")
+            term.line(
+                f"{path.name} declares no inputs; nothing to update. (`sys update` resolves "
+                "the inputs syslua.lock pins; to fetch new commits of the config's repository, "
+                "run `sys pull`, or `sys pull --apply` to apply them too.)"
+            )
         return 0
     rows = changes(resolution)
     if term.json_mode:

@@ -303,7 +303,7 @@ def main_scene() -> Scene:
 
     # Back to the first apply, away with everything, and back again.
     s.step("rollback-first", s.sys("rollback", s.steps["first"]))
-    s.step("destroy", s.sys("destroy", stdin="y\n"))
+    s.step("destroy", s.sys("destroy", "--yes"))
     s.step("rollback-destroy", s.sys("rollback"))
     s.sys("snapshot", "tag", s.steps["first"], "first-apply")
     s.sys("snapshot", "tag", s.steps["first"], "keep")
