@@ -303,7 +303,7 @@ def test_no_line_is_wider_than_the_terminal(sysenv, columns, how) -> None:
     assert any(ln.startswith("Plan: ") for ln in apply), apply
     assert any("Apply complete" in ln for ln in apply), apply
     (sysenv.home / LONG[2:]).write_text("edited by hand\n")
-    status = screen_lines(sysenv, ["status", "--no-pager"], columns, env)
+    status = screen_lines(sysenv, ["status", "-v", "--no-pager"], columns, env)
     assert any("content edited" in ln for ln in status), status
     history = screen_lines(sysenv, ["history", "--no-pager"], columns, env)
     assert any("apply" in ln for ln in history), history
@@ -371,7 +371,7 @@ def test_a_private_file_shows_how_many_lines_changed_never_its_content(sysenv, p
     assert (tree(sysenv.home), tree(sysenv.root)) == before
     # between snapshots, as `sys diff` shows them
     ok(sysenv.run("apply"))
-    d = sysenv.run("diff")
+    d = sysenv.run("diff", "-1")
     assert d.returncode == 0, out(d)
     assert "(private file: 2 lines changed)" in d.stdout and SECRET not in out(d), d.stdout
 
