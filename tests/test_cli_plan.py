@@ -587,7 +587,7 @@ def test_plan_shows_items_that_cannot_be_applied(sysenv):
         "sys.lua", 'exec { name = "e", command = "true", onlyif = "no-such-command-xyz" }\n'
     )
     r = sysenv.run("plan")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # `sys apply` would refuse (issue 23)
     line = entry_line(r.stdout, "!", "exec e")
     assert "onlyif guard could not start" in line and "no-such-command-xyz" in line
     assert "1 cannot be applied" in r.stdout

@@ -143,6 +143,7 @@ def _options(
 
 
 _no_color = False  # --no-color of this command, for the error line `main` prints
+_json_mode = False  # --json of this command: an error is also a summary on stdout
 started: float | None = None  # when `main` began: the lock records it
 
 
@@ -152,8 +153,8 @@ def terminal(
     """The command's Terminal, from its output options."""
     from syslua.cli.output import Terminal
 
-    global _no_color
-    _no_color = no_color
+    global _no_color, _json_mode
+    _no_color, _json_mode = no_color, json_
     Terminal.new_command()
     return Terminal(
         json_mode=json_, verbosity=-1 if quiet else verbose, color=False if no_color else None
@@ -311,8 +312,8 @@ def main() -> None:
     from syslua.cli import signals
     from syslua.errors import Interrupted, ResourceError, SysluaError
 
-    global _no_color, started
-    _no_color = False
+    global _no_color, _json_mode, started
+    _no_color = _json_mode = False
     started = time.time()
     if os.environ.get(COMPLETE_VAR):
         # The completion script asks for candidates: typer's handlers for bash, zsh and fish.
@@ -353,6 +354,16 @@ def _last_words(e: BaseException) -> int:
     from syslua.cli.output import Terminal
 
     assert isinstance(e, SysluaError)
+    if _json_mode:
+        # What a script reads: the reason it stopped (`refused`), on stdout as
+        # the last JSON it gets; the message goes to stderr as always.
+        import json
+
+        from syslua.cli.machine import refused_summary
+
+        summary = refused_summary(e.reason, e.summary())
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
     Terminal(color=False if _no_color else None).error(e.render())
     return e.exit_code
 

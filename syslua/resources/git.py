@@ -138,6 +138,7 @@ class GitError(SysluaError):
     """git could not clone or update a config repository; nothing was changed."""
 
     exit_code = 2
+    reason = "git_error"
 
 
 def _git(

@@ -3,7 +3,8 @@
 Evaluation errors exit 2 before any state is touched; then the state lock is
 taken (exit 3 when held), an interrupted apply is rolled back, and the apply
 runs. Exit 0 when every item converged, 1 when the apply failed (and was
-rolled back), 2 when it refused to overwrite files edited by hand since the
+rolled back, or refused before anything ran because the plan marks items `!`
+as unable to be applied), 2 when it refused to overwrite files edited by hand since the
 last apply (without `--force`, or `--overwrite PATH` naming them; nothing
 was changed), when it would remove
 every managed item and `--allow-empty` was not given, or when the current
@@ -224,4 +225,7 @@ def run(
     for kind, text in manifest.messages:
         if kind == "post_message" and outcome.ok:
             term.lines(text)
-    return report(term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only)
+    given = str(config) if config is not None else None  # for the commands it suggests
+    return report(
+        term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only, config=given
+    )
