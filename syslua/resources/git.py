@@ -5,6 +5,7 @@ config repositories for `sys init --from` and `sys pull`.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -214,10 +215,16 @@ def fast_forward(repo: Path, runner: Runner, *, timeout: float = 600) -> None:
     if done.timed_out:
         raise GitError(f"git merge --ff-only in {repo} timed out after {timeout:g}s")
     if done.exit_code != 0:
-        raise GitError(
-            f"git pull --ff-only in {repo} failed: {_last_line(done)}",
-            hint="Nothing was changed. Merge or rebase by hand, then run `sys pull` again.",
-        )
+        hint = "Nothing was changed. Merge or rebase by hand, then run `sys pull` again."
+        if "not possible to fast-forward" in done.stderr.lower():
+            # Diverged: the clone has commits the remote does not. One command
+            # puts them on top of the remote's, which is what `sys pull` wanted.
+            hint = (
+                "Nothing was changed. The clone has commits the remote does not: put them on "
+                "top of the remote's (then `sys plan` shows the result): "
+                f"git -C {shlex.quote(str(repo))} pull --rebase"
+            )
+        raise GitError(f"git pull --ff-only in {repo} failed: {_last_line(done)}", hint=hint)
 
 
 def log_lines(repo: Path, before: str, after: str, runner: Runner) -> list[str]:
