@@ -91,7 +91,8 @@ def test_a_known_failure_lists_the_edits_too(sysenv) -> None:
     p = sysenv.run("apply")
     assert p.returncode == 1, out(p)
     assert tree(sysenv.home) == home
-    assert "Refusing to apply: 2 items cannot be applied" in p.stdout, out(p)
+    assert "Refusing to apply: 1 item cannot be applied" in p.stdout, out(p)
+    assert "and 1 path edited since the last apply would be overwritten:" in p.stdout, out(p)
     assert "  file ~/a.txt: edited since the last apply (content edited)" in p.stdout, out(p)
 
 

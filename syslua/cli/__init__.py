@@ -58,10 +58,45 @@ class _Group(TyperGroup):
             self.commands = commands
 
 
+# Every exit code of every command, with what it means: the end of `sys --help`,
+# and the table of docs/cli.md (tests/test_exit_codes.py keeps them the same).
+EXIT_CODES = (
+    (0, "success: nothing needed to change, or everything changed"),
+    (
+        1,
+        "the apply failed and was rolled back; or the plan marks items ! (they cannot be "
+        "applied: `sys plan` says so, `sys apply` runs nothing); or a check failed",
+    ),
+    (
+        2,
+        "usage or configuration error, or a refusal (files edited by hand, a config "
+        "that declares nothing, ...); nothing was changed",
+    ),
+    (3, "another sys process holds the state lock"),
+    (4, "`sys plan --exit-code`: changes are pending; `sys status --exit-code`: drift"),
+    (70, "internal error: a bug in syslua"),
+    (130, "interrupted by Ctrl-C or SIGTERM (what had changed was rolled back)"),
+)
+
+
+def _epilog() -> str:
+    """The exit codes as the end of `sys --help`: a paragraph click prints as it
+    is ("\\b"), each meaning wrapped under its own start to fit 80 columns
+    (click indents the paragraph by 2)."""
+    import textwrap
+
+    rows = [
+        textwrap.fill(meaning, width=76, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+        for code, meaning in EXIT_CODES
+    ]
+    return "\b\nExit codes (with --json, a refusal's summary names its reason):\n" + "\n".join(rows)
+
+
 app = typer.Typer(
     cls=_Group,
     name="sys",
     help="syslua: describe your machine in Lua, preview with `sys plan`, converge with `sys apply`.",
+    epilog=_epilog(),
     no_args_is_help=True,
     # Our own --install-completion / --show-completion (cli/completion.py):
     # typer's take no shell name and edit rc files in place.

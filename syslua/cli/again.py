@@ -55,24 +55,32 @@ def keep_edits(manifest: Manifest | None, edited: list[Entry], config: str | Non
     with inline `content` (or rendered from a template), which `sys add`
     does not write, changing the declaration to match, after which a plain
     apply goes ahead and the edit stays."""
-    addable, inline = [], []
+    addable, undeclared, inline = [], [], []
     for entry in edited:
         item = manifest.get(entry.id) if manifest is not None else None
-        if item is not None and (item.get("content") is not None or item.get("template")):
+        if item is None:  # a removal: `sys add` copies it in and prints its declaration
+            undeclared.append(entry.label)
+        elif item.get("content") is not None or item.get("template"):
             inline.append(entry)
         else:
             addable.append(entry.label)
     lines = []
+    where = ("--config", config) if config else ()
     if addable:
         sources = "its source" if len(addable) == 1 else "their sources"
-        where = ("--config", config) if config else ()
         lines.append(
             f"keep {', '.join(addable)} (copied into {sources}): {command('add', *where, *addable)}"
         )
-    for entry in inline:
-        where = manifest.source_of(entry.id) if manifest is not None else ""
+    if undeclared:
+        it = "it" if len(undeclared) == 1 else "them"
         lines.append(
-            f"keep {entry.label}: make its declaration ({where}) say what it holds now, "
+            f"keep {', '.join(undeclared)} (no longer declared: copied into the config, "
+            f"then declare {it} as `sys add` prints): {command('add', *where, *undeclared)}"
+        )
+    for entry in inline:
+        declared = manifest.source_of(entry.id) if manifest is not None else ""
+        lines.append(
+            f"keep {entry.label}: make its declaration ({declared}) say what it holds now, "
             f"then run: {command('apply', *([config] if config else []))}"
         )
     return lines

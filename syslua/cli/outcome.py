@@ -24,6 +24,7 @@ from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter
 from syslua.execute.item import CHANGED
 from syslua.execute.outcome import CANNOT_APPLY, EDITED_PATHS
 from syslua.paths import Paths
+from syslua.plan.planner import Entry
 
 FAILED = 1
 REFUSED = 2
@@ -329,8 +330,7 @@ def cannot_apply(
     """An apply of a plan that marks items `!` as unable to be applied: it
     refused before anything ran, listing them (and the edits it would
     overwrite) with where each is declared; exit 1, as `sys plan` exits."""
-    entries = outcome.cannot_apply + outcome.refused
-    n = len(entries)
+    n = len(outcome.cannot_apply)
     error = f"Refusing to apply: {n} item{'s' if n != 1 else ''} cannot be applied"
     if term.json_mode:
         term.json_event(
@@ -354,6 +354,19 @@ def cannot_apply(
         )
         return FAILED
     term.line(f"{error} (marked ! by `sys plan`):", "bold red", always=True)
+    _entries(term, outcome, outcome.cannot_apply)
+    if outcome.refused:
+        edited = count_paths(len(outcome.refused))
+        term.line(f"and {edited} edited since the last apply would be overwritten:", always=True)
+        _entries(term, outcome, outcome.refused)
+    term.line("Nothing was changed.", always=True)
+    fix = "what is marked !" if not outcome.refused else "the items that cannot be applied"
+    term.line(f"Fix {fix}, then run again: {again('apply', config)}", always=True)
+    return FAILED
+
+
+def _entries(term: Terminal, outcome: ApplyOutcome, entries: list[Entry]) -> None:
+    """One line per plan entry, with where it is declared."""
     for e in entries:
         term.lines(
             f"  {e.type} {e.label}: {e.message}{_declared(outcome, e.id)}",
@@ -361,7 +374,3 @@ def cannot_apply(
             indent="    ",
             always=True,
         )
-    term.line("Nothing was changed.", always=True)
-    fix = "what is marked !" if not outcome.refused else "the items that cannot be applied"
-    term.line(f"Fix {fix}, then run again: {again('apply', config)}", always=True)
-    return FAILED
