@@ -222,3 +222,16 @@ def test_a_diverged_clone_names_the_git_command_that_pulls(sysenv, remote) -> No
     assert (clone / "sys.lua").read_text().startswith("-- local\n")
     p = sysenv.run("pull", str(clone))
     assert p.returncode == 0 and "is up to date" in p.stdout, out(p)
+
+
+# -- a config that declares nothing ------------------------------------------------------
+def test_an_empty_config_names_the_apply_that_removes_everything(sysenv) -> None:
+    apply_ok(sysenv, 'file { path = "~/a", content = "a\\n" }\n')
+    sysenv.write("sys.lua", "-- nothing any more\n")
+    p = sysenv.run("apply")
+    assert p.returncode == 2 and (sysenv.home / "a").exists(), out(p)
+    [command] = printed(p.stderr)
+    assert command == "sys apply --allow-empty", out(p)
+    done = shell(sysenv, command)
+    assert done.returncode == 0, out(done)
+    assert not (sysenv.home / "a").exists()

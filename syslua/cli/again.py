@@ -50,7 +50,8 @@ def again(name: str, config: str | None = None, *extra: str) -> str:
 
 
 def keep_edits(manifest: Manifest | None, edited: list[Entry], config: str | None) -> list[str]:
-    """How to keep edits made by hand, one line each way: `sys add PATH...`
+    """How to keep edits made by hand, one line each way (`manifest`: what
+    declares them, None when not known): `sys add PATH...`
     for those it takes back into their source files; for a file declared
     with inline `content` (or rendered from a template), which `sys add`
     does not write, changing the declaration to match, after which a plain
@@ -58,7 +59,9 @@ def keep_edits(manifest: Manifest | None, edited: list[Entry], config: str | Non
     addable, undeclared, inline = [], [], []
     for entry in edited:
         item = manifest.get(entry.id) if manifest is not None else None
-        if item is None:  # a removal: `sys add` copies it in and prints its declaration
+        if manifest is None:  # not known here (`sys destroy`): `sys add` says what it does
+            addable.append(entry.label)
+        elif item is None:  # a removal: `sys add` copies it in and prints its declaration
             undeclared.append(entry.label)
         elif item.get("content") is not None or item.get("template"):
             inline.append(entry)

@@ -315,7 +315,8 @@ def refuse(
     for entry in outcome.refused:
         term.line(f"  {entry.label}", always=True)
     name, what = ("destroy", "remove") if verb == "Destroy" else ("apply", "overwrite")
-    manifest = outcome.plan.manifest if outcome.plan is not None else None
+    # A destroy plans against an empty manifest: what declares the edits is not known.
+    manifest = outcome.plan.manifest if outcome.plan is not None and verb != "Destroy" else None
     term.line("Nothing was changed. Either:", always=True)
     for line in keep_edits(manifest, outcome.refused, config):
         term.line(f"  {line}", always=True)

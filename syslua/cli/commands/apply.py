@@ -167,9 +167,10 @@ def run(
     import time
 
     from syslua.cli import signals
+    from syslua.cli.again import again
     from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
     from syslua.cli.outcome import interrupted_early, late, report, reporter_for
-    from syslua.errors import Interrupted
+    from syslua.errors import Interrupted, UsageError
     from syslua.execute.apply import ApplyOptions, apply_manifest
     from syslua.paths import Paths
 
@@ -221,11 +222,25 @@ def run(
                 reporter.close()
     except Interrupted:
         return interrupted_early(term)
+    except UsageError as e:
+        if e.reason == "empty_config":  # the next step, as a command that works as printed
+            allow = again("apply", _given(config), "--allow-empty")
+            e.hint = f"To remove every managed item, run: {allow}"
+        raise
     late(term, outcome, options)
     for kind, text in manifest.messages:
         if kind == "post_message" and outcome.ok:
             term.lines(text)
-    given = str(config) if config is not None else None  # for the commands it suggests
     return report(
-        term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only, config=given
+        term,
+        outcome,
+        time.monotonic() - started,
+        noop=noop,
+        hc=health_check_only,
+        config=_given(config),
     )
+
+
+def _given(config: Path | None) -> str | None:
+    """CONFIG as given, for the commands a refusal or a failure suggests."""
+    return str(config) if config is not None else None
