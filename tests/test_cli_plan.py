@@ -528,8 +528,9 @@ def test_bad_input_is_exit_2_with_message_and_changes_nothing(
             assert re.search(rf"(?<![\w/.]){re.escape(location)}\b", r.stderr), (
                 f"{location} not in:\n{r.stderr}"
             )
-        if "--json" in args:
-            assert r.stdout.strip() == ""
+        if "--json" in args:  # only the summary naming the reason (issue 23, point 8)
+            summary = json.loads(r.stdout)
+            assert summary["result"] == "refused" and summary["refused"] == "config_error"
         assert (tree(sysenv.home), tree(sysenv.root)) == before, f"{args} changed the machine"
 
 
