@@ -8,7 +8,8 @@ back`, never as `changed`. After a successful apply (or rollback) of a
 config that declares something the shell needs, it prints the line that
 loads the env scripts while neither the rc file of `$SHELL` nor the source
 it is managed from has it. `refuse` reports an apply that would have overwritten edits made
-by hand; `interrupted_early` a run that Ctrl-C stopped before anything
+by hand, `cannot_apply` one whose plan marks items `!` (both refused before
+anything ran, and ending with the commands that go on); `interrupted_early` a run that Ctrl-C stopped before anything
 changed, `late` one it reached after every item had finished.
 """
 
@@ -116,8 +117,8 @@ def report(
 
 
 def _fix_then(outcome: ApplyOutcome, verb: str, config: str | None) -> str:
-    """The last line of a failed run: the command to run again once what
-    failed is fixed (`sys plan` first shows whether it is)."""
+    """The next step of a failed run, printed just before its verdict: the
+    same command, to run again once what failed is fixed."""
     name = {"Apply": "apply", "Rollback": "rollback", "Destroy": "destroy"}.get(verb, "apply")
     what = "what failed" if outcome.failures or outcome.error else "the cause"
     return f"Fix {what}, then run again: {again(name, config)}"
