@@ -53,14 +53,25 @@ class Source(NamedTuple):
 
 
 class SysluaError(Exception):
-    """Base of every error the user is meant to see as a plain message."""
+    """Base of every error the user is meant to see as a plain message.
+
+    `reason`: a word a script reads in the `refused` field of `--json`
+    (docs/json.md) to tell one kind of stop from another; each class has
+    one, and a refusal made of a more general class names its own."""
 
     exit_code = 1
+    reason = "error"
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None, reason: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        if reason is not None:
+            self.reason = reason
+
+    def summary(self) -> str:
+        """The message in one line, without the hint (the `error` of `--json`)."""
+        return self.message
 
     def render(self) -> str:
         text = self.message
@@ -73,6 +84,7 @@ class ConfigError(SysluaError):
     """The configuration is wrong: exit code 2, located at file:line when known."""
 
     exit_code = 2
+    reason = "config_error"
 
     def __init__(
         self,
@@ -84,8 +96,11 @@ class ConfigError(SysluaError):
         super().__init__(message, hint=hint)
         self.source = source
 
+    def summary(self) -> str:
+        return f"{self.source}: {self.message}" if self.source else self.message
+
     def render(self) -> str:
-        text = f"{self.source}: {self.message}" if self.source else self.message
+        text = self.summary()
         if self.source:
             line = self.source.source_line()
             if line is not None and line.strip():
@@ -110,12 +125,14 @@ class UsageError(SysluaError):
     """The command line is wrong (missing config file, bad flag value)."""
 
     exit_code = 2
+    reason = "usage_error"
 
 
 class StateError(SysluaError):
     """The state directory or the store is unusable (corrupt, unreadable)."""
 
     exit_code = 1
+    reason = "state_error"
 
 
 class StateConflictError(SysluaError):
@@ -123,12 +140,14 @@ class StateConflictError(SysluaError):
     is a directory...) and is not syslua's to remove: exit code 2."""
 
     exit_code = 2
+    reason = "state_conflict"
 
 
 class LockHeldError(SysluaError):
     """Another syslua process holds the state lock."""
 
     exit_code = 3
+    reason = "lock_held"
 
 
 class Interrupted(BaseException):

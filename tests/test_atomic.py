@@ -171,14 +171,17 @@ exec { name = "fetch-config", provider = "shell", command = "echo 'no route to h
 
 
 def test_failure_from_a_file_item_is_rolled_back(sysenv) -> None:
-    """The failing item need not be an exec: a file whose parent is a regular file."""
-    put(sysenv.home / "blocker", "i am a file\n")
+    """The failing item need not be an exec: a file whose parent an earlier
+    item made a regular file while the apply ran (the plan could not see it:
+    a parent that is a file already is `!`, refused before anything runs)."""
     before = tree(sysenv.home)
     apply_fails(
         sysenv,
         """
 local a = file { path = "~/a.txt", content = "a\\n" }
-file { path = "~/blocker/child.txt", content = "x\\n", depends_on = { a } }
+local b = exec { name = "block", command = "touch " .. sys.user.home .. "/blocker",
+                 undo = "rm " .. sys.user.home .. "/blocker", depends_on = { a } }
+file { path = "~/blocker/child.txt", content = "x\\n", depends_on = { b } }
 """,
         before,
         "file ~/blocker/child.txt failed",

@@ -266,7 +266,7 @@ def test_a_missing_source_with_no_mode_fails_cleanly(sysenv):
         'file { path = "~/.x", source = "gone" }\nfile { path = "~/.y", content = "y" }\n',
     )
     p = sysenv.run("plan")
-    assert p.returncode == 0, out(p)  # the plan says what cannot be applied
+    assert p.returncode == 1, out(p)  # the plan says what cannot be applied, and exits 1
     assert f"! file ~/.x: source file not found: {sysenv.work / 'gone'}" in p.stdout, out(p)
     p = sysenv.run("apply")
     assert p.returncode != 0 and "Traceback" not in out(p), out(p)

@@ -538,8 +538,13 @@ def test_faults_fail_cleanly_naming_the_item(sysenv, setup, decl, subject, expec
     text = out(p)
     assert p.returncode == 1, text
     assert "Traceback" not in text
-    assert f"{subject} failed: {expected}" in p.stdout, text
-    assert "Apply failed. System unchanged." in p.stdout
+    if "Refusing to apply" in p.stdout:
+        # the plan marked it `!`: refused before anything ran (issue 23, point 1)
+        assert f"  {subject}: {expected}" in p.stdout, text
+        assert "Nothing was changed." in p.stdout
+    else:
+        assert f"{subject} failed: {expected}" in p.stdout, text
+        assert "Apply failed. System unchanged." in p.stdout
     assert tree(sysenv.home) == before
 
 

@@ -528,8 +528,9 @@ def test_bad_input_is_exit_2_with_message_and_changes_nothing(
             assert re.search(rf"(?<![\w/.]){re.escape(location)}\b", r.stderr), (
                 f"{location} not in:\n{r.stderr}"
             )
-        if "--json" in args:
-            assert r.stdout.strip() == ""
+        if "--json" in args:  # only the summary naming the reason (issue 23, point 8)
+            summary = json.loads(r.stdout)
+            assert summary["result"] == "refused" and summary["refused"] == "config_error"
         assert (tree(sysenv.home), tree(sysenv.root)) == before, f"{args} changed the machine"
 
 
@@ -588,7 +589,7 @@ def test_plan_shows_items_that_cannot_be_applied(sysenv):
         "sys.lua", 'exec { name = "e", command = "true", onlyif = "no-such-command-xyz" }\n'
     )
     r = sysenv.run("plan")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # `sys apply` would refuse (issue 23)
     line = entry_line(r.stdout, "!", "exec e")
     assert "onlyif guard could not start" in line and "no-such-command-xyz" in line
     assert "1 cannot be applied" in r.stdout

@@ -94,7 +94,11 @@ def test_apply_lines_and_messages_cannot_be_forged(sysenv) -> None:
     assert "Traceback" not in text
     assert all("~/notes\\n+ file /etc" in ln for ln in text.splitlines() if "/etc" in ln), text
     assert "~/notes\\n+ file  is not a directory, so ~/notes\\n+ file /etc/passwd: " in text
-    assert "exec x\\ry" in text
+    # refused before anything ran (issue 23): the exec is named by the plan
+    assert "Refusing to apply" in text and "exec x" not in text
+    plan = out(sysenv.run("plan"))
+    no_raw_controls(plan)
+    assert "exec x\\ry" in plan, plan
     assert tree(sysenv.home) == home
 
 

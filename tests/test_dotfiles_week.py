@@ -241,7 +241,7 @@ def edit_copy_and_add(week: Week, home_rel: str, src_rel: str, line: str) -> Non
     with open(path, "a") as f:
         f.write(line)
     live = path.read_bytes()
-    p = week.sys("plan", step="sys plan after a hand edit")
+    p = week.sys("plan", step="sys plan after a hand edit", code=1)  # apply would refuse
     assert f"! file ~/{home_rel}: edited since the last apply" in p.stdout, p.stdout
     week.meant(src_rel, live)
     week.sys("add", f"~/{home_rel}", step=f"sys add ~/{home_rel}", committed=False)
@@ -297,7 +297,7 @@ def git_rm(week: Week, src_rel: str) -> None:
 def refused_for_a_missing_source(week: Week, home_rel: str) -> None:
     """A declared link whose source is gone: `!` in the plan, refused by apply, listed by status."""
     before = week.home_now()
-    p = week.sys("plan", step="sys plan with a link's source gone")
+    p = week.sys("plan", step="sys plan with a link's source gone", code=1)
     shown = [ln.strip() for ln in p.stdout.splitlines()]
     line = next((ln for ln in shown if ln.startswith(f"! file ~/{home_rel}:")), None)
     assert line is not None, p.stdout

@@ -19,7 +19,17 @@ import sys
 from conftest import HEADER, history, out, put, tree
 
 EDITED = "edited since the last apply"
-KEEP = "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force' (or one with 'sys apply --overwrite PATH')."
+# Both ways on, each a command that works as printed (issue 23, point 7): these
+# files are declared with inline content, which `sys add` does not write.
+KEEP_BASHRC = (
+    "  keep ~/.bashrc: make its declaration (sys.lua:4) say what it holds now, then run: sys apply"
+)
+KEEP_INPUTRC = (
+    "  keep ~/.inputrc: make its declaration (sys.lua:5) say what it holds now, then run: sys apply"
+)
+OVERWRITE_IT = (
+    "  overwrite it (kept in a snapshot first: `sys rollback` brings it back): sys apply --force"
+)
 REFUSE_1 = "Refusing to overwrite 1 path edited since the last apply:"
 
 V1 = """
@@ -55,7 +65,7 @@ def test_plan_marks_an_edited_file_and_changes_nothing(sysenv) -> None:
         f.write("alias ll='ls -l'\n")
     before = tree(sysenv.home)
     p = sysenv.run("plan")
-    assert p.returncode == 0, out(p)
+    assert p.returncode == 1, out(p)  # `sys apply` would refuse (issue 23, point 1)
     line = plan_line(p, "~/.bashrc")
     assert line.startswith("  ! file ~/.bashrc: " + EDITED), line
     assert "content edited" in line, line
@@ -63,9 +73,14 @@ def test_plan_marks_an_edited_file_and_changes_nothing(sysenv) -> None:
     assert "  = 1 unchanged" in p.stdout and "~/.inputrc" not in p.stdout, p.stdout
     assert "  = file ~/.inputrc: unchanged" in sysenv.run("plan", "-v").stdout
     assert "1 edited since the last apply" in p.stdout
-    assert KEEP in p.stdout
+    assert p.stdout.splitlines()[-4:] == [
+        "Keep or overwrite the edit:",
+        KEEP_BASHRC,
+        OVERWRITE_IT,
+        "1 path edited since the last apply would be overwritten: `sys apply` would refuse (exit 2).",
+    ], out(p)
     assert tree(sysenv.home) == before
-    assert sysenv.run("plan", "--exit-code").returncode == 4
+    assert sysenv.run("plan", "--exit-code").returncode == 1
 
     data = json.loads(sysenv.run("plan", "--json").stdout)
     entry = {e["label"]: e for e in data["plan"]["items"]}["~/.bashrc"]
@@ -80,7 +95,7 @@ def test_plan_diff_shows_the_edit_and_what_the_apply_would_write(sysenv) -> None
     (sysenv.home / ".bashrc").write_text("export EDITOR=nano\n")
     sysenv.write("sys.lua", HEADER + V1.replace("EDITOR=vi", "EDITOR=vim"))
     p = sysenv.run("plan", "--diff")
-    assert p.returncode == 0, out(p)
+    assert p.returncode == 1, out(p)  # an edit: `sys apply` would refuse
     lines = [ln.strip() for ln in p.stdout.splitlines()]
     edit = lines.index("--- ~/.bashrc (last applied)")
     assert lines[edit : edit + 6] == [
@@ -165,7 +180,13 @@ def test_apply_refuses_to_overwrite_an_edit_and_changes_nothing(sysenv) -> None:
     home, state = tree(sysenv.home), state_of(sysenv)
     p = sysenv.run("apply")
     assert p.returncode == 2, out(p)
-    assert p.stdout.splitlines() == [REFUSE_1, "  ~/.bashrc", KEEP], out(p)
+    assert p.stdout.splitlines() == [
+        REFUSE_1,
+        "  ~/.bashrc",
+        "Nothing was changed. Either:",
+        KEEP_BASHRC,
+        OVERWRITE_IT,
+    ], out(p)
     assert "Traceback" not in out(p)
     # nothing changed: not even the other file, which was not edited
     assert tree(sysenv.home) == home
@@ -183,7 +204,11 @@ def test_refusal_counts_every_edited_path(sysenv) -> None:
         "Refusing to overwrite 2 paths edited since the last apply:",
         "  ~/.bashrc",
         "  ~/.inputrc",
-        KEEP,
+        "Nothing was changed. Either:",
+        KEEP_BASHRC,
+        KEEP_INPUTRC,
+        "  overwrite them (kept in a snapshot first: `sys rollback` brings them back): "
+        "sys apply --force",
     ], out(p)
     assert tree(sysenv.home) == before
 

@@ -28,7 +28,22 @@ from syslua.eval.facts import machine_facts
 
 EXAMPLE = ROOT / "examples" / "dotfiles"
 EDITED = "edited since the last apply"
-KEEP_OR_FORCE = "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force' (or one with 'sys apply --overwrite PATH')."
+# The end of a refusal to overwrite edits: both ways on, as commands (issue 23, point 7).
+KEEP_OR_FORCE = (
+    "Nothing was changed. Either:\n"
+    "  keep {paths} (copied into {sources}): sys add {words}\n"
+    "  overwrite {them} (kept in a snapshot first: `sys rollback` brings {them} back): "
+    "sys apply --force"
+)
+KEEP_2 = KEEP_OR_FORCE.format(
+    paths="~/.bashrc, ~/bin/note",
+    sources="their sources",
+    words="~/.bashrc ~/bin/note",
+    them="them",
+)
+KEEP_1 = KEEP_OR_FORCE.format(
+    paths="~/bin/note", sources="its source", words="~/bin/note", them="it"
+)
 RC_FILES = (".bashrc", ".zshrc", ".aliases")
 SCRIPTS = ("extract", "git-sweep", "note")
 NVIM_FILES = (
@@ -189,7 +204,7 @@ def test_a_day_with_the_dotfiles(sysenv, repo):
         f.write("setopt correct\n")
 
     p = run(sysenv, repo, "plan", "-v")  # -v: the unchanged items are listed too
-    ok(p)
+    assert p.returncode == 1, out(p)  # edits: `sys apply` would refuse (issue 23)
     shown = lines(p)
     assert (
         f"! file ~/.bashrc: {EDITED} (content edited); will update (content changed)"
@@ -206,11 +221,17 @@ def test_a_day_with_the_dotfiles(sysenv, repo):
     assert (
         "Plan: 0 to create, 3 to update, 0 to remove, 3 unchanged, 2 edited since the last apply."
     ) in shown
-    assert (
-        f"Note: 2 paths edited since the last apply would be overwritten. {KEEP_OR_FORCE}" in shown
-    )
+    # both ways on, as commands that work as printed (issue 23, point 7)
+    assert shown[-4:] == [
+        "Keep or overwrite the edits:",
+        "keep ~/.bashrc, ~/bin/note (copied into their sources): sys add ~/.bashrc ~/bin/note",
+        "overwrite them (kept in a snapshot first: `sys rollback` brings them back): "
+        "sys apply --force",
+        "2 paths edited since the last apply would be overwritten: `sys apply` would refuse "
+        "(exit 2).",
+    ], shown
     p = run(sysenv, repo, "plan", "--diff")
-    ok(p)
+    assert p.returncode == 1, out(p)
     shown = lines(p)
     edit = shown.index("--- ~/.bashrc (last applied)")  # the edit first, then what would be written
     assert shown[edit + 1] == "+++ ~/.bashrc (live)", shown
@@ -222,7 +243,7 @@ def test_a_day_with_the_dotfiles(sysenv, repo):
     assert p.returncode == 2, out(p)
     assert (
         "Refusing to overwrite 2 paths edited since the last apply:\n"
-        f"  ~/.bashrc\n  ~/bin/note\n{KEEP_OR_FORCE}\n"
+        f"  ~/.bashrc\n  ~/bin/note\n{KEEP_2}\n"
     ) in out(p), out(p)
     assert "Traceback" not in out(p)
     assert (tree(home), tree(repo), len(history(sysenv))) == (edited_home, edited_repo, snapshots)
@@ -248,7 +269,7 @@ def test_a_day_with_the_dotfiles(sysenv, repo):
     p = run(sysenv, repo, "apply")
     assert p.returncode == 2, out(p)
     assert (
-        f"Refusing to overwrite 1 path edited since the last apply:\n  ~/bin/note\n{KEEP_OR_FORCE}\n"
+        f"Refusing to overwrite 1 path edited since the last apply:\n  ~/bin/note\n{KEEP_1}\n"
     ) in out(p), out(p)
 
     # -- --force overwrites it, kept for sys rollback --------------------------------

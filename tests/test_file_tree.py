@@ -41,9 +41,9 @@ def apply(sysenv, body: str):  # type: ignore[no-untyped-def]
     return p
 
 
-def plan_lines(sysenv, *args: str) -> list[str]:  # type: ignore[no-untyped-def]
+def plan_lines(sysenv, *args: str, code: int = 0) -> list[str]:  # type: ignore[no-untyped-def]
     p = sysenv.run("plan", *args)
-    ok(p)
+    assert p.returncode == code and "Traceback" not in out(p), out(p)
     return [ln.strip() for ln in p.stdout.splitlines()]
 
 
@@ -291,7 +291,7 @@ def test_a_member_that_cannot_be_applied_gets_its_own_line(sysenv):
     nvim_source(sysenv)
     (sysenv.home / ".config" / "nvim" / "init.lua").mkdir(parents=True)
     sysenv.write("sys.lua", HEADER + NVIM)
-    lines = plan_lines(sysenv)
+    lines = plan_lines(sysenv, code=1)  # marked !: `sys apply` would refuse (issue 23)
     root = next(i for i, ln in enumerate(lines) if ln.startswith("! file ~/.config/nvim/ "))
     assert lines[root] == "! file ~/.config/nvim/ (tree: 4 added, 1 cannot be applied)"
     assert lines[root + 1] == (
@@ -299,7 +299,9 @@ def test_a_member_that_cannot_be_applied_gets_its_own_line(sysenv):
     )
     before = tree(sysenv.home)
     p = sysenv.run("apply")
-    assert p.returncode == 1 and "Apply failed. System unchanged." in p.stdout, out(p)
+    # refused before anything ran (issue 23, point 1)
+    assert p.returncode == 1 and "Nothing was changed." in p.stdout, out(p)
+    assert "  file ~/.config/nvim/init.lua: a directory exists where a file is wanted" in p.stdout
     assert tree(sysenv.home) == before
 
 

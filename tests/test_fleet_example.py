@@ -37,5 +37,5 @@ def test_per_host_data_is_loaded_and_its_mistakes_are_errors(sysenv) -> None:
 
     mine.write_text("return { motd = \n")
     p = sysenv.run("plan", "--json", str(config))
-    assert p.returncode == 2 and p.stdout == "", out(p)
+    assert p.returncode == 2 and json.loads(p.stdout)["refused"] == "config_error", out(p)
     assert f"hosts/{mine.name}:" in p.stderr, out(p)

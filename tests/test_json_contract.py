@@ -83,9 +83,10 @@ def test_plan_apply_status_history_match_their_schemas(sysenv) -> None:
     sysenv.write("sys.lua", CONFIG.replace('file { path = "~/gone.txt"', '-- file { path = "~/x"'))
     (sysenv.home / "a.txt").write_text("edited by hand\n")
     p = sysenv.run("plan", "--json", "--exit-code")
-    assert p.returncode == 4, out(p)
+    assert p.returncode == 1, out(p)  # an edit: `sys apply` would refuse (issue 23, point 1)
     later = json.loads(p.stdout)
     check("plan", later)
+    assert later["refused"] == "edited_paths", later
     assert [e["action"] for e in later["plan"]["removals"]] == ["remove"]
     edited = {e["id"]: e for e in later["plan"]["items"]}[f"file#{sysenv.home}/a.txt"]
     assert edited["edited"] and edited["symbol"] == "!" and "edit_diff" in edited, edited
@@ -103,6 +104,7 @@ def test_plan_apply_status_history_match_their_schemas(sysenv) -> None:
     s = summary(p)
     check("apply-summary", s)
     assert s["result"] == "refused" and s["edited"][0]["label"] == "~/a.txt", s
+    assert s["refused"] == "edited_paths" and s["cannot_apply"] == [], s
     assert s["error"] == "Refusing to overwrite 1 path edited since the last apply", s
     assert s["kept_edits"] is None and s["not_undone"] == [] and s["snapshot"] is None, s
     assert tree(sysenv.home) == before
@@ -187,11 +189,15 @@ def lock_holder(sysenv) -> Iterator[subprocess.Popen[str]]:
 
 
 def test_exit_codes_of_section_8(sysenv, lock_holder) -> None:
-    """0 ok, 2 configuration error (stdout stays clean JSON-wise: nothing on it),
-    3 lock held (naming the holder's pid), 4 pending changes; 1 is above."""
+    """0 ok, 2 configuration error (stdout: only the summary naming the reason,
+    issue 23 point 8), 3 lock held (naming the holder's pid), 4 pending
+    changes; 1 is above."""
     sysenv.write("bad.lua", HEADER + 'file { path = "relative", content = "x" }\n')
     p = sysenv.run("plan", "--json", "bad.lua")
-    assert p.returncode == 2 and p.stdout == "" and "Error:" in p.stderr, out(p)
+    assert p.returncode == 2 and "Error:" in p.stderr, out(p)
+    s = json.loads(p.stdout)
+    check("apply-summary", s)
+    assert s["result"] == "refused" and s["refused"] == "config_error", s
     p = sysenv.run("apply", "--json", "--nope")
     assert p.returncode == 2, out(p)
     sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "a\\n" }\n')
@@ -199,6 +205,8 @@ def test_exit_codes_of_section_8(sysenv, lock_holder) -> None:
     assert p.returncode == 4, out(p)
     p = sysenv.spawn("apply", "--json")
     assert p.returncode == 3 and f"pid {lock_holder.pid}" in p.stderr, out(p)
+    check("apply-summary", summary(p))
+    assert summary(p)["refused"] == "lock_held", out(p)
     assert not (sysenv.home / "a.txt").exists()
 
 

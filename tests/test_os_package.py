@@ -292,7 +292,7 @@ def test_removal_depends_on_what_syslua_found(recorded: dict, planned: str) -> N
 def test_a_provider_whose_tools_are_missing_cannot_be_applied(sysenv) -> None:  # type: ignore[no-untyped-def]
     sysenv.write("sys.lua", 'os_package { name = "zsh", provider = "dnf" }\n')
     p = sysenv.run("plan")
-    assert p.returncode == 0, out(p)
+    assert p.returncode == 1, out(p)  # marked !: `sys apply` would refuse (issue 23)
     assert "! os_package zsh: provider dnf needs dnf" in p.stdout, out(p)
     assert "not found on PATH" in p.stdout
 

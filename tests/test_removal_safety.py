@@ -44,7 +44,7 @@ def test_removing_an_edited_file_is_refused_and_force_stores_it_first(sysenv) ->
     (sysenv.home / ".bashrc").write_text("# my own lines\n")
     sysenv.write("sys.lua", HEADER + ONE)
     p = sysenv.run("plan")
-    assert p.returncode == 0, out(p)
+    assert p.returncode == 1, out(p)  # an edit: `sys apply` would refuse (issue 23)
     assert f"  ! file ~/.bashrc: {EDITED} (content edited)" in p.stdout, out(p)
     home, state = tree(sysenv.home), state_of(sysenv)
     p = sysenv.run("apply")

@@ -80,10 +80,45 @@ class _Command(TyperCommand):
                     formatter.write_dl(records)
 
 
+# Every exit code of every command, with what it means: the end of `sys --help`,
+# and the table of docs/cli.md (tests/test_exit_codes.py keeps them the same).
+EXIT_CODES = (
+    (0, "success: nothing needed to change, or everything changed"),
+    (
+        1,
+        "the apply failed and was rolled back; or the plan marks items ! (they cannot be "
+        "applied: `sys plan` says so, `sys apply` runs nothing); or a check failed",
+    ),
+    (
+        2,
+        "usage or configuration error, or a refusal (files edited by hand, a config "
+        "that declares nothing, ...); nothing was changed",
+    ),
+    (3, "another sys process holds the state lock"),
+    (4, "`sys plan --exit-code`: changes are pending; `sys status --exit-code`: drift"),
+    (70, "internal error: a bug in syslua"),
+    (130, "interrupted by Ctrl-C or SIGTERM (what had changed was rolled back)"),
+)
+
+
+def _epilog() -> str:
+    """The exit codes as the end of `sys --help`: a paragraph click prints as it
+    is ("\\b"), each meaning wrapped under its own start to fit 80 columns
+    (click indents the paragraph by 2)."""
+    import textwrap
+
+    rows = [
+        textwrap.fill(meaning, width=76, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+        for code, meaning in EXIT_CODES
+    ]
+    return "\b\nExit codes (with --json, a refusal's summary names its reason):\n" + "\n".join(rows)
+
+
 app = typer.Typer(
     cls=_Group,
     name="sys",
     help="syslua: describe your machine in Lua, preview with `sys plan`, converge with `sys apply`.",
+    epilog=_epilog(),
     no_args_is_help=True,
     # Our own --install-completion / --show-completion (cli/completion.py):
     # typer's take no shell name and edit rc files in place.
@@ -165,6 +200,7 @@ def _options(
 
 
 _no_color = False  # --no-color of this command, for the error line `main` prints
+_json_mode = False  # --json of this command: an error is also a summary on stdout
 started: float | None = None  # when `main` began: the lock records it
 
 
@@ -174,8 +210,8 @@ def terminal(
     """The command's Terminal, from its output options."""
     from syslua.cli.output import Terminal
 
-    global _no_color
-    _no_color = no_color
+    global _no_color, _json_mode
+    _no_color, _json_mode = no_color, json_
     from syslua.cli import phases
 
     Terminal.new_command()
@@ -320,8 +356,8 @@ def main() -> None:
     from syslua.cli import signals
     from syslua.errors import Interrupted, ResourceError, SysluaError
 
-    global _no_color, started
-    _no_color = False
+    global _no_color, _json_mode, started
+    _no_color = _json_mode = False
     started = time.time()
     if os.environ.get(COMPLETE_VAR):
         # The completion script asks for candidates: typer's handlers for bash, zsh and fish.
@@ -372,6 +408,16 @@ def _last_words(e: BaseException) -> int:
     from syslua.cli.output import Terminal
 
     assert isinstance(e, SysluaError)
+    if _json_mode:
+        # What a script reads: the reason it stopped (`refused`), on stdout as
+        # the last JSON it gets; the message goes to stderr as always.
+        import json
+
+        from syslua.cli.machine import refused_summary
+
+        summary = refused_summary(e.reason, e.summary())
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
     Terminal(color=False if _no_color else None).error(e.render())
     return e.exit_code
 

@@ -8,7 +8,8 @@ back`, never as `changed`. After a successful apply (or rollback) of a
 config that declares something the shell needs, it prints the line that
 loads the env scripts while neither the rc file of `$SHELL` nor the source
 it is managed from has it. `refuse` reports an apply that would have overwritten edits made
-by hand; `interrupted_early` a run that Ctrl-C stopped before anything
+by hand, `cannot_apply` one whose plan marks items `!` (both refused before
+anything ran, and ending with the commands that go on); `interrupted_early` a run that Ctrl-C stopped before anything
 changed, `late` one it reached after every item had finished.
 """
 
@@ -16,12 +17,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from syslua.cli.machine import JSON_FORMAT
+from syslua.cli.again import again, keep_edits, overwrite_edits
+from syslua.cli.machine import JSON_FORMAT, refused_summary
 from syslua.cli.output import Terminal, count_paths
 from syslua.cli.report import make_reporter, summary_table
 from syslua.execute.apply import ApplyOptions, ApplyOutcome, Reporter
 from syslua.execute.item import CHANGED
+from syslua.execute.outcome import CANNOT_APPLY, EDITED_PATHS
 from syslua.paths import Paths
+from syslua.plan.planner import Entry
 
 FAILED = 1
 REFUSED = 2
@@ -75,11 +79,16 @@ def report(
     noop: bool = False,
     hc: bool = False,
     verb: str = "Apply",
+    config: str | None = None,
 ) -> int:
     """The end of the run, in order: the summary (a JSON event, or the table),
-    what succeeded or failed, and the verdict; returns the exit code."""
+    what succeeded or failed, and the verdict, then, after a failure, the
+    command to run once it is fixed; returns the exit code. `config`: the
+    CONFIG the command was given, for the commands it suggests."""
+    if outcome.cannot_apply:
+        return cannot_apply(term, outcome, duration, config)
     if outcome.refused:
-        return refuse(term, outcome, duration, verb)
+        return refuse(term, outcome, duration, verb, config)
     counts = outcome.counts()
     failed_code = INTERRUPTED if outcome.interrupted else FAILED
     if term.json_mode:
@@ -99,8 +108,20 @@ def report(
         _cannot_apply(term, outcome, hc)
         return FAILED
     _failures(term, outcome)
+    if not outcome.interrupted:
+        # The next step, just before the verdict: SPEC section 6 keeps the
+        # verdict (and what it did not undo) the last lines.
+        term.line(_fix_then(outcome, verb, config), always=True)
     _verdict(term, outcome, verb)
     return failed_code
+
+
+def _fix_then(outcome: ApplyOutcome, verb: str, config: str | None) -> str:
+    """The next step of a failed run, printed just before its verdict: the
+    same command, to run again once what failed is fixed."""
+    name = {"Apply": "apply", "Rollback": "rollback", "Destroy": "destroy"}.get(verb, "apply")
+    what = "what failed" if outcome.failures or outcome.error else "the cause"
+    return f"Fix {what}, then run again: {again(name, config)}"
 
 
 def _summary(outcome: ApplyOutcome, counts: dict[str, int], duration: float) -> dict[str, Any]:
@@ -180,8 +201,6 @@ def _failures(term: Terminal, outcome: ApplyOutcome) -> None:
         )
         for ln in lines[1:]:
             term.line(f"  {ln}", always=True)
-    if not outcome.interrupted:
-        term.line("Run 'sys plan' to review the execution plan.", always=True)
 
 
 def _verdict(term: Terminal, outcome: ApplyOutcome, verb: str) -> None:
@@ -258,57 +277,103 @@ def _not_undone(term: Terminal, outcome: ApplyOutcome) -> None:
 
 
 def _declared(outcome: ApplyOutcome, ident: str) -> str:
-    manifest = outcome.plan.manifest if outcome.plan else None
-    where = manifest.source_of(ident) if manifest is not None else ""
+    where = _where(outcome, ident)
     return f" (declared at {where})" if where else ""
 
 
-def refuse(term: Terminal, outcome: ApplyOutcome, duration: float, verb: str = "Apply") -> int:
+def _where(outcome: ApplyOutcome, ident: str) -> str:
+    """Where item `ident` is declared (`sys.lua:12`), or "" (no longer declared)."""
+    manifest = outcome.plan.manifest if outcome.plan else None
+    return (manifest.source_of(ident) or "") if manifest is not None else ""
+
+
+def refuse(
+    term: Terminal,
+    outcome: ApplyOutcome,
+    duration: float,
+    verb: str = "Apply",
+    config: str | None = None,
+) -> int:
     """An apply (or destroy) that would overwrite or remove edits made by hand:
-    it changed nothing."""
+    it changed nothing. It ends with both ways on, each a command that works
+    as printed: keep the edits (`sys add`), or overwrite them (`--force`)."""
     labels = [e.label for e in outcome.refused]
     what = "remove" if verb == "Destroy" else "overwrite"
+    error = f"Refusing to {what} {count_paths(len(labels))} edited since the last apply"
     if term.json_mode:
         term.json_event(
-            {
-                "event": "summary",
-                "format": JSON_FORMAT,
-                "result": "refused",
-                "counts": outcome.counts(),
-                "duration": round(duration, 3),
-                "snapshot": None,
-                "no_changes": False,
-                "rolled_back": False,
-                "restore_failed": False,
-                "failures": [],
-                # the same fields as every other summary, so readers need no special case
-                "kept_edits": None,
-                "held": [],
-                "error": f"Refusing to {what} {count_paths(len(labels))} edited since the "
-                "last apply",
-                "not_undone": [],
-                "edited": [
+            refused_summary(
+                EDITED_PATHS,
+                error,
+                counts=outcome.counts(),
+                duration=round(duration, 3),
+                edited=[
                     {"id": e.id, "label": e.label, "edited": e.edited} for e in outcome.refused
                 ],
-            }
+            )
         )
         return REFUSED
-    term.line(
-        f"Refusing to {what} {count_paths(len(labels))} edited since the last apply:",
-        "bold red",
-        always=True,
-    )
+    term.line(f"{error}:", "bold red", always=True)
     for entry in outcome.refused:
         term.line(f"  {entry.label}", always=True)
-    if verb == "Destroy":
-        term.line(
-            "Keep the edits with 'sys add PATH', or remove them with 'sys destroy --force' "
-            "(they are kept in a snapshot first: 'sys rollback' brings them back).",
+    name, what = ("destroy", "remove") if verb == "Destroy" else ("apply", "overwrite")
+    # A destroy plans against an empty manifest: what declares the edits is not known.
+    manifest = outcome.plan.manifest if outcome.plan is not None and verb != "Destroy" else None
+    term.line("Nothing was changed. Either:", always=True)
+    for line in keep_edits(manifest, outcome.refused, config):
+        term.line(f"  {line}", always=True)
+    force = again(name, config, "--force")
+    term.line(f"  {overwrite_edits(len(labels), what, force)}", always=True)
+    return REFUSED
+
+
+def cannot_apply(
+    term: Terminal, outcome: ApplyOutcome, duration: float, config: str | None = None
+) -> int:
+    """An apply of a plan that marks items `!` as unable to be applied: it
+    refused before anything ran, listing them (and the edits it would
+    overwrite) with where each is declared; exit 1, as `sys plan` exits."""
+    n = len(outcome.cannot_apply)
+    error = f"Refusing to apply: {n} item{'s' if n != 1 else ''} cannot be applied"
+    if term.json_mode:
+        term.json_event(
+            refused_summary(
+                CANNOT_APPLY,
+                error,
+                duration=round(duration, 3),
+                cannot_apply=[
+                    {
+                        "id": e.id,
+                        "label": e.label,
+                        "message": e.message,
+                        "declared_at": _where(outcome, e.id) or None,
+                    }
+                    for e in outcome.cannot_apply
+                ],
+                edited=[
+                    {"id": e.id, "label": e.label, "edited": e.edited} for e in outcome.refused
+                ],
+            )
+        )
+        return FAILED
+    term.line(f"{error} (marked ! by `sys plan`):", "bold red", always=True)
+    _entries(term, outcome, outcome.cannot_apply)
+    if outcome.refused:
+        edited = count_paths(len(outcome.refused))
+        term.line(f"and {edited} edited since the last apply would be overwritten:", always=True)
+        _entries(term, outcome, outcome.refused)
+    term.line("Nothing was changed.", always=True)
+    fix = "what is marked !" if not outcome.refused else "the items that cannot be applied"
+    term.line(f"Fix {fix}, then run again: {again('apply', config)}", always=True)
+    return FAILED
+
+
+def _entries(term: Terminal, outcome: ApplyOutcome, entries: list[Entry]) -> None:
+    """One line per plan entry, with where it is declared."""
+    for e in entries:
+        term.lines(
+            f"  {e.type} {e.label}: {e.message}{_declared(outcome, e.id)}",
+            "red",
+            indent="    ",
             always=True,
         )
-        return REFUSED
-    term.line(
-        "Keep the edits with 'sys add PATH', or overwrite them with 'sys apply --force' (or one with 'sys apply --overwrite PATH').",
-        always=True,
-    )
-    return REFUSED

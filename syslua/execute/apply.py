@@ -50,7 +50,7 @@ def apply_manifest(
         target=target,
     )
     plan = run.plan()  # 3. against the current snapshot and the live machine
-    refused = run.refusal(plan)  # a config that declares nothing; edits it would overwrite
+    refused = run.refusal(plan)  # nothing declared; items marked !; edits it would overwrite
     if refused is not None:
         return refused
     reporter.planned(plan)

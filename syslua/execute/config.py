@@ -55,7 +55,8 @@ class Found(NamedTuple):
         else:
             current += ", which no longer exists"
         return UsageError(
-            f"{self.shown()} is not the config of the current snapshot ({current}): {use}"
+            f"{self.shown()} is not the config of the current snapshot ({current}): {use}",
+            reason="not_current_config",
         )
 
     def note(self) -> str:

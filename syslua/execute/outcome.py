@@ -14,6 +14,12 @@ if TYPE_CHECKING:
     from syslua.resources.base import UndoReport
 
 
+# Why an apply refused before anything ran (`ApplyOutcome.refusal`; the
+# `refused` field of `--json`, docs/json.md).
+CANNOT_APPLY = "cannot_apply"
+EDITED_PATHS = "edited_paths"
+
+
 class Reporter(Protocol):
     def planned(self, plan: Plan) -> None: ...
     def started(self, ident: str, label: str) -> None: ...
@@ -71,6 +77,9 @@ class ApplyOutcome:
     snapshot_id: str | None = None
     env_line: str | None = None  # a generated output's note (the env scripts' first write)
     refused: list[Entry] = field(default_factory=list)  # edits it would have overwritten
+    # The items the plan marked `!` as unable to be applied: the apply
+    # refused before anything ran (with `refused`, the edits beside them).
+    cannot_apply: list[Entry] = field(default_factory=list)
     kept_edits: str | None = None  # the snapshot that keeps the edits it overwrote
     kept: list[str] = field(default_factory=list)  # labels of those edits
     held: list[str] = field(default_factory=list)  # labels of edits left as they are (--overwrite)
@@ -78,6 +87,16 @@ class ApplyOutcome:
     interrupted: bool = False  # stopped by Ctrl-C or SIGTERM, then rolled back
     # Items that completed and whose effects the rollback could not undo.
     not_undone: list[str] = field(default_factory=list)
+
+    @property
+    def refusal(self) -> str | None:
+        """Why the run refused before anything ran (`"cannot_apply"`: items the
+        plan marked `!`; `"edited_paths"`: edits it would overwrite), or None."""
+        if self.cannot_apply:
+            return CANNOT_APPLY
+        if self.refused:
+            return EDITED_PATHS
+        return None
 
     @property
     def failures(self) -> list[ItemResult]:

@@ -161,8 +161,9 @@ class ApplyRun:
     def refusal(self, plan: Plan) -> ApplyOutcome | None:
         """Stop before anything changes: a config that declares nothing while
         items are managed (unless `allow_empty`; an error), removals planned
-        from a snapshot standing in for a damaged current one (an error), or
-        a plan that would overwrite edits made by hand (unless told to keep
+        from a snapshot standing in for a damaged current one (an error), an
+        apply of a plan that marks items `!` as unable to be applied, or a
+        plan that would overwrite edits made by hand (unless told to keep
         them)."""
         options, previous = self.options, self.previous
         if options.read_only:
@@ -173,8 +174,14 @@ class ApplyRun:
             n = len(previous)
             raise UsageError(
                 f"Refusing to remove all {n} managed item{'s' if n != 1 else ''}: "
-                "the config declares nothing. Pass --allow-empty if that is what you want."
+                "the config declares nothing. Pass --allow-empty if that is what you want.",
+                reason="empty_config",
             )
+        if options.kind == "apply" and plan.failures:
+            # The plan is a promise: an item it marks `!` would fail the apply
+            # after others ran (an exec cannot be undone), so none runs.
+            edited = [] if options.keep_edits or options.overwrite else plan.edited
+            return ApplyOutcome(plan, ok=False, cannot_apply=plan.failures, refused=edited)
         if options.overwrite and not options.keep_edits:
             self._hold(plan)
         elif plan.edited and not options.keep_edits:
@@ -201,6 +208,7 @@ class ApplyRun:
             f"apply left is not known, and snapshot {current.id} is older. Nothing was changed.",
             hint=f"To go on, {ways} path changed since that snapshot is kept as an edit, "
             "which is not removed without --force.",
+            reason="damaged_snapshot",
         )
 
     def _hold(self, plan: Plan) -> None:

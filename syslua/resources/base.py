@@ -473,6 +473,9 @@ class TakeBack:
         # a mode the declaration sets did), not because the path cannot be taken back.
         conflict: bool = False,
         detail: str | None = None,  # shown under the message: diffs, how to resolve
+        # The ways on from a refusal, each (what it does, the words after
+        # `sys apply` that do it): the CLI prints them as commands to run.
+        ways: tuple[tuple[str, tuple[str, ...]], ...] = (),
     ) -> None:
         self.message = message
         self.refused = refused
@@ -481,6 +484,7 @@ class TakeBack:
         self.declaration = declaration
         self.conflict = conflict
         self.detail = detail
+        self.ways = ways
 
 
 class UndoReport:

@@ -302,6 +302,16 @@ def take_back(
             f"{label} is declared with inline `content` at {where}: edit it there "
             "(`sys add` copies edits only into `source` files)",
             refused=True,
+            ways=(
+                (
+                    f"keep the edit: make the declaration at {where} say what {label} holds now, then run",
+                    (),
+                ),
+                (
+                    "or drop it (kept in a snapshot first: `sys rollback` brings it back)",
+                    ("--overwrite", label),
+                ),
+            ),
         )
     source = item.get("source")
     if source is None:

@@ -5,6 +5,7 @@ config repositories for `sys init --from` and `sys pull`.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,7 @@ class GitError(SysluaError):
     """git could not clone or update a config repository; nothing was changed."""
 
     exit_code = 2
+    reason = "git_error"
 
 
 def _git(
@@ -207,11 +209,11 @@ def fetch(repo: Path, runner: Runner, *, timeout: float = 600) -> None:
 
 class LocalChanges(GitError):
     """The pull would overwrite changes not committed in the clone (git
-    refused it, changing nothing); `reason`: git's lines saying which files."""
+    refused it, changing nothing); `said`: git's lines saying which files."""
 
-    def __init__(self, message: str, reason: list[str]) -> None:
+    def __init__(self, message: str, said: list[str]) -> None:
         super().__init__(message)
-        self.reason = reason
+        self.said = said
 
 
 # What git says when a merge would overwrite uncommitted or untracked files.
@@ -243,10 +245,16 @@ def fast_forward(repo: Path, runner: Runner, *, timeout: float = 600) -> None:
             reason,
         )
     if done.exit_code != 0:
-        raise GitError(
-            f"git pull --ff-only in {repo} failed: {_last_line(done)}",
-            hint="Nothing was changed. Merge or rebase by hand, then run `sys pull` again.",
-        )
+        hint = "Nothing was changed. Merge or rebase by hand, then run `sys pull` again."
+        if "not possible to fast-forward" in done.stderr.lower():
+            # Diverged: the clone has commits the remote does not. One command
+            # puts them on top of the remote's, which is what `sys pull` wanted.
+            hint = (
+                "Nothing was changed. The clone has commits the remote does not: put them on "
+                "top of the remote's (then `sys plan` shows the result): "
+                f"git -C {shlex.quote(str(repo))} pull --rebase"
+            )
+        raise GitError(f"git pull --ff-only in {repo} failed: {_last_line(done)}", hint=hint)
 
 
 def log_lines(repo: Path, before: str, after: str, runner: Runner) -> list[str]:

@@ -149,17 +149,29 @@ def run(
             term.warn(note)
         refused = adding.check()
         if refused:
-            for step in refused:
-                term.error(step.message)
-                if step.detail:
-                    term.lines(step.detail, always=True)
-            term.line("Nothing was changed.", always=True)
-            return CONFLICT if all(step.conflict for step in refused) else REFUSED
+            return _refused(term, refused, config)
         if noop:
             return _report(term, adding.steps, adding.skipped, None, dry_run=True)
         with signals.current().critical():  # Ctrl-C waits for its end
             snapshot = adding.act()
     return signals.stopped_after(_report(term, adding.steps, adding.skipped, snapshot))
+
+
+def _refused(term: "Terminal", refused: "list[TakeBack]", config: Path | None) -> int:
+    """Why nothing was taken back, then the ways on, each a command that works
+    as printed (a `sys apply` of the same config)."""
+    from syslua.cli.again import command
+
+    for step in refused:
+        term.error(step.message)
+        if step.detail:
+            term.lines(step.detail, always=True)
+    term.line("Nothing was changed.", always=True)
+    given = (str(config),) if config is not None else ()
+    for step in refused:
+        for what, words in step.ways:
+            term.line(f"  {what}: {command('apply', *given, *words)}", always=True)
+    return CONFLICT if all(step.conflict for step in refused) else REFUSED
 
 
 def _report(

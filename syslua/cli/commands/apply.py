@@ -3,7 +3,8 @@
 Evaluation errors exit 2 before any state is touched; then the state lock is
 taken (exit 3 when held), an interrupted apply is rolled back, and the apply
 runs. Exit 0 when every item converged, 1 when the apply failed (and was
-rolled back), 2 when it refused to overwrite files edited by hand since the
+rolled back, or refused before anything ran because the plan marks items `!`
+as unable to be applied), 2 when it refused to overwrite files edited by hand since the
 last apply (without `--force`, or `--overwrite PATH` naming them; nothing
 was changed), when it would remove
 every managed item and `--allow-empty` was not given, or when the current
@@ -178,9 +179,10 @@ def run(
     import time
 
     from syslua.cli import phases, signals
+    from syslua.cli.again import again
     from syslua.cli.commands.common import load_manifest, parse_size, show_skipped, state
     from syslua.cli.outcome import interrupted_early, late, report, reporter_for
-    from syslua.errors import Interrupted
+    from syslua.errors import Interrupted, UsageError
     from syslua.execute.apply import ApplyOptions, apply_manifest
     from syslua.paths import Paths
 
@@ -234,8 +236,25 @@ def run(
                 reporter.close()
     except Interrupted:
         return interrupted_early(term)
+    except UsageError as e:
+        if e.reason == "empty_config":  # the next step, as a command that works as printed
+            allow = again("apply", _given(config), "--allow-empty")
+            e.hint = f"To remove every managed item, run: {allow}"
+        raise
     late(term, outcome, options)
     for kind, text in manifest.messages:
         if kind == "post_message" and outcome.ok:
             term.lines(text)
-    return report(term, outcome, time.monotonic() - started, noop=noop, hc=health_check_only)
+    return report(
+        term,
+        outcome,
+        time.monotonic() - started,
+        noop=noop,
+        hc=health_check_only,
+        config=_given(config),
+    )
+
+
+def _given(config: Path | None) -> str | None:
+    """CONFIG as given, for the commands a refusal or a failure suggests."""
+    return str(config) if config is not None else None

@@ -135,8 +135,30 @@ def state(
         started=_started(),
         on_wait=_waiting(term),
     )
-    with access.open(exclusive=exclusive, wait=wait) as lock:
-        yield lock
+    from syslua.errors import LockHeldError
+
+    try:
+        with access.open(exclusive=exclusive, wait=wait) as lock:
+            yield lock
+    except LockHeldError as e:
+        # The next step, as a command that works as printed: the same again, waiting.
+        from syslua.cli.again import again
+
+        if wait or not _waits():
+            raise
+        name = _command().removeprefix("sys ").split(" ")[0]
+        e.hint = (
+            f"Wait for it to finish, or run this again with --wait: {again(name, None, '--wait')}"
+        )
+        raise
+
+
+def _waits() -> bool:
+    """Whether the command running has `--wait` (those that change the state do)."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and "wait" in ctx.params
 
 
 def _command() -> str:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from syslua.plan.planner import Plan
 
 PENDING = 4
+CANNOT_APPLY = 1  # an item marked `!`: `sys apply` would refuse (SPEC section 8)
 
 
 def command(
@@ -35,7 +36,11 @@ def command(
     ] = False,
     json_: JsonOpt = False,
     exit_code: Annotated[
-        bool, typer.Option("--exit-code", help="Exit with 4 when changes are pending.")
+        bool,
+        typer.Option(
+            "--exit-code",
+            help="Exit with 4 when changes are pending (1, as without it, when an item cannot be applied).",
+        ),
     ] = False,
     fact: FactOpt = None,
     impure: ImpureOpt = False,
@@ -108,16 +113,33 @@ def run(
     term.log("Building execution plan...")
     ctx = inputs.context(Runner(), originals=originals)
     plan = inputs.plan(ctx, with_diff=diff or term.json_mode)
+    refusal = would_refuse(plan)
     if term.json_mode:
-        term.json(_json(manifest, plan))
+        term.json(_json(manifest, plan, refusal))
     else:
-        _show(term, manifest, plan, diff)
+        _show(term, manifest, plan, diff, config)
+    if refusal is not None:
+        return CANNOT_APPLY  # the plan is a promise: `sys apply` would not go ahead
     if exit_code and plan.has_changes:
         return PENDING
     return 0
 
 
-def _json(manifest: "Manifest", plan: "Plan") -> dict[str, Any]:
+def would_refuse(plan: "Plan") -> str | None:
+    """Why `sys apply` would refuse this plan before anything runs (the
+    `refused` of its `--json`), or None: items marked `!` as unable to be
+    applied, or else edits made by hand that it would overwrite."""
+    from syslua.execute.outcome import CANNOT_APPLY as CANNOT
+    from syslua.execute.outcome import EDITED_PATHS
+
+    if plan.failures:
+        return CANNOT
+    if plan.edited:
+        return EDITED_PATHS
+    return None
+
+
+def _json(manifest: "Manifest", plan: "Plan", refusal: str | None) -> dict[str, Any]:
     from syslua.cli.machine import JSON_FORMAT
 
     out: dict[str, Any] = {
@@ -125,6 +147,7 @@ def _json(manifest: "Manifest", plan: "Plan") -> dict[str, Any]:
         "manifest": {**manifest.to_dict(), "digest": manifest.digest},
         "plan": plan.to_dict(),
         "waves": plan.waves,
+        "refused": refusal,
     }
     if manifest.skipped:
         out["skipped_by_control"] = [
@@ -134,9 +157,10 @@ def _json(manifest: "Manifest", plan: "Plan") -> dict[str, Any]:
     return out
 
 
-def _show(term: "Terminal", manifest: "Manifest", plan: "Plan", diff: bool) -> None:
+def _show(
+    term: "Terminal", manifest: "Manifest", plan: "Plan", diff: bool, config: Path | None
+) -> None:
     from syslua.cli.commands.common import show_skipped
-    from syslua.cli.output import count_paths
 
     term.line()
     term.plan(plan, show_diff=diff)
@@ -144,20 +168,36 @@ def _show(term: "Terminal", manifest: "Manifest", plan: "Plan", diff: bool) -> N
         # Not items: a CCM resource whose `control` says no is not managed at all.
         term.line()
         show_skipped(term, manifest)
-    if plan.failures:
-        # Not an error of the plan itself: an earlier item of the same apply
-        # (a user, a directory) may still make these possible.
-        term.line(
-            f"Note: {len(plan.failures)} item(s) marked ! cannot be applied as the machine is now.",
-            "bold red",
-            always=True,
-        )
     edited = plan.edited
     if edited:
+        _edits_note(term, plan, config)
+    failures = len(plan.failures)
+    if failures:
+        # The last line: `sys apply` refuses such a plan before anything runs.
         term.line(
-            f"Note: {count_paths(len(edited))} edited since the last apply would be "
-            "overwritten. Keep the edits with 'sys add PATH', or overwrite them with "
-            "'sys apply --force' (or one with 'sys apply --overwrite PATH').",
+            f"{failures} item{'s' if failures != 1 else ''} marked ! cannot be applied: "
+            "`sys apply` would refuse (exit 1).",
             "bold red",
             always=True,
         )
+
+
+def _edits_note(term: "Terminal", plan: "Plan", config: Path | None) -> None:
+    """The edits the apply would overwrite: both ways on, as commands that work
+    as printed, then the line saying the apply would refuse."""
+    from syslua.cli.again import command, keep_edits, overwrite_edits
+    from syslua.cli.output import count_paths
+
+    edited = plan.edited
+    given = str(config) if config is not None else None
+    term.line(f"Keep or overwrite the edit{'s' if len(edited) != 1 else ''}:", always=True)
+    for line in keep_edits(plan.manifest, edited, given):
+        term.line(f"  {line}", always=True)
+    force = command("apply", *([given] if given else []), "--force")
+    term.line(f"  {overwrite_edits(len(edited), 'overwrite', force)}", always=True)
+    term.line(
+        f"{count_paths(len(edited))} edited since the last apply would be overwritten: "
+        "`sys apply` would refuse (exit 2).",
+        "bold red",
+        always=True,
+    )

@@ -228,7 +228,7 @@ def _local_changes(e: "LocalChanges", start: Path, apply: bool) -> "GitError":
 
     here = f"cd {shlex.quote(str(start.resolve()))}"
     again = f"sys pull{' --apply' if apply else ''}"
-    reason = "".join(f"\n  {ln.expandtabs(4)}" for ln in e.reason)
+    reason = "".join(f"\n  {ln.expandtabs(4)}" for ln in e.said)
     return GitError(
         f"{e.message}:{reason}",
         hint="Nothing was changed.\nKeep the changes in a commit, then pull over them:\n"

@@ -262,11 +262,15 @@ class Syslua(object):
         if config:
             args.append(config)
         rc, out, err = self.run(*args)
-        if rc != 0:
-            self.fail("sys plan", rc, err)
         try:
             data = json.loads(out)
         except ValueError:
+            data = None
+        # Exit 1 with a plan: items marked `!` (or edits) that `sys apply` would
+        # refuse; the plan is still reported, with its failures.
+        if rc != 0 and not (rc == 1 and isinstance(data, dict) and "plan" in data):
+            self.fail("sys plan", rc, err)
+        if data is None:
             self.module.fail_json(msg="sys plan --json printed no JSON", stdout=out, stderr=err, changed=False)
         return data
 
@@ -285,7 +289,12 @@ class Syslua(object):
         for event in events:
             if event.get("event") == "summary":
                 summary = event
-        if summary is None:
+        # A summary that only names why the run stopped before planning (a
+        # config error, the lock): reported as a run without a result.
+        if summary is None or (
+            summary.get("result") == "refused"
+            and summary.get("refused", "edited_paths") not in ("edited_paths", "cannot_apply")
+        ):
             self.fail(what, rc, err)
         return events, summary
 
@@ -475,7 +484,23 @@ def main():
         rolled_back=bool(summary.get("rolled_back")),
         rc=rc,
     )
-    if summary.get("result") == "refused":
+    if summary.get("result") == "refused" and summary.get("refused") == "cannot_apply":
+        module.fail_json(
+            msg="syslua refused to apply: %d item(s) cannot be applied on this host: %s; nothing "
+            "was changed"
+            % (
+                len(summary.get("cannot_apply") or []),
+                "; ".join(
+                    "%s: %s" % (e.get("label", ""), e.get("message", ""))
+                    for e in summary.get("cannot_apply") or []
+                ),
+            ),
+            changed=False,
+            snapshot=sys_.current(),
+            cannot_apply=summary.get("cannot_apply") or [],
+            **result
+        )
+    if summary.get("result") == "refused" and summary.get("refused", "edited_paths") == "edited_paths":
         edited = summary.get("edited") or []
         module.fail_json(
             msg="syslua refused to overwrite %d file(s) edited by hand on this host since the last "
