@@ -94,7 +94,7 @@ def test_destroy_of_an_edited_path_is_refused(sysenv) -> None:
     assert p.returncode == 2, out(p)
     assert "Refusing to remove 1 path edited since the last apply:" in p.stdout
     assert "  ~/.bashrc" in p.stdout, out(p)
-    assert "sys destroy --force" in p.stdout, out(p)
+    assert "sys destroy --yes --force" in p.stdout, out(p)
     assert tree(sysenv.home) == home and state_of(sysenv) == state
     p = sysenv.run("destroy", "--yes", "--force")
     assert p.returncode == 0, out(p)

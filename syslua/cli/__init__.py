@@ -205,13 +205,20 @@ started: float | None = None  # when `main` began: the lock records it
 
 
 def terminal(
-    json_: bool = False, verbose: int = 0, quiet: bool = False, no_color: bool = False
+    json_: bool = False,
+    verbose: int = 0,
+    quiet: bool = False,
+    no_color: bool = False,
+    *,
+    error_summary: bool | None = None,
 ) -> "Terminal":
-    """The command's Terminal, from its output options."""
+    """The command's Terminal, from its output options. An error ends with a
+    JSON summary on stdout in JSON mode, unless `error_summary` says otherwise
+    (`sys graph` keeps stdout machine-only but prints DOT there)."""
     from syslua.cli.output import Terminal
 
     global _no_color, _json_mode
-    _no_color, _json_mode = no_color, json_
+    _no_color, _json_mode = no_color, json_ if error_summary is None else error_summary
     from syslua.cli import phases
 
     Terminal.new_command()

@@ -75,12 +75,15 @@ def command(
 
 
 def pending(term: "Terminal", config: Path | None, *, facts: list[str]) -> int:
-    """The config's pending changes with their diffs: `sys plan --diff`."""
+    """The config's pending changes with their diffs: `sys plan --diff`. It
+    shows; it does not judge: items marked `!` are shown as the plan shows
+    them (and said on its last line), but exit 0, as `git diff` does."""
     from syslua.cli.commands import plan
 
-    return plan.run(
+    code = plan.run(
         term, config, diff=True, exit_code=False, facts=facts, impure=False, max_depth=10
     )
+    return 0 if code == plan.CANNOT_APPLY else code
 
 
 def run(term: "Terminal", a: str | None, b: str | None) -> int:

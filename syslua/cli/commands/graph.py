@@ -52,7 +52,7 @@ def command(
     """
     # Machine output either way: stdout holds only the graph, and what the
     # command says on the way (the config it found, warnings) goes to stderr.
-    term = terminal(True, verbose, quiet, no_color)
+    term = terminal(True, verbose, quiet, no_color, error_summary=json_)
     raise typer.Exit(
         run(
             term,
