@@ -65,8 +65,12 @@ def test_two_columns_drift_in_the_home_and_what_the_config_would_change(sysenv) 
     assert f"Drift since snapshot {snap}: 2 items (first column)." in lines, p.stdout
     pending = f"Pending in {sysenv.work / 'sys.lua'}: 6 items (second column)."
     assert pending in lines, p.stdout
-    assert lines[-1] == "Details: `sys status -v`. As a diff: `sys diff`. To converge: `sys apply`."
+    # the apply would refuse the `!` line: the next step is the plan, which names the ways on
+    assert lines[-1] == "Details: `sys status -v`. As a diff: `sys diff`. The ways on: `sys plan`."
     assert tree(sysenv.home) == home and state_of(sysenv) == state
+    (sysenv.home / "edited").unlink()  # no edit left to overwrite: the apply goes ahead
+    lines = sysenv.run("status").stdout.splitlines()
+    assert lines[-1] == "Details: `sys status -v`. As a diff: `sys diff`. To converge: `sys apply`."
 
 
 def test_verbose_gives_each_line_its_details_and_diffs(sysenv) -> None:

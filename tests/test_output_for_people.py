@@ -337,6 +337,22 @@ def test_a_command_to_copy_is_never_wrapped(sysenv) -> None:
     assert line.startswith("[ -f ") and line.endswith("env.sh'"), text
 
 
+@pytest.mark.parametrize("columns", [80, 60])
+def test_a_next_step_s_command_goes_whole_on_a_line_of_its_own(sysenv, columns) -> None:
+    """A refusal's ways on end with a command: on a narrow terminal, the
+    words before it wrap, and the command moves whole to a line of its own."""
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a", source = "./a" }\n')
+    sysenv.write("a", "one\n")
+    ok(sysenv.run("apply"))
+    (sysenv.home / "a").write_text("edited\n")
+    code, text = on_pty(sysenv, ["apply"], columns, {})
+    assert code == 2, text
+    lines = [ln.rstrip() for ln in text.split("\n")]
+    assert all(len(ln) <= columns for ln in lines), text
+    assert "      sys apply --force" in lines, text
+    assert any(ln.endswith("sys add ~/a") for ln in lines), text
+
+
 # -- private files ------------------------------------------------------------------
 SECRET = "hunter2"
 

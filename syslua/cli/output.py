@@ -98,6 +98,11 @@ _WORDS = re.compile(r"[^ ]+| +")
 NARROWEST = 16  # narrower than this, lines are left to the terminal
 
 
+# A line that ends with a command to run after a colon (the next steps of
+# refusals and failures): `keep it: sys add ~/.bashrc`.
+_COMMAND_TAIL = re.compile(r": ((?:sys|git|cd) [^`]*)$")
+
+
 def wrap(text: str, width: int, hang: int | None = None) -> list[str]:
     """`text` (one line) as lines of at most `width` columns, cut at spaces;
     a word is cut in the middle only when it alone is wider than a line (a
@@ -109,6 +114,12 @@ def wrap(text: str, width: int, hang: int | None = None) -> list[str]:
     body = text.lstrip(" ")
     lead = min(len(text) - len(body), width // 2)
     hang = min(lead + 4 if hang is None else hang, width // 2)
+    command = _COMMAND_TAIL.search(text)
+    if command is not None:
+        # A next step ending in a command to run (`...: sys apply --force`):
+        # the command goes whole on a line of its own, so that it can be
+        # copied as it is, and only the words before it are wrapped.
+        return [*wrap(text[: command.start() + 1], width, hang), " " * hang + command.group(1)]
     out: list[str] = []
     line, used, fresh, space = " " * lead, lead, True, ""
     for token in _WORDS.findall(body):

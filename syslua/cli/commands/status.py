@@ -228,7 +228,11 @@ def _columns(
             for line in LEGEND:
                 term.line(line)
         else:
-            term.line("Details: `sys status -v`. As a diff: `sys diff`. To converge: `sys apply`.")
+            # An item marked `!` (an edit the apply would overwrite, or one it
+            # cannot apply) makes `sys apply` refuse: `sys plan` names the ways on.
+            blocked = any(second == "!" for _, second, _, _ in rows)
+            way = "The ways on: `sys plan`." if blocked else "To converge: `sys apply`."
+            term.line(f"Details: `sys status -v`. As a diff: `sys diff`. {way}")
 
 
 def _items(n: int) -> str:
