@@ -95,7 +95,11 @@ EXIT_CODES = (
         "that declares nothing, ...); nothing was changed",
     ),
     (3, "another sys process holds the state lock"),
-    (4, "`sys plan --exit-code`: changes are pending; `sys status --exit-code`: drift"),
+    (
+        4,
+        "`sys plan --exit-code`: changes are pending; `sys status --exit-code`: something "
+        "drifted or changes are pending",
+    ),
     (70, "internal error: a bug in syslua"),
     (130, "interrupted by Ctrl-C or SIGTERM (what had changed was rolled back)"),
 )
@@ -108,7 +112,13 @@ def _epilog() -> str:
     import textwrap
 
     rows = [
-        textwrap.fill(meaning, width=76, initial_indent=f"  {code:<4} ", subsequent_indent=" " * 7)
+        textwrap.fill(
+            meaning,
+            width=76,
+            initial_indent=f"  {code:<4} ",
+            subsequent_indent=" " * 7,
+            break_on_hyphens=False,
+        )
         for code, meaning in EXIT_CODES
     ]
     return "\b\nExit codes (with --json, a refusal's summary names its reason):\n" + "\n".join(rows)
