@@ -294,6 +294,7 @@ COMMANDS = (
     ("doctor", "doctor", "command"),
     ("info", "info", "command"),
     ("update", "update", "command"),
+    ("import", "import_", "command"),
 )
 SNAPSHOT_COMMANDS = (
     ("show", "snapshot", "show_command"),
@@ -305,6 +306,7 @@ SNAPSHOT_COMMANDS = (
 # text; tests/test_cli_help.py keeps the two the same.
 SUMMARIES = {
     "plan": "Show what `sys apply` would change, and why, without touching anything.",
+    "import": "Write a sys.lua from a stow, dotbot, chezmoi, rcm, yadm or mirrored repository.",
     "graph": "Print the plan as a graph in Graphviz DOT: items, waves, and why each edge exists.",
     "apply": "Make the machine match the config, atomically.",
     "rollback": "Return the machine to an earlier snapshot.",
