@@ -126,7 +126,8 @@ def run(
     except ImportError_ as e:
         raise UsageError(str(e)) from None
     if dry_run:
-        term.line(imported.lua.rstrip("\n"), whole=True)
+        for line in imported.lua.rstrip("\n").split("\n"):
+            term.line(line, whole=True)
         term.line()
         with tempfile.TemporaryDirectory(prefix="syslua-import-") as tmp:
             # The same translation, its sources relative to where it is planned.
