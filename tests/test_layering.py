@@ -51,6 +51,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("syslua", "syslua.__main__")),
     ("cli", ("syslua.cli",)),
     ("execute", ("syslua.execute",)),
+    # `sys import`: reads another manager's repository, writes Lua text.
+    ("importers", ("syslua.importers",)),
     ("plan", ("syslua.plan",)),
     ("resources", ("syslua.resources",)),
     ("fetch/unpack", ("syslua.fetch", "syslua.unpack")),
