@@ -118,9 +118,9 @@ def test_rcm_import_takes_over_what_rcup_linked(sysenv):
     repo = _rcm_home(sysenv)
     lua, n = _import(sysenv, repo, "rcm")
     assert 'if sys.facts.hostname == "laptop" then' in lua, lua
-    assert (
-        'file { path = "~/.config/git", source = "./tag-git/config/git", link = true }' in lua
-    ), lua
+    assert 'file { path = "~/.config/git", source = "./tag-git/config/git", link = true }' in lua, (
+        lua
+    )
     assert '"aliases", "rcrc", "vimrc", "zshrc"' in lua, lua  # README.md excluded in rcrc
     assert n == 7, lua
     _walk(sysenv, repo, ("dotfiles",), churn_ok=False)

@@ -214,9 +214,7 @@ def _entries(rc: Rc, folder: Path) -> list[Entry]:
         name = p.name
         if name.startswith("."):
             continue
-        if top_level and (
-            name == "hooks" or name.startswith(("host-", "tag-")) or name in OWN
-        ):
+        if top_level and (name == "hooks" or name.startswith(("host-", "tag-")) or name in OWN):
             continue
         rel = str(p.relative_to(rc.top))
         if rc.excluded(name):
