@@ -1,0 +1,3 @@
+vim.opt.number = true
+vim.opt.expandtab = true
+vim.opt.shiftwidth = 2
