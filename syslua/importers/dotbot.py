@@ -156,7 +156,7 @@ def _directive(st: _State, directive: dict[str, Any], name: str, data: Any) -> N
     elif name == "link":
         _links(st, where, data if isinstance(data, dict) else {})
     elif name == "shell":
-        _shell(st, where, data if isinstance(data, list) else [])
+        _shell(st, data if isinstance(data, list) else [])
     elif name == "clean":
         targets = list(data) if isinstance(data, dict | list) else [data]
         st.w.blank()
@@ -188,9 +188,9 @@ def _create(st: _State, where: str, data: Any) -> None:
     st.w.comment(f"create ({where}): directories, with dotbot's mode (0777 unless told)")
     for path, opts in entries:
         mode = (opts or {}).get("mode", default) if isinstance(opts, dict) else default
-        decl = {"path": tilde(_home_path(st, path)), "ensure": "directory", "mode": _mode(mode)}
-        st.w.declare("file", decl)
-        st.directories.append(f"file#{decl['path']}")
+        at = tilde(_home_path(st, path))
+        st.w.declare("file", {"path": at, "ensure": "directory", "mode": _mode(mode)})
+        st.directories.append(f"file#{at}")
 
 
 # -- link ----------------------------------------------------------------------
@@ -361,10 +361,11 @@ def _condition(test: str) -> str | None:
 # -- shell ---------------------------------------------------------------------
 
 
-def _shell(st: _State, where: str, data: list[Any]) -> None:
+def _shell(st: _State, data: list[Any]) -> None:
     defaults = st.defaults.get("shell", {})
     for index, entry in enumerate(data):
         where = st.where(data, index)
+        opts: dict[str, Any]
         if isinstance(entry, str):
             command, desc, opts = entry, None, {}
         elif isinstance(entry, list) and entry:
@@ -422,7 +423,7 @@ def _creates(command: str, repo: Path) -> str | None:
         return None
     if not words or any(w in ("&&", "||", ";", "|", ">", ">>") for w in words):
         return None
-    if any(c in command for c in ";|&<>`$(") and "$HOME" not in command:
+    if any(c in re.sub(r"\$HOME\b", "", command) for c in ";|&<>`$("):
         return None
     args = [w for w in words[1:] if not w.startswith("-")]
     made: str | None = None
