@@ -1,0 +1,2 @@
+require("opts")
+vim.cmd.colorscheme("habamax")

@@ -1,0 +1,2 @@
+vim.opt.number = true
+vim.opt.expandtab = true

@@ -1,0 +1,1 @@
+hs.hotkey.bind({"cmd", "alt"}, "R", hs.reload)

@@ -1,0 +1,3 @@
+alias ll='ls -lah'
+alias g=git
+alias v=vim

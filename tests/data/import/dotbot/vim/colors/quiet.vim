@@ -1,0 +1,3 @@
+" a small colour scheme
+hi clear
+let g:colors_name = "quiet"
