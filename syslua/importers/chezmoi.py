@@ -49,6 +49,7 @@ class Name:
 
 def parse_name(name: str, is_dir: bool) -> Name:
     """chezmoi's reading of a source name (`private_dot_ssh` -> `.ssh`, {private})."""
+    order: tuple[str, ...]
     if is_dir:
         order = _DIR_PREFIXES
     else:
@@ -163,16 +164,16 @@ def read_ignore(path: Path, ctx: tpl.Context, notes: list[str], label: str) -> l
                     raise tpl.Untranslatable(f"`{{{{ {text} }}}}`", line)
             except tpl.Untranslatable as e:
                 notes.append(f"{label}:{e.line}: {e.why}; its patterns apply everywhere")
-                stack.append("true") if head == "if" else None
+                if head == "if":
+                    stack.append("true")
             continue
-        for n, raw in enumerate(text.split("\n")):
+        for raw in text.split("\n"):
             glob = raw.split(" #")[0].strip()
             if not glob or glob.startswith("#"):
                 continue
             when = " and ".join(stack) if stack else None
             negated = glob.startswith("!")
             patterns.append(Pattern(glob.lstrip("!"), when, negated))
-            del n
     return patterns
 
 
