@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, out, tree
+from conftest import ROOT, out, put, tree
 
 DATA = ROOT / "tests" / "data" / "import" / "chezmoi"
 # chezmoi's prefixes, in the order its reference gives them per kind of entry.
@@ -161,3 +161,30 @@ def test_import_chezmoi_takes_over_writes_nothing_and_destroys_back(sysenv) -> N
     p = sysenv.run("destroy", "--yes", cwd=src)
     assert p.returncode == 0, out(p)
     assert tree(sysenv.home) == installed
+
+
+def test_import_chezmoi_refuses_a_file_and_writes_nothing(sysenv) -> None:
+    put(sysenv.work / "dot_bashrc", "# a file, not a source directory\n")
+    before = tree(sysenv.work)
+    p = sysenv.run("import", "chezmoi", str(sysenv.work / "dot_bashrc"), "--to", str(sysenv.work))
+    assert p.returncode == 2, out(p)
+    assert "is not a directory: chezmoi's source directory is" in out(p)
+    assert tree(sysenv.work) == before
+
+
+def test_import_chezmoi_lists_what_a_template_cannot_say_with_its_line(sysenv) -> None:
+    src = sysenv.work / "chezmoi"
+    put(src / ".chezmoidata.toml", 'email = "a@b.c"\n')
+    put(src / "dot_npmrc.tmpl", "email={{ .email }}\n{{ if .work }}\nx\n{{ end }}\n")
+    put(
+        src / "dot_tool.tmpl",
+        '{{- if eq .chezmoi.os "linux" -}}\nlinux\n{{- else -}}\nother\n{{- end }}\n',
+    )
+    p = sysenv.run("import", "chezmoi", str(src))
+    assert p.returncode == 0, out(p)
+    assert "dot_npmrc.tmpl:2: `.work` is not in the data (.chezmoidata, [data]); left out" in out(p)
+    lua = (src / "sys.lua").read_text()
+    assert "~/.npmrc" not in lua.split("Not translated")[1].split("\n\n", 1)[1]
+    assert sysenv.run("apply", cwd=src).returncode == 0
+    assert (sysenv.home / ".tool").read_text() == "linux\n"
+    assert not (sysenv.home / ".npmrc").exists()
