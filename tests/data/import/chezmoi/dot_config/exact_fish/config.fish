@@ -1,0 +1,2 @@
+set -g fish_greeting ""
+fish_add_path ~/.local/bin

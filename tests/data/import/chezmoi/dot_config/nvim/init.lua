@@ -1,0 +1,4 @@
+vim.g.mapleader = " "
+vim.opt.number = true
+vim.opt.expandtab = true
+require("plugins")

@@ -1,0 +1,3 @@
+return {
+  { "nvim-treesitter/nvim-treesitter", build = ":TSUpdate" },
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+[ -d "$HOME/.cache/chezmoi-demo" ] && exit 0
+mkdir -p "$HOME/.cache/chezmoi-demo"

@@ -1,0 +1,2 @@
+#!/bin/sh
+tmux source-file "$HOME/.tmux.conf" 2>/dev/null || true
