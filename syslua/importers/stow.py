@@ -351,7 +351,7 @@ class _Package:
         """With --dotfiles: does a name below the folder `rel` start with `dot-`?"""
         if not self.options.dotfiles:
             return False
-        for top, dirs, files in os.walk(self.root / rel):
+        for _top, dirs, files in os.walk(self.root / rel):
             if any(n.startswith("dot-") for n in dirs + files):
                 return True
         return False
@@ -377,7 +377,7 @@ class _Package:
         """The rules' patterns that can match inside the package folder `where`."""
         out: list[str] = []
         prefix = "/" + where + "/"
-        for rx, globs in self.rules.globs.items():
+        for globs in self.rules.globs.values():
             for g in globs or []:
                 if not g.startswith("/"):
                     keep: str | None = g
