@@ -1,0 +1,2 @@
+[ -f ~/.aliases ] && . ~/.aliases
+export PATH="$HOME/.local/bin:$PATH"

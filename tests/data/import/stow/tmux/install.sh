@@ -1,0 +1,2 @@
+#!/bin/sh
+git clone https://github.com/tmux-plugins/tpm ~/.tmux/plugins/tpm
