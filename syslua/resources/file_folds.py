@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from syslua import safe_fs
 from syslua.fsutil import real_path
+from syslua.manifest import tree
 from syslua.manifest.model import Manifest
 from syslua.paths import abbreviate, home
 from syslua.resources.base import ResourceError
@@ -60,6 +61,9 @@ class Protected:
                 if item.parent is not None and manifest.get(item.parent) is not None:
                     if manifest.get(item.parent).get("tree"):  # type: ignore[union-attr]
                         continue  # inside its tree's source, which is a root
+                if item.get("tree"):  # its source, or each source of joined trees
+                    roots.update(os.path.realpath(s) for s in tree.sources(item))
+                    continue
                 source = item.get("source") or (item.get("target") if item.get("link") else None)
                 if source:
                     roots.add(os.path.realpath(source))
