@@ -18,6 +18,10 @@ below a fold would be written through it, into the repository. It never is:
   nothing but the links the unfolding made.
 - A write that would reach the repository through a link that is not a fold
   (the link points above the repository) is refused.
+- A fold that already shows what a link tree declares there (each file the
+  source file itself, each directory the tree's source directory) needs no
+  write: it is kept as the tool made it, its members unchanged through it
+  (`file._kept_fold`), and what is seen through it is never an original.
 
 The journal's order matters: the link is recorded before it is replaced and
 each entry after the directory exists, so an undo (in reverse) removes the
