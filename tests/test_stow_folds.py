@@ -243,12 +243,13 @@ def test_a_link_to_a_loop_is_refused(sysenv):
     assert tree(sysenv.home) == before
 
 
-def test_a_directory_link_made_by_dotbot_is_unfolded_and_put_back_without_touching_the_repo(
+def test_a_directory_link_made_by_dotbot_is_kept_under_a_link_tree_of_what_it_shows(
     sysenv,
 ):
-    """dotbot links a directory with one absolute link. The tree unfolds it
-    into links with the very targets it declares; destroy folds it back,
-    and the members then behind the link are the repository's, never removed."""
+    """dotbot links a directory with one absolute link. A link tree of that
+    very directory finds it converged (issue 24, point 2): kept, nothing
+    written; destroy leaves it, and the members behind it are the
+    repository's, never removed."""
     repo = sysenv.home / "dotfiles"
     kitty = repo / "config" / "kitty"
     kitty.mkdir(parents=True)
@@ -267,7 +268,8 @@ def test_a_directory_link_made_by_dotbot_is_unfolded_and_put_back_without_touchi
     a = sysenv.run("apply", cwd=repo)
     assert a.returncode == 0, out(a)
     checked.intact()
-    assert not (sysenv.home / ".config/kitty").is_symlink()
+    assert home_only(tree(sysenv.home)) == installed
+    assert os.readlink(sysenv.home / ".config/kitty") == str(kitty)
     d = sysenv.run("destroy", "--yes", cwd=repo)
     assert d.returncode == 0, out(d)
     checked.intact()

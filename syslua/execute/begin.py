@@ -151,6 +151,8 @@ def _take_over(
         # removing the declaration later leaves it as it was.
         if not new or not os.path.lexists(managed):
             return None
+        if not kind.touched_paths(item, manifest, status):
+            return None  # what is there is not its own (seen through a fold it keeps)
         try:
             return capture(managed, store)
         except UnsafePath:

@@ -454,6 +454,7 @@ def managed_links(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
 
 def _link_wrong(path: str, target: object) -> str | None:
     from syslua.resources.file import link_problem
+    from syslua.resources.file_posix import points_to, same_entry
 
     broken = link_problem(path)
     if broken is not None:
@@ -463,8 +464,10 @@ def _link_wrong(path: str, target: object) -> str | None:
     except FileNotFoundError:
         return "gone"
     except OSError:
+        if isinstance(target, str) and same_entry(path, target):
+            return None  # the source itself, seen through a fold its link tree keeps
         return "no longer a link"
-    if isinstance(target, str) and now != target:
+    if isinstance(target, str) and not points_to(path, now, target):
         return f"a link to {now}, not to {target} as applied"
     return None
 

@@ -81,7 +81,16 @@ from syslua.resources.base import (
     group_name,
     user_name,
 )
-from syslua.resources.file_posix import ABSENT, DIRECTORY, LINK, OTHER, PRESENT, FileState
+from syslua.resources.file_posix import (
+    ABSENT,
+    DIRECTORY,
+    LINK,
+    OTHER,
+    PRESENT,
+    FileState,
+    points_to,
+    same_entry,
+)
 from syslua.resources.kind import (
     Container,
     Drifts,
@@ -145,6 +154,9 @@ class Status:
     # Links into the repository on the way to the path (stow's folds), which
     # the apply unfolds before writing (`file_folds`), outermost first.
     folds: tuple[folds.Fold, ...] = ()
+    # A member of a link tree that a fold already shows as the tree would
+    # make it (`_kept_fold`): converged, nothing written, nothing unfolded.
+    kept: bool = False
 
 
 def _desired_bytes(item: Item) -> bytes | None:
@@ -670,6 +682,11 @@ class FileType(
             # that turned into one since planning is refused (`apply`).
             seen = planning.links if planning else ctx.memo(_Run).links
             links = posix.linked_parents(item.key, home(), seen)
+            if (links or (state.ensure == LINK and ensure == "directory")) and _kept_fold(
+                item, links, ctx.manifest, ctx
+            ):
+                members = ctx.members(item) if is_root(item) else None
+                return Status(state, (), None, (), members, links, kept=True)
             unfolds = _folds(item, links, ctx) if links else ()
             root = None
             if unfolds:
@@ -752,7 +769,7 @@ class FileType(
             else _content_differs(item, item.key, state.size, source_size)
         ):
             out.append("content changed")
-        if want == LINK and state.link_target != item.get("target"):
+        if want == LINK and not points_to(item.key, state.link_target, item.get("target")):
             out.append(f"target {state.link_target} -> {item.get('target')}")
         if state.uid != uid:
             out.append(f"owner {user_name(state.uid)} -> {owner}")
@@ -962,6 +979,8 @@ class FileType(
             return []
         if status.folds:  # unfolded: never written through
             return folds.notes(status.folds)
+        if status.kept:  # shown through a fold, as declared: nothing written
+            return []
         return [
             f"{abbreviate(p)} is a symlink to {target}; writing through it"
             for p, target in status.linked_parents
@@ -1024,6 +1043,12 @@ class FileType(
             # What the path shows now is the repository's, through a fold
             # that is unfolded first: recorded as it runs, once it is ours.
             return []
+        if planned is None and (links := posix.linked_parents(path, home())):
+            # Unchanged (`execute.begin` asks before taking it over): seen
+            # through a fold its link tree keeps, it is the repository's
+            # own file, never an original.
+            if _kept_fold(item, links, manifest):
+                return []
         if _symlinked_root(item, manifest) is not None:
             # What the path shows now is behind a link that its tree replaces
             # with a new directory first: nothing of ours is there. The path
@@ -1331,6 +1356,54 @@ def _still_used(directory: str, ctx: Context) -> bool:
         return True
     at = bisect.bisect_left(keys, below)
     return at < len(keys) and keys[at].startswith(below)
+
+
+def _kept_fold(
+    item: Item,
+    links: tuple[tuple[str, str], ...],
+    manifest: Manifest | None,
+    ctx: Context | None = None,
+) -> bool:
+    """Is the item a member (or the root) of a link tree that a fold on its
+    way, or the fold it is, already shows as the tree would make it? A link
+    is the very source file seen through the fold (`same_entry`); a
+    directory is the tree's source directory there, with the declared mode
+    and owner (checked with `ctx`). Then the fold is kept as the tool made it: nothing is
+    written, nothing unfolded (stow's `~/.config/nvim -> ../dotfiles/nvim/.config/nvim`
+    under a link tree of `nvim/.config/nvim`). What the fold shows besides
+    (a file the tree ignores) stays the repository's, shown, not managed."""
+    root = item if is_root(item) else tree_of(item, manifest)
+    if root is None:
+        return False
+    layers = root.get("sources") or ({"source": root.get("source"), "link": root.get("link")},)
+    sources = [str(layer["source"]) for layer in layers if layer.get("link") and layer["source"]]
+    if not sources:
+        return False
+    ensure = item.get("ensure")
+    if ensure == "link":
+        target = item.get("target")
+        return (
+            bool(links)
+            and isinstance(target, str)
+            and os.path.lexists(item.key)
+            and same_entry(item.key, target)
+        )
+    if ensure != "directory":  # a directory that is the fold, or is in one
+        return False
+    try:
+        st = os.stat(item.key)
+    except OSError:
+        return False
+    rel = os.path.relpath(item.key, root.key)
+    real = real_path(item.key)
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if not any(real == real_path(os.path.normpath(os.path.join(s, rel))) for s in sources):
+        return False
+    return ctx is None or (
+        f"{stat.S_IMODE(st.st_mode):04o}" == item.get("mode")
+        and (st.st_uid, st.st_gid) == (ctx.uid(item.get("owner")), ctx.gid(item.get("group")))
+    )
 
 
 def _is_fold(path: str, ctx: Context) -> bool:

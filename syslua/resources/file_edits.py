@@ -100,13 +100,26 @@ def _same_as_blob(path: str, size: int, blob: str, store: Any) -> bool:
 
 def _link_edited(item: Item) -> str | None:
     state = _live(item.key)
-    if state is None:
+    if state is None or _as_declared(item, state):
         return None
-    if state.ensure == LINK and state.link_target != item.get("target"):
+    if state.ensure == LINK:
         return f"link target changed from {item.get('target')} to {state.link_target}"
     if state.ensure == PRESENT:
         return f"a file replaced the link to {item.get('target')}"
     return None
+
+
+def _as_declared(item: Item, state: FileState) -> bool:
+    """Does the path still lead where its declared link does: a link to the
+    same entry (`file_posix.points_to`: stow's relative link to the source
+    the config names), or the source itself, seen through a fold the link
+    tree keeps?"""
+    target = item.get("target")
+    if not isinstance(target, str):
+        return state.ensure == LINK and state.link_target == target
+    if state.ensure == LINK and file_posix.points_to(item.key, state.link_target, target):
+        return True
+    return state.ensure == PRESENT and file_posix.same_entry(item.key, target)
 
 
 def edited(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
@@ -170,7 +183,9 @@ def _link_diff(item: Item) -> str | None:
     if state is None:
         return None
     target = item.get("target")
-    if state.ensure == LINK and state.link_target != target:
+    if _as_declared(item, state):
+        return None
+    if state.ensure == LINK:
         return f"old target {target}\nnew target {state.link_target}\n"
     if state.ensure == PRESENT:
         try:
@@ -271,10 +286,15 @@ def take_back(
     if ensure == "link" or item.get("link"):
         # A link's edits were made in the file it points to: already in place.
         target = item.get("target") or item.get("source") or "its target"
-        if ensure == "link" and os.path.isfile(path) and not os.path.islink(path):
+        if (
+            ensure == "link"
+            and os.path.isfile(path)
+            and not os.path.islink(path)
+            and not file_posix.same_entry(path, str(target))  # the source, through a fold
+        ):
             return _relink(item, path, where, str(target), force, kept)
         now = _live(path) if ensure == "link" else None
-        if now is not None and now.ensure == LINK and now.link_target != item.get("target"):
+        if now is not None and now.ensure == LINK and not _as_declared(item, now):
             return TakeBack(
                 f"{label}: the link was pointed to {now.link_target} by hand, and `sys add` "
                 f"does not take a link's target back: change its declaration ({where}) to keep "

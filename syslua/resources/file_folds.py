@@ -18,6 +18,10 @@ below a fold would be written through it, into the repository. It never is:
   nothing but the links the unfolding made.
 - A write that would reach the repository through a link that is not a fold
   (the link points above the repository) is refused.
+- A fold that already shows what a link tree declares there (each file the
+  source file itself, each directory the tree's source directory) needs no
+  write: it is kept as the tool made it, its members unchanged through it
+  (`file._kept_fold`), and what is seen through it is never an original.
 
 The journal's order matters: the link is recorded before it is replaced and
 each entry after the directory exists, so an undo (in reverse) removes the
@@ -34,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from syslua import safe_fs
 from syslua.fsutil import real_path
+from syslua.manifest import tree
 from syslua.manifest.model import Manifest
 from syslua.paths import abbreviate, home
 from syslua.resources.base import ResourceError
@@ -60,6 +65,9 @@ class Protected:
                 if item.parent is not None and manifest.get(item.parent) is not None:
                     if manifest.get(item.parent).get("tree"):  # type: ignore[union-attr]
                         continue  # inside its tree's source, which is a root
+                if item.get("tree"):  # its source, or each source of joined trees
+                    roots.update(os.path.realpath(s) for s in tree.sources(item))
+                    continue
                 source = item.get("source") or (item.get("target") if item.get("link") else None)
                 if source:
                     roots.add(os.path.realpath(source))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from syslua import safe_fs
-from syslua.fsutil import CHUNK, AtomicFile, temp_name
+from syslua.fsutil import CHUNK, AtomicFile, real_path, temp_name
 from syslua.resources.base import ResourceError
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
@@ -68,6 +68,34 @@ def linked_parents(
             out.append((parent, target))
         parent = os.path.dirname(parent)
     return tuple(reversed(out))
+
+
+def same_entry(a: str, b: str) -> bool:
+    """Do `a` and `b` name the same directory entry once every directory on
+    the way to it is resolved (`..` included, as the kernel does)? The last
+    component is not followed: a link to a link is not the link it points to."""
+    return _located(a) == _located(b)
+
+
+def _located(path: str) -> str:
+    head, name = os.path.split(path)
+    if name in ("", ".", ".."):
+        return real_path(path)
+    return os.path.join(real_path(head or "."), name)
+
+
+def points_to(path: str, link_target: str | None, target: str) -> bool:
+    """Does the link at `path`, to `link_target`, point where a link to
+    `target` would: the same text, or (either one relative, read from the
+    link's directory) the same entry (`same_entry`)? stow's
+    `../dotfiles/bash/.bashrc` points to the same file as the absolute path
+    a config declares, and is kept as it is."""
+    if link_target is None:
+        return False
+    if link_target == target:
+        return True
+    here = os.path.dirname(path)
+    return same_entry(os.path.join(here, link_target), os.path.join(here, target))
 
 
 def status(path: str, _again: int = 2) -> FileState:
