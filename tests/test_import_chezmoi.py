@@ -14,7 +14,6 @@ import stat
 import subprocess
 from pathlib import Path
 
-import pytest
 from conftest import ROOT, out, put, tree
 
 DATA = ROOT / "tests" / "data" / "import" / "chezmoi"
@@ -112,7 +111,6 @@ def _source(sysenv, relative_link: bool) -> Path:  # type: ignore[no-untyped-def
     return src
 
 
-@pytest.mark.xfail(reason="a relative link already there needs the takeover of issue 24 point 2")
 def test_import_chezmoi_relative_symlink_is_taken_over(sysenv) -> None:
     src = _source(sysenv, relative_link=True)
     install(src, sysenv.home)

@@ -27,7 +27,6 @@ from syslua.importers.dotbot import _condition, _creates
 
 DATA = ROOT / "tests" / "data"
 NO_CHANGES = "No changes. The machine matches the configuration."
-J5 = "needs J5 (issue 24 point 2): a relative link to the same file is taken over as it is"
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -109,10 +108,7 @@ def test_import_then_apply_over_dotbots_home_writes_nothing_and_destroy_gives_it
     p = sysenv.run("destroy", "--yes", cwd=repo)
     assert "Destroy complete" in p.stdout, out(p)
     assert _home(sysenv.home) == installed
-    # The first apply wrote nothing; the one link it rewrites today is dotbot's
-    # relative one (`relative: true`), which waits for the engine.
-    if churn == {".gnupg", ".gnupg/gpg-agent.conf"} and name == "import/dotbot":
-        pytest.xfail(J5)
+    # The first apply wrote nothing, dotbot's relative link (`relative: true`) included.
     assert not churn, f"the first apply over dotbot's home changed {sorted(churn)}"
 
 

@@ -20,7 +20,6 @@ from conftest import ROOT, out, put, tree
 
 NO_CHANGES = "No changes. The machine matches the configuration."
 USER_FILES = {".config/user-dirs.dirs": 'XDG_DOWNLOAD_DIR="$HOME/dl"\n', ".profile.local": "x=1\n"}
-NEEDS_J5 = "needs J5 (issue 24 point 2)"
 
 
 def _tool(name: str) -> str:
@@ -221,11 +220,10 @@ def test_yadm_import_translates_alternates_and_notes_the_rest(sysenv):
 
 def test_yadm_import_walk_back_to_yadms_home(sysenv):
     repo = _yadm_home(sysenv)
-    _import(sysenv, repo, "yadm", takes_over=False)
-    _walk(sysenv, repo, YADM_SKIP, churn_ok=True)
+    _import(sysenv, repo, "yadm")
+    _walk(sysenv, repo, YADM_SKIP, churn_ok=False)
 
 
-@pytest.mark.xfail(reason=NEEDS_J5, strict=False)
 def test_yadm_first_apply_writes_nothing(sysenv):
     """yadm's alternate links are relative (`.profile -> .profile##...`); the config's
     point to the same file: taken over as they are."""
