@@ -51,6 +51,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("entry", ("syslua", "syslua.__main__")),
     ("cli", ("syslua.cli",)),
     ("execute", ("syslua.execute",)),
+    ("importers", ("syslua.importers",)),
     ("plan", ("syslua.plan",)),
     ("resources", ("syslua.resources",)),
     ("fetch/unpack", ("syslua.fetch", "syslua.unpack")),
