@@ -30,7 +30,13 @@ FLAGS = {
     ("--output=json",): ("json_", True),
 }
 # Arguments each command needs to parse (not to run).
-NEEDS = {"add": ["~/x"], "edit": ["~/x"], "import": ["stow", "~/x"], "snapshot tag": ["1", "good"], "snapshot delete": ["1"]}
+NEEDS = {
+    "add": ["~/x"],
+    "edit": ["~/x"],
+    "import": ["stow", "~/x"],
+    "snapshot tag": ["1", "good"],
+    "snapshot delete": ["1"],
+}
 # Where a flag means something, a command must take it (docs/cli.md, "Global options").
 CHANGES = {"apply", "rollback", "add", "destroy", "gc", "init", "pull", "update"}
 EVALUATES = {"plan", "apply", "add", "init", "pull", "update"}
