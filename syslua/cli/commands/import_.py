@@ -76,8 +76,21 @@ def command(
     """Write a sys.lua from a stow, dotbot, chezmoi, rcm, yadm or mirrored repository.
 
     \b
-    The repository's files are never changed. Then the plan against the
-    current home is printed: on a home the tool installed, nothing to do.
+    FORMAT SOURCE:
+      stow DIR [PKG]...   DIR's packages (all by default), linked into -t DIR (~)
+      dotbot CONFIG       the install.conf.yaml (links, create, shell)
+      chezmoi DIR         the source directory (dot_ names, templates, scripts)
+      rcm DIR             with its rcrc, tag-* and host-* folders
+      yadm REPO           its alternate files (##os.Linux) as conditions
+      mirror DIR          a repository whose top level mirrors ~
+
+    \b
+    The sys.lua goes at the top of SOURCE, or in --to DIR; one already
+    there is never overwritten (--force keeps it as sys.lua.orig). The
+    repository's files are never changed, and nothing is applied: the plan
+    against the current home is printed (on a home the tool installed,
+    nothing to do), then what could not be translated, with file and line.
+    See docs/import.md.
 
     \b
     Examples:
