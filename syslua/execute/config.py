@@ -139,21 +139,27 @@ def _refuse_foreign(config: Path) -> None:
     foreign = foreign_file(config)
     if foreign is not None:
         raise UsageError(
-            f"{config} looks like {foreign.what}, not a syslua config", hint=_import(foreign)
+            f"{_as_given(config)} looks like {foreign.what}, not a syslua config",
+            hint=_import(foreign),
         )
+
+
+def _as_given(path: Path) -> str:
+    """CONFIG as typed, or `~/...` for an absolute path under the home (`.` as its path)."""
+    if str(path) in (".", ".."):
+        return shown_path(path.absolute())
+    return abbreviate(str(path)) if path.is_absolute() else str(path)
 
 
 def _no_config_in(directory: Path) -> UsageError:
     """A directory given as CONFIG without a sys.lua or init.lua: what it
     looks like when it is another manager's (a stow directory)."""
-    shown = (
-        str(directory) if str(directory) not in (".", "..") else shown_path(directory.absolute())
-    )
     foreign = foreign_dir(directory)
     if foreign is None:
         return UsageError(f"no sys.lua or init.lua in {directory}")
     return UsageError(
-        f"{shown} has no sys.lua or init.lua: it looks like {foreign.what}", hint=_import(foreign)
+        f"{_as_given(directory)} has no sys.lua or init.lua: it looks like {foreign.what}",
+        hint=_import(foreign),
     )
 
 
