@@ -142,6 +142,14 @@ def _is_dotbot(path: Path) -> bool:
     return any(key in DOTBOT_DIRECTIVES for task in doc for key in task)
 
 
+def _is(path: Path, kind: str) -> bool:
+    """`path.is_dir()`, `is_file()` or `is_symlink()`; False where it cannot be looked at."""
+    try:
+        return bool(getattr(path, kind)())
+    except OSError:
+        return False
+
+
 def _names(directory: Path) -> list[str]:
     try:
         return sorted(os.listdir(directory))
@@ -158,7 +166,7 @@ def _dotbot(directory: Path) -> Foreign | None:
     ]
     for name in ordered:
         path = directory / name
-        if path.is_file() and _is_dotbot(path):
+        if _is(path, "is_file") and _is_dotbot(path):
             return Foreign("dotbot", f"a dotbot repository ({name})", path)
     return None
 
@@ -199,7 +207,7 @@ def _walk(directory: Path, depth: int) -> Iterator[tuple[str, str]]:
                 return
             yield rel, name
             child = path / name
-            if level < depth and child.is_dir() and not child.is_symlink():
+            if level < depth and not _is(child, "is_symlink") and _is(child, "is_dir"):
                 todo.append((f"{rel}{name}/", child, level + 1))
 
 
@@ -207,7 +215,7 @@ def _yadm(directory: Path) -> Foreign | None:
     """A yadm work tree: alternate files (`.bashrc##os.Linux`), yadm's own
     directory (`.config/yadm`), or, for a home, yadm's repository."""
     markers = (".config/yadm", ".yadm", ".local/share/yadm/repo.git")
-    if any((directory / m).is_dir() for m in markers) or any(
+    if any(_is(directory / m, "is_dir") for m in markers) or any(
         _YADM_ALT.search(name) for _, name in _walk(directory, 3)
     ):
         return Foreign("yadm", "a yadm work tree", directory)
@@ -217,8 +225,8 @@ def _yadm(directory: Path) -> Foreign | None:
 def _rcm(directory: Path) -> Foreign | None:
     """An rcm directory: its `rcrc`, or `tag-*` and `host-*` folders."""
     names = _names(directory)
-    if (directory / "rcrc").is_file() or any(
-        n.startswith(("tag-", "host-")) and (directory / n).is_dir() for n in names
+    if _is(directory / "rcrc", "is_file") or any(
+        n.startswith(("tag-", "host-")) and _is(directory / n, "is_dir") for n in names
     ):
         return Foreign("rcm", "an rcm dotfiles directory", directory)
     return None
@@ -240,7 +248,7 @@ def _stow(directory: Path) -> Foreign | None:
     names = _names(directory)
     if any(n in _HOME_NAMES for n in names):
         return None
-    folders = [n for n in names if not n.startswith(".") and (directory / n).is_dir()]
+    folders = [n for n in names if not n.startswith(".") and _is(directory / n, "is_dir")]
     dotfiles: list[bool] = []
     packages = [n for n in folders if _is_package(directory / n, dotfiles)]
     marked = ".stowrc" in names or ".stow-local-ignore" in names
