@@ -75,7 +75,8 @@ def test_import_then_apply_over_dotbots_home_writes_nothing_and_destroy_gives_it
 
     p = sysenv.run("import", "dotbot", str(repo / "install.conf.yaml"))
     assert p.returncode == 0, out(p)
-    assert f"Wrote {repo / 'sys.lua'}: {declarations} declarations from dotbot" in p.stdout
+    wrote = f"~/{(repo / 'sys.lua').relative_to(sysenv.home)}"
+    assert f"Wrote {wrote}: {declarations} declarations from dotbot" in p.stdout
     # the repository is untouched but for the new sys.lua
     status = subprocess.run(
         ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True

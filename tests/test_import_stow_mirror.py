@@ -90,7 +90,12 @@ def _import(sysenv, repo: Path, *args: str, cwd: Path | None = None) -> str:  # 
     code = [ln for ln in lua.splitlines() if ln.strip() and not ln.startswith("--")]
     declarations = sum(1 for ln in code if ln.startswith("file {"))
     print(f"{args[0]}: {len(lua.splitlines())} lines, {declarations} declarations\n{lua}")
-    assert f"Wrote {repo / 'sys.lua'}: {declarations} declarations" in p.stdout, out(p)
+    written = repo / "sys.lua"
+    if written.is_relative_to(sysenv.home):  # shown as the user writes it
+        shown = f"~/{written.relative_to(sysenv.home)}"
+    else:
+        shown = str(written)
+    assert f"Wrote {shown}: {declarations} declaration" in p.stdout, out(p)
     return lua
 
 

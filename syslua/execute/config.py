@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from syslua.errors import StateError, UsageError
+from syslua.importers.detect import Foreign, foreign_dir, foreign_file
 from syslua.paths import Paths, abbreviate, config_in, default_config, home
 
 
@@ -103,8 +104,9 @@ def locate_config(
         if config.is_dir():
             candidate = config_in(config)
             if candidate is None:
-                raise UsageError(f"no sys.lua or init.lua in {config}")
+                raise _no_config_in(config)
             return Found(candidate, "given")
+        _refuse_foreign(config)
         return Found(config, "given")
     found = default_config()
     recorded = snapshot_config(paths or Paths.from_env())
@@ -117,9 +119,47 @@ def locate_config(
             log(f"Using {recorded}, the config of the current snapshot.")
         return Found(recorded, "current snapshot")
     gone = f"; the current snapshot's config {recorded} no longer exists" if recorded else ""
+    here = foreign_dir(Path.cwd())
     raise UsageError(
         f"no config file: pass one ({example}) or create ./sys.lua (or ./init.lua) "
-        f"or ~/.config/syslua/sys.lua (or init.lua; sys init writes a starter){gone}"
+        f"or ~/.config/syslua/sys.lua (or init.lua; sys init writes a starter){gone}",
+        hint=None if here is None else f"This directory looks like {here.what}. {_import(here)}",
+    )
+
+
+# Another manager's config given as CONFIG (issue 24, point 3): what it looks
+# like, and the `sys import` that writes a sys.lua from it.
+def _import(foreign: Foreign) -> str:
+    return f"To write a sys.lua from it (and see its plan): {foreign.command()}"
+
+
+def _refuse_foreign(config: Path) -> None:
+    """A file given as CONFIG that is another manager's (a dotbot
+    install.conf.yaml, which would be read as a CCM manifest) is refused."""
+    foreign = foreign_file(config)
+    if foreign is not None:
+        raise UsageError(
+            f"{_as_given(config)} looks like {foreign.what}, not a syslua config",
+            hint=_import(foreign),
+        )
+
+
+def _as_given(path: Path) -> str:
+    """CONFIG as typed, or `~/...` for an absolute path under the home (`.` as its path)."""
+    if str(path) in (".", ".."):
+        return shown_path(path.absolute())
+    return abbreviate(str(path)) if path.is_absolute() else str(path)
+
+
+def _no_config_in(directory: Path) -> UsageError:
+    """A directory given as CONFIG without a sys.lua or init.lua: what it
+    looks like when it is another manager's (a stow directory)."""
+    foreign = foreign_dir(directory)
+    if foreign is None:
+        return UsageError(f"no sys.lua or init.lua in {directory}")
+    return UsageError(
+        f"{_as_given(directory)} has no sys.lua or init.lua: it looks like {foreign.what}",
+        hint=_import(foreign),
     )
 
 

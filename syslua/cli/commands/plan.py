@@ -87,7 +87,10 @@ def run(
     impure: bool,
     max_depth: int,
     eval_timeout: float | None = None,
+    shown: Path | None = None,
 ) -> int:
+    """Plan `config` and print it; `shown`: the config the commands printed
+    name, when it is not `config` (`sys import --dry-run` plans a copy)."""
     from syslua.cli import phases
     from syslua.cli.commands.common import load_manifest, state
     from syslua.paths import Paths
@@ -117,7 +120,7 @@ def run(
     if term.json_mode:
         term.json(_json(manifest, plan, refusal))
     else:
-        _show(term, manifest, plan, diff, config)
+        _show(term, manifest, plan, diff, shown or config)
     if refusal is not None:
         return CANNOT_APPLY  # the plan is a promise: `sys apply` would not go ahead
     if exit_code and plan.has_changes:
