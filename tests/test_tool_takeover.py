@@ -98,8 +98,9 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run([*cmd, *args], cwd=repo, check=True, capture_output=True)
 
 
-def repository(sysenv, name: str) -> Path:  # type: ignore[no-untyped-def]
-    """The fixture at ~/dotfiles with its `imported.lua` as `sys.lua`, under git."""
+def repository(sysenv, name: str, *, git: bool = True) -> Path:  # type: ignore[no-untyped-def]
+    """The fixture at ~/dotfiles with its `imported.lua` as `sys.lua`, under git
+    unless `git` is false."""
     put(sysenv.home / ".config/user-dirs.dirs", 'XDG_DESKTOP_DIR="$HOME/Desktop"\n')
     repo = sysenv.home / "dotfiles"
     shutil.copytree(DATA / name, repo, symlinks=True)
@@ -110,17 +111,18 @@ def repository(sysenv, name: str) -> Path:  # type: ignore[no-untyped-def]
             p = os.path.join(top, f)
             os.chmod(p, 0o755 if os.stat(p).st_mode & 0o111 else 0o644)
     os.replace(repo / "imported.lua", repo / "sys.lua")
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "dotfiles")
+    if git:
+        _git(repo, "init", "-q")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", "dotfiles")
     return repo
 
 
-def stowed(sysenv) -> Path:  # type: ignore[no-untyped-def]
+def stowed(sysenv, *, git: bool = True) -> Path:  # type: ignore[no-untyped-def]
     stow = shutil.which("stow")
     if stow is None:
         pytest.skip("stow is not installed")
-    repo = repository(sysenv, "stow")
+    repo = repository(sysenv, "stow", git=git)
     subprocess.run([stow, "-d", str(repo), "-t", str(sysenv.home), *STOW_PACKAGES], check=True)
     home = sysenv.home
     # what stow made: relative links, folds where one package owns a directory
@@ -259,3 +261,25 @@ def test_a_fold_the_config_must_change_is_unfolded_and_comes_back(sysenv):
     p = sysenv.run("plan", cwd=repo)
     assert NO_CHANGES in p.stdout, p.stdout
     destroyed(sysenv, repo, {k: (*v, 0) for k, v in installed.items()})
+
+
+@pytest.mark.parametrize("where", ["the repository", "elsewhere"])
+def test_destroy_never_removes_through_a_kept_fold_of_a_repository_without_git(sysenv, where):
+    """A fold kept as stow made it (`~/.local/share -> ../dotfiles/desktop/.local/share`)
+    shows the repository itself: a destroy, which plans without the config and
+    finds no git work tree to protect, must not remove the tree behind it.
+    (Found by hand: it deleted desktop/.local/share/applications from the repository.)"""
+    repo = stowed(sysenv, git=False)
+    (repo / "sys.lua").unlink()  # as `sys import stow` writes it: a tree per folder of a package
+    imported = sysenv.run("import", "stow", str(repo), cwd=repo)
+    assert imported.returncode == 0, out(imported)
+    assert 'path = "~/.local/share/applications"' in (repo / "sys.lua").read_text()
+    installed = first_apply_writes_nothing(sysenv, repo)
+    destroyed_from = repo if where == "the repository" else sysenv.home
+    files = repo_files(repo)
+    d = sysenv.run("destroy", "--yes", cwd=destroyed_from)
+    assert d.returncode == 0, out(d)
+    assert repo_files(repo) == files, "sys destroy changed the repository"
+    assert (repo / "desktop/.local/share/applications/notes.desktop").is_file()
+    now = home_only(lstat_tree(sysenv.home))
+    assert without_mtimes(now) == without_mtimes(home_only(installed))

@@ -1339,7 +1339,7 @@ def _behind_fold(path: str, ctx: Context) -> str | None:
     """The parent of `path` that is a fold now (a link into the repository),
     if any: a removal or restore there would reach the repository."""
     for link, _ in posix.linked_parents(path, home()):
-        if _protected(ctx).covers(real_path(link)):
+        if _protected(ctx).holds(real_path(link)):
             return link
     return None
 
@@ -1407,8 +1407,8 @@ def _kept_fold(
 
 
 def _is_fold(path: str, ctx: Context) -> bool:
-    """Is the link at `path` a fold (its real path is protected)?"""
-    return _protected(ctx).covers(real_path(path))
+    """Is the link at `path` a fold (its real path is protected, or holds a protected path)?"""
+    return _protected(ctx).holds(real_path(path))
 
 
 def _check_link(item: Item, state: FileState, ctx: Context) -> None:

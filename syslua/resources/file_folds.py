@@ -79,6 +79,16 @@ class Protected:
                 roots.add(repo)
         self.roots = frozenset(roots)
 
+    def holds(self, real: str) -> bool:
+        """Does `real` lie in a protected root, or hold one below it? A link
+        whose real path does either shows the repository: nothing is removed
+        through it (a stow fold of `~/.local/share` shows the folder above a
+        declared source, with the source inside)."""
+        if self.covers(real):
+            return True
+        below = real.rstrip("/") + "/"
+        return any(root.startswith(below) for root in self.roots)
+
     def covers(self, real: str) -> bool:
         path = real
         while True:
@@ -126,7 +136,7 @@ def chain(path: str, linked: Iterable[Fold], protected: Protected) -> tuple[Fold
         return ()
     parent = os.path.dirname(path)
     for link, target in linked:
-        if not protected.covers(real_path(link)):
+        if not protected.holds(real_path(link)):
             continue
         out = [(link, target)]
         here, here_target = link, target
