@@ -409,3 +409,17 @@ def test_a_directory_declared_on_a_fold_keeps_what_it_showed(sysenv):
     assert d.returncode == 0, out(d)
     repo.intact()
     assert home_only(tree(home)) == installed
+
+
+def test_a_link_holding_a_protected_path_counts_as_showing_the_repository() -> None:
+    """`Protected.holds`: inside a root, or above one (a stow fold of the folder
+    that holds a declared source); a name that only starts the same does not."""
+    from syslua.resources.file_folds import Protected
+
+    protected = Protected.of({"/r/dotfiles/desktop/.local/share/applications", "/r/other"})
+    assert protected.holds("/r/dotfiles/desktop/.local/share")  # above a root
+    assert protected.holds("/r/dotfiles/desktop/.local/share/applications/x")  # inside
+    assert protected.holds("/r/other")
+    assert not protected.holds("/r/dotfiles/desktop/.local/shared")  # a prefix, not a parent
+    assert not protected.holds("/r/oth")
+    assert not protected.holds("/elsewhere")

@@ -31,6 +31,7 @@ first, so undoing it makes the directory before the entries go back in.
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
 import threading
@@ -77,7 +78,18 @@ class Protected:
             repo = _repository(os.path.dirname(root), repos)
             if repo is not None:
                 roots.add(repo)
+        self._set(roots)
+
+    @classmethod
+    def of(cls, roots: set[str]) -> Protected:
+        """Protected exactly `roots` (real paths), and nothing found from a manifest."""
+        protected = cls()
+        protected._set(roots)
+        return protected
+
+    def _set(self, roots: set[str]) -> None:
         self.roots = frozenset(roots)
+        self._sorted = sorted(roots)
 
     def holds(self, real: str) -> bool:
         """Does `real` lie in a protected root, or hold one below it? A link
@@ -87,7 +99,10 @@ class Protected:
         if self.covers(real):
             return True
         below = real.rstrip("/") + "/"
-        return any(root.startswith(below) for root in self.roots)
+        # The first root at or after `below` in sorted order is the one that
+        # starts with it, if any does (thousands of sources: no scan).
+        at = bisect.bisect_left(self._sorted, below)
+        return at < len(self._sorted) and self._sorted[at].startswith(below)
 
     def covers(self, real: str) -> bool:
         path = real
