@@ -78,31 +78,19 @@ def run(
     max_depth: int,
     eval_timeout: float | None = None,
 ) -> int:
-    from syslua.cli.commands.common import load_manifest, state
+    from syslua.cli.commands.plan import planned
     from syslua.cli.machine import JSON_FORMAT
-    from syslua.paths import Paths
     from syslua.plan.graph import Graph
-    from syslua.plan.inputs import PlanInputs
-    from syslua.resources.process import Runner
 
-    paths = Paths.from_env()
-    manifest = load_manifest(
+    _, plan = planned(
         term,
         config,
         facts=facts,
         impure=impure,
         max_depth=max_depth,
-        paths=paths,
         eval_timeout=eval_timeout,
         example="sys graph path/to/sys.lua",
     )
-    with state(paths, term, exclusive=False):
-        inputs = PlanInputs(paths, manifest)
-        originals = inputs.known_originals()
-    for note in inputs.warnings:
-        term.warn(note)
-    term.log("Building execution plan...")
-    plan = inputs.plan(inputs.context(Runner(), originals=originals))
     graph = Graph.of(plan, changes=changes)
     if as_json:
         term.json({"format": JSON_FORMAT, **graph.to_dict()})

@@ -77,20 +77,19 @@ def command(
     raise typer.Exit(code)
 
 
-def run(
+def planned(
     term: "Terminal",
     config: Path | None,
     *,
-    diff: bool,
-    exit_code: bool,
     facts: list[str],
     impure: bool,
     max_depth: int,
     eval_timeout: float | None = None,
-    shown: Path | None = None,
-) -> int:
-    """Plan `config` and print it; `shown`: the config the commands printed
-    name, when it is not `config` (`sys import --dry-run` plans a copy)."""
+    with_diff: bool = False,
+    example: str = "sys plan path/to/sys.lua",
+) -> "tuple[Manifest, Plan]":
+    """The config evaluated and planned against this machine, reading the
+    state without a lock on it (`sys plan`, `sys graph`)."""
     from syslua.cli import phases
     from syslua.cli.commands.common import load_manifest, state
     from syslua.paths import Paths
@@ -106,6 +105,7 @@ def run(
         max_depth=max_depth,
         paths=paths,
         eval_timeout=eval_timeout,
+        example=example,
     )
     phases.mark("plan")
     with state(paths, term, exclusive=False):
@@ -115,7 +115,32 @@ def run(
         term.warn(note)
     term.log("Building execution plan...")
     ctx = inputs.context(Runner(), originals=originals)
-    plan = inputs.plan(ctx, with_diff=diff or term.json_mode)
+    return manifest, inputs.plan(ctx, with_diff=with_diff)
+
+
+def run(
+    term: "Terminal",
+    config: Path | None,
+    *,
+    diff: bool,
+    exit_code: bool,
+    facts: list[str],
+    impure: bool,
+    max_depth: int,
+    eval_timeout: float | None = None,
+    shown: Path | None = None,
+) -> int:
+    """Plan `config` and print it; `shown`: the config the commands printed
+    name, when it is not `config` (`sys import --dry-run` plans a copy)."""
+    manifest, plan = planned(
+        term,
+        config,
+        facts=facts,
+        impure=impure,
+        max_depth=max_depth,
+        eval_timeout=eval_timeout,
+        with_diff=diff or term.json_mode,
+    )
     refusal = would_refuse(plan)
     if term.json_mode:
         term.json(_json(manifest, plan, refusal))
