@@ -5,19 +5,14 @@ And `sys rollback` from the oldest snapshot points to `sys destroy`.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import select
-import struct
-import subprocess
 import sys
-import termios
-import time
 
 import pytest
 from conftest import HEADER, history, out, put, tree
 from httpserver import make_tar, tool
+from ptyrun import Pty, run_in_pty
 
 CONFIG = """
 file { path = "~/.bashrc", content = "# managed\\n" }
@@ -184,43 +179,20 @@ def on_pty(sysenv, *args: str, answer: str | None) -> tuple[int, str]:  # type: 
     """`sys ARGS` as a real process on a pseudo-terminal (stdin, stdout and
     stderr); `answer` is typed once the question shows. Returns the exit code
     and everything the terminal showed."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
-    proc = subprocess.Popen(
+    typed = answer is None
+
+    def answering(pty: Pty, _: bytes) -> None:
+        nonlocal typed
+        if not typed and b"[y/N]" in pty.seen:
+            pty.type(f"{answer}\n")
+            typed = True
+
+    code, seen, _ = run_in_pty(
         [sys.executable, "-m", "syslua", *args],
-        cwd=sysenv.work,
         env={**sysenv.env, "TERM": "dumb", "COLUMNS": "100"},
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
+        cwd=sysenv.work,
+        each=answering,
     )
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the process closed its side
-                break
-            if not data:
-                break
-            seen += data
-            if answer is not None and b"[y/N]" in seen:
-                os.write(master, answer.encode() + b"\n")
-                answer = None
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
     return code, seen.decode("utf-8", "replace").replace("\r\n", "\n")
 
 

@@ -14,14 +14,12 @@ lists the matches (exit 2). Times are ISO 8601 with an offset in every
 from __future__ import annotations
 
 import json
-import os
 import re
-import select
-import subprocess
 import sys
 from datetime import datetime
 
 from conftest import HEADER, history, out, tree
+from ptyrun import run_in_pty
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d")
 SNAPSHOTS = "state/snapshots"
@@ -242,42 +240,12 @@ def test_snapshot_show_names_items_as_the_plan_does(sysenv) -> None:
 # -- on a terminal -----------------------------------------------------------------
 def history_in_pty(sysenv, columns: int) -> list[str]:  # type: ignore[no-untyped-def]
     """`sys history` run on a terminal `columns` wide: its lines."""
-    import fcntl
-    import struct
-    import termios
-
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     env = dict(sysenv.env, TERM="xterm-256color", COLUMNS=str(columns), LINES="40")
     env.update(SYS_PAGER="cat", PAGER="cat")  # a pager, where there is one, prints as it is
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syslua", "history"],
-        cwd=sysenv.work,
-        env=env,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
+    code, data, _ = run_in_pty(
+        [sys.executable, "-m", "syslua", "history"], env=env, cwd=sysenv.work, columns=columns
     )
-    os.close(slave)
-    data = b""
-    try:
-        while True:
-            ready, _, _ = select.select([master], [], [], 30)
-            if not ready:
-                break
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the process closed its side
-                break
-            if not chunk:
-                break
-            data += chunk
-        assert proc.wait(timeout=30) == 0, data
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(master)
+    assert code == 0, data
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", data.decode())
     return [ln for ln in text.replace("\r", "").split("\n") if ln]
 

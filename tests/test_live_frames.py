@@ -13,21 +13,17 @@ apply created are `Removed`, those it changed `Restored`, and a rollback of
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import select
 import signal
-import struct
-import subprocess
 import sys
-import termios
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import HEADER, apply_ok, ok, tree
+from ptyrun import Pty, run_in_pty
 from test_interrupt import slow
 from test_live_display import Screen
 
@@ -47,54 +43,32 @@ class Run:
 def in_pty(sysenv, columns: int, *, interrupt_when: Path | None = None) -> Run:  # type: ignore[no-untyped-def]
     """`sys apply` in a pseudo-terminal `columns` wide; with `interrupt_when`,
     a real SIGINT is sent once that file exists (the exec that writes it runs)."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     env = dict(sysenv.env, TERM="xterm-256color", COLUMNS=str(columns), LINES="40")
     env["SHELL"] = "/bin/bash"
     (sysenv.home / ".bashrc").write_text(f". '{sysenv.root}/state/env.sh'\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syslua", "apply"],
-        cwd=sysenv.work,
-        env=env,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
-    chunks: list[bytes] = []
     live_from = None
     sent = False
-    deadline = time.monotonic() + 90
-    try:
-        while time.monotonic() < deadline:
-            if interrupt_when is not None and not sent and interrupt_when.exists():
-                os.kill(proc.pid, signal.SIGINT)
-                sent = True
-            ready, _, _ = select.select([master], [], [], 0.02)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the process closed its side
-                break
-            if not data:
-                break
-            chunks.append(data)
-            if live_from is None and b"Executing:" in b"".join(chunks):
-                live_from = time.monotonic()
-        else:
-            pytest.fail("sys apply did not finish in time")
-        code = proc.wait(timeout=10)
-        ended = time.monotonic()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    data = b"".join(chunks)
+
+    def watching(pty: Pty, _: bytes) -> None:
+        nonlocal live_from, sent
+        if interrupt_when is not None and not sent and interrupt_when.exists():
+            os.kill(pty.proc.pid, signal.SIGINT)
+            sent = True
+        if live_from is None and b"Executing:" in pty.seen:
+            live_from = time.monotonic()
+
+    code, data, finished = run_in_pty(
+        [sys.executable, "-m", "syslua", "apply"],
+        env=env,
+        cwd=sysenv.work,
+        columns=columns,
+        timeout=90,
+        poll=0.02,
+        each=watching,
+    )
+    ended = time.monotonic()
+    if not finished:
+        pytest.fail("sys apply did not finish in time")
     screen = Screen(columns)
     screen.feed(data)
     assert live_from is not None, data.decode(errors="replace")

@@ -9,21 +9,17 @@ pseudo-terminal (`pty`) 100 and 60 columns wide; the pager is a fake one
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
-import select
 import signal
-import struct
 import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
 from conftest import HEADER, history, ok, out, put, tree
+from ptyrun import Pty, run_in_pty
 
 ANSI = re.compile(r"\x1b\[[?0-9;]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")
 LONG = "~/a-directory-with-a-rather-long-name/and-a-file-with-a-long-name-too.txt"
@@ -53,50 +49,27 @@ def on_pty_raw(
     """As `on_pty`, with what the terminal got as it came."""
     env = dict(env or {})
     size = int(env.pop("_PTY_COLUMNS", columns))
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, size, 0, 0))
     full = dict(sysenv.env, TERM="xterm-256color", LINES="40")
     full.pop("COLUMNS")
     full.update(env or {})
     for name in unset:
         full.pop(name, None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syslua", *args],
-        cwd=sysenv.work,
-        env=full,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + 60
     pressed = False
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the process closed its side
-                break
-            if not data:
-                break
-            chunks.append(data)
-            if sigint_after and not pressed and sigint_after.encode() in b"".join(chunks):
-                os.killpg(proc.pid, signal.SIGINT)
-                pressed = True
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-    return code, b"".join(chunks)
+
+    def pressing(pty: Pty, _: bytes) -> None:
+        nonlocal pressed
+        if sigint_after and not pressed and sigint_after.encode() in pty.seen:
+            os.killpg(pty.proc.pid, signal.SIGINT)
+            pressed = True
+
+    code, raw, _ = run_in_pty(
+        [sys.executable, "-m", "syslua", *args],
+        env=full,
+        cwd=sysenv.work,
+        columns=size,
+        each=pressing,
+    )
+    return code, raw
 
 
 def too_wide(text: str, columns: int) -> list[str]:
