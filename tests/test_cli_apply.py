@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HEADER, ROOT, SysEnv, new_env, out, tree
+from ptyrun import run_in_pty
 
 IS_ROOT = os.geteuid() == 0
 
@@ -300,22 +300,8 @@ exec { name = "bad", command = "false", depends_on = { "file#~/a" } }
 
 
 def _run_on_pty(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, close_fds=True
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace")
+    code, data, _ = run_in_pty(argv, env=env, cwd=cwd)
+    return code, data.decode("utf-8", "replace")
 
 
 def _colour_codes(text: str) -> list[str]:

@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
-import pty
 import re
-import select
 import shutil
 import subprocess
 import sys
@@ -25,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HEADER, ROOT, history, ok, out, tree
+from ptyrun import run_in_pty
 from test_lock import Holder
 
 from syslua import __version__
@@ -80,31 +79,8 @@ def _on_a_terminal(sysenv, *args: str) -> tuple[int, str]:
     """`sys *args` with stdout and stderr on a pseudo-terminal, colour allowed."""
     env = dict(sysenv.env, TERM="xterm-256color")
     env.pop("NO_COLOR")
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syslua", *args],
-        cwd=sysenv.work,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=slave,
-        stderr=slave,
-    )
-    os.close(slave)
-    chunks = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 1)
-        if not ready:
-            continue
-        try:
-            data = os.read(master, 4096)
-        except OSError:  # EIO: the other side is closed
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=30), b"".join(chunks).decode()
+    code, data, _ = run_in_pty([sys.executable, "-m", "syslua", *args], env=env, cwd=sysenv.work)
+    return code, data.decode()
 
 
 def test_no_color_reaches_error_lines(sysenv) -> None:
