@@ -12,17 +12,11 @@ the terminal.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
-import select
-import struct
-import subprocess
 import sys
-import termios
-import time
 from dataclasses import dataclass, field
 
+import ptyrun
 import pytest
 from conftest import HEADER
 
@@ -136,64 +130,46 @@ class Session:
 
 def run_in_pty(sysenv, columns: int, timeout: float = 60) -> Session:  # type: ignore[no-untyped-def]
     """`sys apply` in a pseudo-terminal `columns` wide, its output played on a `Screen`."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     env = dict(sysenv.env, TERM="xterm-256color", COLUMNS=str(columns), LINES="40")
     env["SHELL"] = "/bin/bash"  # its rc file loads the env script: nothing to advise
     (sysenv.home / ".bashrc").write_text(f". '{sysenv.root}/state/env.sh'\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "syslua", "apply"],
-        cwd=sysenv.work,
-        env=env,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
     screen = Screen(columns)
     frames: list[list[str]] = []
     live = False
     live_overflows: list[str] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the process closed its side
-                break
-            if not data:
-                break
-            if not live and b"Executing:" in data:
-                # What comes before it (the log lines on stderr) is not the display.
-                cut = data.index(b"Executing:")
-                screen.feed(data[:cut])
-                data, live = data[cut:], True
-            if not live:
-                screen.feed(data)
-                continue
-            # The display ends when it shows the cursor again.
-            end = data.find(b"\x1b[?25h")
-            seen = len(screen.overflows)
-            screen.feed(data if end < 0 else data[:end])
-            live_overflows += screen.overflows[seen:]
-            frames.append(screen.lines())
-            if end >= 0:
-                screen.feed(data[end:])
-                live = False
-        else:
-            pytest.fail("sys apply did not finish in time:\n" + "\n".join(screen.lines()))
-        code = proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(master)
+
+    def playing(_: ptyrun.Pty, data: bytes) -> None:
+        nonlocal live
+        if not data:
+            return
+        if not live and b"Executing:" in data:
+            # What comes before it (the log lines on stderr) is not the display.
+            cut = data.index(b"Executing:")
+            screen.feed(data[:cut])
+            data, live = data[cut:], True
+        if not live:
+            screen.feed(data)
+            return
+        # The display ends when it shows the cursor again.
+        end = data.find(b"\x1b[?25h")
+        seen = len(screen.overflows)
+        screen.feed(data if end < 0 else data[:end])
+        live_overflows.extend(screen.overflows[seen:])
+        frames.append(screen.lines())
+        if end >= 0:
+            screen.feed(data[end:])
+            live = False
+
+    code, _, finished = ptyrun.run_in_pty(
+        [sys.executable, "-m", "syslua", "apply"],
+        env=env,
+        cwd=sysenv.work,
+        columns=columns,
+        timeout=timeout,
+        each=playing,
+    )
+    if not finished:
+        pytest.fail("sys apply did not finish in time:\n" + "\n".join(screen.lines()))
     return Session(screen, frames, code, live_overflows)
 
 
