@@ -411,6 +411,19 @@ def current(sysenv) -> str | None:  # type: ignore[no-untyped-def]
     return ids[0] if ids else None
 
 
+def state_of(sysenv) -> dict:  # type: ignore[no-untyped-def]
+    """Everything syslua keeps on disk but the lock: snapshots, journal, env scripts."""
+    return {k: v for k, v in tree(sysenv.root / "state").items() if k != "lock"}
+
+
+def plan_line(p, label: str) -> str:  # type: ignore[no-untyped-def]
+    """The line of the plan `p` printed for `file LABEL`."""
+    for ln in p.stdout.splitlines():
+        if f" file {label}:" in ln:
+            return ln
+    raise AssertionError(f"no plan line for {label}:\n{p.stdout}")
+
+
 def apply_ok(sysenv, body: str, name: str = "sys.lua") -> str:  # type: ignore[no-untyped-def]
     """Write HEADER + `body` to `name`, apply it, and return the new snapshot's id."""
     sysenv.write(name, HEADER + body)

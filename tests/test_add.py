@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 
-from conftest import HEADER, history, out, put, store_objects, store_read, tree
+from conftest import HEADER, history, out, plan_line, put, store_objects, store_read, tree
 
 VIMRC = 'file { path = "~/.vimrc", source = "dotfiles/vimrc" }\n'
 GITCONFIG = 'file { path = "~/.gitconfig", content = "[user]\\n\\tname = me\\n" }\n'
@@ -26,13 +26,6 @@ def apply_ok(sysenv, body: str):  # type: ignore[no-untyped-def]
     p = sysenv.run("apply")
     assert p.returncode == 0, out(p)
     return p
-
-
-def plan_line(p, label: str) -> str:  # type: ignore[no-untyped-def]
-    for ln in p.stdout.splitlines():
-        if f" file {label}:" in ln:
-            return ln
-    raise AssertionError(f"no plan line for {label}:\n{p.stdout}")
 
 
 def test_a_file_from_a_source_is_copied_over_its_source(sysenv) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import HEADER, out, put, tree
+from conftest import HEADER, out, put, state_of, tree
 
 V1 = """
 file { path = "~/edited", content = "edited v1\\n" }
@@ -38,10 +38,6 @@ def drifted(sysenv) -> None:  # type: ignore[no-untyped-def]
     (sysenv.home / "edited").write_text("edited by hand\n")
     (sysenv.home / "deleted").unlink()
     sysenv.write("sys.lua", HEADER + V2)
-
-
-def state_of(sysenv) -> dict:  # type: ignore[no-untyped-def]
-    return {k: v for k, v in tree(sysenv.root / "state").items() if k != "lock"}
 
 
 def test_two_columns_drift_in_the_home_and_what_the_config_would_change(sysenv) -> None:

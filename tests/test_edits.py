@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 
-from conftest import HEADER, history, out, put, tree
+from conftest import HEADER, history, out, plan_line, put, state_of, tree
 
 EDITED = "edited since the last apply"
 # Both ways on, each a command that works as printed (issue 23, point 7): these
@@ -44,18 +44,6 @@ def apply_ok(sysenv, body: str, *args: str):  # type: ignore[no-untyped-def]
     assert p.returncode == 0, out(p)
     assert "Traceback" not in out(p)
     return p
-
-
-def plan_line(p, label: str) -> str:  # type: ignore[no-untyped-def]
-    for ln in p.stdout.splitlines():
-        if f" file {label}:" in ln:
-            return ln
-    raise AssertionError(f"no plan line for {label}:\n{p.stdout}")
-
-
-def state_of(sysenv):  # type: ignore[no-untyped-def]
-    """Everything syslua keeps on disk but the lock: snapshots, journal, env scripts."""
-    return {k: v for k, v in tree(sysenv.root / "state").items() if k != "lock"}
 
 
 # -- sys plan ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import HEADER, apply_ok, history, out, put, tree
+from conftest import HEADER, apply_ok, history, out, put, state_of, tree
 
 EDITED = "edited since the last apply"
 REFUSE_1 = "Refusing to overwrite 1 path edited since the last apply:"
@@ -31,11 +31,6 @@ def snapshot_file(sysenv, ident: str):  # type: ignore[no-untyped-def]
 
 def index(sysenv) -> dict:  # type: ignore[no-untyped-def]
     return json.loads((sysenv.root / "state" / "snapshots" / "index.json").read_text())
-
-
-def state_of(sysenv):  # type: ignore[no-untyped-def]
-    """Everything syslua keeps on disk but the lock."""
-    return {k: v for k, v in tree(sysenv.root / "state").items() if k != "lock"}
 
 
 # -- a removal whose path was edited by hand ------------------------------------------

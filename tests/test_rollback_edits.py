@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from conftest import HEADER, history, out, put, tree
+from conftest import HEADER, history, out, plan_line, put, state_of, tree
 
 EDITED = "edited since the last apply"
 REDO = "the next sys apply will redo it"
@@ -32,17 +32,6 @@ def apply_ok(sysenv, body: str, *args: str):  # type: ignore[no-untyped-def]
     assert p.returncode == 0, out(p)
     assert "Traceback" not in out(p)
     return p
-
-
-def plan_line(p, label: str) -> str:  # type: ignore[no-untyped-def]
-    for ln in p.stdout.splitlines():
-        if f" file {label}:" in ln:
-            return ln
-    raise AssertionError(f"no plan line for {label}:\n{p.stdout}")
-
-
-def state_of(sysenv):  # type: ignore[no-untyped-def]
-    return {k: v for k, v in tree(sysenv.root / "state").items() if k != "lock"}
 
 
 # -- point 3: an edit brought back by a rollback -------------------------------------
