@@ -276,6 +276,14 @@ def test_a_directory_link_made_by_dotbot_is_kept_under_a_link_tree_of_what_it_sh
     assert home_only(tree(sysenv.home)) == installed
 
 
+def _destroyed(sysenv, repo: Repo, installed: dict) -> None:  # type: ignore[no-untyped-def]
+    """`sys destroy` leaves the repository as it was and the home as stow made it."""
+    d = sysenv.run("destroy", "--yes", cwd=repo.path)
+    assert d.returncode == 0, out(d)
+    repo.intact()
+    assert home_only(tree(sysenv.home)) == installed
+
+
 def _apply(sysenv, repo: Repo, config: str):  # type: ignore[no-untyped-def]
     (repo.path / "sys.lua").write_text(config)
     _git(repo.path, "commit", "-q", "--allow-empty", "-am", "config")
@@ -302,10 +310,7 @@ def test_an_absent_path_under_a_fold_goes_from_the_home_only(sysenv):
     assert nvim.is_dir() and not nvim.is_symlink()
     assert not os.path.lexists(nvim / "init.lua") and not os.path.lexists(nvim / "lua")
     assert (home / ".config/git").is_symlink()  # nothing to remove there: left folded
-    d = sysenv.run("destroy", "--yes", cwd=repo.path)
-    assert d.returncode == 0, out(d)
-    repo.intact()
-    assert home_only(tree(home)) == installed
+    _destroyed(sysenv, repo, installed)
 
 
 @needs_stow
@@ -320,10 +325,7 @@ def test_files_declared_one_after_another_under_a_fold_leave_it_folded_in_the_en
     _apply(sysenv, repo, b)  # a goes; the directory stays unfolded for b
     assert (home / ".config/nvim/b.lua").read_text() == "b\n"
     assert not os.path.lexists(home / ".config/nvim/a.lua")
-    d = sysenv.run("destroy", "--yes", cwd=repo.path)
-    assert d.returncode == 0, out(d)
-    repo.intact()
-    assert home_only(tree(home)) == installed
+    _destroyed(sysenv, repo, installed)
 
 
 @needs_stow
@@ -341,10 +343,7 @@ def test_one_file_swapped_for_another_under_a_fold_and_rolled_back(sysenv):
     repo.intact()
     assert (home / ".config/nvim/a.lua").read_text() == "a\n"
     assert not os.path.lexists(home / ".config/nvim/b.lua")
-    d = sysenv.run("destroy", "--yes", cwd=repo.path)
-    assert d.returncode == 0, out(d)
-    repo.intact()
-    assert home_only(tree(home)) == installed
+    _destroyed(sysenv, repo, installed)
 
 
 @needs_stow
@@ -388,10 +387,7 @@ def test_a_dangling_fold_becomes_an_empty_directory_and_comes_back(sysenv):
     repo.intact()
     assert not (home / ".config/nvim").is_symlink()
     assert (home / ".config/nvim/init.lua").read_text() == "new\n"
-    d = sysenv.run("destroy", "--yes", cwd=repo.path)
-    assert d.returncode == 0, out(d)
-    repo.intact()
-    assert home_only(tree(home)) == installed
+    _destroyed(sysenv, repo, installed)
 
 
 @needs_stow
@@ -405,10 +401,7 @@ def test_a_directory_declared_on_a_fold_keeps_what_it_showed(sysenv):
     nvim = home / ".config/nvim"
     assert nvim.is_dir() and not nvim.is_symlink()
     assert (nvim / "init.lua").read_text() == "require('plugins')\n"
-    d = sysenv.run("destroy", "--yes", cwd=repo.path)
-    assert d.returncode == 0, out(d)
-    repo.intact()
-    assert home_only(tree(home)) == installed
+    _destroyed(sysenv, repo, installed)
 
 
 def test_a_link_holding_a_protected_path_counts_as_showing_the_repository() -> None:
