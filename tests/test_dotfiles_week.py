@@ -342,6 +342,22 @@ def destroy(week: Week, *, edited: bool = False) -> None:
 
 
 # -- the five repositories -----------------------------------------------------------------
+def end_of_a_linked_week(week: Week, edited: bytes) -> None:
+    """The week's end for a repository whose ~/.zshrc and ~/.vimrc are links:
+    `vimrc` removed from git (refused), rollback to the edit of ~/.zshrc that
+    --force kept, then destroy."""
+    git_rm(week, "vimrc")
+    refused_for_a_missing_source(week, ".vimrc")
+    p = rollback(week)  # to the edit that --force kept
+    assert not (week.home / ".zshrc").is_symlink() and (week.home / ".zshrc").read_bytes() == edited
+    # The edit is back, and an edit again (point 3): the next apply refuses to overwrite it.
+    assert (
+        "~/.zshrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
+        in out(p)
+    ), out(p)
+    destroy(week, edited=True)
+
+
 def test_a_week_with_gnu_stow(sysenv):
     stow = _tool("stow")
     week = Week(sysenv, "stow")
@@ -411,16 +427,7 @@ def test_a_week_with_dotbot(sysenv):
         home_line="alias k=kubectl\n",
         repo_line="setopt correct\n",
     )
-    git_rm(week, "vimrc")
-    refused_for_a_missing_source(week, ".vimrc")
-    p = rollback(week)  # to the edit that --force kept
-    assert not (week.home / ".zshrc").is_symlink() and (week.home / ".zshrc").read_bytes() == edited
-    # The edit is back, and an edit again (point 3): the next apply refuses to overwrite it.
-    assert (
-        "~/.zshrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
-        in out(p)
-    ), out(p)
-    destroy(week, edited=True)
+    end_of_a_linked_week(week, edited)
 
 
 def test_a_week_with_rcm(sysenv):
@@ -448,16 +455,7 @@ def test_a_week_with_rcm(sysenv):
         home_line="export EDITOR=vim\n",
         repo_line="setopt auto_pushd\n",
     )
-    git_rm(week, "vimrc")
-    refused_for_a_missing_source(week, ".vimrc")
-    p = rollback(week)  # to the edit that --force kept
-    assert not (week.home / ".zshrc").is_symlink() and (week.home / ".zshrc").read_bytes() == edited
-    # The edit is back, and an edit again (point 3): the next apply refuses to overwrite it.
-    assert (
-        "~/.zshrc holds an edit made by hand again: the next sys apply refuses to overwrite it"
-        in out(p)
-    ), out(p)
-    destroy(week, edited=True)
+    end_of_a_linked_week(week, edited)
 
 
 def test_a_week_with_symlink_files(sysenv):
