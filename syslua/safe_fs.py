@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from syslua.errors import ResourceError
+from syslua.fsutil import temp_name
 from syslua.paths import abbreviate, home
 
 _WALK = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -108,6 +109,23 @@ def _through_link(fd: int, name: str, here: str, planned: Mapping[str, str] | No
             "syslua does not write through it"
         )
     return os.open(name, _WALK & ~os.O_NOFOLLOW, dir_fd=fd)
+
+
+@contextmanager
+def replacing(dfd: int, name: str) -> Iterator[str]:
+    """A fresh temp name beside `name` in the directory `dfd`: what the block
+    makes there replaces `name` in one rename when the block ends cleanly,
+    and is removed when it raises."""
+    temp = temp_name(name)
+    try:
+        yield temp
+        os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(temp, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def lstat_at(dfd: int, name: str) -> os.stat_result | None:

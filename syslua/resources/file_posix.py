@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from syslua import safe_fs
-from syslua.fsutil import CHUNK, AtomicFile, real_path, temp_name
+from syslua.fsutil import CHUNK, AtomicFile, real_path
 from syslua.resources.base import ResourceError
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
@@ -248,13 +248,12 @@ def store(
         # Neither the file nor its directory is fsynced here (group commit): the
         # journal recorded the old file durably before this, and the apply syncs
         # every filesystem it wrote to once, before its commit record.
-        temp = temp_name(name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            fd = os.open(temp, flags, 0o600, dir_fd=dfd)
-        except PermissionError as e:
-            raise ResourceError(f"cannot write in {parent}: permission denied") from e
-        try:
+        with safe_fs.replacing(dfd, name) as temp:
+            try:
+                fd = os.open(temp, flags, 0o600, dir_fd=dfd)
+            except PermissionError as e:
+                raise ResourceError(f"cannot write in {parent}: permission denied") from e
             with os.fdopen(fd, "wb", buffering=CHUNK, closefd=True) as out:
                 if content is not None:
                     out.write(content)
@@ -263,13 +262,6 @@ def store(
                 out.flush()
                 _set_owner(fd, uid, gid, os.fstat(fd))
                 os.fchmod(fd, mode)
-            os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(temp, dir_fd=dfd)
-            except FileNotFoundError:
-                pass
-            raise
 
 
 def _copy_source(source: str, out: BinaryIO) -> None:
@@ -400,22 +392,14 @@ def make_link(
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise ResourceError(f"a directory exists where a link is wanted: {path}")
         before_change(path)
-        temp = temp_name(name)
-        try:
-            os.symlink(target, temp, dir_fd=dfd)
-        except PermissionError as e:
-            raise ResourceError(
-                f"cannot write in {os.path.dirname(path)}: permission denied"
-            ) from e
-        try:
-            _link_owner_at(dfd, temp, uid, gid)
-            os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
+        with safe_fs.replacing(dfd, name) as temp:
             try:
-                os.unlink(temp, dir_fd=dfd)
-            except FileNotFoundError:
-                pass
-            raise
+                os.symlink(target, temp, dir_fd=dfd)
+            except PermissionError as e:
+                raise ResourceError(
+                    f"cannot write in {os.path.dirname(path)}: permission denied"
+                ) from e
+            _link_owner_at(dfd, temp, uid, gid)
 
 
 def replace_with_directory(

@@ -14,7 +14,7 @@ import os
 import stat
 
 from syslua import safe_fs
-from syslua.fsutil import CHUNK, temp_name
+from syslua.fsutil import CHUNK
 from syslua.state.records import ABSENT, DIR, FILE, LINK, OTHER, PathState
 from syslua.state.store import Store
 
@@ -132,8 +132,7 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
             os.rmdir(name, dir_fd=dfd)
         except OSError:
             return f"{path}: left in place, a non-empty directory is where the file was"
-    temp = temp_name(name)
-    try:
+    with safe_fs.replacing(dfd, name) as temp:
         if kind == LINK:
             assert prev.target is not None
             os.symlink(prev.target, temp, dir_fd=dfd)
@@ -149,11 +148,4 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
                 safe_fs.give_owner(fd, uid, gid)
                 os.fchmod(fd, prev.mode)
                 os.fsync(fd)  # durable before the journal that recorded it can go
-        os.rename(temp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-    except BaseException:
-        try:
-            os.unlink(temp, dir_fd=dfd)
-        except FileNotFoundError:
-            pass
-        raise
     return None
