@@ -719,6 +719,20 @@ function sys.readFile(path)
   return data
 end
 
+-- sys.secret{ pass | command | file | env, whole? }: a secret read now, once
+-- per evaluation, returned as a placeholder that stands for its value
+-- (docs/secrets.md). The value never enters Lua, so a config cannot print it.
+local py_secret = cfg.secret
+cfg.secret = nil
+function sys.secret(spec)
+  if type(spec) ~= "table" then
+    fail("sys.secret expects a table such as { pass = \"email/work\" }, got " .. type(spec))
+  end
+  local ok, value = py_secret(to_json(spec, "sys.secret"), cfg.manifest_dir)
+  if not ok then fail(value) end
+  return value
+end
+
 -- Split "a\0b\0c" (what the Python helpers return) into { "a", "b", "c" }.
 local function split_nul(s)
   local out, pos = {}, 1

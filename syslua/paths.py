@@ -116,6 +116,15 @@ class Paths(Frozen):
     def env_fish(self) -> Path:
         return self.state / "env.fish"
 
+    @property
+    def env_private_sh(self) -> Path:
+        """The variables made with a secret (0600), which `env.sh` loads when it can."""
+        return self.state / "env.private.sh"
+
+    @property
+    def env_private_fish(self) -> Path:
+        return self.state / "env.private.fish"
+
 
 @cache
 def shipped_dirs() -> tuple[str, str]:

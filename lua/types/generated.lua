@@ -7,6 +7,7 @@
 ---@field depends_on? SysluaRef|string|(SysluaRef|string)[] items that must be applied before this one; merged across declarations
 ---@field subscribe? SysluaRef|string|(SysluaRef|string)[] items whose change triggers this one (an exec runs, others are refreshed); merged across declarations
 ---@field health_checks? SysluaHealthCheck|(SysluaHealthCheck|string)[] commands checked after applying, with Nagios exit codes; merged across declarations
+---@field sensitive? boolean its content (or environment, password) is a secret: never shown or stored in the clear
 ---@field require? SysluaRef|string|(SysluaRef|string)[] same as depends_on
 
 ---Properties of a file but its key: what `defaults { file = {...} }` may set.
@@ -18,6 +19,9 @@
 ---@field link? boolean make path (or every file of a source tree) a symlink to its source file
 ---@field template? boolean render source (or every file of a source tree) like inline content
 ---@field ignore? string|string[] gitignore-style patterns, relative to a directory source, left out of the tree; merged across declarations
+---@field decrypt? boolean decrypt `source` with age when writing it (the default for a source ending in .age)
+---@field age_identity? string the age identity that decrypts it (default ~/.config/syslua/key.txt; SYSLUA_AGE_IDENTITY overrides)
+---@field age_recipients? string|string[] who `sys add` encrypts an edit for (default: the identity's public key)
 ---@field dir_mode? string|integer mode of the directories of a tree and of missing parents syslua creates
 ---@field owner? string|integer user name or numeric uid (under the home, the running user by default; an absent file needs none); required, may come from defaults{}
 ---@field group? string|integer group name or numeric gid (under the home, the running user's by default; an absent file needs none); required, may come from defaults{}
@@ -141,8 +145,8 @@ function user(spec) end
 ---@field owner? string|integer owner of the archive file and of what is extracted
 ---@field group? string|integer group of the archive file and of what is extracted
 ---@field username? string user for HTTP basic authentication
----@field password? string password for HTTP basic authentication
----@field headers? table<string,string> extra HTTP headers: { Name = value }
+---@field password? string password for HTTP basic authentication (a secret: never shown or stored)
+---@field headers? table<string,string> extra HTTP headers: { Name = value } (secret: never shown or stored)
 ---@field provider? "http" accepted for CCM compatibility; the only one; default "http"
 
 ---An archive downloaded and extracted (docs/resources/archive.md).

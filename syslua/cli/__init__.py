@@ -384,9 +384,11 @@ def main() -> None:
 
         completion_init()
     from syslua.cli.watchdog import watching
+    from syslua.secrets import redacting, reset
 
+    reset()  # a command knows only the secrets it reads (the tests run many in one process)
     try:
-        with signals.handling(), watching(_last_words):
+        with redacting(), signals.handling(), watching(_last_words):
             group = click_app(app)
             args = sys.argv[1:]
             if not os.environ.get(COMPLETE_VAR):

@@ -227,6 +227,27 @@ def _entry_type(entry: os.DirEntry[bytes]) -> bytes:
     return b"other"
 
 
+def _secret(spec: bytes, base_dir: bytes) -> tuple[bool, bytes]:
+    """`sys.secret`: (True, the value's placeholder) or (False, why not).
+    Each source is read once per evaluation (`secrets.remember_read`)."""
+    from syslua import secrets
+    from syslua.eval import secret_sources
+
+    try:
+        wanted = secret_sources.validate(json.loads(spec))
+        program = secret_sources.program(wanted)
+        if program is not None:
+            secrets.note_program(program)
+        base = base_dir.decode("utf-8", "surrogateescape")
+        memo = json.dumps([wanted, base], sort_keys=True)
+        placeholder = secrets.remember_read(
+            memo, lambda: secret_sources.read(wanted, base_dir=base)
+        )
+    except secret_sources.SecretSourceError as e:
+        return False, str(e).encode("utf-8", "surrogateescape")
+    return True, placeholder.encode()
+
+
 def _read_dir(path: bytes) -> tuple[bool, bytes]:
     """`sys.readDir`: (True, "name\0type\0...") sorted by name, or (False, why).
     Bytes both ways, so names that are not UTF-8 survive."""
@@ -357,6 +378,7 @@ def run_config(
                 "home": home(),
                 "read_dir": _read_dir,  # held by the prelude, never reachable from a config
                 "glob": _glob,
+                "secret": _secret,
                 "manifest_dir": str(path.parent),
                 "root_dir": root_dir,
                 "lua_dir": lua_dir,

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from syslua import secrets
 from syslua.errors import StateError
 from syslua.execute.outcome import ApplyOutcome
 from syslua.execute.run import ApplyRun
@@ -158,6 +159,7 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
         order=recorded_order(plan, run.snapshot_manifest),
         pre=_pre(run, journal),
     )
+    secrets.persist()  # the values it used, sealed: a rollback writes them again
     store.sync()
     # Named before it exists: if the run dies before committing, recovery
     # deletes it, so history never lists an apply that was rolled back.

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from syslua import secrets
 from syslua.errors import ConfigError, Source, UsageError, set_display_root
 from syslua.eval import facts as factlib
 from syslua.eval import template
@@ -107,6 +108,7 @@ def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = 
     if not config.is_file():
         raise UsageError(f"config file not found: {config}")
     set_display_root(str(config.parent))
+    secrets.new_evaluation()  # each `sys.secret` source is read again, once
     facts = factlib.gather(paths.config, options.cli_facts)
     machine = factlib.machine_facts()
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
@@ -141,7 +143,7 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
         warnings=run.warnings,
         messages=run.messages,
         skipped=[(subject, reason, str(where)) for subject, reason, where in run.skipped],
-        placeholders=run.placeholders,
+        placeholders=run.placeholders or secrets.active(),
     )
     return primitives.finalize(manifest)
 

@@ -61,7 +61,7 @@ __all__ = ["Context", "Invalid", "Prop", "TypeSchema", "of"]
 class Prop:
     """One property of a kind: how its values are checked, and how they merge."""
 
-    __slots__ = ("name", "check", "mergeable", "slot", "required", "doc")
+    __slots__ = ("name", "check", "mergeable", "slot", "required", "doc", "secret")
 
     def __init__(
         self,
@@ -71,6 +71,9 @@ class Prop:
         slot: str | None = None,  # properties sharing a slot are alternatives (content/source)
         required: bool = False,  # the merged item must have it (a declaration or defaults{} may give it)
         doc: str = "",  # one line for the editor stubs
+        # Its value is a secret (`syslua/secrets.py`): "always" (a password),
+        # or "sensitive" when the declaration says `sensitive = true`.
+        secret: str = "",
     ) -> None:
         self.name = name
         self.check = check
@@ -78,6 +81,7 @@ class Prop:
         self.slot = slot
         self.required = required
         self.doc = doc
+        self.secret = secret
 
 
 class Finishing:
@@ -327,6 +331,11 @@ COMMON = {
         health_checks,
         mergeable=True,
         doc="commands checked after applying, with Nagios exit codes",
+    ),
+    "sensitive": Prop(
+        "sensitive",
+        boolean,
+        doc="its content (or environment, password) is a secret: never shown or stored in the clear",
     ),
 }
 

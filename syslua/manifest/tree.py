@@ -48,7 +48,8 @@ from syslua.eval import template as templating
 from syslua.manifest.model import Item, freeze, freeze_owned
 
 # Properties a member inherits from its tree declaration.
-_INHERITED = ("owner", "group", "force", "provider", "fail_on_error")
+_INHERITED = ("owner", "group", "force", "provider", "fail_on_error", "sensitive", "age_identity")
+AGE_SUFFIX = ".age"  # an encrypted member: decrypted, written without the suffix
 
 
 class TreeError(ValueError):
@@ -266,6 +267,13 @@ def _tree(item: Item, source: str, roots: Mapping[str, Any] | None) -> Expansion
             out.items.append(member(rel, {**base, "ensure": "link", "target": path}))
             continue
         props = {**base, "ensure": "present", "source": path, "mode": copy_mode(mode, source_mode)}
+        if rel.endswith(AGE_SUFFIX) and len(rel.rsplit("/", 1)[-1]) > len(AGE_SUFFIX):
+            # Decrypted when written, under its name without `.age`: the
+            # tree's declared mode, or owner-only.
+            rel = rel[: -len(AGE_SUFFIX)]
+            props.update(decrypt=True, mode=mode or "0600")
+            out.items.append(member(rel, props))
+            continue
         if template:
             out.inputs.append(path)
             text = _render_file(path, roots, out.inputs)

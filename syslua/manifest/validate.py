@@ -11,9 +11,10 @@ in `eval/constants.py`). `defaults {}` declarations are checked and dropped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from syslua import registry
+from syslua import registry, secrets
 from syslua.errors import ConfigError, Source
 from syslua.eval.constants import FROM_DEFAULTS, PLAIN
 from syslua.eval.lua import RawDeclaration
@@ -150,10 +151,24 @@ def validate(raw: RawDeclaration, ctx: Context, origin: Origin) -> Decl | None:
             else:
                 prio, inner = _unwrap(value, whole)
                 normal = _check_value(prop, sch, canonical, inner, ctx)
+            if prop.secret and (prop.secret == "always" or raw.props.get("sensitive") is True):
+                normal = _sealed(normal)
             props[slot] = (prio, {canonical: normal} if prop.slot else normal)
         return Decl(type_, key, props, raw.source, raw.seq, origin, ctx)
     except Invalid as e:
         raise ConfigError(f"{type_}: {e}", raw.source, hint=e.hint) from None
+
+
+def _sealed(value: Any) -> Any:
+    """A secret property's value with each string replaced by its placeholder
+    (`secrets.register`): from here on, only the placeholder is known."""
+    if isinstance(value, str):
+        return value if secrets.contains(value) else secrets.register(value)
+    if isinstance(value, Mapping):
+        return {k: _sealed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_sealed(v) for v in value]
+    return value
 
 
 def _key(raw: RawDeclaration, sch: TypeSchema, ctx: Context) -> str:

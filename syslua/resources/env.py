@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from syslua import secrets
 from syslua.fsutil import atomic_write
 from syslua.manifest.checks import env_name, env_value, escaped, is_path_like, path_like_value
 from syslua.manifest.model import Item, Manifest
@@ -48,6 +49,7 @@ from syslua.resources.base import (
     Context,
     Decision,
     Removal,
+    ResourceError,
 )
 from syslua.resources.env_line import alias_scripts
 from syslua.resources.kind import Kind, Outputs, Removable, Scheduling
@@ -69,25 +71,45 @@ def _variables(manifest: Manifest, paths: Paths) -> list[tuple[str, str | list[s
     return sorted(out.items())
 
 
-def render_sh(manifest: Manifest, paths: Paths) -> str:
-    lines = [HEADER]
+def _split(
+    manifest: Manifest, paths: Paths
+) -> tuple[list[tuple[str, str | list[str]]], list[tuple[str, str | list[str]]]]:
+    """(the variables anyone may read, those made with a secret: their values revealed)."""
+    public, private = [], []
     for name, value in _variables(manifest, paths):
+        if secrets.contains(value):
+            try:
+                shown = (
+                    [secrets.reveal(v) for v in value]
+                    if isinstance(value, list)
+                    else secrets.reveal(value)
+                )
+            except KeyError:
+                raise ResourceError(
+                    f"env {name}: a secret value it uses is not known here "
+                    "(neither read by this evaluation nor sealed by an earlier apply)"
+                ) from None
+            private.append((name, shown))
+        else:
+            public.append((name, value))
+    return public, private
+
+
+def _sh_lines(variables: list[tuple[str, str | list[str]]]) -> list[str]:
+    lines = []
+    for name, value in variables:
         if isinstance(value, list) or is_path_like(name):
             parts = value if isinstance(value, list) else [value]
             joined = ":".join(sh_quote(p) for p in parts)
             lines.append(f'export {name}={joined}"${{{name}:+:${name}}}"\n')
         else:
             lines.append(f"export {name}={sh_quote(value)}\n")
-    aliases = alias_scripts(manifest).get("sh")
-    if aliases is not None:
-        path = sh_quote(str(aliases))
-        lines.append(f"if [ -f {path} ]; then . {path}; fi\n")
-    return "".join(lines)
+    return lines
 
 
-def render_fish(manifest: Manifest, paths: Paths) -> str:
-    lines = [HEADER]
-    for name, value in _variables(manifest, paths):
+def _fish_lines(variables: list[tuple[str, str | list[str]]]) -> list[str]:
+    lines = []
+    for name, value in variables:
         if isinstance(value, list) or is_path_like(name):
             parts = value if isinstance(value, list) else [value]
             quoted = " ".join(fish_quote(p) for p in parts)
@@ -97,6 +119,28 @@ def render_fish(manifest: Manifest, paths: Paths) -> str:
                 lines.append(f"set -gx {name} {quoted} ${name}\n")
         else:
             lines.append(f"set -gx {name} {fish_quote(value)}\n")
+    return lines
+
+
+def render_sh(manifest: Manifest, paths: Paths) -> str:
+    public, private = _split(manifest, paths)
+    lines = [HEADER, *_sh_lines(public)]
+    if private:
+        path = sh_quote(str(paths.env_private_sh))
+        lines.append(f"if [ -r {path} ]; then . {path}; fi\n")
+    aliases = alias_scripts(manifest).get("sh")
+    if aliases is not None:
+        path = sh_quote(str(aliases))
+        lines.append(f"if [ -f {path} ]; then . {path}; fi\n")
+    return "".join(lines)
+
+
+def render_fish(manifest: Manifest, paths: Paths) -> str:
+    public, private = _split(manifest, paths)
+    lines = [HEADER, *_fish_lines(public)]
+    if private:
+        path = fish_quote(str(paths.env_private_fish))
+        lines.append(f"if test -r {path}; source {path}; end\n")
     aliases = alias_scripts(manifest).get("fish")
     if aliases is not None:
         path = fish_quote(str(aliases))
@@ -104,8 +148,20 @@ def render_fish(manifest: Manifest, paths: Paths) -> str:
     return "".join(lines)
 
 
+def _render_private(manifest: Manifest, paths: Paths) -> tuple[str, str] | None:
+    """The private scripts (sh, fish): None when no variable holds a secret."""
+    _, private = _split(manifest, paths)
+    if not private:
+        return None
+    return "".join([HEADER, *_sh_lines(private)]), "".join([HEADER, *_fish_lines(private)])
+
+
 def write(manifest: Manifest, paths: Paths, before_change: Callable[[str], None]) -> str | None:
-    """Write both scripts when they changed; returns the rc line on the first write."""
+    """Write the scripts that changed; returns the rc line on the first write.
+
+    Variables made with a secret go only into the private scripts (0600), which
+    the public ones load when the shell's user can read them; with none, the
+    private scripts are removed."""
     first = not paths.env_sh.exists()
     for target, text in (
         (paths.env_sh, render_sh(manifest, paths)),
@@ -116,6 +172,18 @@ def write(manifest: Manifest, paths: Paths, before_change: Callable[[str], None]
             continue
         before_change(str(target))
         atomic_write(target, data, 0o644)
+    private = _render_private(manifest, paths)
+    for target, text in zip((paths.env_private_sh, paths.env_private_fish), private or ("", "")):
+        if private is None:
+            if target.exists():
+                before_change(str(target))
+                target.unlink()
+            continue
+        data = text.encode("utf-8", "surrogateescape")
+        if _same(target, data):
+            continue
+        before_change(str(target))
+        atomic_write(target, data, 0o600)
     return rc_line(paths, "sh") if first else None
 
 
@@ -127,8 +195,11 @@ def _same(path: Path, data: bytes) -> bool:
 
 
 def shown(item: Item) -> str:
-    """A variable's value as plans show it: quoted, a list joined with `:`."""
+    """A variable's value as plans show it: quoted, a list joined with `:`;
+    a value made with a secret is `(secret)`."""
     value = item.get("value")
+    if secrets.contains(value):
+        return secrets.SHOWN
     text = ":".join(value) if isinstance(value, (list, tuple)) else str(value)
     return json.dumps(text, ensure_ascii=False)
 
@@ -211,7 +282,7 @@ class EnvType(Kind[Item | None], Removable, Outputs, Scheduling):
         return Removal("unset", changed=False)  # the scripts are written without it
 
     def outputs(self, paths: Paths) -> list[Path]:
-        return [paths.env_sh, paths.env_fish]
+        return [paths.env_sh, paths.env_fish]  # the private scripts are journaled as written
 
     def write_outputs(
         self, manifest: Manifest, paths: Paths, before_change: Callable[[str], None]

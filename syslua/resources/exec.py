@@ -136,6 +136,7 @@ SCHEMA = schema(
             environment,
             mergeable=True,
             doc='added to the environment: { "KEY=value" } or { KEY = "value" }',
+            secret="sensitive",
         ),
         Prop("path", search_path, doc="PATH for finding the program and for the command"),
         Prop("returns", returns, doc="exit codes that count as success"),

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from syslua import secrets
 from syslua.errors import ConfigError, Source, StateError, display_path
 from syslua.fsutil import CHUNK, real_path
 from syslua.manifest import tree
@@ -62,6 +63,7 @@ from syslua.paths import abbreviate, home
 from syslua.resources import file_edits as edits
 from syslua.resources import file_folds as folds
 from syslua.resources import file_posix, file_protect
+from syslua.resources import file_secret as secret_files
 from syslua.resources.base import (
     CREATE,
     DANGLING,
@@ -91,6 +93,7 @@ from syslua.resources.file_posix import (
     points_to,
     same_entry,
 )
+from syslua.resources.file_secret import is_secret
 from syslua.resources.kind import (
     Container,
     Drifts,
@@ -160,8 +163,7 @@ class Status:
 
 
 def _desired_bytes(item: Item) -> bytes | None:
-    content = item.get("content")
-    return None if content is None else content.encode("utf-8", "surrogateescape")
+    return secret_files.desired_bytes(item)
 
 
 def _file_equals(path: str, data: bytes) -> bool:
@@ -468,7 +470,9 @@ def _implied_mode(key: str, props: dict[str, Any]) -> tuple[str, ...]:
         return () if link else ("mode",)
     if link:
         return ()
-    if props["ensure"] == "directory":
+    if props.get("decrypt", str(source).endswith(tree.AGE_SUFFIX)) and stat.S_ISREG(st_mode or 0):
+        props["mode"] = "0600"  # decrypted: owner only, unless a mode is declared
+    elif props["ensure"] == "directory":
         props["mode"] = f"{PARENT_MODE:04o}"  # not a tree after all: `expand` says so
     elif st_mode is not None and stat.S_ISREG(st_mode):
         props["mode"] = f"{stat.S_IMODE(st_mode) & 0o777:04o}"
@@ -498,6 +502,7 @@ def _finish(
             del props[flag]  # false is the same as not written: one canonical item
     # In this order: a declaration that breaks several rules hears of the first.
     _check_content_and_source(props, fail)
+    _check_decrypt(props, fail)
     _check_link_and_template(props, fail)
     _check_target_and_ignore(props, fail)
     if _is_link(props):
@@ -530,6 +535,27 @@ def _check_content_and_source(props: dict[str, Any], fail: Callable[[str], Confi
             '`source` only applies to ensure = "present" or "directory" '
             f'(this file has ensure = "{ensure}")'
         )
+
+
+def _check_decrypt(props: dict[str, Any], fail: Callable[[str], ConfigError]) -> None:
+    """An `.age` source is decrypted unless `decrypt = false`; decrypting
+    needs a source file that is copied (not linked, not a template)."""
+    source = props.get("source")
+    if "decrypt" not in props and source is not None and source.endswith(tree.AGE_SUFFIX):
+        if not os.path.isdir(source):
+            props["decrypt"] = True
+    if not props.get("decrypt"):
+        props.pop("decrypt", None)  # false is the same as not written
+        return
+    if source is None:
+        raise fail("`decrypt` needs a `source` (an age-encrypted file)")
+    if _is_link(props):
+        raise fail(
+            "an encrypted source cannot be linked: its content is decrypted when written "
+            "(drop `link = true`)"
+        )
+    if props.get("template"):
+        raise fail("an encrypted source cannot be a template")
 
 
 def _check_target_and_ignore(props: dict[str, Any], fail: Callable[[str], ConfigError]) -> None:
@@ -577,6 +603,7 @@ SCHEMA = schema(
             content,
             slot="body",
             doc="the file's exact content; may contain {{ lookup('facts.x') }}",
+            secret="sensitive",
         ),
         Prop(
             "source",
@@ -604,6 +631,21 @@ SCHEMA = schema(
             string_list,
             mergeable=True,
             doc="gitignore-style patterns, relative to a directory source, left out of the tree",
+        ),
+        Prop(
+            "decrypt",
+            boolean,
+            doc="decrypt `source` with age when writing it (the default for a source ending in .age)",
+        ),
+        Prop(
+            "age_identity",
+            local_path,
+            doc="the age identity that decrypts it (default ~/.config/syslua/key.txt; SYSLUA_AGE_IDENTITY overrides)",
+        ),
+        Prop(
+            "age_recipients",
+            string_list,
+            doc="who `sys add` encrypts an edit for (default: the identity's public key)",
         ),
         Prop(
             "dir_mode",
@@ -875,6 +917,8 @@ class FileType(
             )
             return NOTHING
         content, source = _desired_bytes(item), item.get("source")
+        if item.get("decrypt"):
+            source = None  # the plaintext is written; the ciphertext stays where it is
         if content is None and source is not None and ctx.store is not None:
             content = _small_source(source)
             if content is not None:
@@ -889,7 +933,12 @@ class FileType(
             before_change=before,
             planned=links,
         )
-        if item.get("source") is not None and content is not None and ctx.store is not None:
+        if (
+            item.get("source") is not None
+            and content is not None
+            and ctx.store is not None
+            and not is_secret(item)  # a secret is sealed with the snapshot, never stored
+        ):
             # Stored now (a small blob waits in memory, a few megabytes at most,
             # until the store syncs): the snapshot records it by its hash, with
             # no second read of the source.
@@ -936,7 +985,10 @@ class FileType(
             return None
         if "content changed" not in status.differences and status.state.ensure == PRESENT:
             return None
-        desired = _desired_bytes(item)
+        try:
+            desired = _desired_bytes(item)
+        except ResourceError:
+            return None
         if desired is None:
             source = item.get("source")
             if source is None:
@@ -960,6 +1012,7 @@ class FileType(
             f"{label} (current)" if status.state.exists else "/dev/null",
             f"{label} (desired)",
             private=is_private((item.key, item.get("source")), (item.get("mode"),)),
+            secret=is_secret(item),
         )
         return text or None
 
@@ -1165,7 +1218,9 @@ class FileType(
         unfolded = _unfolded(item, sctx)
         if unfolded:
             state["unfolded"] = unfolded
-        if ensure == "present":
+        if ensure == "present" and is_secret(item):
+            state.update(secret_files.sealed_state(item, sctx))
+        elif ensure == "present":
             if sctx.previous.get("blob") and not sctx.changed and sctx.declared_as_before():
                 state["blob"] = sctx.previous["blob"]
             elif item.get("content") is not None:
@@ -1193,6 +1248,17 @@ class FileType(
         adopted a hand edit (`adopt`) gives its content and mode."""
         if is_root(item):
             return item
+        sealed = state.get("sealed")
+        if sealed and not edits.adopted_blob(item, state):
+            # Written again from the sealed value (`secrets`), decrypted already.
+            props = thaw(item.props)
+            for name in ("source", "decrypt", "age_identity"):
+                props.pop(name, None)
+            props.update(content=secrets.placeholder(sealed), sensitive=True)
+            props["mode"] = state.get("mode") or props.get("mode")
+            return Item(
+                item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
+            )
         link = edits.adopted_link(item, state)
         if link is not None:
             if link.get("source"):
@@ -1237,9 +1303,13 @@ class FileType(
         return set()
 
     def edited(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
+        if edits.applied(recorded).get("sealed"):
+            return secret_files.edited(item, recorded)
         return edits.edited(item, recorded, ctx.store)
 
     def edit_diff(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
+        if edits.applied(recorded).get("sealed"):
+            return secret_files.edit_diff(item, recorded)
         return edits.edit_diff(item, recorded, ctx.store)
 
     def adopt(
@@ -1259,6 +1329,9 @@ class FileType(
         declared: Sequence[Source] = (),
         kept: bool = True,
     ) -> TakeBack:
+        if is_secret(item) and item.get("source") and item.get("ensure") == "present":
+            if not item.get("link") and not item.get("template"):
+                return secret_files.take_back(item, path, where, recorded, force=force)
         return edits.take_back(
             item, path, where, recorded, store, force=force, declared=declared, kept=kept
         )

@@ -9,6 +9,7 @@
 | `$${action:<n>:stdout}`     | trimmed stdout of action n of the same phase     |
 | `$${action:<n>:path}`       | the file fetched by action n                     |
 | `$${env:NAME}`              | the environment variable NAME                    |
+| `$${secret:<keyed hash>}`   | a secret's value: this run's, or the one sealed by the apply that used it (`syslua/secrets.py`) |
 
 `$$${` is a literal `$${`. Bind outputs are read from their state files, so
 a restore during rollback resolves outputs of binds that were not touched.
@@ -23,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from syslua import secrets
 from syslua.manifest.model import Item, Manifest, freeze, thaw
 from syslua.resources.base import ResourceError
 
@@ -104,6 +106,14 @@ class Resolver:
                 return str(outputs[name])
             if kind == "env":
                 return os.environ.get(rest, "")
+            if kind == "secret":
+                value = secrets.value_of(rest)
+                if value is None:
+                    raise Unresolved(
+                        "a secret value it uses is not known here (neither read by this "
+                        "evaluation nor sealed by an earlier apply)"
+                    )
+                return value
             if body in ("out",) or kind in ("self", "action"):
                 raise Unresolved(f"$${{{body}}} can only be used inside sys.build/sys.bind actions")
             raise Unresolved(f"unknown placeholder $${{{body}}}")
@@ -124,6 +134,8 @@ class Resolver:
         if not self.active or item.type in ("build", "bind") or not _has_placeholder(item.props):
             return item
         props = thaw(item.props)
+        if secrets.contains(props):
+            props["sensitive"] = True  # what its kind reads and shows is secret
         return Item(
             item.type,
             item.key,

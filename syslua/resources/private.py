@@ -47,15 +47,17 @@ def _unreadable(mode: str | int | None) -> bool:
     return mode & READABLE == 0
 
 
-def content_diff(before: bytes, after: bytes, fromfile: str, tofile: str, *, private: bool) -> str:
+def content_diff(
+    before: bytes, after: bytes, fromfile: str, tofile: str, *, private: bool, secret: bool = False
+) -> str:
     """A unified diff of two contents ('' when equal); of a private file, only
-    how many lines changed."""
+    how many lines changed; of a secret one (docs/secrets.md) the same, so named."""
     if before == after:
         return ""
     binary = b"\0" in before or b"\0" in after
-    if private:
+    if private or secret:
         what = "binary content changed" if binary else _lines_changed(before, after)
-        return f"(private file: {what})\n"
+        return f"({'secret' if secret else 'private'} file: {what})\n"
     if binary:
         return "Binary files differ\n"
     lines = difflib.unified_diff(

@@ -42,7 +42,7 @@ import hmac
 import json
 import os
 import re
-import secrets
+import secrets as random_bytes
 import signal
 import stat
 import threading
@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from syslua import safe_fs
+from syslua import safe_fs, secrets
 from syslua.errors import StateError
 from syslua.fsutil import fsync_dir, make_dir, sync_filesystems
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
@@ -339,7 +339,7 @@ def _new_key(directory: Path) -> bytes:
     """A fresh random key for the journal about to begin in `directory`,
     its content durable before its first record; its directory entry is
     made durable with the journal's own, by `begin`, before any change."""
-    key = secrets.token_bytes(32)
+    key = random_bytes.token_bytes(32)
     path = directory / KEY
     try:
         path.unlink()  # a key left by a run that died before its begin record
@@ -392,7 +392,7 @@ def _mac(key: bytes, body: bytes) -> str:
 
 def _seal(record: dict[str, Any], key: bytes) -> str:
     """A record's line: its JSON, ending with the HMAC of that JSON."""
-    body = json.dumps(record, separators=(",", ":"))
+    body = secrets.scrub(json.dumps(record, separators=(",", ":")))
     return body[:-1] + ',"mac":"' + _mac(key, body.encode()) + '"}'
 
 

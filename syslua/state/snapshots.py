@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syslua import secrets
 from syslua.errors import StateConflictError, StateError, UsageError
 from syslua.fsutil import atomic_write, make_dir
 from syslua.manifest.model import Manifest
@@ -262,7 +263,7 @@ class Snapshots:
     def _write(self, path: Path, text: str) -> None:
         """Snapshots hold secrets (declared content, exec environments): owner only."""
         make_dir(self.dir, PRIVATE_DIR, parents_mode=PASSAGE)
-        atomic_write(path, text.encode(), PRIVATE_FILE)
+        atomic_write(path, secrets.scrub(text).encode(), PRIVATE_FILE)
 
     def index(self) -> dict[str, Any]:
         return self._read_index()
