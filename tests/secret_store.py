@@ -146,7 +146,7 @@ def open_store(home: Path, key: GpgKey) -> PassStore:
     return PassStore(home, key)
 
 
-def _need_tools() -> None:
+def need_tools() -> None:
     missing = [t for t in _TOOLS if shutil.which(t) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)} on PATH (Debian: apt-get install pass)")
@@ -155,7 +155,7 @@ def _need_tools() -> None:
 @pytest.fixture(scope="session")
 def gpg_key() -> Iterator[GpgKey]:
     """One passphrase-less gpg key for this test process."""
-    _need_tools()
+    need_tools()
     key = make_key()
     yield key
     kill_agent(key.template)

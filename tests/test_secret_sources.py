@@ -8,6 +8,7 @@ not being in it.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from ptyrun import run_in_pty
+from secret_store import need_tools, open_store
 
 from syslua.eval.secret_sources import SecretSourceError, describe, program, read, validate
 
@@ -42,15 +44,16 @@ def script(tmp_path: Path, name: str, body: str) -> str:
 def gone(pid: int, within: float = 5.0) -> bool:
     """The process `pid` ended (a zombie waiting for init counts as ended)."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+    while True:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
                     return True
         except FileNotFoundError:
             return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.05)
-    return False
 
 
 # -- pass, with a real store and key -------------------------------------------
@@ -347,3 +350,41 @@ def test_valid_specs_their_program_and_description(
     assert validate(spec) == normal
     assert program(spec) == needs
     assert describe(spec) == words
+
+
+# -- the store fixture itself ----------------------------------------------------
+
+
+def agents_of(gnupghome: Path) -> list[int]:
+    """The pids of processes whose command line names `gnupghome`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and entry != str(os.getpid()):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    words = f.read().split(b"\0")
+            except OSError:
+                continue
+            if str(gnupghome).encode() in words and not gone(int(entry), within=0):
+                found.append(int(entry))
+    return found
+
+
+def test_store_round_trip_and_its_agent_is_stopped(tmp_path, gpg_key) -> None:
+    (tmp_path / "home").mkdir()
+    store = open_store(tmp_path / "home", gpg_key)
+    try:
+        store.insert("a/b", b"\xffbytes\nkept\n")
+        assert store.show("a/b") == b"\xffbytes\nkept\n"
+        assert (store.dir / ".gpg-id").read_text().strip() == gpg_key.fingerprint
+        assert agents_of(store.gnupghome)  # pass started one
+    finally:
+        store.close()
+    assert agents_of(store.gnupghome) == []
+    assert not store.gnupghome.exists()
+
+
+def test_store_fixtures_skip_without_the_tools(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.skip.Exception, match="needs pass, gpg, gpgconf on PATH"):
+        need_tools()
