@@ -176,7 +176,8 @@ def is_age(data: bytes) -> bool:
 def decrypt(data: bytes, what: str, path: Path) -> bytes:
     """The plaintext of the age file `data` (`what` names it in errors),
     decrypted with the identities in the file `path`."""
-    from pyrage import DecryptError, decrypt as age_decrypt
+    from pyrage import DecryptError
+    from pyrage import decrypt as age_decrypt
 
     prefix = f"cannot decrypt {shown(what)} with the identity {shown(path)}"
     if not is_age(data):
@@ -221,7 +222,8 @@ def recipient(text: str) -> Any:
 def encrypt(data: bytes, recipients: Sequence[str], *, armor: bool = False) -> bytes:
     """`data` encrypted to every one of `recipients` (age1... keys or SSH
     public key lines); ASCII-armored when `armor`."""
-    from pyrage import EncryptError, encrypt as age_encrypt
+    from pyrage import EncryptError
+    from pyrage import encrypt as age_encrypt
 
     if isinstance(recipients, str):
         recipients = [recipients]
@@ -390,7 +392,7 @@ def check_identity(path: Path) -> tuple[str, list[tuple[str, str]]]:
             return f"{where} (passphrase-protected, {mode:04o})", problems
         found = identities(path, prompt=False)
     except (AgeError, OSError) as e:
-        problems.append((str(e), f"sys age keygen -o FILE writes a new identity"))
+        problems.append((str(e), "sys age keygen -o FILE writes a new identity"))
         return "", problems
     n = len(found)
     return f"{where}: {n} identit{'y' if n == 1 else 'ies'}, mode {mode:04o}", problems

@@ -39,6 +39,8 @@ def normalize(argv: list[str], group: click.Group) -> list[str]:
     if command is None:
         return argv  # no command named (or an unknown one): click answers
     _check(args[len(name) :], command, " ".join(["sys", *name]))
+    if any("-o" in p.opts for p in command.params):
+        return args  # its own -o (`sys age decrypt -o json`: a file named json)
     return _output_synonym(args)
 
 
