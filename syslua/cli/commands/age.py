@@ -152,7 +152,7 @@ def _keygen_hint(path: Path) -> str | None:
         return None
     return (
         "Move it away first to make a new identity (files encrypted to it then need "
-        f"it to decrypt); `sys age keygen -o OTHER` writes elsewhere."
+        "it to decrypt); `sys age keygen -o OTHER` writes elsewhere."
     )
 
 
