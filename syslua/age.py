@@ -70,6 +70,11 @@ def shown(path: Path | str) -> str:
 _cache: dict[str, tuple[tuple[int, int, int], list[Any]]] = {}
 
 
+def forget_identities() -> None:
+    """Drop the identities read so far (a passphrase is asked again)."""
+    _cache.clear()
+
+
 def identities(path: Path, *, prompt: bool = True) -> list[Any]:
     """The pyrage identities in the identity file `path` (cached per path and
     mtime). `prompt`: ask a passphrase on the terminal when the file is

@@ -28,12 +28,17 @@ ARGS = [
     ("snapshot", "--help"),
     ("snapshot", "shwo"),
     ("snapshot", "tag"),
+    ("age",),
+    ("age", "--help"),
+    ("age", "keygn"),
+    ("age", "encrypt", "--bogus"),
     ("plna",),
     ("nosuch",),
     ("plan", "--bogus"),
     ("apply", "--jobs", "0"),
     *[(name, "--help") for name in typer.main.get_command(app).commands],  # type: ignore[attr-defined]
     *[("snapshot", name, "--help") for name in ("show", "tag", "delete")],
+    *[("age", name, "--help") for name in ("keygen", "encrypt", "decrypt")],
 ]
 
 
