@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 from conftest import _in_process, out, tree
 
-AGE, AGE_KEYGEN = shutil.which("age"), shutil.which("age-keygen")
 pytestmark = pytest.mark.skipif(
-    AGE is None or AGE_KEYGEN is None, reason="the age command is not installed (apt install age)"
+    shutil.which("age") is None or shutil.which("age-keygen") is None,
+    reason="the age command is not installed (apt install age)",
 )
+AGE, AGE_KEYGEN = shutil.which("age") or "age", shutil.which("age-keygen") or "age-keygen"
 SECRET = "machine example.com login me password hunter2\n"
 
 
@@ -143,12 +144,15 @@ def test_what_age_encrypts_sys_decrypts(sysenv):
     assert p.returncode == 0 and p.stdout == SECRET, out(p)
 
 
-def test_an_output_file_named_json_is_a_file(sysenv):
+def test_an_output_file_named_json_or_text_is_a_file(sysenv):
     recipient = age_keygen(sysenv, default_key(sysenv))
     (sysenv.work / "s.age").write_bytes(age(sysenv, "-r", recipient, input=SECRET.encode()))
     p = sysenv.run("age", "decrypt", "-o", "json", "s.age")
     assert p.returncode == 0, out(p)
     assert (sysenv.work / "json").read_text() == SECRET
+    p = sysenv.run("age", "decrypt", "--output=text", "s.age")
+    assert p.returncode == 0, out(p)
+    assert (sysenv.work / "text").read_text() == SECRET
 
 
 def test_an_existing_output_keeps_a_stricter_mode(sysenv):
