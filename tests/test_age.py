@@ -332,6 +332,18 @@ def test_an_ssh_key_as_identity_and_recipient(sysenv, kind):
     assert age(sysenv, "-d", "-i", str(key), "u.age") == SECRET.encode()
 
 
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_a_passphrase_protected_ssh_key_is_refused_by_name(sysenv):
+    key = sysenv.home / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "pw", "-f", str(key)], check=True)
+    (sysenv.work / "s.age").write_bytes(age(sysenv, "-R", f"{key}.pub", input=b"x"))
+    p = sysenv.run("age", "decrypt", "-i", str(key), "s.age")
+    assert p.returncode == 1 and p.stderr == (
+        f"Error: cannot decrypt {sysenv.work}/s.age: the SSH identity ~/id_ed25519 cannot be "
+        "used: it is protected by a passphrase, which syslua cannot use for SSH keys\n"
+    ), out(p)
+
+
 # -- sys doctor -----------------------------------------------------------------------------------
 def doctor(sysenv, **env: str) -> str:
     p = sys_(sysenv, "doctor", "--quick", **env)
