@@ -13,7 +13,7 @@ Layers, top to bottom (docs/architecture.md, "Import direction"):
 | state        | `syslua/state`                                                  |
 | manifest     | `syslua/manifest`                                               |
 | eval         | `syslua/eval`                                                   |
-| bottom       | `syslua/errors.py`, `syslua/paths.py`, `syslua/fsutil.py`, `syslua/secrets.py`, `syslua/record.py`, `syslua/shellrc.py`, `syslua/registry.py` |
+| bottom       | `syslua/errors.py`, `syslua/age.py`, `syslua/paths.py`, `syslua/fsutil.py`, `syslua/secrets.py`, `syslua/record.py`, `syslua/shellrc.py`, `syslua/registry.py` |
 
 `fetch.py` and `unpack.py` are the download and unpack providers of the
 package and build types: a layer of their own directly below `resources`,
@@ -63,6 +63,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "bottom",
         (
             "syslua.errors",
+            "syslua.age",
             "syslua.paths",
             "syslua.fsutil",
             "syslua.safe_fs",

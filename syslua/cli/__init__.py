@@ -147,6 +147,14 @@ snapshot_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(snapshot_app, name="snapshot")
+age_app = typer.Typer(
+    cls=_Group,
+    help="Make an age identity, and encrypt or decrypt single files with age.",
+    no_args_is_help=True,
+    suggest_commands=False,
+    rich_markup_mode=None,
+)
+app.add_typer(age_app, name="age")
 
 
 def _version(value: bool) -> None:
@@ -301,6 +309,11 @@ SNAPSHOT_COMMANDS = (
     ("tag", "snapshot", "tag_command"),
     ("delete", "snapshot", "delete_command"),
 )
+AGE_COMMANDS = (
+    ("keygen", "age", "keygen_command"),
+    ("encrypt", "age", "encrypt_command"),
+    ("decrypt", "age", "decrypt_command"),
+)
 # What `sys --help` lists for a command without making it (which would import
 # its module): the first sentence of its docstring, as click shortens a help
 # text; tests/test_cli_help.py keeps the two the same.
@@ -346,6 +359,11 @@ SUMMARIES = {
     "snapshot show": "Show one snapshot.",
     "snapshot tag": "Tag a snapshot so gc keeps it.",
     "snapshot delete": "Delete a snapshot (not the current one).",
+    "age keygen": (
+        "Write a new age identity (0600) and print its recipient, the public key to encrypt to."
+    ),
+    "age encrypt": "Encrypt a file (or stdin) with age, to -o FILE or stdout.",
+    "age decrypt": "Decrypt an age file (or stdin), to -o FILE or stdout.",
 }
 # Commands taking a snapshot argument, which may be `-1` (the one before the
 # current one): click would take it for an option. An unknown option reaches
@@ -364,6 +382,7 @@ snapshot_app.registered_commands += [
     )
     for c in SNAPSHOT_COMMANDS
 ]
+age_app.registered_commands += [_Declared(*c, SUMMARIES[f"age {c[0]}"]) for c in AGE_COMMANDS]
 
 
 COMPLETE_VAR = "_SYS_COMPLETE"  # set by the completion scripts (cli/completion.py)

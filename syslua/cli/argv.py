@@ -7,7 +7,8 @@ moves those written before the command name (`sys -v plan`) right after it
 (`sys plan -v`), so both positions mean the same. One a command does not
 have is refused with the reason, in either position, instead of click's
 "No such option". Any other option is left where it is, for click to read
-(or refuse) as the command declares it.
+(or refuse) as the command declares it. A command with an `-o` of its own
+(`sys age encrypt -o FILE`) takes `-o` and `--output` as that option.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def normalize(argv: list[str], group: click.Group) -> list[str]:
     if command is None:
         return argv  # no command named (or an unknown one): click answers
     _check(args[len(name) :], command, " ".join(["sys", *name]))
+    if any("-o" in p.opts for p in command.params):
+        return args  # its own -o (`sys age decrypt -o json`: a file named json)
     return _output_synonym(args)
 
 
@@ -98,6 +101,7 @@ def _takes_value(param: click.Parameter | None) -> bool:
 def _check(args: list[str], command: click.Command, name: str) -> None:
     """Refuse a global option that `command` (`name`) does not declare."""
     by_opt = {o: p for p in command.params for o in (*p.opts, *p.secondary_opts)}
+    own_output = "-o" in by_opt  # `sys age encrypt -o FILE`: not the `-o json` synonym
     i = 0
     while i < len(args):
         a = args[i]
@@ -105,7 +109,7 @@ def _check(args: list[str], command: click.Command, name: str) -> None:
             return
         if a.startswith("--"):
             word = a.partition("=")[0]
-            wanted = "--json" if word == "--output" else word
+            wanted = "--json" if word == "--output" and not own_output else word
             if wanted in WHY_NOT and wanted not in by_opt:
                 _refuse(name, word, wanted)
             i += 2 if "=" not in a and _takes_value(by_opt.get(word)) else 1

@@ -19,7 +19,10 @@ failure the fix. In order:
 6 and 7 pass as `not needed` when the config (the current snapshot's, or
 before the first apply the one found) declares nothing a shell needs:
 no variables, packages or aliases, as a config of dotfiles only.
-8. the config: it is found and still evaluates.
+8. the config: it is found and still evaluates;
+   the age identity: there, readable, private (0600 or 0400) and usable
+   (only where age is used: the identity file exists, or
+   SYSLUA_AGE_IDENTITY is set);
 9. managed links: none leads nowhere;
 10. the current snapshot: its file is readable (a corrupt or missing one
     makes `sys apply` refuse to remove anything until the user names the
@@ -62,8 +65,13 @@ class Check:
 
 
 def run_checks(paths: Paths, *, quick: bool) -> list[Check]:
-    """Every check, in order; `quick` hashes a sample of the store's objects."""
-    return [_guarded(name, title, check, paths, quick) for name, title, check in CHECKS]
+    """Every check that applies here, in order; `quick` hashes a sample of
+    the store's objects."""
+    return [
+        _guarded(name, title, check, paths, quick)
+        for name, title, check in CHECKS
+        if name not in ONLY_WHEN or ONLY_WHEN[name]()
+    ]
 
 
 def _guarded(
@@ -424,6 +432,27 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     return True, f"{shown} evaluates ({n} item{'' if n == 1 else 's'}){aside}", None
 
 
+# -- the age identity ----------------------------------------------------------------
+def age_in_use() -> bool:
+    """Whether this machine uses age: an identity file where syslua looks
+    for one, or SYSLUA_AGE_IDENTITY set. Without either the check is left
+    out, so a machine without secrets hears nothing of age."""
+    from syslua import age
+
+    return bool(os.environ.get(age.ENV_IDENTITY)) or os.path.lexists(age.identity_path())
+
+
+def age_identity(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
+    """The identity that decrypts `.age` sources is there, readable, private
+    (0600 or 0400) and parses (`syslua/age.py`)."""
+    from syslua import age
+
+    detail, problems = age.check_identity(age.identity_path())
+    if problems:
+        return False, "; ".join(p for p, _ in problems), "; ".join(f for _, f in problems)
+    return True, detail, None
+
+
 # -- 9. managed links ---------------------------------------------------------------
 def managed_links(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     """Links the current snapshot manages that lead nowhere (a source deleted,
@@ -523,6 +552,9 @@ def repair_current(paths: Paths) -> list[str]:
     ]
 
 
+# Checks made only where they apply: name -> whether they do.
+ONLY_WHEN: dict[str, Callable[[], bool]] = {"age": age_in_use}
+
 CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None]]]] = [
     ("lua", "Lua runtime", lua_runtime),
     ("permissions", "permissions", permissions),
@@ -532,6 +564,7 @@ CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None
     ("env", "env line", env_line),
     ("path", "PATH", on_path),
     ("config", "config", config),
+    ("age", "age identity", age_identity),
     ("links", "managed links", managed_links),
     ("snapshot", "current snapshot", current_snapshot),
 ]
