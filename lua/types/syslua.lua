@@ -69,6 +69,20 @@ function sys.getenv(name) end
 ---@return string
 function sys.readFile(path) end
 
+---@class SysluaSecretSpec
+---@field pass? string the `pass` entry to read (`pass show NAME`)
+---@field command? string[] a password manager's command, run without a shell
+---@field file? string a file holding the secret (relative to sys.dir, or `~/...`)
+---@field env? string an environment variable holding the secret
+---@field whole? boolean the whole output or file, not only its first line
+
+---A secret, read once per evaluation; it stands for its value wherever it
+---goes (content, templates, env, exec environment) and is shown as (secret).
+---See docs/secrets.md.
+---@param spec SysluaSecretSpec
+---@return string
+function sys.secret(spec) end
+
 ---@class SysluaDirEntry
 ---@field name string
 ---@field type "file"|"directory"|"link"|"other"
