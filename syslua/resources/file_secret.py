@@ -61,7 +61,7 @@ def decrypted(item: Item) -> bytes:
             key = (source, st.st_size, st.st_mtime_ns, str(identity))
             plain = _PLAIN.get(key)
             if plain is None:
-                plain = age.decrypt(f.read(), abbreviate(source), identity)
+                plain = age.decrypt(f.read(), display_path(source), identity)
                 _PLAIN[key] = plain
     except FileNotFoundError:
         raise ResourceError(f"source file not found: {source}") from None
