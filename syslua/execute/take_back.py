@@ -53,10 +53,17 @@ class Adding:
     """Files to take back into the config of `manifest` (see the module's docstring)."""
 
     def __init__(
-        self, manifest: Manifest, targets: list[Path], to: Path | None, force: bool = False
+        self,
+        manifest: Manifest,
+        targets: list[Path],
+        to: Path | None,
+        force: bool = False,
+        encrypt_for: list[str] | None = None,
     ) -> None:
         self.manifest = manifest
         self.force = force  # over a source that changed since the last apply too
+        # `--encrypt`: the age recipients files nothing manages are encrypted for.
+        self.encrypt_for = encrypt_for
         self.config_dir = os.path.dirname(manifest.config or os.path.abspath("sys.lua"))
         self.dest_root = (
             os.path.abspath(to) if to is not None else os.path.join(self.config_dir, "dotfiles")
@@ -137,6 +144,14 @@ class Adding:
         assert store is not None, "read_current first"
         config_dir, dest_root = self.config_dir, self.dest_root
         if item is not None:
+            if self.encrypt_for is not None and not item.get("decrypt"):
+                return TakeBack(
+                    f"{label} is managed from the unencrypted {display_path(str(item.get('source') or '?'))} "
+                    f"(declared at {manifest.source_of(item.id) or '?'}): `sys add --encrypt` "
+                    "takes in files nothing manages; encrypt that source with `sys age encrypt` "
+                    "and declare the .age file instead",
+                    refused=True,
+                )
             recorded = current.items.get(item.id) if current is not None else None
             kind = capability(get_type(item.type), TakesBack)
             if kind is None:
@@ -164,7 +179,23 @@ class Adding:
         dest = os.path.join(dest_root, os.path.relpath(path, h))
         inside = dest.startswith(config_dir.rstrip("/") + "/")
         source = os.path.relpath(dest, config_dir) if inside else abbreviate(dest)
-        return path_taker().take_in(path, dest, source)
+        return path_taker().take_in(path, dest, source, self.encrypt_for or ())
+
+
+def recipients(manifest: Manifest, given: list[str]) -> list[str]:
+    """Who `sys add --encrypt` encrypts for: `given` (-r), else the
+    `age_recipients` the config's encrypted files declare, else the public
+    key of their identity (or of the default one)."""
+    from syslua import age
+
+    if given:
+        return given
+    decrypted = [i for i in manifest.of_type("file") if i.get("decrypt")]
+    declared = sorted({r for i in decrypted for r in i.get("age_recipients") or ()})
+    if declared:
+        return declared
+    configured = next((i.get("age_identity") for i in decrypted if i.get("age_identity")), None)
+    return age.recipients_of(age.identity_path(configured))
 
 
 def _same_target(steps: list[tuple[str, Item | None, TakeBack]]) -> list[TakeBack]:

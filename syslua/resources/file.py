@@ -1336,7 +1336,11 @@ class FileType(
             item, path, where, recorded, store, force=force, declared=declared, kept=kept
         )
 
-    def take_in(self, path: str, dest: str, source: str) -> TakeBack:
+    def take_in(
+        self, path: str, dest: str, source: str, encrypt_for: Sequence[str] = ()
+    ) -> TakeBack:
+        if encrypt_for:
+            return secret_files.take_in(path, dest, source, encrypt_for)
         return edits.take_in(path, dest, source)
 
     def drift(self, item: Item, ctx: Context) -> tuple[str, str] | None:

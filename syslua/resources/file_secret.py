@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from syslua import secrets
 from syslua.errors import display_path
 from syslua.fsutil import AtomicFile
 from syslua.manifest.model import Item, freeze, thaw
+from syslua.manifest.tree import AGE_SUFFIX
 from syslua.paths import abbreviate
 from syslua.resources import file_edits as edits
 from syslua.resources.base import ResourceError, SnapshotContext, TakeBack
@@ -214,3 +215,45 @@ def take_back(
     return TakeBack(
         f"{label}: {verb} its source {shown} (declared at {where})", writes=(target,), act=act
     )
+
+
+def take_in(path: str, dest: str, source: str, recipients: Sequence[str]) -> TakeBack:
+    """`sys add --encrypt` of a file nothing manages: encrypted with age into
+    `dest` + `.age`, and the declaration that decrypts it back to `path`."""
+    from syslua import age
+
+    label = abbreviate(path)
+    dest, source = dest + AGE_SUFFIX, source + AGE_SUFFIX
+    try:
+        live = os.lstat(path)
+    except FileNotFoundError:
+        return TakeBack(f"{label} does not exist", refused=True)
+    if not stat.S_ISREG(live.st_mode):
+        return TakeBack(
+            f"{label} is not a regular file: `sys add --encrypt` takes files", refused=True
+        )
+    try:
+        for r in recipients:
+            age.recipient(r)
+    except age.AgeError as e:
+        return TakeBack(f"{label}: cannot encrypt it: {e}", refused=True)
+    if os.path.lexists(dest):
+        return TakeBack(
+            f"{label}: {abbreviate(dest)} already exists; move it away, or encrypt into "
+            "another directory with --to DIR",
+            refused=True,
+        )
+    mode = stat.S_IMODE(live.st_mode)
+    declaration = f"file {{ path = {edits.lua_string(label)}, source = {edits.lua_string(source)}"
+    if mode != 0o600:
+        declaration += f', mode = "{mode:04o}"'  # a decrypted file is 0600 unless declared
+    declaration += " }"
+
+    def act() -> None:
+        with open(path, "rb") as f:
+            data = f.read()
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with AtomicFile(dest, 0o644) as out:  # ciphertext: as any file of the repository
+            out.write(age.encrypt(data, recipients))
+
+    return TakeBack(f"{label}: encrypted to {source}", act=act, declaration=declaration)

@@ -198,8 +198,11 @@ class TakesBack(Protocol):
         overwrites (False: there is none yet)."""
         ...
 
-    def take_in(self, path: str, dest: str, source: str) -> TakeBack:
-        """`sys add` of a path nothing manages: copy it to `dest` and say how to declare it."""
+    def take_in(
+        self, path: str, dest: str, source: str, encrypt_for: Sequence[str] = ()
+    ) -> TakeBack:
+        """`sys add` of a path nothing manages: copy it to `dest` and say how to
+        declare it; with `encrypt_for`, encrypted with age for those recipients."""
         ...
 
 

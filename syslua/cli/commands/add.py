@@ -78,6 +78,24 @@ def command(
     noop: Annotated[
         bool, dry_run_option("Only show what would be taken back, and where; change nothing.")
     ] = False,
+    encrypt: Annotated[
+        bool,
+        typer.Option(
+            "--encrypt",
+            help="Encrypt files nothing manages with age into the config (NAME.age), "
+            "for -r recipients, else the config's age_recipients, else your identity's public key.",
+        ),
+    ] = False,
+    recipient: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--recipient",
+            "-r",
+            metavar="RECIPIENT",
+            help="With --encrypt: an age recipient (age1... or an SSH public key); repeatable.",
+            show_default=False,
+        ),
+    ] = None,
     json_: JsonOpt = False,
     fact: FactOpt = None,
     impure: ImpureOpt = False,
@@ -94,8 +112,13 @@ def command(
       sys add ~/.gitconfig
       sys add ~/.config/nvim ~/.tmux.conf --to ~/dotfiles/home
       sys add --force ~/.vimrc            # its source changed too: copy over it anyway
+      sys add --encrypt ~/.netrc          # into the config as dotfiles/.netrc.age
     """
     term = terminal(json_, verbose, quiet, no_color)
+    if recipient and not encrypt:
+        from syslua.errors import UsageError
+
+        raise UsageError("-r/--recipient goes with --encrypt: sys add --encrypt -r RECIPIENT PATH")
     raise typer.Exit(
         run(
             term,
@@ -104,6 +127,7 @@ def command(
             to=to,
             force=force,
             noop=noop,
+            encrypt_for=recipient or [] if encrypt else None,
             facts=fact or [],
             impure=impure,
             max_depth=max_depth,
@@ -124,6 +148,7 @@ def run(
     wait: bool,
     force: bool = False,
     noop: bool = False,
+    encrypt_for: list[str] | None = None,
 ) -> int:
     from syslua.cli import signals
     from syslua.cli.commands.common import load_manifest, state
@@ -143,7 +168,11 @@ def run(
         # --dry-run changes nothing: like `sys plan`, it uses a config found here
         changes=None if noop else "sys add --config {} PATH",
     )
-    adding = Adding(manifest, targets, to, force=force)
+    if encrypt_for is not None:
+        from syslua.execute.take_back import recipients
+
+        encrypt_for = recipients(manifest, encrypt_for)
+    adding = Adding(manifest, targets, to, force=force, encrypt_for=encrypt_for)
     with state(paths, term, exclusive=not noop, wait=wait):
         for note in adding.read_current(paths):
             term.warn(note)
