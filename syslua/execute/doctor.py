@@ -20,6 +20,8 @@ failure the fix. In order:
 before the first apply the one found) declares nothing a shell needs:
 no variables, packages or aliases, as a config of dotfiles only.
 8. the config: it is found and still evaluates;
+   password managers: the commands its `sys.secret` calls run are on PATH
+   (only where it calls one);
    the age identity: there, readable, private (0600 or 0400) and usable
    (only where age is used: the identity file exists, or
    SYSLUA_AGE_IDENTITY is set);
@@ -432,6 +434,33 @@ def config(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
     return True, f"{shown} evaluates ({n} item{'' if n == 1 else 's'}){aside}", None
 
 
+# -- password managers ---------------------------------------------------------------
+def managers_in_use() -> bool:
+    """Whether the config evaluated by the config check ran a password
+    manager for `sys.secret` (the vault remembers which)."""
+    from syslua import secrets
+
+    return bool(secrets.programs())
+
+
+def managers(paths: Paths, quick: bool) -> tuple[bool, str, str | None]:
+    """The commands the config's `sys.secret` calls run (`pass`, `op`, ...) are on PATH."""
+    import shutil
+
+    from syslua import secrets
+
+    used = sorted(secrets.programs())
+    missing = [p for p in used if shutil.which(p) is None]
+    if missing:
+        return (
+            False,
+            f"{_named(missing)} {'is' if len(missing) == 1 else 'are'} not on PATH "
+            "(the config reads secrets with it)",
+            "install it, or put the directory that holds it on PATH",
+        )
+    return True, f"{_named(used)} on PATH", None
+
+
 # -- the age identity ----------------------------------------------------------------
 def age_in_use() -> bool:
     """Whether this machine uses age: an identity file where syslua looks
@@ -553,7 +582,9 @@ def repair_current(paths: Paths) -> list[str]:
 
 
 # Checks made only where they apply: name -> whether they do.
-ONLY_WHEN: dict[str, Callable[[], bool]] = {"age": age_in_use}
+# Checks left out where they do not apply (`managers` after `config`, whose
+# evaluation tells which managers the config runs).
+ONLY_WHEN: dict[str, Callable[[], bool]] = {"age": age_in_use, "managers": managers_in_use}
 
 CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None]]]] = [
     ("lua", "Lua runtime", lua_runtime),
@@ -564,6 +595,7 @@ CHECKS: list[tuple[str, str, Callable[[Paths, bool], tuple[bool, str, str | None
     ("env", "env line", env_line),
     ("path", "PATH", on_path),
     ("config", "config", config),
+    ("managers", "password managers", managers),
     ("age", "age identity", age_identity),
     ("links", "managed links", managed_links),
     ("snapshot", "current snapshot", current_snapshot),
