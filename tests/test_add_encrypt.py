@@ -78,9 +78,7 @@ def test_recipients_from_the_flag_or_the_config(sysenv):
     assert decrypt(sysenv.work / "dotfiles" / "a.age", other_key) == "first secret\n"
     # The config's encrypted files name their recipients: those, not the identity's key.
     put(sysenv.work / "x.age", "")
-    subprocess.run(
-        ["age", "-r", other, "-o", str(sysenv.work / "x.age")], input=b"x", check=True
-    )
+    subprocess.run(["age", "-r", other, "-o", str(sysenv.work / "x.age")], input=b"x", check=True)
     config(
         sysenv,
         f'file {{ path = "~/x", source = "x.age", age_identity = "{other_key}", '
