@@ -267,6 +267,16 @@ def _unseal(ident: str) -> str | None:
     return text if keyed(text) == ident else None
 
 
+def forget_sealed(ids: list[str]) -> None:
+    """Remove the sealed copies of `ids` (`sys gc`: no kept snapshot uses them)."""
+    directory = _state() / SEALED_DIR
+    for ident in ids:
+        try:
+            os.unlink(directory / f"{ident}.age")
+        except FileNotFoundError:
+            pass
+
+
 def sealed_ids() -> set[str]:
     """The ids sealed in the state directory (for `sys gc`)."""
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from syslua import secrets
 from syslua.execute.objects import needed
 from syslua.paths import Paths
 from syslua.state.originals import Originals, load_unrestored
@@ -27,6 +28,8 @@ class Collected:
     trees: list[str]  # store trees nothing refers to (packages and builds)
     bytes_freed: int  # the size of those blobs
     corrupt: list[str] = field(default_factory=list)  # packed blobs removed for a bad hash
+    # Sealed secret values (state/secrets/) no kept snapshot uses.
+    secrets: list[str] = field(default_factory=list)
 
 
 def collect(paths: Paths, *, keep: int, dry_run: bool) -> Collected:
@@ -42,9 +45,21 @@ def collect(paths: Paths, *, keep: int, dry_run: bool) -> Collected:
     dead_blobs = [b for b in store.all_objects() if b not in blobs]
     dead_trees = [t for t in store.all_trees() if t not in trees]
     done = Collected(drop, dead_blobs, dead_trees, sum(store.size(b) for b in dead_blobs))
+    done.secrets = sorted(secrets.sealed_ids() - _sealed_in(kept))
     if not dry_run:
         _remove(store, done)
+        secrets.forget_sealed(done.secrets)
     return done
+
+
+def _sealed_in(kept: list[Snapshot]) -> set[str]:
+    """The sealed secrets the `kept` snapshots use: in their manifests'
+    placeholders, and as the sealed content of their items."""
+    out: set[str] = set()
+    for snap in kept:
+        out |= secrets.ids_in(snap.manifest)
+        out |= {state.own["sealed"] for state in snap.items.values() if state.own.get("sealed")}
+    return out
 
 
 def _old_snapshots(index: dict[str, Any], keep: int) -> list[str]:

@@ -61,6 +61,7 @@ def run(term: "Terminal", *, keep: int, dry_run: bool, wait: bool) -> int:
                 "objects_removed": len(done.blobs),
                 "trees_removed": done.trees,
                 "bytes_freed": done.bytes_freed,
+                "secrets_removed": len(done.secrets),
                 "dry_run": dry_run,
             }
         )
@@ -84,3 +85,5 @@ def _show(term: "Terminal", done: "Collected", dry_run: bool) -> None:
         )
     for t in done.trees:
         term.line(f"  - tree {t}")
+    if done.secrets:
+        term.line(f"  - {len(done.secrets)} sealed secret value(s) no kept snapshot uses")
