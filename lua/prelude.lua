@@ -1168,6 +1168,46 @@ for kind, form in pairs(cfg.constants.declarations) do
   end
 end
 defaults = declare_defaults
+
+-- systemd_unit { name, scope?, content | source, ensure?, enable?, subscribe? }:
+-- the unit's file where its manager reads it (/etc/systemd/system/NAME.service,
+-- or ~/.config/systemd/user/ in user scope) and the service, which restarts
+-- when that file changes (docs/resources/service.md). Returns the service.
+local UNIT_KEYS = { name = true, scope = true, content = true, source = true,
+  ensure = true, enable = true, subscribe = true, mode = true }
+local UNIT_SUFFIXES = { "service", "socket", "timer", "path", "target", "mount",
+  "automount", "swap", "slice" }
+function systemd_unit(spec)
+  if type(spec) ~= "table" then
+    fail("systemd_unit expects a table such as { name = \"backup\", content = [[...]] }, got " .. type(spec))
+  end
+  for k in pairs(spec) do
+    if not UNIT_KEYS[k] then
+      fail("systemd_unit: unknown property `" .. tostring(k) .. "` (it takes name, scope, "
+        .. "content, source, mode, ensure, enable and subscribe)")
+    end
+  end
+  local name = spec.name
+  if type(name) ~= "string" or name == "" then fail("systemd_unit: missing required property `name`") end
+  local scope = spec.scope or "system"
+  if scope ~= "system" and scope ~= "user" then
+    fail("systemd_unit: `scope` must be one of system, user; got " .. tostring(scope))
+  end
+  local unit = name .. ".service"
+  for _, suffix in ipairs(UNIT_SUFFIXES) do
+    if name:sub(-#suffix - 1) == "." .. suffix then unit = name end
+  end
+  local f = { content = spec.content, source = spec.source, mode = spec.mode }
+  if scope == "user" then
+    f.path = "~/.config/systemd/user/" .. unit
+  else
+    f.path = "/etc/systemd/system/" .. unit
+    f.owner, f.group, f.mode = "root", "root", spec.mode or "0644"
+  end
+  file(f)
+  return service { name = name, scope = scope, ensure = spec.ensure, enable = spec.enable,
+    subscribe = spec.subscribe }
+end
 _G.lib = lib
 _G.sys = sys
 

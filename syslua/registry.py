@@ -66,6 +66,7 @@ SHIPPED = (
     Entry("os_package", "name", _R + "os_package", "OsPackageType", ccm="package"),
     Entry("user", "name", _R + "user", "UserType", ccm="user"),
     Entry("archive", "name", _R + "archive", "ArchiveType", ccm="archive"),
+    Entry("service", "name", _R + "service", "ServiceType", ccm="service"),
     Entry("env", "name", _R + "env", "EnvType", lua=VARIABLES, outputs=True, shell=True),
     Entry("build", "id", _R + "build", "BuildType", lua=PRIMITIVE),
     Entry("bind", "id", _R + "bind", "BindType", lua=PRIMITIVE),

@@ -362,11 +362,11 @@ ERRORS = [
           resources:
             - exec:
                 name: fine
-            - service:
+            - scaffold:
                 - nginx: {}
         """,
-        "- service:",
-        "resource type `service` is not supported (supported: file, exec, apply, package, user, archive)",
+        "- scaffold:",
+        "resource type `scaffold` is not supported (supported: file, exec, apply, package, user, archive, service)",
     ),
     (
         """

@@ -284,20 +284,20 @@ def test_a_json_child_of_a_lua_config(sysenv):
 def test_json_errors_point_at_the_line_of_the_resource(sysenv):
     sysenv.write(
         "m.json",
-        '{\n  "ccm": {\n    "resources": [\n      {"service": {"name": "x"}}\n    ]\n  }\n}\n',
+        '{\n  "ccm": {\n    "resources": [\n      {"scaffold": {"name": "x"}}\n    ]\n  }\n}\n',
     )
     res = sysenv.run("plan", "m.json")
     assert res.returncode == 2
-    assert "m.json:4: resource type `service` is not supported" in out(res)
+    assert "m.json:4: resource type `scaffold` is not supported" in out(res)
 
 
 # ---------------------------------------------------------------------------
-# service, scaffold, source over content, symlinks
+# types syslua lacks, source over content, symlinks
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["service", "scaffold"])
-def test_service_and_scaffold_are_refused_at_their_line_and_nothing_changes(sysenv, kind):
+@pytest.mark.parametrize("kind", ["scaffold", "cron"])
+def test_types_syslua_lacks_are_refused_at_their_line_and_nothing_changes(sysenv, kind):
     write(
         sysenv,
         "m.yaml",
@@ -493,12 +493,10 @@ def test_annotations_check_the_data_after_the_parent_apply_merged_its_own(sysenv
 
 
 def test_lua_subscribe_to_a_type_syslua_lacks_stays_an_error(sysenv):
-    sysenv.write(
-        "sys.lua", 'exec { name = "x", command = "true", subscribe = { "service#nginx" } }\n'
-    )
+    sysenv.write("sys.lua", 'exec { name = "x", command = "true", subscribe = { "cron#nginx" } }\n')
     res = sysenv.run("plan")
     assert res.returncode == 2
-    assert "names an unknown type `service`" in out(res)
+    assert "names an unknown type `cron`" in out(res)
 
 
 @pytest.mark.parametrize(

@@ -587,7 +587,7 @@ LUA_ERRORS = [
         "local a = 1\nundefined_function()\n",
         # Lua's "attempt to call global ... (a nil value)", in words (test_surprises.py)
         "sys.lua:2: `undefined_function` is not defined\n  2 | undefined_function()\n\n"
-        "The declarations are file, exec, apply, package, os_package, user, archive, env, defaults, sys.build and sys.bind.",
+        "The declarations are file, exec, apply, package, os_package, user, archive, service, env, defaults, sys.build and sys.bind.",
     ),
     (
         "error-string",
@@ -838,8 +838,8 @@ def test_string_references_are_normalised_like_their_key(sysenv, ref, target, no
         ('"file#/nope"', "exec x: `depends_on` names file#/nope, which is not declared"),
         ('"exec#x"', "exec x: `depends_on` names the item itself"),
         (
-            '"service#nginx"',
-            'exec: `depends_on`: reference "service#nginx" names an unknown type `service`',
+            '"cron#nginx"',
+            'exec: `depends_on`: reference "cron#nginx" names an unknown type `cron`',
         ),
         (
             '"fiel#/x"',

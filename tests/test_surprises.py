@@ -59,7 +59,7 @@ def test_no_warning_for_an_exec_without_creates_or_that_failed(sysenv):
 
 
 # -- calling a declaration that does not exist -------------------------------------
-DECLARATIONS = "The declarations are file, exec, apply, package, os_package, user, archive, env, defaults, sys.build and sys.bind."
+DECLARATIONS = "The declarations are file, exec, apply, package, os_package, user, archive, service, env, defaults, sys.build and sys.bind."
 LINK_EXAMPLE = 'file { path = "~/.vimrc", ensure = "link", target = "~/dotfiles/vimrc" }'
 
 

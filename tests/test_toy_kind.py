@@ -210,7 +210,7 @@ def test_refused_in_a_ccm_manifest_with_the_usual_message(stamp: SysEnv) -> None
     assert p.returncode == 2
     assert (
         "site.yaml:3: resource type `stamp` is not supported "
-        "(supported: file, exec, apply, package, user, archive)"
+        "(supported: file, exec, apply, package, user, archive, service)"
     ) in p.stderr
 
 

@@ -158,6 +158,22 @@ function user(spec) end
 ---@return SysluaRef
 function archive(spec) end
 
+---Properties of a service but its key: what `defaults { service = {...} }` may set.
+---@class SysluaServiceProps: SysluaCommon
+---@field ensure? "running"|"stopped" running (the default) or stopped; default "running"
+---@field enable? boolean start it at boot (true) or not (false); not given: left as it is
+---@field scope? "system"|"user" the system's manager (default, needs root) or your own (systemctl --user); default "system"
+---@field provider? "systemd" the service manager (only systemd); default "systemd"
+
+---A service of the service manager: running or stopped, enabled or not (docs/resources/service.md).
+---@class SysluaService: SysluaServiceProps
+---@field name string the unit: nginx (nginx.service), or with its suffix; the key: declarations with the same name are one item
+
+---A service of the service manager: running or stopped, enabled or not (docs/resources/service.md).
+---@param spec SysluaService
+---@return SysluaRef
+function service(spec) end
+
 ---Environment variables for the generated shell scripts; path-like ones (PATH, MANPATH, ...)
 ---take a list or a colon-separated string and are merged across declarations.
 ---@param vars table<string,string|number|boolean|string[]>
@@ -174,6 +190,7 @@ function env(vars) end
 ---@field os_package? SysluaOsPackageProps
 ---@field user? SysluaUserProps
 ---@field archive? SysluaArchiveProps
+---@field service? SysluaServiceProps
 
 ---@param spec SysluaDefaults
 function defaults(spec) end

@@ -199,3 +199,19 @@ function sys.register_build_ctx_method(name, fn) end
 ---@param name string
 ---@param fn fun(ctx: SysluaActionCtx, ...): any
 function sys.register_bind_ctx_method(name, fn) end
+
+---@class SysluaSystemdUnit
+---@field name string the unit: backup (backup.service), or with its suffix (backup.timer)
+---@field scope? "system"|"user" system (/etc/systemd/system, needs root) or user (~/.config/systemd/user)
+---@field content? string the unit file's text
+---@field source? string a file holding it (relative to sys.dir)
+---@field mode? string the unit file's mode
+---@field ensure? "running"|"stopped" what the service should be (default running)
+---@field enable? boolean start it at boot; not given: left as it is
+---@field subscribe? SysluaRef|string|(SysluaRef|string)[] what restarts it when it changes
+
+---A unit file where its service manager reads it, and the service, which
+---restarts when that file changes. See docs/resources/service.md.
+---@param spec SysluaSystemdUnit
+---@return SysluaRef
+function systemd_unit(spec) end

@@ -175,6 +175,9 @@ def done(decision: Decision) -> str:
     the reason alone when it says it all (`"more" -> "bat"`)."""
     if decision.verb == "":
         return decision.reason
+    past = getattr(decision, "past", None)  # a kind's own words (`restarted`)
+    if past:
+        return f"{past} ({decision.reason})" if decision.reason else past
     message = PAST.get(decision.action, decision.action)
     if decision.reason and (decision.action != CREATE or decision.reason.startswith(DANGLING)):
         message += f" ({decision.reason})"

@@ -62,8 +62,25 @@ def undo_records(
             report.failed.append(
                 f"{_what(rec)}: the journal record is damaged ({type(e).__name__}: {e})"
             )
+    for kind in _kinds_of(records):
+        try:
+            kind.after_undo(uctx)
+        except (OSError, StateError, ResourceError) as e:
+            report.failed.append(f"{type(kind).__name__}: {e}")
     sweep_created_dirs(records, store, report)
     return report
+
+
+def _kinds_of(records: Sequence[Record]) -> list[Undoes]:
+    """The kinds that undid records of their own, once each, in record order."""
+    out: list[Undoes] = []
+    for rec in records:
+        if isinstance(rec, KindRecord):
+            kind = owner_of(rec)
+            owner = capability(kind, Undoes) if kind is not None else None
+            if owner is not None and owner not in out:
+                out.append(owner)
+    return out
 
 
 def _put_back(report: UndoReport, path: str, prev: PathState) -> None:

@@ -134,6 +134,12 @@ class Undoes(Protocol):
 
     def undo(self, record: KindRecord, uctx: UndoContext) -> None: ...
 
+    def after_undo(self, uctx: UndoContext) -> None:
+        """Called once after every record of an undo run was undone, for a kind
+        whose records wait for older ones (a service restarts once the config
+        it watches is back). Nothing by default."""
+        return None
+
 
 class Recorded(Protocol):
     """A kind whose snapshots keep more than the declaration, and what they need of the store."""
