@@ -156,6 +156,12 @@ def test_an_edit_by_hand_is_found_and_sys_add_encrypts_it_back(sysenv):
     p = sysenv.run("plan", "--diff")
     assert "! file ~/.netrc: edited since the last apply (content edited)" in p.stdout
     assert "edited-by-hand" not in out(p) and "hunter2" not in out(p)
+    p = sysenv.run("status")
+    assert "M! file ~/.netrc" in p.stdout, out(p)
+    assert "edited-by-hand" not in out(p)
+    p = sysenv.run("status", "-v")
+    assert "(secret file: 1 line changed)" in p.stdout, out(p)
+    assert "edited-by-hand" not in out(p) and "hunter2" not in out(p)
     p = sysenv.run("add", str(target))
     ok(p)
     assert "encrypted into its source" in p.stdout

@@ -432,3 +432,43 @@ def test_no_secret_in_any_output_nor_anywhere_under_the_root(sysenv, server, pas
         env={"PATH": os.environ["PATH"], "HOME": str(home)},
     )
     assert shell.stdout in (f"{PASS_1} {CMD}", f"{PASS_2} {CMD}")
+
+
+def test_a_failing_command_that_prints_its_secret_and_a_sensitive_source(sysenv):
+    (sysenv.work / "src.txt").write_text("plain-sensitive-source-41c2\n")
+    sysenv.write(
+        "sys.lua",
+        OWN + 'file { path = "~/.s", source = "src.txt", sensitive = true, mode = "0600" }\n'
+        'local t = sys.secret{ env = "TOK" }\n'
+        'exec { name = "bad", provider = "shell", environment = { TOK = t },\n'
+        '       command = "echo \\"leak $TOK\\" >&2; echo \\"out $TOK\\"; exit 3" }\n',
+    )
+    values = ("exec-secret-98e7", "plain-sensitive-source-41c2")
+    before = tree(sysenv.home)
+    for args in (("apply",), ("apply", "--json")):
+        p = sys_(sysenv, *args, TOK=values[0])
+        assert p.returncode == 1, out(p)
+        assert "leak (secret)" in p.stdout, out(p)
+        no_value(p, *values)
+    assert tree(sysenv.home) == before
+    assert_not_in_state(sysenv, *values)
+    from syslua.state.store import Store
+
+    store = Store(sysenv.root / "store")
+    for digest in store.all_objects():
+        data = store.read(digest)
+        assert not any(v.encode() in data for v in values), digest
+
+
+def test_a_manager_failure_in_json_output(sysenv):
+    sysenv.write(
+        "sys.lua",
+        OWN + 'file { path = "~/p", content = sys.secret{ env = "NOT_SET_ANYWHERE" } }\n',
+    )
+    for command in ("plan", "apply"):
+        p = sysenv.run(command, "--json")
+        assert p.returncode == 2, out(p)
+        summary = json.loads(p.stdout.splitlines()[-1])
+        assert summary["refused"] == "config_error", p.stdout
+        assert "sys.lua:3" in p.stdout and "NOT_SET_ANYWHERE" in p.stdout, p.stdout
+    assert not (sysenv.home / "p").exists()
