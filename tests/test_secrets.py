@@ -476,6 +476,16 @@ def test_a_secret_in_templates_env_and_an_exec_environment(sysenv, pass_store):
     applied(sysenv)
     assert (home / ".f").read_text() == "tok=a-new-pass-value\n"
     assert "a-new-pass-value" in (state / "env.private.sh").read_text()
+    # rollback writes the earlier value back from what the apply sealed: no pass needed
+    empty = sysenv.home / "empty-bin"
+    empty.mkdir()
+    p = sys_(sysenv, "rollback", PATH=str(empty))
+    ok(p)
+    no_value(p, PASS_VALUE, "a-new-pass-value")
+    assert (home / ".f").read_text() == f"tok={PASS_VALUE}\n"
+    assert (home / ".child").read_text() == f"token={PASS_VALUE}\n"
+    private = (state / "env.private.sh").read_text()
+    assert PASS_VALUE in private and "a-new-pass-value" not in private
 
 
 def test_pass_not_on_path_is_an_evaluation_error(sysenv, pass_store):
