@@ -155,6 +155,8 @@ def test_an_edit_by_hand_is_found_and_sys_add_encrypts_it_back(sysenv):
     target.write_text(edited)
     p = sysenv.run("plan", "--diff")
     assert "! file ~/.netrc: edited since the last apply (content edited)" in p.stdout
+    # the way to keep it says what `sys add` does: encrypt, not copy, into the .age
+    assert "keep ~/.netrc (encrypted into its source): sys add ~/.netrc" in p.stdout, p.stdout
     assert "edited-by-hand" not in out(p) and "hunter2" not in out(p)
     p = sysenv.run("status")
     assert "M! file ~/.netrc" in p.stdout, out(p)
