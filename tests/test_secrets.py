@@ -145,6 +145,30 @@ def test_a_tree_decrypts_its_age_members_and_drops_the_suffix(sysenv, declared, 
     p = sysenv.run("plan")
     ok(p)
     assert NOTHING in p.stdout
+    # a member edited by hand goes back into its .age, encrypted
+    (d / "token").write_text("token edited\n")
+    p = sysenv.run("add", str(d / "token"))
+    ok(p)
+    assert "~/d/token: encrypted into its source dots/token.age" in p.stdout, out(p)
+    assert decrypt(sysenv.work / "dots" / "token.age", key_path(sysenv)) == "token edited\n"
+    assert not (sysenv.work / "dots" / "token").exists()
+    p = sysenv.run("plan")
+    ok(p)
+    assert NOTHING in p.stdout
+
+
+def test_a_tree_member_and_an_age_member_of_the_same_name_are_refused(sysenv):
+    recipient = keygen(sysenv)
+    encrypt(sysenv, recipient, "token one\n", "dots/token.age")
+    (sysenv.work / "dots" / "token").write_text("plain token\n")
+    config(sysenv, 'file { path = "~/d", source = "dots" }\n')
+    before = all_files(sysenv)
+    for command in ("plan", "apply"):
+        p = sysenv.run(command)
+        assert p.returncode == 2, out(p)
+        assert "Error: sys.lua:3: file ~/d/token is declared twice" in p.stderr, out(p)
+        assert "token one" not in out(p)
+    assert all_files(sysenv) == before
 
 
 def test_an_edit_by_hand_is_found_and_sys_add_encrypts_it_back(sysenv):
