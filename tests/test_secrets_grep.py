@@ -472,3 +472,38 @@ def test_a_manager_failure_in_json_output(sysenv):
         assert summary["refused"] == "config_error", p.stdout
         assert "sys.lua:3" in p.stdout and "NOT_SET_ANYWHERE" in p.stdout, p.stdout
     assert not (sysenv.home / "p").exists()
+
+
+def test_the_live_display_on_a_terminal_shows_no_secret(sysenv, pass_store):
+    """The progress a terminal sees (redrawn rows, colours) never holds a value."""
+    import sys
+
+    import ptyrun
+
+    p = sysenv.run("age", "keygen")
+    ok(p)
+    recipient = p.stdout.split("Public key: ")[1].strip()
+    subprocess.run(
+        [AGE, "-r", recipient, "-o", str(sysenv.work / "netrc.age")],
+        input=netrc(AGE_1).encode(),
+        check=True,
+    )
+    pass_store.insert("api/token", PASS_1 + "\n")
+    sysenv.write(
+        "sys.lua",
+        OWN + 'file { path = "~/.netrc", source = "netrc.age" }\n'
+        'local pw = sys.secret{ pass = "api/token" }\n'
+        'env { TOKEN = pw }\nfile { path = "~/.pw", content = pw, mode = "0600" }\n'
+        'exec { name = "slow", provider = "shell", environment = { PW = pw },\n'
+        '       command = "echo \\"$PW\\"; sleep 0.4; echo \\"bad $PW\\" >&2; exit 1" }\n',
+    )
+    env = dict(sysenv.env, TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    code, shown, finished = ptyrun.run_in_pty(
+        [sys.executable, "-m", "syslua", "apply"], env=env, cwd=sysenv.work, timeout=60
+    )
+    assert finished and code == 1, shown.decode(errors="replace")
+    assert b"bad (secret)" in shown, shown.decode(errors="replace")
+    assert b"\x1b[" in shown  # drawn for a terminal
+    for value in (PASS_1, AGE_1):
+        assert value.encode() not in shown, shown.decode(errors="replace")
