@@ -575,3 +575,22 @@ def test_each_source_is_read_once_per_evaluation(sysenv):
     p = applied(sysenv)
     assert counter.read_text() == "run\nrun\n"
     assert (sysenv.home / "a").read_text() == (sysenv.home / "b").read_text() == CMD_VALUE + "\n"
+
+
+def test_the_private_env_scripts_follow_the_config_rollback_and_destroy(sysenv):
+    state = sysenv.root / "state"
+    private = (state / "env.private.sh", state / "env.private.fish")
+    sysenv.write("sys.lua", 'env { TOKEN = sys.secret{ env = "TOK" }, EDITOR = "vi" }\n')
+    applied(sysenv, TOK=ENV_VALUE)
+    assert all(ENV_VALUE in p.read_text() and mode(p) == 0o600 for p in private)
+    assert "TOKEN" not in (state / "env.sh").read_text()
+    sysenv.write("sys.lua", 'env { EDITOR = "vi" }\n')
+    applied(sysenv)
+    assert not any(p.exists() for p in private)
+    # back from the sealed value: the variable is not in the environment now
+    p = sysenv.run("rollback")
+    ok(p)
+    no_value(p, ENV_VALUE)
+    assert all(ENV_VALUE in p.read_text() and mode(p) == 0o600 for p in private)
+    ok(sysenv.run("destroy", "--yes"))
+    assert not any(p.exists() for p in private)
