@@ -56,7 +56,7 @@ def keep_edits(manifest: Manifest | None, edited: list[Entry], config: str | Non
     with inline `content` (or rendered from a template), which `sys add`
     does not write, changing the declaration to match, after which a plain
     apply goes ahead and the edit stays."""
-    addable, undeclared, inline = [], [], []
+    addable, encrypted, undeclared, inline = [], [], [], []
     for entry in edited:
         item = manifest.get(entry.id) if manifest is not None else None
         if manifest is None:  # not known here (`sys destroy`): `sys add` says what it does
@@ -65,15 +65,19 @@ def keep_edits(manifest: Manifest | None, edited: list[Entry], config: str | Non
             undeclared.append(entry.label)
         elif item.get("content") is not None or item.get("template"):
             inline.append(entry)
+        elif item.get("decrypt"):  # `sys add` encrypts the edit into the .age source
+            encrypted.append(entry.label)
         else:
             addable.append(entry.label)
     lines = []
     where = ("--config", config) if config else ()
-    if addable:
-        sources = "its source" if len(addable) == 1 else "their sources"
-        lines.append(
-            f"keep {', '.join(addable)} (copied into {sources}): {command('add', *where, *addable)}"
-        )
+    for labels, verb in ((addable, "copied"), (encrypted, "encrypted")):
+        if labels:
+            sources = "its source" if len(labels) == 1 else "their sources"
+            lines.append(
+                f"keep {', '.join(labels)} ({verb} into {sources}): "
+                f"{command('add', *where, *labels)}"
+            )
     if undeclared:
         it = "it" if len(undeclared) == 1 else "them"
         lines.append(
