@@ -1147,7 +1147,9 @@ coroutine.resume = function(...) return unless_stopped(real_resume(...)) end
 print = function(...)
   local parts = {}
   for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
-  stderr:write(concat(parts, "\t"), "\n")
+  -- a secret's placeholder (sys.secret) prints as the rest of syslua shows it
+  local text = concat(parts, "\t"):gsub("%$%${secret:%x+}", "(secret)")
+  stderr:write(text, "\n")
 end
 
 REF.__tostring = function(r) return concat(ref_names(r), ", ") end

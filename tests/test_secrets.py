@@ -252,12 +252,6 @@ def without_lock(snapshot: dict) -> dict:
     return snapshot
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FileKind.materialise (syslua/resources/file.py) writes a secret item's `sealed` "
-    "value even when the state adopted a hand edit (`blob` beside `sealed`, as the `edits` "
-    "snapshot of `apply --force` records it): edits.adopted_blob is None for a `source` item",
-)
 def test_rollback_after_force_brings_back_the_kept_edit_of_a_secret_file(sysenv):
     netrc_world(sysenv, extra='file { path = "~/plain", content = "plain\\n" }\n')
     applied(sysenv)
@@ -304,12 +298,6 @@ def test_the_wrong_identity_for_a_new_target_writes_nothing(sysenv):
     assert history(sysenv) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="file status decrypts only to compare with an existing target: with no target "
-    "the plan says `+ will create` and the apply fails while running (syslua/resources/file.py "
-    "status() should call file_secret.decrypted(item) for a `decrypt` item)",
-)
 def test_the_wrong_identity_for_a_new_target_is_marked_in_the_plan(sysenv):
     keygen(sysenv)
     encrypt(sysenv, _other_recipient(sysenv), NETRC, "netrc.age")

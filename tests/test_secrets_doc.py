@@ -102,7 +102,7 @@ def test_the_age_walkthrough_runs_from_keygen_to_a_second_machine(sysenv, tmp_pa
         p,
         "cannot decrypt dotfiles/.netrc.age: the identity file ~/.config/syslua/key.txt "
         "does not exist (`sys age keygen` writes one)",
-        "Apply failed. System unchanged.",
+        "Nothing was changed.",
     )
     assert not (desk_home / ".netrc").exists() and not (desk_home / ".gitconfig").exists()
     p = run(desk, desk_repo, "age", "keygen")

@@ -265,7 +265,7 @@ def _small_source(source: str) -> bytes | None:
         raise ResourceError(f"cannot read source file {source}: permission denied") from e
 
 
-def _from_store(props: dict[str, Any], blob: str, store: Any) -> None:
+def from_store(props: dict[str, Any], blob: str, store: Any) -> None:
     """Point `props` at the stored content `blob`: inline when it is a small
     packed blob (a thousand of them are read from one pack, not copied out),
     otherwise the loose object's path."""
@@ -461,6 +461,8 @@ def _implied_mode(key: str, props: dict[str, Any]) -> tuple[str, ...]:
     if source is None:
         if not link:  # a link takes no mode
             props["mode"] = f"{PARENT_MODE:04o}" if props["ensure"] == "directory" else "0644"
+            if secrets.contains(props.get("content")):
+                props["mode"] = "0600"  # made with a secret: owner only, unless declared
         return ()
     if link and "dir_mode" in props:
         return ()
@@ -717,6 +719,10 @@ class FileType(
             source_size = None
             if source is not None and ensure == "present":
                 source_size = _source_size(source)
+                if item.get("decrypt"):
+                    # A wrong or missing identity is `!` in the plan, before
+                    # anything is written, even where the target is new.
+                    secret_files.decrypted(item)
             state = posix.status(item.key)
             # Planning asks once per tree (the root does not change while planning).
             planning = ctx.memo(Planning) if ctx.noop else None
@@ -1248,17 +1254,8 @@ class FileType(
         adopted a hand edit (`adopt`) gives its content and mode."""
         if is_root(item):
             return item
-        sealed = state.get("sealed")
-        if sealed and not edits.adopted_blob(item, state):
-            # Written again from the sealed value (`secrets`), decrypted already.
-            props = thaw(item.props)
-            for name in ("source", "decrypt", "age_identity"):
-                props.pop(name, None)
-            props.update(content=secrets.placeholder(sealed), sensitive=True)
-            props["mode"] = state.get("mode") or props.get("mode")
-            return Item(
-                item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
-            )
+        if is_secret(item) and item.get("ensure") == "present":
+            return secret_files.materialise(item, state, store, snapshot)
         link = edits.adopted_link(item, state)
         if link is not None:
             if link.get("source"):
@@ -1268,7 +1265,7 @@ class FileType(
                         f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) "
                         "is missing; it was deleted from the store by hand"
                     )
-                _from_store(link, blob, store)
+                from_store(link, blob, store)
             return Item(
                 item.type, item.key, freeze(link), item.parent, item.noop, item.health_check_only
             )
@@ -1286,7 +1283,7 @@ class FileType(
                     f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
                     "it was deleted from the store by hand"
                 )
-            _from_store(props, blob, store)
+            from_store(props, blob, store)
         if mode:
             props["mode"] = mode
         return Item(
@@ -1315,6 +1312,8 @@ class FileType(
     def adopt(
         self, item: Item, recorded: Mapping[str, Any], live: PathState, store: Store
     ) -> dict[str, Any] | None:
+        if is_secret(item) and recorded.get("sealed"):
+            return secret_files.adopt(item, recorded, live)
         return edits.adopt(item, recorded, live)
 
     def take_back(

@@ -120,7 +120,7 @@ def _live_secret(item: Item) -> bytes | None:
 def edited(item: Item, recorded: Mapping[str, Any]) -> str | None:
     """A secret file edited by hand: its keyed hash differs from the sealed one."""
     applied = edits.applied(recorded)
-    without = {k: v for k, v in applied.items() if k != "sealed"}
+    without = {k: v for k, v in applied.items() if k not in ("sealed", "blob", edits.EDITED_FROM)}
     out = [edits.edited(item, without, None) or ""]
     live = _live_secret(item)
     if live is not None and secrets.keyed(live) != applied["sealed"]:
@@ -257,3 +257,43 @@ def take_in(path: str, dest: str, source: str, recipients: Sequence[str]) -> Tak
             out.write(age.encrypt(data, recipients))
 
     return TakeBack(f"{label}: encrypted to {source}", act=act, declaration=declaration)
+
+
+def materialise(item: Item, state: Mapping[str, Any], store: Any, snapshot: str) -> Item:
+    """A secret file as a snapshot recorded it: a hand edit an apply kept
+    (`adopt`: its stored content), else the sealed value, decrypted already."""
+    from syslua.errors import StateError
+    from syslua.resources.file import from_store
+
+    blob, sealed = state.get("blob"), state.get("sealed")
+    if not blob and not sealed:
+        return item
+    props = thaw(item.props)
+    for name in ("source", "content", "decrypt", "age_identity"):
+        props.pop(name, None)
+    if blob:
+        if not store.has(blob):
+            raise StateError(
+                f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) "
+                "is missing; it was deleted from the store by hand"
+            )
+        from_store(props, blob, store)
+    else:
+        props["content"] = secrets.placeholder(str(sealed))
+    props["sensitive"] = True
+    props["mode"] = state.get("mode") or props.get("mode")
+    return Item(item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only)
+
+
+def adopt(item: Item, recorded: Mapping[str, Any], live: Any) -> dict[str, Any] | None:
+    """A hand edit kept by `apply --force`: its content as the journal stored it
+    (a previous content), and, as what the config applied before it, the
+    sealed value, so that a rollback that brings the edit back finds it edited."""
+    state = edits.adopt(item, recorded, live)
+    if state is None:
+        return None
+    before = dict(state.get(edits.EDITED_FROM) or {})
+    before.setdefault("sealed", recorded["sealed"])
+    state.pop("sealed", None)
+    state[edits.EDITED_FROM] = before
+    return state
