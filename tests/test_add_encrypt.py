@@ -150,3 +150,32 @@ def test_doctor_checks_the_managers_only_where_the_config_runs_one(sysenv):
     ], lines
     config(sysenv, f'env {{ TOKEN = sys.secret{{ command = {{ "{script}" }} }} }}\n')
     assert doctor_lines(sysenv) == [f"✓ password managers: {script} on PATH"]
+
+
+def test_sys_add_warns_when_an_edit_would_leave_a_recipient_out(sysenv):
+    laptop_key = sysenv.home / ".config" / "syslua" / "key.txt"
+    laptop = keygen(laptop_key)
+    desktop_key = sysenv.home / "desktop.txt"
+    desktop = keygen(desktop_key)
+    source = sysenv.work / "netrc.age"
+    subprocess.run(
+        ["age", "-r", laptop, "-r", desktop, "-o", str(source)], input=TOKEN.encode(), check=True
+    )
+    config(sysenv, 'file { path = "~/.netrc", source = "netrc.age" }\n')
+    ok(sysenv.run("apply"))
+    put(sysenv.home / ".netrc", "edited on the laptop\n", 0o600)
+    p = sysenv.run("add", str(sysenv.home / ".netrc"))
+    ok(p)
+    assert "warning: it was encrypted for 2 recipients and now is for 1" in p.stdout, out(p)
+    assert decrypt(source, laptop_key) == "edited on the laptop\n"
+    # Declared, both stay able to read the next edit, and nothing is said.
+    config(
+        sysenv,
+        f'file {{ path = "~/.netrc", source = "netrc.age", '
+        f'age_recipients = {{ "{laptop}", "{desktop}" }} }}\n',
+    )
+    put(sysenv.home / ".netrc", "edited again\n", 0o600)
+    p = sysenv.run("add", str(sysenv.home / ".netrc"))
+    ok(p)
+    assert "warning" not in out(p)
+    assert decrypt(source, desktop_key) == "edited again\n"

@@ -28,6 +28,9 @@ from syslua.resources.file_posix import PRESENT, status
 from syslua.resources.private import content_diff
 
 
+RECIPIENT_STANZAS = (b"X25519", b"ssh-ed25519", b"ssh-rsa")
+
+
 def desired_bytes(item: Item) -> bytes | None:
     """The content to write when it is known as bytes: inline `content`, or
     the decrypted `source` (None: a copy of `source`, read as it is copied)."""
@@ -198,6 +201,7 @@ def take_back(
             return TakeBack(f"{label}: cannot encrypt it again: {e}", refused=True)
     verb = "encrypted into" if encrypt else "copied over"
     target = os.path.realpath(source)
+    warning = _fewer_recipients(target, len(recipients)) if encrypt else ""
 
     def act() -> dict[str, Any] | None:
         from syslua import age
@@ -208,12 +212,43 @@ def take_back(
             out.write(data)
         if recorded is None:
             return None
-        state = {k: v for k, v in edits.applied(recorded).items() if k != edits.EDITED_FROM}
+        state = {
+            k: v
+            for k, v in edits.applied(recorded).items()
+            if k not in (edits.EDITED_FROM, "blob")  # a kept hand edit is taken back now
+        }
         state["sealed"] = secrets.seal(live)
         return None if state == dict(recorded) else state
 
     return TakeBack(
-        f"{label}: {verb} its source {shown} (declared at {where})", writes=(target,), act=act
+        f"{label}: {verb} its source {shown} (declared at {where}){warning}",
+        writes=(target,),
+        act=act,
+    )
+
+
+def _fewer_recipients(path: str, now: int) -> str:
+    """A warning when the encrypted source was readable by more recipients
+    than it is encrypted for now (another machine's key would be left out)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64 << 10)
+    except OSError:
+        return ""
+    if not head.startswith(b"age-encryption.org/v1\n"):
+        return ""  # armored, or not age: not counted
+    stanzas = 0
+    for line in head.split(b"\n")[1:]:
+        if line.startswith(b"---"):
+            break
+        words = line.split()
+        if len(words) > 1 and words[0] == b"->" and words[1] in RECIPIENT_STANZAS:
+            stanzas += 1  # not rage's "grease" stanzas, which name no one
+    if stanzas <= now:
+        return ""
+    return (
+        f"; warning: it was encrypted for {stanzas} recipients and now is for {now}: "
+        "list them all in its `age_recipients` to keep every machine able to read it"
     )
 
 
