@@ -27,7 +27,6 @@ from syslua.resources.base import ResourceError, SnapshotContext, TakeBack
 from syslua.resources.file_posix import PRESENT, status
 from syslua.resources.private import content_diff
 
-
 RECIPIENT_STANZAS = (b"X25519", b"ssh-ed25519", b"ssh-rsa")
 
 
