@@ -233,6 +233,22 @@ def setup_script(work: Path, cgroup: str, sentinel: Path, tmpfs: Sequence[str]) 
         "ln -s /proc/self/fd/1 /run/ns-dev/stdout",
         "ln -s /proc/self/fd/2 /run/ns-dev/stderr",
         "mount --move /run/ns-dev /dev",
+        # systemd mkdirs in /sys/fs/cgroup and remounts it read-only: on the
+        # host's own tmpfs that would change it for the host (it did once), so
+        # a private tmpfs there with the host's hierarchies bound in
+        f"case \"$(stat -f -c %T {CGROUPS})\" in",
+        "cgroup2fs) ;;",
+        "tmpfs)",
+        "  mkdir -p /run/ns-cgroup && mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs /run/ns-cgroup",
+        f"  for h in {CGROUPS}/*; do",
+        '    n="${h##*/}"',
+        '    if [ -L "$h" ]; then cp -P "$h" /run/ns-cgroup/',
+        '    elif mountpoint -q "$h"; then mkdir "/run/ns-cgroup/$n" && mount --bind "$h" "/run/ns-cgroup/$n"; fi',
+        "  done",
+        f"  mount --move /run/ns-cgroup {CGROUPS}",
+        f'  [ "$(stat -f -c %T {CGROUPS})" = tmpfs ] || fail "cannot make {CGROUPS} private";;',
+        f"*) fail 'unknown {CGROUPS}';;",
+        "esac",
         # the kernel's settings are the host's: read-only inside
         "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys",
         "mount -o remount,bind,ro /sys",
@@ -268,6 +284,7 @@ class SystemdNS:
     sentinel: Path
     sentinel_text: str
     host_units: list[str]
+    host_mounts: list[str]
     unit_dir: str = "/etc/systemd/system"
     boot_seconds: float = 0.0
     closed: bool = field(default=False)
@@ -369,6 +386,8 @@ class SystemdNS:
             raise AssertionError(f"HOST /tmp SENTINEL GONE ({self.sentinel}): {e}") from None
         assert now == self.sentinel_text, f"HOST /tmp SENTINEL CHANGED: {self.sentinel}"
         assert listing(HOST_UNITS) == self.host_units, "HOST /etc/systemd CHANGED"
+        now_mounts = host_mounts()
+        assert now_mounts == self.host_mounts, f"HOST MOUNTS CHANGED: {sorted(set(now_mounts) ^ set(self.host_mounts))}"
 
     def close(self) -> None:
         """SIGKILL systemd from outside, reap unshare, check the pid is gone."""
@@ -391,6 +410,17 @@ def listing(root: Path) -> list[str]:
                 st = os.lstat(p)
                 out.append(f"{p} {st.st_mode:o} {st.st_size} {st.st_mtime_ns}")
     return sorted(out)
+
+
+def host_mounts() -> list[str]:
+    """This (host) namespace's mounts with their options, and what /sys/fs/cgroup
+    holds: a superblock that systemd changed inside would show here."""
+    lines = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        f = line.split()
+        lines.append(" ".join([f[4], f[5], *f[f.index("-") + 1 :]]))
+    lines += sorted(f"{CGROUPS}/{n}" for n in os.listdir(CGROUPS))
+    return lines
 
 
 def kill_and_reap(pid: int, unshare: subprocess.Popen[bytes]) -> None:
@@ -501,6 +531,7 @@ def booted(tmpfs: Sequence[str] = TMPFS, *, timeout: float = BOOT_TIMEOUT) -> It
     cgroup = f"syslua-ns-{tag}"
     try:
         host_units = listing(HOST_UNITS)
+        mounts = host_mounts()
         user = make_user(work, tag)
         (work / "console.log").touch()
         script = setup_script(work, cgroup, sentinel, tmpfs)
@@ -515,7 +546,7 @@ def booted(tmpfs: Sequence[str] = TMPFS, *, timeout: float = BOOT_TIMEOUT) -> It
                 start_new_session=True,
                 preexec_fn=die_with_parent,
             )  # fmt: skip
-        ns = SystemdNS(0, unshare, work, user, cgroup, sentinel, sentinel_text, host_units)
+        ns = SystemdNS(0, unshare, work, user, cgroup, sentinel, sentinel_text, host_units, mounts)
         start = time.monotonic()
         ns.pid = wait_for_systemd(unshare, work, start + timeout)
         wait_running(ns, start + timeout)
