@@ -68,9 +68,8 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,7 +89,7 @@ TMPFS = ("/run", "/tmp", "/var/tmp", "/etc/systemd", "/var/lib/systemd", "/var/l
 KEEP = {"systemd-journald.service", "systemd-journald.socket", "systemd-journald-dev-log.socket"}
 # Masked whatever wants them: anything that writes outside the tmpfs mounts,
 # changes the kernel or the machine, or talks to a terminal.
-MASK = """
+MASK_NAMES = """
 systemd-tmpfiles-setup.service systemd-tmpfiles-setup-dev.service
 systemd-tmpfiles-setup-dev-early.service systemd-tmpfiles-clean.service
 systemd-tmpfiles-clean.timer systemd-sysusers.service systemd-firstboot.service
@@ -117,8 +116,13 @@ dev-hugepages.mount dev-mqueue.mount sys-fs-fuse-connections.mount sys-kernel-co
 sys-kernel-debug.mount sys-kernel-tracing.mount cron.service ssh.service sshd.service
 ssh.socket rc-local.service systemd-hostnamed.service systemd-localed.service
 systemd-timedated.service ctrl-alt-del.target
-""".split()
-UNIT_SOURCES = (Path("/lib/systemd/system"), Path("/usr/lib/systemd/system"), Path("/etc/systemd/system"))
+"""
+MASK = MASK_NAMES.split()
+UNIT_SOURCES = (
+    Path("/lib/systemd/system"),
+    Path("/usr/lib/systemd/system"),
+    Path("/etc/systemd/system"),
+)
 GENERATOR_DIRS = {
     "system-generators": ("/lib/systemd/system-generators", "/usr/lib/systemd/system-generators"),
     "user-generators": ("/lib/systemd/user-generators", "/usr/lib/systemd/user-generators"),
@@ -187,7 +191,9 @@ def masked_units() -> list[str]:
         for d in base.iterdir():
             if d.is_dir() and d.name.endswith((".wants", ".requires")):
                 names.update(p.name for p in d.iterdir() if not p.name.endswith(".target"))
-        names.update(p.name for p in base.iterdir() if p.suffix in (".timer", ".path", ".automount"))
+        names.update(
+            p.name for p in base.iterdir() if p.suffix in (".timer", ".path", ".automount")
+        )
     return sorted(names - KEEP)
 
 
@@ -204,7 +210,7 @@ def setup_script(work: Path, cgroup: str, sentinel: Path, tmpfs: Sequence[str]) 
     q = shlex.quote
     lines = [
         "set -eu",
-        "fail() { echo \"syslua-ns: $*\" >&2; exit 97; }",
+        'fail() { echo "syslua-ns: $*" >&2; exit 97; }',
         # our own cgroup in every hierarchy systemd uses, so it manages that subtree only
         f"for h in {q(str(CGROUPS / 'systemd'))} {q(str(CGROUPS / 'unified'))} {q(str(CGROUPS))}; do",
         f'  if [ -e "$h/cgroup.procs" ]; then mkdir -p "$h/{cgroup}"; echo $$ > "$h/{cgroup}/cgroup.procs"; fi',
@@ -236,7 +242,7 @@ def setup_script(work: Path, cgroup: str, sentinel: Path, tmpfs: Sequence[str]) 
         # systemd mkdirs in /sys/fs/cgroup and remounts it read-only: on the
         # host's own tmpfs that would change it for the host (it did once), so
         # a private tmpfs there with the host's hierarchies bound in
-        f"case \"$(stat -f -c %T {CGROUPS})\" in",
+        f'case "$(stat -f -c %T {CGROUPS})" in',
         "cgroup2fs) ;;",
         "tmpfs)",
         "  mkdir -p /run/ns-cgroup && mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs /run/ns-cgroup",
@@ -306,7 +312,10 @@ class SystemdNS:
         if user:
             u = self.user
             base.update(
-                HOME=str(u.home), USER=u.name, LOGNAME=u.name, XDG_RUNTIME_DIR=u.runtime_dir,
+                HOME=str(u.home),
+                USER=u.name,
+                LOGNAME=u.name,
+                XDG_RUNTIME_DIR=u.runtime_dir,
             )
         else:
             base.update(HOME="/root", USER="root", LOGNAME="root")
@@ -326,7 +335,15 @@ class SystemdNS:
         """Run `argv` inside the namespace (as the test user with `user=True`)."""
         if self.closed:
             raise RuntimeError("this systemd is gone")
-        cmd = ["nsenter", f"--target={self.pid}", "--pid", "--mount", "--uts", "--ipc", f"--wd={cwd or self.work}"]
+        cmd = [
+            "nsenter",
+            f"--target={self.pid}",
+            "--pid",
+            "--mount",
+            "--uts",
+            "--ipc",
+            f"--wd={cwd or self.work}",
+        ]
         if user:
             u = self.user
             cmd += ["setpriv", f"--reuid={u.uid}", f"--regid={u.gid}", "--init-groups", "--"]
@@ -348,7 +365,9 @@ class SystemdNS:
         user's ~/.config/systemd/user), then daemon-reload that manager."""
         d = str(self.user_unit_dir) if user else self.unit_dir
         path = f"{d}/{name}"
-        r = self.run(["sh", "-c", 'mkdir -p "$1" && cat > "$2"', "sh", d, path], user=user, input=text)
+        r = self.run(
+            ["sh", "-c", 'mkdir -p "$1" && cat > "$2"', "sh", d, path], user=user, input=text
+        )
         if r.returncode != 0:
             raise RuntimeError(f"cannot write {path}: {r.stderr}")
         if reload:
@@ -387,7 +406,9 @@ class SystemdNS:
         assert now == self.sentinel_text, f"HOST /tmp SENTINEL CHANGED: {self.sentinel}"
         assert listing(HOST_UNITS) == self.host_units, "HOST /etc/systemd CHANGED"
         now_mounts = host_mounts()
-        assert now_mounts == self.host_mounts, f"HOST MOUNTS CHANGED: {sorted(set(now_mounts) ^ set(self.host_mounts))}"
+        assert now_mounts == self.host_mounts, (
+            f"HOST MOUNTS CHANGED: {sorted(set(now_mounts) ^ set(self.host_mounts))}"
+        )
 
     def close(self) -> None:
         """SIGKILL systemd from outside, reap unshare, check the pid is gone."""
@@ -436,7 +457,9 @@ def kill_and_reap(pid: int, unshare: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + 5
         while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert not os.path.exists(f"/proc/{pid}"), f"systemd (pid {pid}) is still there after SIGKILL"
+        assert not os.path.exists(f"/proc/{pid}"), (
+            f"systemd (pid {pid}) is still there after SIGKILL"
+        )
 
 
 def remove_cgroups(name: str) -> None:
@@ -555,21 +578,53 @@ def booted(tmpfs: Sequence[str] = TMPFS, *, timeout: float = BOOT_TIMEOUT) -> It
         ns.check_host()
         yield ns
     finally:
-        if ns is not None:
-            ns.close()
-        elif unshare is not None:
-            kill_and_reap(systemd_child(unshare.pid), unshare)
-        remove_cgroups(cgroup)
-        if user is not None:
-            remove_user(user)
+        teardown(ns, unshare, cgroup, user, work, (sentinel, sentinel_text))
+
+
+def teardown(
+    ns: SystemdNS | None,
+    unshare: subprocess.Popen[bytes] | None,
+    cgroup: str,
+    user: TestUser | None,
+    work: Path,
+    sentinel: tuple[Path, str],
+) -> None:
+    """Every step, whichever fails: kill systemd, remove its cgroups, the test
+    user, the work dir and the sentinel; then fail loudly on what went wrong
+    (the sentinel first)."""
+    errors: list[BaseException] = []
+
+    def step(f: Callable[[], object]) -> None:
         try:
-            if sentinel.read_text() != sentinel_text:
-                raise AssertionError(f"HOST /tmp SENTINEL CHANGED: {sentinel}")
-        except OSError as e:
-            raise AssertionError(f"HOST /tmp SENTINEL GONE ({sentinel}): {e}") from None
-        sentinel.unlink()
-        if not os.environ.get("SYSLUA_KEEP_NS"):
-            shutil.rmtree(work, ignore_errors=True)
+            f()
+        except BaseException as e:  # noqa: BLE001 (every step runs; the first error is raised)
+            errors.append(e)
+
+    if ns is not None:
+        step(ns.close)
+    elif unshare is not None:
+        step(lambda: kill_and_reap(systemd_child(unshare.pid), unshare))
+    step(lambda: remove_cgroups(cgroup))
+    if user is not None:
+        step(lambda: remove_user(user))
+    if not os.environ.get("SYSLUA_KEEP_NS"):
+        step(lambda: shutil.rmtree(work, ignore_errors=True))
+    path, text = sentinel
+    try:
+        now = path.read_text()
+    except OSError as e:
+        raise AssertionError(f"HOST /tmp SENTINEL GONE ({path}): {e}") from None
+    path.unlink()
+    if now != text:
+        raise AssertionError(f"HOST /tmp SENTINEL CHANGED: {path}")
+    if ns is not None:
+        ns.sentinel.write_text(text)  # for check_host, which reads it
+        try:
+            ns.check_host()
+        finally:
+            ns.sentinel.unlink()
+    if errors:
+        raise errors[0]
 
 
 def wait_for_systemd(unshare: subprocess.Popen[bytes], work: Path, deadline: float) -> int:

@@ -30,9 +30,13 @@ def test_it_boots_as_pid_1_of_its_own_namespace(systemd_ns: SystemdNS) -> None:
     assert ns.systemctl("is-system-running").stdout.strip() in ("running", "degraded")
     assert os.path.realpath(f"/proc/{ns.pid}/exe") == os.path.realpath(sdns.SYSTEMD)
     status = Path(f"/proc/{ns.pid}/status").read_text()
-    assert [line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")] == [[str(ns.pid), "1"]]
+    assert [line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")] == [
+        [str(ns.pid), "1"]
+    ]
     for ns_kind in ("pid", "mnt"):
-        assert os.readlink(f"/proc/{ns.pid}/ns/{ns_kind}") != os.readlink(f"/proc/self/ns/{ns_kind}")
+        assert os.readlink(f"/proc/{ns.pid}/ns/{ns_kind}") != os.readlink(
+            f"/proc/self/ns/{ns_kind}"
+        )
     # inside, /tmp, /run, /var/tmp and the unit directory are fresh tmpfs
     r = ns.run(["stat", "-f", "-c", "%T", "/tmp", "/run", "/var/tmp", "/etc/systemd/system"])
     assert r.stdout.split() == ["tmpfs"] * 4, r
@@ -55,7 +59,12 @@ def test_a_shell_service_starts_stops_and_enables_inside(systemd_ns: SystemdNS) 
     assert ns.is_enabled("tick") == "disabled"
     assert ns.systemctl("enable", "tick").returncode == 0
     assert ns.is_enabled("tick") == "enabled"
-    assert ns.run(["test", "-L", "/etc/systemd/system/multi-user.target.wants/tick.service"]).returncode == 0
+    assert (
+        ns.run(
+            ["test", "-L", "/etc/systemd/system/multi-user.target.wants/tick.service"]
+        ).returncode
+        == 0
+    )
     assert ns.systemctl("stop", "tick").returncode == 0
     assert ns.is_active("tick") == "inactive"
     assert ns.systemctl("disable", "tick").returncode == 0
@@ -88,7 +97,11 @@ def test_user_scope_runs_the_test_users_manager(systemd_ns: SystemdNS) -> None:
 
 def test_run_passes_env_input_and_pythonpath(systemd_ns: SystemdNS) -> None:
     ns = systemd_ns
-    r = ns.run(["sh", "-c", 'printf "%s|%s|" "$GREETING" "$PYTHONPATH"; cat'], env={"GREETING": "hi"}, input="in")
+    r = ns.run(
+        ["sh", "-c", 'printf "%s|%s|" "$GREETING" "$PYTHONPATH"; cat'],
+        env={"GREETING": "hi"},
+        input="in",
+    )
     assert r.stdout == f"hi|{sdns.ROOT}|in"
     r = ns.run([sys.executable, "-c", "import syslua; print(syslua.__file__)"])
     assert r.stdout.startswith(str(sdns.ROOT)), r
@@ -99,7 +112,9 @@ def test_teardown_kills_systemd_and_leaves_the_host_as_it_was() -> None:
     tmp = sorted(os.listdir(HOST_TMP))
     with booted() as ns:
         pid, work, user, sentinel = ns.pid, ns.work, ns.user, ns.sentinel
-        ns.write_unit("left.service", TICK.format(log=work / "left.log", target="multi-user.target"))
+        ns.write_unit(
+            "left.service", TICK.format(log=work / "left.log", target="multi-user.target")
+        )
         assert ns.systemctl("start", "left").returncode == 0
         assert sentinel.exists()
     assert not os.path.exists(f"/proc/{pid}")
@@ -107,7 +122,9 @@ def test_teardown_kills_systemd_and_leaves_the_host_as_it_was() -> None:
     assert not sentinel.exists()
     assert subprocess.run(["id", user.name], capture_output=True).returncode == 1
     assert listing(HOST_UNITS) == units
-    assert [n for n in sorted(os.listdir(HOST_TMP)) if n not in tmp and n.startswith("syslua-systemd")] == []
+    assert [
+        n for n in sorted(os.listdir(HOST_TMP)) if n not in tmp and n.startswith("syslua-systemd")
+    ] == []
     assert not [p for p in Path(sdns.CGROUPS).glob(f"*/syslua-ns-{work.name}")]
 
 
@@ -122,7 +139,15 @@ def test_teardown_kills_systemd_when_the_test_fails() -> None:
 def test_it_refuses_to_boot_when_a_tmpfs_cannot_be_made() -> None:
     # a tmpfs cannot be mounted on a file: the setup stops before systemd starts
     before = set(os.listdir(sdns.WORK_PARENT)) if sdns.WORK_PARENT.exists() else set()
-    with pytest.raises(pytest.skip.Exception, match="cannot mount a tmpfs on /etc/hostname"):
-        with booted((*sdns.TMPFS, "/etc/hostname")):
-            pytest.fail("systemd booted without its tmpfs")
+    why = "cannot mount a tmpfs on /etc/hostname"
+    with pytest.raises(pytest.skip.Exception, match=why), booted((*sdns.TMPFS, "/etc/hostname")):
+        pytest.fail("systemd booted without its tmpfs")
     assert set(os.listdir(sdns.WORK_PARENT)) == before
+
+
+def test_a_changed_sentinel_fails_loudly() -> None:
+    with pytest.raises(AssertionError, match="HOST /tmp SENTINEL CHANGED"), booted() as ns:
+        pid, work = ns.pid, ns.work
+        ns.sentinel.write_text("emptied\n")
+    assert not os.path.exists(f"/proc/{pid}")
+    assert not work.exists()
