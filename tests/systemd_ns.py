@@ -61,6 +61,7 @@ Without root, unshare, nsenter or systemd, the fixtures skip the test.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import secrets
@@ -72,6 +73,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -462,17 +464,19 @@ def kill_and_reap(pid: int, unshare: subprocess.Popen[bytes]) -> None:
         )
 
 
-def remove_cgroups(name: str) -> None:
+def remove_cgroups(name: str, wait: float = 5.0) -> None:
     """Remove the (empty, once its processes are gone) cgroups systemd made
     under our own `name` in each hierarchy: deepest first, for a few seconds."""
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + wait
     tops = [h / name for h in [CGROUPS, *CGROUPS.iterdir()] if (h / name).is_dir()]
-    while tops and time.monotonic() < deadline:
+    while tops:
         for top in tops:
             for dirpath, _dirs, _files in sorted(os.walk(top), key=lambda w: -w[0].count("/")):
                 with contextlib.suppress(OSError):
                     os.rmdir(dirpath)
         tops = [t for t in tops if t.exists()]
+        if tops and time.monotonic() >= deadline:
+            break
         if tops:
             time.sleep(0.05)
 
@@ -483,6 +487,41 @@ def die_with_parent() -> None:
     import ctypes
 
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def hold_alive(work: Path) -> IO[str]:
+    """A lock on WORK/alive, held while this boot lives: a work dir whose lock
+    is free belongs to a test process that was killed (see clean_stale)."""
+    f = open(work / "alive", "w")  # noqa: SIM115 (held until teardown)
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def clean_stale() -> None:
+    """Remove what a killed test process left (its systemd died with it, by
+    PR_SET_PDEATHSIG and unshare --kill-child): test user, cgroups, sentinel, work dir."""
+    for work in WORK_PARENT.iterdir():
+        tag = work.name
+        if len(tag) != 16 or not all(c in "0123456789abcdef" for c in tag):
+            continue
+        try:
+            with open(work / "alive") as f:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # alive
+        except FileNotFoundError:
+            if time.time() - work.stat().st_mtime < 60:
+                continue  # being made
+        try:
+            pw = pwd.getpwnam(f"sdns{tag[:8]}")
+        except KeyError:
+            pass
+        else:
+            if pw.pw_dir == str(work / "user"):
+                remove_user(TestUser(pw.pw_name, pw.pw_uid, pw.pw_gid, Path(pw.pw_dir)))
+        remove_cgroups(f"syslua-ns-{tag}", wait=0)
+        (HOST_TMP / f"syslua-systemd-sentinel-{tag}").unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def systemd_child(unshare_pid: int) -> int:
@@ -543,8 +582,10 @@ def booted(tmpfs: Sequence[str] = TMPFS, *, timeout: float = BOOT_TIMEOUT) -> It
         pytest.skip(why)
     tag = secrets.token_hex(8)
     WORK_PARENT.mkdir(mode=0o755, exist_ok=True)
+    clean_stale()
     work = WORK_PARENT / tag
     work.mkdir(mode=0o755)
+    alive = hold_alive(work)
     sentinel = HOST_TMP / f"syslua-systemd-sentinel-{tag}"
     sentinel_text = f"sentinel {tag}\n"
     sentinel.write_text(sentinel_text)
@@ -578,7 +619,10 @@ def booted(tmpfs: Sequence[str] = TMPFS, *, timeout: float = BOOT_TIMEOUT) -> It
         ns.check_host()
         yield ns
     finally:
-        teardown(ns, unshare, cgroup, user, work, (sentinel, sentinel_text))
+        try:
+            teardown(ns, unshare, cgroup, user, work, (sentinel, sentinel_text))
+        finally:
+            alive.close()
 
 
 def teardown(

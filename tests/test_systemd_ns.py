@@ -151,3 +151,16 @@ def test_a_changed_sentinel_fails_loudly() -> None:
         ns.sentinel.write_text("emptied\n")
     assert not os.path.exists(f"/proc/{pid}")
     assert not work.exists()
+
+
+def test_what_a_killed_test_process_left_is_removed_at_the_next_boot() -> None:
+    sdns.WORK_PARENT.mkdir(mode=0o755, exist_ok=True)
+    tag = "0123456789abcdef"
+    work = sdns.WORK_PARENT / tag
+    (work / "user").mkdir(parents=True)
+    (work / "alive").touch()  # nobody holds its lock
+    sentinel = HOST_TMP / f"syslua-systemd-sentinel-{tag}"
+    sentinel.write_text("left\n")
+    sdns.clean_stale()
+    assert not work.exists()
+    assert not sentinel.exists()
