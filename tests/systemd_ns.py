@@ -492,9 +492,23 @@ def die_with_parent() -> None:
 def hold_alive(work: Path) -> IO[str]:
     """A lock on WORK/alive, held while this boot lives: a work dir whose lock
     is free belongs to a test process that was killed (see clean_stale)."""
-    f = open(work / "alive", "w")  # noqa: SIM115 (held until teardown)
+    f = open(work / "alive.new", "w")  # noqa: SIM115 (held until teardown)
     fcntl.flock(f, fcntl.LOCK_EX)
+    os.rename(work / "alive.new", work / "alive")  # never seen unlocked
     return f
+
+
+def is_alive(work: Path) -> bool:
+    """Whether the boot of `work` lives (or is being made: no lock yet, for a minute)."""
+    try:
+        with open(work / "alive") as f:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except FileNotFoundError:
+        with contextlib.suppress(FileNotFoundError):
+            return time.time() - work.stat().st_mtime < 60
+    return False
 
 
 def clean_stale() -> None:
@@ -504,14 +518,8 @@ def clean_stale() -> None:
         tag = work.name
         if len(tag) != 16 or not all(c in "0123456789abcdef" for c in tag):
             continue
-        try:
-            with open(work / "alive") as f:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            continue  # alive
-        except FileNotFoundError:
-            if time.time() - work.stat().st_mtime < 60:
-                continue  # being made
+        if is_alive(work):
+            continue
         try:
             pw = pwd.getpwnam(f"sdns{tag[:8]}")
         except KeyError:
