@@ -56,6 +56,11 @@ PATH, LANG, NO_COLOR=1 and PYTHONPATH (this checkout) set, then `env`;
 XDG_RUNTIME_DIR=/run/user/UID. The test user (`ns.user`: name, uid, home
 under `ns.work`) is made with useradd for the boot and removed after it.
 Without root, unshare, nsenter or systemd, the fixtures skip the test.
+
+If the test process itself is killed, unshare dies with it (PR_SET_PDEATHSIG)
+and takes systemd along (--kill-child); the next boot removes what was left
+(a work dir whose `alive` lock nobody holds: its user, cgroups, sentinel).
+SYSLUA_KEEP_NS=1 keeps the work dir (setup.sh, console.log) for a look.
 """
 
 from __future__ import annotations
