@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING
 import pytest
 from httpserver import LocalServer
 from secret_store import gpg_key, pass_store  # noqa: F401  (fixtures, for every test module)
+from systemd_ns import _systemd_boot, systemd_ns  # noqa: F401  (fixtures, for every test module)
 
 if TYPE_CHECKING:
     from syslua.manifest.model import Item, Manifest
