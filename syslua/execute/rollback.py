@@ -44,7 +44,7 @@ def roll_back(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
 
 
 def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
-    from syslua.execute.undo import UndoReport, sweep_created_dirs, undo_records
+    from syslua.execute.undo import UndoReport, UndoSession, sweep_created_dirs, undo_records
     from syslua.resources.process import Runner
 
     run.reporter.rolling_back(interrupted=outcome.interrupted)
@@ -59,11 +59,12 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
     runner = Runner()  # the apply's runner may be cancelled; undo commands need their own
     runner.tracker = journal
     report = UndoReport()
+    session = UndoSession()  # kinds that finish once every record is undone
     # The paths a rollback put back outside any item, after its items ran.
-    report.merge(undo_records(journal.records_for(RESTORES), store, runner, state))
+    report.merge(undo_records(journal.records_for(RESTORES), store, runner, state, session=session))
     mutated = [r for r in reversed(outcome.results) if r.mutated]
     for done, result in enumerate(mutated, 1):
-        part = undo_records(journal.records_for(result.id), store, runner, state)
+        part = undo_records(journal.records_for(result.id), store, runner, state, session=session)
         run.reporter.undone(_said(part), done, len(mutated))
         if part.not_undone and result.status != FAILED:
             # It completed (a failed one is reported as the failure) and
@@ -71,7 +72,8 @@ def _undo(run: ApplyRun, outcome: ApplyOutcome, journal: Journal) -> None:
             outcome.not_undone.append(result.id)
         report.merge(part)
     for name in run.generators:
-        report.merge(undo_records(journal.records_for(name), store, runner, state))
+        report.merge(undo_records(journal.records_for(name), store, runner, state, session=session))
+    report.merge(session.finish(store, runner, state))
     remove_temp_leftovers(journal.by_path)
     # Directories the apply created for several items (shared parents) are
     # recorded under one of them, which may have been undone before the

@@ -30,15 +30,50 @@ from syslua.state.records import (
 from syslua.state.restore import restore_path
 from syslua.state.store import Store
 
-__all__ = ["UndoReport", "restore_path", "sweep_created_dirs", "undo_records"]
+__all__ = ["UndoReport", "UndoSession", "restore_path", "sweep_created_dirs", "undo_records"]
+
+
+class UndoSession:
+    """Several undo runs that end together (a rollback undoes its items one at
+    a time): kinds whose records wait for older ones (`Undoes.after_undo`)
+    finish once, after the last, seeing every path put back."""
+
+    def __init__(self) -> None:
+        self.memo: dict[type, object] = {}
+        self.kinds: list[Undoes] = []
+        self.put_back = UndoReport()
+
+    def finish(self, store: Store, runner: Runner, state_dir: Path | None) -> UndoReport:
+        """Run each kind's `after_undo`; what they did, as a report."""
+        report = UndoReport()
+        seen = UndoReport()
+        seen.restored, seen.removed = list(self.put_back.restored), list(self.put_back.removed)
+        uctx = UndoContext(store, runner, state_dir, seen, self.memo)
+        for kind in self.kinds:
+            try:
+                kind.after_undo(uctx)
+            except (OSError, StateError, ResourceError) as e:
+                seen.failed.append(f"{type(kind).__name__}: {e}")
+        report.restored = seen.restored[len(self.put_back.restored) :]
+        report.failed = seen.failed
+        self.kinds.clear()
+        return report
 
 
 def undo_records(
-    records: Sequence[Record], store: Store, runner: Runner, state_dir: Path | None = None
+    records: Sequence[Record],
+    store: Store,
+    runner: Runner,
+    state_dir: Path | None = None,
+    *,
+    session: UndoSession | None = None,
 ) -> UndoReport:
-    """Undo records newest first."""
+    """Undo records newest first. With `session`, the kinds' `after_undo` waits
+    for `session.finish`; without, it runs at the end of this call."""
     report = UndoReport()
-    uctx = UndoContext(store=store, runner=runner, state_dir=state_dir, report=report)
+    alone = session is None
+    session = session if session is not None else UndoSession()
+    uctx = UndoContext(store, runner, state_dir, report, session.memo)
     for rec in reversed(records):
         if isinstance(rec, Damaged):
             report.failed.append(f"{rec.what}: the journal record is damaged ({rec.why})")
@@ -62,11 +97,11 @@ def undo_records(
             report.failed.append(
                 f"{_what(rec)}: the journal record is damaged ({type(e).__name__}: {e})"
             )
-    for kind in _kinds_of(records):
-        try:
-            kind.after_undo(uctx)
-        except (OSError, StateError, ResourceError) as e:
-            report.failed.append(f"{type(kind).__name__}: {e}")
+    session.kinds += [k for k in _kinds_of(records) if k not in session.kinds]
+    session.put_back.restored += report.restored
+    session.put_back.removed += report.removed
+    if alone:
+        report.merge(session.finish(store, runner, state_dir))
     sweep_created_dirs(records, store, report)
     return report
 

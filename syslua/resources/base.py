@@ -523,13 +523,18 @@ class UndoContext:
     """What undoing a kind's journal records may use (compared by identity, as Context)."""
 
     def __init__(
-        self, store: Store, runner: Runner, state_dir: Path | None, report: UndoReport
+        self,
+        store: Store,
+        runner: Runner,
+        state_dir: Path | None,
+        report: UndoReport,
+        memo: dict[type, object] | None = None,  # shared by the undo runs of one rollback
     ) -> None:
         self.store = store
         self.runner = runner
         self.state_dir = state_dir
         self.report = report
-        self._memo: dict[type, object] = {}
+        self._memo: dict[type, object] = {} if memo is None else memo
 
     def memo(self, cls: type[_T]) -> _T:
         """The undo run's one instance of `cls`: a kind's own bookkeeping while
