@@ -245,6 +245,13 @@ def defer(text: str, roots: Mapping[str, Any]) -> str:
             _lib().parse(inner)
         except _lib().ExprError as e:
             raise TemplateError(f"`{inner}`: {e}") from None
+    try:
+        # The files it can read now are the config's inputs (`reads`), as
+        # those of a template rendered now are; what it cannot read yet is
+        # for the run to find.
+        render(text, roots)
+    except TemplateError:
+        pass
     payload = {
         "t": text,
         "b": getattr(roots, "base_dir", None),
