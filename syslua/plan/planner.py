@@ -445,10 +445,11 @@ def _decide(kind: Kind[Any], item: Item, ctx: Context) -> tuple[Item, Any, Decis
         return item, None, Decision(SKIP, "health checks only")
     try:
         if ctx.resolver is not None:
-            if deferred(item) and ctx.outcomes.pending(_before(item, ctx)):
+            resolver = ctx.resolver
+            if resolver.active and deferred(item) and ctx.outcomes.pending(_before(item, ctx)):
                 # a CCM template reading files that what runs before it may change
                 raise Deferred(RENDERED)
-            item = ctx.resolver.resolve_item(item)
+            item = resolver.resolve_item(item)
         status = kind.status(item, ctx)
         triggered = ctx.outcomes.triggered(item.get("subscribe", ()), item.noop)
         return item, status, kind.decide(item, status, ctx, triggered)
