@@ -301,6 +301,7 @@ COMMANDS = (
     ("env", "env", "command"),
     ("doctor", "doctor", "command"),
     ("info", "info", "command"),
+    ("facts", "facts", "command"),
     ("update", "update", "command"),
     ("import", "import_", "command"),
 )
@@ -352,6 +353,7 @@ SUMMARIES = {
         "Show what syslua sees here: the platform, user and paths, the config it would use (and "
         "the inputs its syslua.lock pins), and the current snapshot."
     ),
+    "facts": "Print the facts a config or manifest sees, with --fact and --facts merged in.",
     "update": (
         "Resolve the inputs of a config in the original sys.lua's entry form again (git inputs "
         "to the commit their ref names now) and rewrite syslua.lock beside it."

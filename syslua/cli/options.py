@@ -41,6 +41,33 @@ JobsOpt = Annotated[
 FactOpt = Annotated[
     list[str] | None, typer.Option("--fact", help="Extra fact k=v (repeatable; dotted keys nest).")
 ]
+FactsFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--facts",
+        metavar="FILE",
+        help="More facts from a YAML or JSON file, merged over the system and user facts "
+        "(--fact wins over it).",
+        show_default=False,
+    ),
+]
+HieraOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--hiera",
+        metavar="FILE",
+        help="A CCM manifest: hiera data (data, hierarchy, overrides) from FILE, "
+        "resolved against the facts and merged over the manifest's own data.",
+        show_default=False,
+    ),
+]
+ReadEnvOpt = Annotated[
+    bool,
+    typer.Option(
+        "--read-env/--no-read-env",
+        help="A CCM manifest: read the .env file beside it into Environ.",
+    ),
+]
 VerboseOpt = Annotated[
     int,
     typer.Option(

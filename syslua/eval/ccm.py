@@ -14,7 +14,9 @@ Steps, in the order `load` takes them:
 3. Expand `ccm.resources` in both forms (a map with `name`, or a list of
    `{name: props}` entries with an optional `defaults` entry for that list),
    rendering `{{ expr }}` / `${ expr }` templates (Expr language, `template.py`)
-   (`_Resources.add`, `_expand`).
+   (`_Resources.add`, `_expand`). A property whose template reads a file
+   (`file()`, `readFile()`) is rendered when the resource runs, after the
+   resources before it (`template.defer`); its name and references are not.
 4. Common properties CCM gives every resource: `control` (`if`/`unless`
    expressions: a resource whose control says no is not declared at all, and
    is listed as skipped by control), `alias` (another name for `require` and
@@ -137,13 +139,18 @@ def _plain(value: Any) -> Any:
 
 
 def resolve_data(
-    doc: dict[str, Any], facts: dict[str, Any], extra: dict[str, Any], where: Source
+    doc: dict[str, Any],
+    facts: dict[str, Any],
+    extra: dict[str, Any],
+    where: Source,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """CCM/tinyhiera data resolution (see module docstring). An expression that
     cannot be evaluated is an error at the line of its data key, its
     `hierarchy.order` or its override block (`where` when lines are unknown)."""
     # CCM allows only lookup() and the language's own functions here, no files.
-    roots = template.Roots(facts=facts, env=dict(os.environ), files=False, ccm=True)
+    environ = dict(os.environ) if env is None else env
+    roots = template.Roots(facts=facts, env=environ, files=False, ccm=True)
     base = _data(doc, roots, where)
     strategy = _merge_strategy(doc, where)
     for block in _matching_overrides(doc, roots, where):
@@ -264,16 +271,27 @@ def load(
     skipped: list[tuple[str, str, Source]] | None = None,
     inputs: list[str] | None = None,
     scope: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    dotenv: str | None = None,
+    hiera: Path | None = None,
 ) -> tuple[list[RawDeclaration], list[tuple[str, str]]]:
     """Declarations of a CCM manifest, and its pre/post messages. What is
     worth a warning is added to `warnings`; resources that their `control`
     leaves unmanaged to `skipped`, as (subject, reason, where). Files that
     expressions read (`readFile()`) are added to `inputs`; `scope`, the roots
     of templates rendered later (`template: true` sources), gets the
-    manifest's resolved data."""
+    manifest's resolved data. `env` is `Environ` (the process environment
+    with `dotenv`, the `.env` file read into it); `hiera`, a data file
+    (`--hiera FILE`) resolved against the facts and merged over the
+    manifest's own data, under the `data` an `apply` parent hands down."""
     warnings = warnings if warnings is not None else []
+    env = dict(os.environ) if env is None else env
     text, doc = _read_document(path)
-    resolved = resolve_data(doc, facts, data, Source(str(path), 1))
+    resolved = resolve_data(doc, facts, {}, Source(str(path), 1), env)
+    if hiera is not None:
+        resolved = deep_merge(resolved, hiera_data(hiera, facts, env))
+    if data:
+        resolved = deep_merge(resolved, data)
     if path.suffix != ".json":
         _check_annotations(text, resolved, path, warnings)
     if scope is not None:
@@ -281,10 +299,11 @@ def load(
     roots = template.Roots(
         facts=facts,
         data=resolved,
-        env=dict(os.environ),
+        env=env,
         base_dir=str(path.parent),
         reads=inputs,
         ccm=True,
+        dotenv=dotenv,
     )
     ccm = _ccm_section(doc, path)
     messages = _messages(ccm, doc, roots, path)
@@ -296,7 +315,22 @@ def load(
     return resources.finish(), messages
 
 
-def _read_document(path: Path) -> tuple[str, dict[str, Any]]:
+def hiera_data(path: Path, facts: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """The data of a hiera file (`--hiera FILE`: `data`, `hierarchy`,
+    `overrides`, YAML or JSON), resolved against the facts."""
+    from syslua.errors import UsageError
+
+    if not path.is_file():
+        raise UsageError(f"--hiera: cannot read {path}: no such file")
+    text, doc = _read_document(path, top=_TOP - {"ccm"})
+    resolved = resolve_data(doc, facts, {}, Source(str(path), 1), env)
+    if path.suffix != ".json":
+        notes: list[str] = []
+        _check_annotations(text, resolved, path, notes)
+    return resolved
+
+
+def _read_document(path: Path, top: set[str] = _TOP) -> tuple[str, dict[str, Any]]:
     """The manifest's text, and its document: a map of the top-level keys CCM knows."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -311,9 +345,10 @@ def _read_document(path: Path) -> tuple[str, dict[str, Any]]:
             Source(str(path), 1),
         )
     for key in doc:
-        if key not in _TOP:
+        if key not in top:
+            expected = ", ".join(k for k in ("data", "hierarchy", "overrides", "ccm") if k in top)
             raise ConfigError(
-                f"unknown top-level key `{key}` (expected data, hierarchy, overrides, ccm)",
+                f"unknown top-level key `{key}` (expected {expected})",
                 Source(str(path), _line_of(doc, key)),
             )
     return text, doc
@@ -431,7 +466,7 @@ class _Resources:
         control = _unwrapped(props.pop("control", None))
         alias = _unwrapped(props.pop("alias", None))
         try:
-            rendered = _render_props(type_, props, self.roots)
+            rendered = _render_props(type_, KEYS[declared], props, self.roots)
             if alias is not None:
                 alias = template.render_deep(alias, self.roots, typed=False)
         except template.TemplateError as e:
@@ -761,14 +796,40 @@ def _expand(type_: str, body: Any, where: Source) -> list[tuple[dict[str, Any], 
     return out
 
 
-def _render_props(type_: str, props: dict[str, Any], roots: template.Roots) -> dict[str, Any]:
+# Properties rendered at evaluation even when they read a file: what names
+# the resource, and what orders it.
+_NOW = {"require", "depends_on", "subscribe", "after", "before", "notify"}
+
+
+def _render_props(
+    type_: str, key: str, props: dict[str, Any], roots: template.Roots
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in props.items():
         wrapped = isinstance(v, dict) and "__syslua_prio" in v
         inner = v["__syslua_v"] if wrapped else v
         if k == "data" and type_ == "apply":
             inner = template.render_deep(inner, roots, typed=True)
-        else:
+        elif k == key or k in _NOW:
             inner = template.render_deep(inner, roots, typed=False)
+        else:
+            inner = _render_or_defer(inner, roots)
         out[k] = {"__syslua_prio": v["__syslua_prio"], "__syslua_v": inner} if wrapped else inner
     return out
+
+
+def _render_or_defer(value: Any, roots: template.Roots) -> Any:
+    """A property's value rendered, its texts that read files left to be
+    rendered when the resource runs (`template.defer`)."""
+    if isinstance(value, str):
+        if template.defers(value, roots):
+            return template.defer(value, roots)
+        return template.render(value, roots)
+    if isinstance(value, dict):
+        return {
+            template.render(k, roots) if isinstance(k, str) else k: _render_or_defer(v, roots)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_render_or_defer(v, roots) for v in value]
+    return value

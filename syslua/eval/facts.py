@@ -3,8 +3,9 @@
 The short names (`sys.os`, `sys.arch`, `sys.platform`, `sys.hostname`,
 `sys.user`) sit beside CCM's names (`facts.host.info.hostname`, ...), so
 existing CCM manifests resolve as they are. User facts come from
-`<config dir>/facts.json` or `facts.yaml` and from `--fact k=v` (dotted keys
-make nested tables).
+`<config dir>/facts.json` or `facts.yaml`, from `--facts FILE` (YAML or
+JSON, CCM's flag) and from `--fact k=v` (dotted keys make nested tables),
+each merged over the ones before.
 """
 
 from __future__ import annotations
@@ -185,9 +186,58 @@ def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def gather(config_dir: Path, cli_facts: dict[str, Any]) -> dict[str, Any]:
-    """All facts: machine facts, then user facts, then `--fact` (later wins)."""
+def read_facts_file(path: Path) -> dict[str, Any]:
+    """`--facts FILE`: a map of facts in JSON (when the text is a JSON
+    object, as CCM tells them apart) or YAML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise UsageError(f"--facts: cannot read {path}: {reason}") from None
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise UsageError(f"--facts: {path}: invalid JSON: {e}") from None
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}" if mark else str(path)
+            problem = getattr(e, "problem", None) or str(e)
+            raise UsageError(f"--facts: {where}: invalid YAML: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"--facts: {path} must be a map of fact names to values")
+    return {str(k): v for k, v in data.items()}
+
+
+def _merge_file_facts(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """A facts file over the facts, as CCM merges it: maps merged, lists joined."""
+    out = dict(base)
+    for key, value in extra.items():
+        old = out.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            out[key] = _merge_file_facts(old, value)
+        elif isinstance(value, list) and isinstance(old, list):
+            out[key] = old + value
+        else:
+            out[key] = value
+    return out
+
+
+def gather(
+    config_dir: Path, cli_facts: dict[str, Any], file_facts: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """All facts: machine facts, then user facts, then `--facts FILE`, then
+    `--fact` (later wins)."""
     facts = _deep_merge(machine_facts(), user_facts(config_dir))
+    if file_facts:
+        facts = _merge_file_facts(facts, file_facts)
     return _deep_merge(facts, cli_facts)
 
 

@@ -20,6 +20,13 @@ With `typed`, a string that is exactly one expression keeps the value's type
 (for YAML data); otherwise each value is written in place as text (true/false,
 nil as "", maps and arrays as JSON). Without `strict`, a missing lookup key
 reads as "" (CCM's hierarchy resolution).
+
+A CCM resource's text whose expressions read files (`file()`, `readFile()`)
+is rendered when the resource runs, after the resources before it wrote
+what it reads (`defer`): at evaluation it becomes one `$${template:...}`
+placeholder that carries the text and its roots (facts, data, the `.env`
+to read, the directory relative paths start from), and the placeholder
+resolver (resources/placeholders.py) renders it with `render_deferred`.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ class Roots(dict):  # type: ignore[type-arg]
         reads: list[str] | None = None,
         files: bool = True,
         ccm: bool = False,
+        dotenv: str | None = None,
         **roots: Any,
     ) -> None:
         super().__init__(*args, **roots)
@@ -64,6 +72,7 @@ class Roots(dict):  # type: ignore[type-arg]
         self.reads = reads
         self.files = files
         self.ccm = ccm
+        self.dotenv = dotenv  # the `.env` read into `env`, read again by a deferred render
 
 
 def placeholders(
@@ -211,3 +220,67 @@ def render_deep(
     if isinstance(value, list):
         return [render_deep(v, roots, typed=typed, strict=strict) for v in value]
     return value
+
+
+# The functions that read files: a text calling one is rendered when its resource runs.
+READERS = frozenset({"file()", "readFile()"})
+DEFERRED = "template:"  # `$${template:<payload>}`
+
+
+def defers(text: str, roots: Mapping[str, Any]) -> bool:
+    """Whether `text` has an expression that reads a file (see `defer`)."""
+    return any(READERS & _lib().names(inner) for _, _, inner in expressions(text, roots))
+
+
+def defer(text: str, roots: Mapping[str, Any]) -> str:
+    """`text` as a placeholder rendered when its resource runs. Each
+    expression is parsed now, so that a syntax error is still reported at
+    evaluation with the manifest's line."""
+    import base64
+    import json
+    import zlib
+
+    for _, _, inner in expressions(text, roots):
+        try:
+            _lib().parse(inner)
+        except _lib().ExprError as e:
+            raise TemplateError(f"`{inner}`: {e}") from None
+    try:
+        # The files it can read now are the config's inputs (`reads`), as
+        # those of a template rendered now are; what it cannot read yet is
+        # for the run to find.
+        render(text, roots)
+    except TemplateError:
+        pass
+    payload = {
+        "t": text,
+        "b": getattr(roots, "base_dir", None),
+        "e": getattr(roots, "dotenv", None),
+        "f": roots.get("facts") or {},
+        "d": roots.get("data") or {},
+    }
+    packed = zlib.compress(json.dumps(payload, sort_keys=True, default=str).encode(), 9)
+    return "$${" + DEFERRED + base64.urlsafe_b64encode(packed).decode("ascii") + "}"
+
+
+def render_deferred(body: str) -> str:
+    """The text of a `$${template:<body>}` placeholder, rendered now."""
+    import base64
+    import json
+    import zlib
+
+    try:
+        payload = json.loads(zlib.decompress(base64.urlsafe_b64decode(body.encode("ascii"))))
+        text = payload["t"]
+    except (ValueError, KeyError, TypeError, zlib.error):
+        raise TemplateError("a deferred template that cannot be read") from None
+    from syslua.eval import dotenv
+
+    roots = Roots(
+        facts=payload.get("f") or {},
+        data=payload.get("d") or {},
+        env=dotenv.environ(payload.get("e")),
+        base_dir=payload.get("b"),
+        ccm=True,
+    )
+    return str(render(text, roots))

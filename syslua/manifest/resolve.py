@@ -1,7 +1,10 @@
 """Resolve a config file into a Manifest: evaluate, validate, descend into `apply` children, merge.
 
 Steps:
-1. Gather facts (machine, user facts file, `--fact`).
+1. Gather facts (machine, user facts file, `--facts FILE`, `--fact`), and
+   when the config is a CCM manifest, read the `.env` beside it into the
+   `Environ` of the CCM manifests (CCM's `--read-env`, on unless
+   `Options.read_env` is False).
 2. Evaluate the root config (`.lua` in LuaJIT, `.yaml` as a CCM manifest)
    and validate each declaration where it was made. The Lua files of one
    resolve share one time limit (`Options.eval_timeout`).
@@ -67,6 +70,12 @@ class Options:
         write_lock: bool = True,  # False: `sys update --dry-run`
         guard: Guard | None = None,  # around the lock's write (`InputOptions.guard`)
         phase: Callable[[str], None] | None = None,  # told "merge" when merging starts (-vv)
+        # CCM's flags: `--facts FILE` (merged over the user facts, under
+        # `--fact`), `--hiera FILE` (data over the root manifest's own),
+        # `--read-env` (the `.env` beside the config into `Environ`).
+        facts_file: Path | None = None,
+        hiera: Path | None = None,
+        read_env: bool = True,
     ) -> None:
         self.cli_facts: dict[str, Any] = {} if cli_facts is None else cli_facts
         self.impure = impure
@@ -79,6 +88,9 @@ class Options:
         self.write_lock = write_lock
         self.guard = guard
         self.phase = phase
+        self.facts_file = facts_file
+        self.hiera = hiera
+        self.read_env = read_env
 
 
 class _Run:
@@ -101,6 +113,9 @@ class _Run:
         self.limit: TimeLimit | None = None
         self.inputs_options: InputOptions | None = None
         self.resolution: Resolution | None = None  # the root config's inputs
+        self.root = ""  # the root config's path
+        self.dotenv: str | None = None  # the `.env` read into `env`
+        self.env: dict[str, str] = {}  # `Environ` of CCM manifests
 
 
 def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = False) -> _Run:
@@ -109,9 +124,14 @@ def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = 
         raise UsageError(f"config file not found: {config}")
     set_display_root(str(config.parent))
     secrets.new_evaluation()  # each `sys.secret` source is read again, once
-    facts = factlib.gather(paths.config, options.cli_facts)
+    file_facts = factlib.read_facts_file(options.facts_file) if options.facts_file else None
+    facts = factlib.gather(paths.config, options.cli_facts, file_facts)
     machine = factlib.machine_facts()
     run = _Run(str(config.parent), facts, {k: machine[k] for k in factlib.CORE}, options)
+    run.root = str(config)
+    run.env = dict(os.environ)
+    if config.suffix in CCM_SUFFIXES:
+        _read_env(run, config.parent / ".env")
     if options.eval_timeout is not None:
         run.limit = TimeLimit(options.eval_timeout)
     from syslua.eval.input_options import InputOptions
@@ -125,6 +145,17 @@ def _start(config: Path, options: Options, paths: Paths, *, only_inputs: bool = 
         guard=options.guard,
     )
     return run
+
+
+def _read_env(run: _Run, dotenv: Path) -> None:
+    """`Environ` of the CCM manifests: the process environment, with the
+    `.env` beside the config over it (eval/dotenv.py)."""
+    if run.options.read_env and dotenv.is_file():
+        from syslua.eval import dotenv as dotenv_file
+
+        run.env.update(dotenv_file.read(dotenv))
+        run.dotenv = str(dotenv)
+        run.inputs.append(str(dotenv))
 
 
 def resolve(config: Path, options: Options | None = None, paths: Paths | None = None) -> Manifest:
@@ -163,13 +194,15 @@ def resolve_inputs(
 
 def _roots(run: _Run, path: Path, data: dict[str, Any]) -> template.Roots:
     """What templates and expressions in the manifest at `path` read."""
+    ccm = path.suffix in CCM_SUFFIXES
     return template.Roots(
         facts=run.facts,
         data=data,
-        env=dict(os.environ),
+        env=dict(run.env) if ccm else dict(os.environ),
         base_dir=str(path.parent),
         reads=run.inputs,
-        ccm=path.suffix in CCM_SUFFIXES,
+        ccm=ccm,
+        dotenv=run.dotenv if ccm else None,
     )
 
 
@@ -188,11 +221,16 @@ def _evaluate(
             skipped=run.skipped,
             inputs=run.inputs,
             scope=roots,
+            env=run.env,
+            dotenv=run.dotenv,
+            hiera=run.options.hiera if str(path) == run.root else None,
         )
         run.inputs.append(str(path))
         run.messages.extend(messages)
-        run.placeholders = run.placeholders or "$${" in path.read_text(
-            encoding="utf-8", errors="replace"
+        run.placeholders = (
+            run.placeholders
+            or "$${" in path.read_text(encoding="utf-8", errors="replace")
+            or any(_deferred(raw.props) for raw in raws)
         )
     else:
         result = run_config(
@@ -211,6 +249,17 @@ def _evaluate(
         run.inputs.extend(result.inputs)
         run.placeholders = run.placeholders or result.placeholders
     return raws
+
+
+def _deferred(value: Any) -> bool:
+    """Whether a CCM resource's properties hold a template rendered when it runs."""
+    if isinstance(value, str):
+        return value.startswith("$${" + template.DEFERRED)
+    if isinstance(value, dict):
+        return any(_deferred(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_deferred(v) for v in value)
+    return False
 
 
 def _load(

@@ -45,7 +45,7 @@ from syslua.resources.kind import (
     Kind,
     Removable,
 )
-from syslua.resources.placeholders import Unresolved
+from syslua.resources.placeholders import RENDERED, Deferred, Unresolved, deferred
 
 EDITED = "edited since the last apply"
 RESTORED = "the original is restored"
@@ -445,12 +445,38 @@ def _decide(kind: Kind[Any], item: Item, ctx: Context) -> tuple[Item, Any, Decis
         return item, None, Decision(SKIP, "health checks only")
     try:
         if ctx.resolver is not None:
-            item = ctx.resolver.resolve_item(item)
+            resolver = ctx.resolver
+            if resolver.active and deferred(item) and ctx.outcomes.pending(_before(item, ctx)):
+                # a CCM template reading files that what runs before it may change
+                raise Deferred(RENDERED)
+            item = resolver.resolve_item(item)
         status = kind.status(item, ctx)
         triggered = ctx.outcomes.triggered(item.get("subscribe", ()), item.noop)
         return item, status, kind.decide(item, status, ctx, triggered)
+    except Deferred:
+        return item, None, Decision(UPDATE, RENDERED, "Would have changed")
     except Unresolved as e:
         return item, None, Decision(UPDATE, f"{e}; resolved when it runs", "Would have changed")
+
+
+_ORDERING = ("after", "depends_on", "subscribe")
+
+
+def _before(item: Item, ctx: Context) -> set[str]:
+    """The items that run before `item`: what it is ordered after, depends on
+    or subscribes to, and theirs in turn."""
+    manifest = ctx.manifest
+    seen: set[str] = set()
+    todo = [item]
+    while todo:
+        current = todo.pop()
+        for ident in (i for prop in _ORDERING for i in current.get(prop, ())):
+            if ident not in seen:
+                seen.add(ident)
+                found = manifest.get(ident) if manifest is not None else None
+                if found is not None:
+                    todo.append(found)
+    return seen
 
 
 def _explain(

@@ -10,6 +10,7 @@
 | `$${action:<n>:path}`       | the file fetched by action n                     |
 | `$${env:NAME}`              | the environment variable NAME                    |
 | `$${secret:<keyed hash>}`   | a secret's value: this run's, or the one sealed by the apply that used it (`syslua/secrets.py`) |
+| `$${template:<payload>}`    | a CCM template that reads files, rendered now (`eval/template.py`, `defer`) |
 
 `$$${` is a literal `$${`. Bind outputs are read from their state files, so
 a restore during rollback resolves outputs of binds that were not touched.
@@ -33,6 +34,14 @@ _TOKEN = r"\$\$\$\{|\$\$\{([^}]*)\}"  # compiled by `re` on first use, not at im
 
 class Unresolved(ResourceError):
     pass
+
+
+class Deferred(Unresolved):
+    """A CCM template that reads files could not be rendered (yet): the
+    plan says it is rendered when it runs; a run fails with the reason."""
+
+
+RENDERED = "rendered when it runs"
 
 
 class Resolver:
@@ -106,6 +115,8 @@ class Resolver:
                 return str(outputs[name])
             if kind == "env":
                 return os.environ.get(rest, "")
+            if kind == "template":
+                return _render(rest)
             if kind == "secret":
                 value = secrets.value_of(rest)
                 if value is None:
@@ -146,11 +157,28 @@ class Resolver:
         )
 
 
-def _has_placeholder(value: Any) -> bool:
+def _render(payload: str) -> str:
+    from syslua.errors import ConfigError
+    from syslua.eval import template
+
+    try:
+        return template.render_deferred(payload)
+    except template.TemplateError as e:
+        raise Deferred(str(e)) from None
+    except ConfigError as e:  # the `.env` it reads
+        raise Deferred(e.render()) from None
+
+
+def deferred(item: Item) -> bool:
+    """Whether the item holds a CCM template rendered when it runs."""
+    return _has_placeholder(item.props, "$${template:")
+
+
+def _has_placeholder(value: Any, token: str = "$${") -> bool:
     if isinstance(value, str):
-        return "$${" in value
+        return token in value
     if isinstance(value, Mapping):
-        return any(_has_placeholder(v) for v in value.values())
+        return any(_has_placeholder(v, token) for v in value.values())
     if isinstance(value, (list, tuple)):
-        return any(_has_placeholder(v) for v in value)
+        return any(_has_placeholder(v, token) for v in value)
     return False

@@ -29,6 +29,8 @@ from syslua.cli.options import (
     DepthOpt,
     EvalTimeoutOpt,
     FactOpt,
+    FactsFileOpt,
+    HieraOpt,
     ImpureOpt,
     JobsOpt,
     JsonOpt,
@@ -36,11 +38,13 @@ from syslua.cli.options import (
     NoColorOpt,
     NoopOpt,
     QuietOpt,
+    ReadEnvOpt,
     VerboseOpt,
     WaitOpt,
 )
 
 if TYPE_CHECKING:
+    from syslua.cli.commands.common import DataFlags
     from syslua.cli.output import Terminal
 
 
@@ -105,6 +109,9 @@ def command(
     wait: WaitOpt = False,
     jobs: JobsOpt = None,
     fact: FactOpt = None,
+    facts_file: FactsFileOpt = None,
+    hiera: HieraOpt = None,
+    read_env: ReadEnvOpt = True,
     impure: ImpureOpt = False,
     allow_empty: _AllowEmpty = False,
     from_snapshot: Annotated[
@@ -133,6 +140,8 @@ def command(
       sys apply --noop
       sys apply -m "new vimrc" ~/dotfiles/sys.lua
     """
+    from syslua.cli.commands.common import DataFlags
+
     term = terminal(json_, verbose, quiet, no_color)
     raise typer.Exit(
         run(
@@ -152,6 +161,7 @@ def command(
             eval_timeout=eval_timeout,
             allow_empty=allow_empty,
             from_snapshot=from_snapshot,
+            flags=DataFlags(facts_file, hiera, read_env),
         )
     )
 
@@ -174,6 +184,7 @@ def run(
     eval_timeout: float | None = None,
     allow_empty: bool = False,
     from_snapshot: str | None = None,
+    flags: "DataFlags | None" = None,
 ) -> int:
     import os
     import time
@@ -204,6 +215,7 @@ def run(
                 # --noop and --health-check-only change nothing: like `sys plan`,
                 # they use a config found here and say so
                 changes=None if noop or health_check_only else "sys apply {}",
+                flags=flags,
             )
         for kind, text in manifest.messages:
             if kind == "pre_message":

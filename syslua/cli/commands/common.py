@@ -41,6 +41,18 @@ def parse_size(text: str, option: str) -> int:
     return size
 
 
+class DataFlags:
+    """CCM's flags for a manifest's data: `--facts FILE`, `--hiera FILE`, `--read-env`."""
+
+    def __init__(
+        self, facts_file: Path | None = None, hiera: Path | None = None, read_env: bool = True
+    ) -> None:
+        # relative to where `sys` runs, as the user typed them
+        self.facts_file = facts_file.absolute() if facts_file is not None else None
+        self.hiera = hiera.absolute() if hiera is not None else None
+        self.read_env = read_env
+
+
 def load_manifest(
     term: Terminal,
     config: Path | None,
@@ -54,25 +66,32 @@ def load_manifest(
     eval_timeout: float | None = None,
     example: str = "sys plan path/to/sys.lua",
     changes: str | None = None,
+    flags: DataFlags | None = None,
 ) -> Manifest:
     """Evaluate and merge the config. `eval_timeout`: seconds for the whole
     evaluation (None: the default, 0: no limit); `example`: see `find_config`.
     `changes`: for a command that changes the machine, how it is given a
     config (`sys apply {}`): a file found that is not the current
     snapshot's config is then refused before it is evaluated; without it,
-    the command only reads, and says which file it used (`config_found`)."""
+    the command only reads, and says which file it used (`config_found`).
+    `flags`: CCM's `--facts`, `--hiera` and `--read-env`."""
     from syslua.cli import phases
 
+    flags = flags or DataFlags()
+    cli_facts = parse_fact_args(facts)
     path = config_found(term, config, paths, example, changes)
     term.log(f"Evaluating {path.name}...")
     phases.mark("evaluate")
     options = Options(
-        cli_facts=parse_fact_args(facts),
+        cli_facts=cli_facts,
         impure=impure,
         max_depth=max_depth,
         noop=noop,
         health_check_only=health_check_only,
         phase=phases.mark,
+        facts_file=flags.facts_file,
+        hiera=flags.hiera,
+        read_env=flags.read_env,
     )
     if eval_timeout is not None:
         options.eval_timeout = eval_timeout or None

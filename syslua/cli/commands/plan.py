@@ -12,15 +12,19 @@ from syslua.cli.options import (
     DepthOpt,
     EvalTimeoutOpt,
     FactOpt,
+    FactsFileOpt,
+    HieraOpt,
     ImpureOpt,
     JsonOpt,
     NoColorOpt,
     NoPagerOpt,
     QuietOpt,
+    ReadEnvOpt,
     VerboseOpt,
 )
 
 if TYPE_CHECKING:
+    from syslua.cli.commands.common import DataFlags
     from syslua.cli.output import Terminal
     from syslua.manifest.model import Manifest
     from syslua.plan.planner import Plan
@@ -43,6 +47,9 @@ def command(
         ),
     ] = False,
     fact: FactOpt = None,
+    facts_file: FactsFileOpt = None,
+    hiera: HieraOpt = None,
+    read_env: ReadEnvOpt = True,
     impure: ImpureOpt = False,
     max_depth: DepthOpt = 10,
     eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
@@ -59,6 +66,7 @@ def command(
       sys plan --diff ~/dotfiles/sys.lua
       sys plan --exit-code -q             # exit 4 when changes are pending
     """
+    from syslua.cli.commands.common import DataFlags
     from syslua.cli.pager import paging
 
     term = terminal(json_, verbose, quiet, no_color)
@@ -73,6 +81,7 @@ def command(
             impure=impure,
             max_depth=max_depth,
             eval_timeout=eval_timeout,
+            flags=DataFlags(facts_file, hiera, read_env),
         )
     raise typer.Exit(code)
 
@@ -87,6 +96,7 @@ def planned(
     eval_timeout: float | None = None,
     with_diff: bool = False,
     example: str = "sys plan path/to/sys.lua",
+    flags: "DataFlags | None" = None,
 ) -> "tuple[Manifest, Plan]":
     """The config evaluated and planned against this machine, reading the
     state without a lock on it (`sys plan`, `sys graph`)."""
@@ -106,6 +116,7 @@ def planned(
         paths=paths,
         eval_timeout=eval_timeout,
         example=example,
+        flags=flags,
     )
     phases.mark("plan")
     with state(paths, term, exclusive=False):
@@ -129,6 +140,7 @@ def run(
     max_depth: int,
     eval_timeout: float | None = None,
     shown: Path | None = None,
+    flags: "DataFlags | None" = None,
 ) -> int:
     """Plan `config` and print it; `shown`: the config the commands printed
     name, when it is not `config` (`sys import --dry-run` plans a copy)."""
@@ -140,6 +152,7 @@ def run(
         max_depth=max_depth,
         eval_timeout=eval_timeout,
         with_diff=diff or term.json_mode,
+        flags=flags,
     )
     refusal = would_refuse(plan)
     if term.json_mode:
