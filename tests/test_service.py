@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from systemd_ns import SystemdNS
-from test_os_package import debian_hello as _debian_hello  # noqa: F401 (its fixture)
+from test_os_package import debian_hello  # noqa: F401 (a fixture this module uses)
 
 pytestmark = pytest.mark.root
 
@@ -351,7 +351,7 @@ ccm:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("dpkg")
-def test_ccm_front_page_manifest(systemd_ns: SystemdNS, debian_hello: str) -> None:
+def test_ccm_front_page_manifest(systemd_ns: SystemdNS, debian_hello: str) -> None:  # noqa: F811
     """CCM's front page: package, then its config file, then the service
     subscribed to both; applied, applied again with nothing to do, rolled back."""
     from test_os_package import _dpkg, _purge
