@@ -13,6 +13,8 @@ removal bring services back.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -214,34 +216,24 @@ def test_a_failed_apply_reloads_and_restarts_when_it_puts_a_unit_file_back(
     assert w.starts() == starts + 2  # restarted by the apply, then again after the undo
 
 
-def test_ctrl_c_puts_back_the_states(systemd_ns: SystemdNS) -> None:
-    ns = systemd_ns
-    w = World(ns, "ctrlc")
-    w.config(unit_lua(w, "svc-h"))
+def _stopping_apply(ns: SystemdNS, w: World, name: str) -> tuple[subprocess.Popen[str], int]:
+    """An apply that stops `name`, then sits in a slow exec: (its nsenter, the
+    pid of sys inside, as the host sees it)."""
+    w.config(unit_lua(w, name))
     ok(w.sys("apply"))
     marker = Path(w.home) / "started-sleeping"
     w.config(
-        unit_lua(w, "svc-h", ensure='"stopped"')
+        unit_lua(w, name, ensure='"stopped"')
         + f'exec {{ name = "slow", command = "/bin/sh -c \'touch {marker}; sleep 60\'", '
-        'provider = "shell", depends_on = { "service#svc-h" } }\n'
+        f'provider = "shell", depends_on = {{ "service#{name}" }} }}\n'
     )
-    env = {"HOME": str(w.home), "SYSLUA_ROOT": str(w.root)}
-    argv = [
-        "nsenter",
-        "--target",
-        str(ns.pid),
-        "--pid",
-        "--mount",
-        "env",
-        *[f"{k}={v}" for k, v in env.items()],
-    ]
-    argv += [
-        f"PYTHONPATH={Path(__file__).resolve().parent.parent}",
-        sys.executable,
-        "-m",
-        "syslua",
-        "apply",
-    ]
+    env = {
+        "HOME": str(w.home),
+        "SYSLUA_ROOT": str(w.root),
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    argv = ["nsenter", "--target", str(ns.pid), "--pid", "--mount", "env"]
+    argv += [f"{k}={v}" for k, v in env.items()] + [sys.executable, "-m", "syslua", "apply"]
     proc = subprocess.Popen(
         argv, cwd=str(w.home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -249,14 +241,42 @@ def test_ctrl_c_puts_back_the_states(systemd_ns: SystemdNS) -> None:
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.exists(), "the slow exec never started"
-    assert ns.is_active("svc-h") == "inactive"  # stopped by the apply
-    # Ctrl-C reaches the process inside the namespace
-    found = subprocess.run(["pgrep", "-f", "-n", "syslua apply"], capture_output=True, text=True)
-    for pid in found.stdout.split():
-        subprocess.run(["kill", "-INT", pid])
+    assert ns.is_active(name) == "inactive"  # stopped by the apply
+    return proc, _child_of(proc.pid)
+
+
+def _child_of(pid: int) -> int:
+    """The one child of `pid` (nsenter forks to enter the PID namespace)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                return int(entry.name)
+    raise AssertionError(f"no child of {pid}")
+
+
+def test_ctrl_c_puts_back_the_states(systemd_ns: SystemdNS) -> None:
+    ns = systemd_ns
+    w = World(ns, "ctrlc")
+    proc, inner = _stopping_apply(ns, w, "svc-h")
+    os.kill(inner, signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, out
     assert ns.is_active("svc-h") == "active", out
+
+
+def test_a_killed_apply_is_undone_by_the_next_command(systemd_ns: SystemdNS) -> None:
+    ns = systemd_ns
+    w = World(ns, "killed")
+    proc, inner = _stopping_apply(ns, w, "svc-m")
+    os.kill(inner, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert ns.is_active("svc-m") == "inactive"  # nothing undid it yet
+    out = ok(w.sys("status"))  # every command recovers first
+    assert ns.is_active("svc-m") == "active", out
 
 
 def test_rollback_and_removal_bring_services_back(systemd_ns: SystemdNS) -> None:
