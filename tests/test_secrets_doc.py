@@ -84,7 +84,7 @@ def test_the_age_walkthrough_runs_from_keygen_to_a_second_machine(sysenv, tmp_pa
     quoted(
         p,
         "! file ~/.netrc: edited since the last apply (content edited); will update (content changed)",
-        "      (secret file: 1 line changed)\n      (secret file: 1 line changed)",
+        "      (secret file, edited by hand: 1 line changed)\n      (secret file: 1 line changed)",
     )
     printed.append(p)
     p = run(lap, repo, "add", "~/.netrc")

@@ -137,7 +137,9 @@ def edit_diff(item: Item, recorded: Mapping[str, Any]) -> str | None:
         return None
     before = sealed.encode("utf-8", "surrogateescape")
     label = abbreviate(item.key)
-    return content_diff(before, live, label, label, private=True, secret=True) or None
+    text = content_diff(before, live, label, label, private=True, secret=True)
+    # Beside the plan's own diff of the same file: say which one this is.
+    return text.replace("(secret file: ", "(secret file, edited by hand: ", 1) or None
 
 
 def _recipients(item: Item) -> list[str]:
