@@ -62,7 +62,15 @@ class RawDeclaration:
 class LuaResult:
     """What evaluating one Lua manifest gave: its declarations and the files it read."""
 
-    __slots__ = ("declarations", "inputs", "placeholders", "resolution", "env", "absent", "uncacheable")
+    __slots__ = (
+        "declarations",
+        "inputs",
+        "placeholders",
+        "resolution",
+        "env",
+        "absent",
+        "uncacheable",
+    )
 
     def __init__(
         self,
@@ -282,7 +290,9 @@ def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
     except (OSError, ValueError) as e:
         return False, str(e).encode("utf-8", "replace"), b""
     if evalcache.active() is not None:
-        evalcache.note("glob", os.fsdecode(pattern), os.fsdecode(root), evalcache.glob_digest(found))
+        evalcache.note(
+            "glob", os.fsdecode(pattern), os.fsdecode(root), evalcache.glob_digest(found)
+        )
     parts = pattern.split(b"/")
     fixed = []
     for part in parts[:-1]:

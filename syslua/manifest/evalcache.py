@@ -304,8 +304,7 @@ def cache_file(cache_dir: Path, config: Path) -> Path:
 def _manifest_doc(manifest: Manifest) -> dict[str, Any]:
     return {
         "items": [
-            [i.type, i.key, i.props, i.parent, i.noop, i.health_check_only]
-            for i in manifest.items
+            [i.type, i.key, i.props, i.parent, i.noop, i.health_check_only] for i in manifest.items
         ],
         "sources": {k: [list(s) for s in v] for k, v in manifest.sources.items()},
         "inputs": list(manifest.inputs),

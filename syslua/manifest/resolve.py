@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 CCM_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-
 class _Run:
     """One resolution in progress: facts, and what the manifests evaluated so far gave."""
 

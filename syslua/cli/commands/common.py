@@ -101,7 +101,9 @@ def load_manifest(
     if eval_timeout is not None:
         options.eval_timeout = eval_timeout or None
     options.git = GitInputs()
-    manifest = _evaluated(term, path, options, paths, no_cache)
+    from syslua.cli import options as cli_options
+
+    manifest = _evaluated(term, path, options, paths, no_cache or cli_options.no_cache)
     term.distrust(item.id for item in manifest)  # before a cycle error quotes them
     phases.show_inputs(term, manifest.inputs)
     for warning in manifest.warnings:
