@@ -1178,6 +1178,7 @@ xpcall = function(f, handler, ...)
 end
 coroutine.resume = function(...) return unless_stopped(real_resume(...)) end
 print = function(...)
+  record_unseen("print()")  -- a cached run would not print it
   local parts = {}
   for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
   -- a secret's placeholder (sys.secret) prints as the rest of syslua shows it

@@ -206,6 +206,9 @@ def test_time_and_randomness_are_not_cached(sysenv: SysEnv) -> None:
     assert "the config calls os.clock()" in said
     said = _not_cached(sysenv, 'file { path = "~/a", content = tostring(math.random()) }\n')
     assert "the config calls math.random()" in said
+    said = _not_cached(sysenv, 'print("hello")\nfile { path = "~/a", content = "x" }\n')
+    assert "the config calls print()" in said
+    assert "hello" in said  # printed by every run
 
 
 def test_impure_secret_and_ccm_are_not_cached(sysenv: SysEnv, monkeypatch_env: None) -> None:
