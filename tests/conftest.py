@@ -327,14 +327,19 @@ def server(tmp_path: Path):  # type: ignore[no-untyped-def]
     srv.close()
 
 
+EVAL_CACHE = ("cache", "cache/eval")
+
+
 def tree(path: Path) -> dict[str, tuple[str, int, bytes | str | None]]:
     """Every entry under `path`: kind, mode, and content (files) or link target."""
     out: dict[str, tuple[str, int, bytes | str | None]] = {}
     if not path.exists():
         return out
     for p in sorted(path.rglob("*")):
-        st = p.lstat()
         rel = str(p.relative_to(path))
+        if rel in EVAL_CACHE or rel.startswith("cache/eval/"):
+            continue  # the evaluation cache (manifest/evalcache.py): written by any plan
+        st = p.lstat()
         if stat.S_ISLNK(st.st_mode):
             out[rel] = ("link", stat.S_IMODE(st.st_mode), os.readlink(p))
         elif stat.S_ISDIR(st.st_mode):
