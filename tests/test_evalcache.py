@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import SysEnv, put
+from conftest import SysEnv, put
 
 CONFIG = """\
 local m = require("mod")
@@ -286,3 +286,29 @@ def test_a_cached_apply_does_not_load_lua(sysenv: SysEnv) -> None:
     )
     assert "evaluation cached" in res.stderr, res.stderr
     assert "LOADED []" in res.stderr, res.stderr
+
+
+def test_a_file_changed_while_evaluating_leaves_the_evaluation_uncached(sysenv: SysEnv) -> None:
+    """Files are hashed after the evaluation: one modified since it started
+    (here: stamped in the future) may not be what was read."""
+    _world(sysenv)
+    later = time.time_ns() + 10_000_000_000
+    os.utime(sysenv.work / "data.txt", ns=(later, later))
+    for _ in range(2):
+        _, said = _manifest(sysenv)
+        assert "evaluation not cached: data.txt changed while the config was evaluated" in said
+
+
+def test_a_glob_below_a_missing_directory(sysenv: SysEnv) -> None:
+    sysenv.write(
+        "sys.lua",
+        'file { path = "~/a", content = table.concat(sys.glob("later/*.txt"), ",") .. "." }\n',
+    )
+    time.sleep(SETTLE)
+    first, _ = _manifest(sysenv)
+    assert "evaluation cached" in _manifest(sysenv)[1]
+    put(sysenv.work / "later" / "x.txt", "")
+    second, said = _manifest(sysenv)
+    assert "evaluation cache not used" in said
+    assert second != first
+    assert second == _manifest(sysenv, "--no-cache")[0]

@@ -409,18 +409,10 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
         probes.append(["environ", environment_digest()])
     limit = recorder.started - SLACK_NS
     for file in dict.fromkeys(recorder.files):
-        try:
-            st = os.stat(file)
-        except OSError:
-            return f"{file} went away while the config was evaluated"
-        if stat.S_ISDIR(st.st_mode):
-            probes.append(["list", file, listing(file)])
-            continue
-        if max(st.st_mtime_ns, st.st_ctime_ns) >= limit:
-            from syslua.errors import display_path
-
-            return f"{display_path(file)} changed while the config was evaluated"
-        probes.append(["file", file, _stat_entry(st), _hash_file(file)])
+        probe = _file_probe(file, limit)
+        if isinstance(probe, str):
+            return probe
+        probes.append(probe)
     doc = {
         "format": FORMAT,
         "key": wanted_key,
@@ -435,6 +427,34 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
     except OSError as e:
         return f"cannot write the cache: {e.strerror}"
     return None
+
+
+def _file_probe(file: str, limit: int) -> list[Any] | str:
+    """How to check a file the evaluation read, or why it cannot be cached.
+    The file is hashed now, after the evaluation: that is only the content
+    it read if it was not modified since the evaluation started (`limit`),
+    nor while it was hashed."""
+    from syslua.errors import display_path
+
+    changed = f"{display_path(file)} changed while the config was evaluated"
+    try:
+        st = os.stat(file)
+    except FileNotFoundError:
+        return ["absent", file]  # a glob's base that is not there
+    except OSError as e:
+        return f"cannot read {display_path(file)}: {e.strerror}"
+    if stat.S_ISDIR(st.st_mode):
+        return ["list", file, listing(file)]
+    if max(st.st_mtime_ns, st.st_ctime_ns) >= limit:
+        return changed
+    digest = _hash_file(file)
+    try:
+        again = os.stat(file)
+    except OSError:
+        return changed
+    if digest is None or _stat_entry(again) != _stat_entry(st):
+        return changed
+    return ["file", file, _stat_entry(st), digest]
 
 
 def drop(path: Path) -> None:
