@@ -327,9 +327,6 @@ def server(tmp_path: Path):  # type: ignore[no-untyped-def]
     srv.close()
 
 
-EVAL_CACHE = ("cache", "cache/eval")
-
-
 def tree(path: Path) -> dict[str, tuple[str, int, bytes | str | None]]:
     """Every entry under `path`: kind, mode, and content (files) or link target."""
     out: dict[str, tuple[str, int, bytes | str | None]] = {}
@@ -337,7 +334,7 @@ def tree(path: Path) -> dict[str, tuple[str, int, bytes | str | None]]:
         return out
     for p in sorted(path.rglob("*")):
         rel = str(p.relative_to(path))
-        if rel in EVAL_CACHE or rel.startswith("cache/eval/"):
+        if p.name == "cache" and p.parent.name != ".cache" or "cache/eval" in rel:
             continue  # the evaluation cache (manifest/evalcache.py): written by any plan
         st = p.lstat()
         if stat.S_ISLNK(st.st_mode):

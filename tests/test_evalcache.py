@@ -15,10 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import SysEnv, put
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import SysEnv, put
 
 CONFIG = """\
 local m = require("mod")
@@ -292,6 +291,7 @@ def test_a_file_changed_while_evaluating_leaves_the_evaluation_uncached(sysenv: 
     """Files are hashed after the evaluation: one modified since it started
     (here: stamped in the future) may not be what was read."""
     _world(sysenv)
+    time.sleep(SETTLE)
     later = time.time_ns() + 10_000_000_000
     os.utime(sysenv.work / "data.txt", ns=(later, later))
     for _ in range(2):

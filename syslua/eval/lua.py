@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from syslua import registry
 from syslua.errors import ConfigError, Source
+from syslua.eval import reads as eval_reads
 from syslua.eval import running
 from syslua.eval.constants import lua_constants
-from syslua.manifest import evalcache
 from syslua.paths import Paths, home, shipped_dirs
 
 if TYPE_CHECKING:
@@ -271,8 +271,8 @@ def _read_dir(path: bytes) -> tuple[bool, bytes]:
             entries = sorted((e.name, _entry_type(e)) for e in it)
     except OSError as e:
         return False, (e.strerror or str(e)).encode("utf-8", "replace")
-    if evalcache.active() is not None:
-        evalcache.note("list", os.fsdecode(path), evalcache.listing(os.fsdecode(path)))
+    if eval_reads.active() is not None:
+        eval_reads.note("list", os.fsdecode(path), eval_reads.listing(os.fsdecode(path)))
     return True, b"\0".join(part for entry in entries for part in entry)
 
 
@@ -289,9 +289,9 @@ def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
         found = globbing.match(pattern, root)
     except (OSError, ValueError) as e:
         return False, str(e).encode("utf-8", "replace"), b""
-    if evalcache.active() is not None:
-        evalcache.note(
-            "glob", os.fsdecode(pattern), os.fsdecode(root), evalcache.glob_digest(found)
+    if eval_reads.active() is not None:
+        eval_reads.note(
+            "glob", os.fsdecode(pattern), os.fsdecode(root), eval_reads.glob_digest(found)
         )
     parts = pattern.split(b"/")
     fixed = []
@@ -331,10 +331,10 @@ def _resolve(base: bytes, *parts: bytes) -> bytes:
 def _canonicalize(path: bytes) -> tuple[bool, bytes]:
     try:
         real = os.path.realpath(path, strict=True)
-        evalcache.realpath_note(path, real)
+        eval_reads.realpath_note(path, real)
         return True, real
     except OSError as e:
-        evalcache.realpath_note(path, None)
+        eval_reads.realpath_note(path, None)
         why = (e.strerror or str(e)).encode("utf-8", "replace")
         return False, b"cannot canonicalize " + path + b": " + why
 

@@ -38,12 +38,36 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from syslua.errors import Source
+from syslua.eval.reads import (
+    Recorder,
+    active,
+    env_value,
+    environment,
+    environment_digest,
+    listing,
+    listing_digest,
+    note,
+    recording,
+    uncacheable,
+)
+from syslua.eval.reads import (
+    digest as _digest,
+)
 from syslua.manifest.model import Item, Manifest, freeze
+
+__all__ = [
+    "Recorder",
+    "active",
+    "environment",
+    "listing_digest",
+    "note",
+    "recording",
+    "uncacheable",
+]
 
 FORMAT = 1
 # Timestamps this close to the cache's writing (or later) do not prove a file
@@ -55,89 +79,6 @@ RACY_NS = 2_000_000_000
 # (The kernel stamps files with a coarse clock, up to a tick behind.)
 SLACK_NS = 50_000_000
 _CODE_SUFFIXES = (".py", ".lua")
-
-
-class Recorder:
-    """What one evaluation read, and why it cannot be cached (if it cannot)."""
-
-    def __init__(self) -> None:
-        self.probes: list[list[Any]] = []
-        self.files: list[str] = []  # files read whole (hashed when the cache is written)
-        self.env: set[str] = set()
-        self.all_env = False  # a template listed the whole environment
-        self.reasons: list[str] = []
-        self.started = time.time_ns()
-
-    def note(self, *probe: Any) -> None:
-        self.probes.append(list(probe))
-
-    def uncacheable(self, reason: str) -> None:
-        if reason not in self.reasons:
-            self.reasons.append(reason)
-
-
-_active: Recorder | None = None
-
-
-def active() -> Recorder | None:
-    return _active
-
-
-@contextmanager
-def recording(recorder: Recorder | None) -> Iterator[None]:
-    global _active
-    previous, _active = _active, recorder
-    try:
-        yield
-    finally:
-        _active = previous
-
-
-def note(*probe: Any) -> None:
-    """Record one read of the evaluation running (nothing when none records)."""
-    if _active is not None:
-        _active.probes.append(list(probe))
-
-
-def uncacheable(reason: str) -> None:
-    if _active is not None:
-        _active.uncacheable(reason)
-
-
-# -- what a read gives -------------------------------------------------------
-
-
-def _digest(data: bytes | str) -> str:
-    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-    return hashlib.sha256(raw).hexdigest()
-
-
-def _kind(entry: os.DirEntry[Any]) -> str:
-    """An entry's type as the tree walk and sys.readDir see it."""
-    try:
-        if entry.is_symlink():
-            return "l" + ("d" if entry.is_dir() else "f" if entry.is_file() else "x")
-        if entry.is_dir(follow_symlinks=False):
-            return "d"
-        return "f" if entry.is_file(follow_symlinks=False) else "o"
-    except OSError:
-        return "?"
-
-
-def listing_digest(entries: Iterable[os.DirEntry[Any]]) -> str:
-    names = sorted(
-        (os.fsdecode(e.name) if isinstance(e.name, bytes) else e.name) + "\0" + _kind(e)
-        for e in entries
-    )
-    return _digest("\0\0".join(names))
-
-
-def listing(path: str) -> str | None:
-    try:
-        with os.scandir(path) as it:
-            return listing_digest(it)
-    except OSError:
-        return None
 
 
 def mode_of(path: str) -> int:
@@ -162,25 +103,14 @@ def _hash_file(path: str) -> str | None:
     return h.hexdigest()
 
 
-def _env_value(name: str) -> str | None:
-    value = os.environ.get(name)
-    return None if value is None else _digest(value)
-
-
-def environment_digest() -> str:
-    return _digest(json.dumps(sorted(os.environ.items())))
-
-
 # -- the key: what is not a read, but changes the evaluation ------------------
 
 
 def _code_key() -> str:
-    """syslua's version and the stat of its code (Python, prelude, shipped
+    """syslua's code: the stat of its files (Python, prelude, shipped
     Lua): an upgrade or an edited checkout is a different evaluator."""
-    from syslua import __version__
-
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = [__version__]
+    parts: list[str] = []  # syslua/__init__.py, with __version__, is one of the files
     stack = [root, os.path.join(os.path.dirname(root), "lua")]
     while stack:
         top = stack.pop()
@@ -250,7 +180,7 @@ def _fresh(probe: list[Any], written: int) -> bool:
     if kind == "list":
         return listing(probe[1]) == probe[2]
     if kind == "env":
-        return _env_value(probe[1]) == probe[2]
+        return env_value(probe[1]) == probe[2]
     if kind == "environ":
         return environment_digest() == probe[1]
     if kind == "glob":
@@ -278,20 +208,11 @@ def _glob_digest(pattern: str, root: str) -> str | None:
     return _digest(b"\0".join(found))
 
 
-def glob_digest(found: list[bytes]) -> str:
-    return _digest(b"\0".join(found))
-
-
 def _realpath(path: str) -> str | None:
     try:
         return os.path.realpath(path, strict=True)
     except OSError:
         return None
-
-
-def realpath_note(path: bytes, result: bytes | None) -> None:
-    if _active is not None:
-        _active.note("real", os.fsdecode(path), None if result is None else os.fsdecode(result))
 
 
 # -- the cache file ------------------------------------------------------------
@@ -400,11 +321,11 @@ def _strings(value: Any) -> Iterator[str]:
 
 def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -> str | None:
     """Write the cache for this evaluation; None, or why it was not written."""
-    from syslua.fsutil import atomic_write
+    from syslua.fsutil import atomic_write, make_dir
 
     probes = list(recorder.probes)
     for name in sorted(recorder.env):
-        probes.append(["env", name, _env_value(name)])
+        probes.append(["env", name, env_value(name)])
     if recorder.all_env:
         probes.append(["environ", environment_digest()])
     limit = recorder.started - SLACK_NS
@@ -422,7 +343,10 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
     }
     data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=_plain)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # The cache dir private; missing parents (SYSLUA_ROOT) passable, as
+        # the state's and the store's (state/layout.py PASSAGE).
+        make_dir(path.parent.parent, 0o700, parents_mode=0o711)
+        make_dir(path.parent, 0o700)
         atomic_write(path, data.encode("utf-8", "surrogateescape"), 0o600, durable=False)
     except OSError as e:
         return f"cannot write the cache: {e.strerror}"
@@ -462,58 +386,3 @@ def drop(path: Path) -> None:
         path.unlink()
     except OSError:
         pass
-
-
-class EnvReads(dict):  # type: ignore[type-arg]
-    """The environment as templates of a Lua config see it, telling the
-    recorder which variables were read (all of them when it is listed)."""
-
-    def __init__(self, recorder: Recorder) -> None:
-        super().__init__(os.environ)
-        self._recorder = recorder
-
-    def __getitem__(self, name: Any) -> Any:
-        self._recorder.env.add(str(name))
-        return super().__getitem__(name)
-
-    def get(self, name: Any, default: Any = None) -> Any:
-        self._recorder.env.add(str(name))
-        return super().get(name, default)
-
-    def __contains__(self, name: object) -> bool:
-        self._recorder.env.add(str(name))
-        return super().__contains__(name)
-
-    def _listed(self) -> None:
-        self._recorder.all_env = True
-
-    def __iter__(self) -> Iterator[Any]:
-        self._listed()
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        self._listed()
-        return super().__len__()
-
-    def keys(self) -> Any:
-        self._listed()
-        return super().keys()
-
-    def items(self) -> Any:
-        self._listed()
-        return super().items()
-
-    def values(self) -> Any:
-        self._listed()
-        return super().values()
-
-    def copy(self) -> dict[Any, Any]:
-        self._listed()
-        return dict(super().items())
-
-
-def environment() -> dict[str, str]:
-    """The environment for a Lua config's templates: recorded while recording."""
-    if _active is not None:
-        return EnvReads(_active)
-    return dict(os.environ)

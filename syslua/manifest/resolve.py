@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 from syslua import secrets
 from syslua.errors import ConfigError, Source, UsageError, set_display_root
 from syslua.eval import facts as factlib
+from syslua.eval import reads as eval_reads
 from syslua.eval import template
 from syslua.eval.lua import RawDeclaration, TimeLimit, run_config
-from syslua.manifest import evalcache, primitives
+from syslua.manifest import primitives
 from syslua.manifest.assemble import assemble
 from syslua.manifest.merge import merge, merge_group
 from syslua.manifest.model import Manifest, thaw
@@ -152,7 +153,7 @@ def _roots(run: _Run, path: Path, data: dict[str, Any]) -> template.Roots:
     return template.Roots(
         facts=run.facts,
         data=data,
-        env=dict(run.env) if ccm else evalcache.environment(),
+        env=dict(run.env) if ccm else eval_reads.environment(),
         base_dir=str(path.parent),
         reads=run.inputs,
         ccm=ccm,
@@ -166,7 +167,7 @@ def _evaluate(
     if path.suffix in CCM_SUFFIXES:
         from syslua.eval import ccm
 
-        evalcache.uncacheable(f"{_short(str(path))} is a CCM manifest")
+        eval_reads.uncacheable(f"{_short(str(path))} is a CCM manifest")
         raws, messages = ccm.load(
             path,
             facts=run.facts,
@@ -210,7 +211,7 @@ def _evaluate(
 def _record(result: Any, options: Options) -> None:
     """Tell the evaluation cache what a Lua file read besides files
     (`manifest/evalcache.py`)."""
-    recorder = evalcache.active()
+    recorder = eval_reads.active()
     if recorder is None:
         return
     recorder.env.update(result.env)
@@ -224,7 +225,7 @@ def _record(result: Any, options: Options) -> None:
 
 def _record_run(run: _Run, manifest: Manifest) -> None:
     """The files the whole evaluation read, and the inputs' locks."""
-    recorder = evalcache.active()
+    recorder = eval_reads.active()
     if recorder is None:
         return
     recorder.files.extend(manifest.inputs)
