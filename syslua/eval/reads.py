@@ -6,7 +6,6 @@ is checked). The evaluator (`eval/lua.py`, the tree walk of
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -16,8 +15,28 @@ from typing import Any
 
 
 def digest(data: bytes | str) -> str:
+    """SHA-256 of `data` (text as UTF-8), in hex."""
     raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-    return hashlib.sha256(raw).hexdigest()
+    return _sha256()(raw).hexdigest()  # type: ignore[no-any-return]
+
+
+def _sha256() -> Any:
+    """SHA-256 without loading OpenSSL when Python has its own (a cached run
+    hashes only a few short strings; `hashlib` costs it 3 ms)."""
+    try:
+        from _sha256 import sha256  # Python 3.11
+
+        return sha256
+    except ImportError:
+        pass
+    try:
+        from _sha2 import sha256  # 3.12 on
+
+        return sha256
+    except ImportError:
+        from hashlib import sha256
+
+        return sha256
 
 
 class Recorder:

@@ -32,12 +32,11 @@ merge.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +78,7 @@ RACY_NS = 2_000_000_000
 # (The kernel stamps files with a coarse clock, up to a tick behind.)
 SLACK_NS = 50_000_000
 _CODE_SUFFIXES = (".py", ".lua")
+SECRET = "the config reads a secret (sys.secret)"
 
 
 def mode_of(path: str) -> int:
@@ -93,6 +93,8 @@ def _stat_entry(st: os.stat_result) -> list[int]:
 
 
 def _hash_file(path: str) -> str | None:
+    import hashlib  # here: OpenSSL is loaded only when a file must be hashed
+
     h = hashlib.sha256()
     try:
         with open(path, "rb") as f:
@@ -301,22 +303,9 @@ def reasons_against(recorder: Recorder, manifest: Manifest) -> list[str]:
     from syslua import secrets
 
     reasons = list(recorder.reasons)
-    if secrets.active() or any(
-        "$${secret:" in s for i in manifest.items for s in _strings(i.props)
-    ):
-        reasons.append("the config reads a secret (sys.secret)")
+    if secrets.active():
+        reasons.append(SECRET)
     return reasons
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _strings(v)
 
 
 def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -> str | None:
@@ -342,6 +331,8 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
         "manifest": _manifest_doc(manifest),
     }
     data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    if "$${secret:" in data:
+        return SECRET  # its value is needed again by the apply
     try:
         # The cache dir private; missing parents (SYSLUA_ROOT) passable, as
         # the state's and the store's (state/layout.py PASSAGE).
