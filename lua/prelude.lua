@@ -70,6 +70,21 @@ local function record_input(path)
   end
 end
 
+-- For the evaluation cache (manifest/evalcache.py): environment variables
+-- read, paths looked for and not there, and what the cache cannot see.
+local env_read, env_list = {}, {}
+local absent, absent_list = {}, {}
+local unseen, unseen_list = {}, {}
+local function record_once(set, list, value)
+  if not set[value] then
+    set[value] = true
+    list[#list + 1] = value
+  end
+end
+local function record_env(name) record_once(env_read, env_list, name) end
+local function record_absent(path) record_once(absent, absent_list, path) end
+local function record_unseen(what) record_once(unseen, unseen_list, what) end
+
 ------------------------------------------------------------------------------
 -- JSON encoding of declared values
 ------------------------------------------------------------------------------
@@ -836,6 +851,7 @@ end })
 local real_getenv = os.getenv
 function sys.getenv(name)
   if type(name) ~= "string" then fail("sys.getenv expects a variable name string, got " .. type(name)) end
+  record_env(name)
   return real_getenv(name)
 end
 sys.is_elevated = cfg.is_elevated == true
@@ -947,6 +963,7 @@ local function module_searcher(name)
         if not chunk then error(err, 0) end
         return chunk
       end
+      record_absent(path)
       tried[#tried + 1] = "\n\tno file '" .. path .. "'"
     end
   end
@@ -1000,14 +1017,14 @@ local function read_only_open(path, mode)
   end
   local full = expand(path)
   local f, err = io_open(full, mode)
-  if f then record_input(full) end
+  if f then record_input(full) else record_absent(full) end
   return f, err
 end
 
 local function recorded_loadfile(path)
   local full = expand(path)
   local code, err = read_file(full)
-  if not code then return nil, err end
+  if not code then record_absent(full); return nil, err end
   if is_binary(code) then return nil, full .. " " .. REFUSED end
   return load_user(code, chunkname(full))
 end
@@ -1040,6 +1057,17 @@ load = function(chunk, name, ...)
   return interpreted(real_loadstring(chunk, name))
 end
 
+-- Time and randomness: the evaluation cache cannot see them, so a config
+-- that calls them is evaluated every time.
+local function unseen_call(fn, what)
+  return function(...)
+    record_unseen(what)
+    return fn(...)
+  end
+end
+math.random = unseen_call(math.random, "math.random()")
+math.randomseed = unseen_call(math.randomseed, "math.randomseed()")
+
 if not cfg.impure then
   package.preload.ffi = nil
   package.loaded.ffi = nil
@@ -1049,7 +1077,12 @@ if not cfg.impure then
     if not f then fail(err) end
     return f:lines(...)
   end, type = io.type }
-  os = { clock = os.clock, date = os.date, difftime = os.difftime, getenv = os.getenv, time = os.time }
+  os = { clock = unseen_call(os.clock, "os.clock()"), date = unseen_call(os.date, "os.date()"),
+    difftime = os.difftime, time = unseen_call(os.time, "os.time()"),
+    getenv = function(name)
+      if type(name) == "string" then record_env(name) end
+      return real_getenv(name)
+    end }
   -- require("os") / package.loaded.io must not hand back the real libraries.
   package.loaded.io = io
   package.loaded.os = os
@@ -1145,6 +1178,7 @@ xpcall = function(f, handler, ...)
 end
 coroutine.resume = function(...) return unless_stopped(real_resume(...)) end
 print = function(...)
+  record_unseen("print()")  -- a cached run would not print it
   local parts = {}
   for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
   -- a secret's placeholder (sys.secret) prints as the rest of syslua shows it
@@ -1437,7 +1471,14 @@ function hooks.export()
   end
   local ins = {}
   for i, p in ipairs(input_list) do ins[i] = quote(p) end
-  return '{"decls":[' .. concat(parts, ",") .. '],"inputs":[' .. concat(ins, ",") .. ']}'
+  local function quoted(list)
+    local out = {}
+    for i, v in ipairs(list) do out[i] = quote(v) end
+    return concat(out, ",")
+  end
+  return '{"decls":[' .. concat(parts, ",") .. '],"inputs":[' .. concat(ins, ",")
+    .. '],"env":[' .. quoted(env_list) .. '],"absent":[' .. quoted(absent_list)
+    .. '],"uncacheable":[' .. quoted(unseen_list) .. ']}'
 end
 
 -- The chunk-name map, so Python can turn "#n:12: msg" into "path:12: msg".

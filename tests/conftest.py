@@ -333,8 +333,10 @@ def tree(path: Path) -> dict[str, tuple[str, int, bytes | str | None]]:
     if not path.exists():
         return out
     for p in sorted(path.rglob("*")):
-        st = p.lstat()
         rel = str(p.relative_to(path))
+        if p.name == "cache" and p.parent.name != ".cache" or "cache/eval" in rel:
+            continue  # the evaluation cache (manifest/evalcache.py): written by any plan
+        st = p.lstat()
         if stat.S_ISLNK(st.st_mode):
             out[rel] = ("link", stat.S_IMODE(st.st_mode), os.readlink(p))
         elif stat.S_ISDIR(st.st_mode):

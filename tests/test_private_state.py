@@ -55,6 +55,8 @@ RULES: list[tuple[str, int | str | None]] = [
     (r"cache", 0o700),
     (r"cache/downloads", 0o700),
     (r"cache/downloads/[0-9a-f]{64}", 0o600),
+    (r"cache/eval", 0o700),
+    (r"cache/eval/[0-9a-f]{32}\.json", 0o600),
 ]
 
 # The exceptions: readable by all.

@@ -1,7 +1,7 @@
 """The command line as click reads it: the global output options in any
 position, and the original sys.lua's `-o json`.
 
-`-q`, `-v` (`-vv`), `--no-color` and `--json` (`-o json`) are each
+`-q`, `-v` (`-vv`), `--no-color`, `--json` (`-o json`) and `--no-cache` are each
 command's own options, declared with it (`cli/options.py`); `normalize`
 moves those written before the command name (`sys -v plan`) right after it
 (`sys plan -v`), so both positions mean the same. One a command does not
@@ -28,6 +28,7 @@ WHY_NOT = {
     "--verbose": "it has no more detail to show",
     "--no-color": "it prints no colour",
     "--json": "it has no machine-readable output",
+    "--no-cache": "it does not evaluate a config",
 }
 _SHORT = {"q": "--quiet", "v": "--verbose", "o": "--json"}
 
@@ -48,7 +49,7 @@ def normalize(argv: list[str], group: click.Group) -> list[str]:
 def _global(argv: list[str], i: int) -> int:
     """How many words from `argv[i]` make a global option (0: not one)."""
     a = argv[i]
-    if a in ("-q", "--quiet", "-v", "--verbose", "--no-color", "--json"):
+    if a in ("-q", "--quiet", "-v", "--verbose", "--no-color", "--json", "--no-cache"):
         return 1
     if len(a) > 1 and a[0] == "-" and set(a[1:]) <= {"v", "q"}:
         return 1  # -vv, -vq

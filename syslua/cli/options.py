@@ -95,6 +95,26 @@ ImpureOpt = Annotated[
     bool,
     typer.Option("--impure", help="Allow os.execute, io.popen and writing files while evaluating."),
 ]
+# `--no-cache`: read by `commands.common.load_manifest` (set by the option's
+# callback, which click calls for every run, given or not).
+no_cache = False
+
+
+def _no_cache(value: bool) -> bool:
+    global no_cache
+    no_cache = bool(value)
+    return value
+
+
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Evaluate the config even when the evaluation cache holds its manifest "
+        "and nothing it read changed.",
+        callback=_no_cache,
+    ),
+]
 NoopOpt = Annotated[
     bool,
     typer.Option("--noop", "--dry-run", help="Show what would change; change nothing."),

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from syslua import registry
 from syslua.errors import ConfigError, Source
+from syslua.eval import reads as eval_reads
 from syslua.eval import running
 from syslua.eval.constants import lua_constants
 from syslua.paths import Paths, home, shipped_dirs
@@ -61,7 +62,15 @@ class RawDeclaration:
 class LuaResult:
     """What evaluating one Lua manifest gave: its declarations and the files it read."""
 
-    __slots__ = ("declarations", "inputs", "placeholders", "resolution")
+    __slots__ = (
+        "declarations",
+        "inputs",
+        "placeholders",
+        "resolution",
+        "env",
+        "absent",
+        "uncacheable",
+    )
 
     def __init__(
         self,
@@ -74,6 +83,12 @@ class LuaResult:
         self.inputs = inputs
         self.placeholders = placeholders
         self.resolution = resolution
+        # For the evaluation cache (manifest/evalcache.py): the environment
+        # variables read, the paths looked for and not found, and what the
+        # cache cannot see that the config called (`os.time()`).
+        self.env: list[str] = []
+        self.absent: list[str] = []
+        self.uncacheable: list[str] = []
 
 
 DEFAULT_EVAL_TIMEOUT = 60.0  # seconds, for the whole evaluation (`--eval-timeout`)
@@ -256,6 +271,8 @@ def _read_dir(path: bytes) -> tuple[bool, bytes]:
             entries = sorted((e.name, _entry_type(e)) for e in it)
     except OSError as e:
         return False, (e.strerror or str(e)).encode("utf-8", "replace")
+    if eval_reads.active() is not None:
+        eval_reads.note("list", os.fsdecode(path), eval_reads.listing(os.fsdecode(path)))
     return True, b"\0".join(part for entry in entries for part in entry)
 
 
@@ -272,6 +289,10 @@ def _glob(pattern: bytes, root: bytes) -> tuple[bool, bytes, bytes]:
         found = globbing.match(pattern, root)
     except (OSError, ValueError) as e:
         return False, str(e).encode("utf-8", "replace"), b""
+    if eval_reads.active() is not None:
+        eval_reads.note(
+            "glob", os.fsdecode(pattern), os.fsdecode(root), eval_reads.glob_digest(found)
+        )
     parts = pattern.split(b"/")
     fixed = []
     for part in parts[:-1]:
@@ -309,8 +330,11 @@ def _resolve(base: bytes, *parts: bytes) -> bytes:
 
 def _canonicalize(path: bytes) -> tuple[bool, bytes]:
     try:
-        return True, os.path.realpath(path, strict=True)
+        real = os.path.realpath(path, strict=True)
+        eval_reads.realpath_note(path, real)
+        return True, real
     except OSError as e:
+        eval_reads.realpath_note(path, None)
         why = (e.strerror or str(e)).encode("utf-8", "replace")
         return False, b"cannot canonicalize " + path + b": " + why
 
@@ -448,7 +472,11 @@ def _decoded(exported: bytes, resolution: Resolution | None) -> LuaResult:
         )
         for d in doc["decls"]
     ]
-    return LuaResult(decls, doc["inputs"], placeholders, resolution)
+    result = LuaResult(decls, doc["inputs"], placeholders, resolution)
+    result.env = doc.get("env", [])
+    result.absent = doc.get("absent", [])
+    result.uncacheable = doc.get("uncacheable", [])
+    return result
 
 
 def _run_entry(

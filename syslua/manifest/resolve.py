@@ -19,78 +19,31 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syslua import secrets
 from syslua.errors import ConfigError, Source, UsageError, set_display_root
 from syslua.eval import facts as factlib
+from syslua.eval import reads as eval_reads
 from syslua.eval import template
-from syslua.eval.lua import DEFAULT_EVAL_TIMEOUT, RawDeclaration, TimeLimit, run_config
+from syslua.eval.lua import RawDeclaration, TimeLimit, run_config
 from syslua.manifest import primitives
 from syslua.manifest.assemble import assemble
 from syslua.manifest.merge import merge, merge_group
 from syslua.manifest.model import Manifest, thaw
+from syslua.manifest.options import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH
+from syslua.manifest.options import Options
 from syslua.manifest.schema import Context
 from syslua.manifest.validate import Decl, Origin, validate
 from syslua.paths import Paths
 
 if TYPE_CHECKING:
-    from syslua.eval.input_options import Guard
-    from syslua.eval.inputs import GitFetcher, InputOptions, Resolution
+    from syslua.eval.inputs import InputOptions, Resolution
 
-DEFAULT_MAX_DEPTH = 10
 # Files read as CCM manifests (by eval/ccm.py, imported only when one is
 # read); anything else is Lua.
 CCM_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-# Plain classes, not dataclasses: a dataclass costs every start half a
-# millisecond to generate its methods, and nothing compares or prints these.
-
-
-class Options:
-    """How to resolve: facts from the command line, impure evaluation, nesting, modes."""
-
-    def __init__(
-        self,
-        cli_facts: dict[str, Any] | None = None,
-        impure: bool = False,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        noop: bool = False,  # `sys apply --noop`: children cannot weaken it
-        health_check_only: bool = False,
-        eval_timeout: float
-        | None = DEFAULT_EVAL_TIMEOUT,  # seconds for all Lua files; None: no limit
-        # Inputs of a config in the original's entry form (eval/inputs.py): how
-        # git inputs are fetched (None: only from the cache), and which inputs
-        # `sys update` resolves again (None: none, empty: all).
-        git: GitFetcher | None = None,
-        update: frozenset[str] | None = None,
-        write_lock: bool = True,  # False: `sys update --dry-run`
-        guard: Guard | None = None,  # around the lock's write (`InputOptions.guard`)
-        phase: Callable[[str], None] | None = None,  # told "merge" when merging starts (-vv)
-        # CCM's flags: `--facts FILE` (merged over the user facts, under
-        # `--fact`), `--hiera FILE` (data over the root manifest's own),
-        # `--read-env` (the `.env` beside the config into `Environ`).
-        facts_file: Path | None = None,
-        hiera: Path | None = None,
-        read_env: bool = True,
-    ) -> None:
-        self.cli_facts: dict[str, Any] = {} if cli_facts is None else cli_facts
-        self.impure = impure
-        self.max_depth = max_depth
-        self.noop = noop
-        self.health_check_only = health_check_only
-        self.eval_timeout = eval_timeout
-        self.git = git
-        self.update = update
-        self.write_lock = write_lock
-        self.guard = guard
-        self.phase = phase
-        self.facts_file = facts_file
-        self.hiera = hiera
-        self.read_env = read_env
 
 
 class _Run:
@@ -176,7 +129,9 @@ def resolve(config: Path, options: Options | None = None, paths: Paths | None = 
         skipped=[(subject, reason, str(where)) for subject, reason, where in run.skipped],
         placeholders=run.placeholders or secrets.active(),
     )
-    return primitives.finalize(manifest)
+    manifest = primitives.finalize(manifest)
+    _record_run(run, manifest)
+    return manifest
 
 
 def resolve_inputs(
@@ -198,7 +153,7 @@ def _roots(run: _Run, path: Path, data: dict[str, Any]) -> template.Roots:
     return template.Roots(
         facts=run.facts,
         data=data,
-        env=dict(run.env) if ccm else dict(os.environ),
+        env=dict(run.env) if ccm else eval_reads.environment(),
         base_dir=str(path.parent),
         reads=run.inputs,
         ccm=ccm,
@@ -212,6 +167,7 @@ def _evaluate(
     if path.suffix in CCM_SUFFIXES:
         from syslua.eval import ccm
 
+        eval_reads.uncacheable(f"{_short(str(path))} is a CCM manifest")
         raws, messages = ccm.load(
             path,
             facts=run.facts,
@@ -247,8 +203,48 @@ def _evaluate(
             run.resolution = result.resolution
         raws = result.declarations
         run.inputs.extend(result.inputs)
+        _record(result, run.options)
         run.placeholders = run.placeholders or result.placeholders
     return raws
+
+
+def _record(result: Any, options: Options) -> None:
+    """Tell the evaluation cache what a Lua file read besides files
+    (`manifest/evalcache.py`)."""
+    recorder = eval_reads.active()
+    if recorder is None:
+        return
+    recorder.env.update(result.env)
+    for path in result.absent:
+        recorder.note("absent", path)
+    for reason in result.uncacheable:
+        recorder.uncacheable(f"the config calls {reason}")
+    if options.impure:
+        recorder.uncacheable("--impure")
+
+
+def _record_run(run: _Run, manifest: Manifest) -> None:
+    """The files the whole evaluation read, and the inputs' locks."""
+    recorder = eval_reads.active()
+    if recorder is None:
+        return
+    recorder.files.extend(manifest.inputs)
+    resolution = run.resolution
+    if resolution is None:
+        return
+    if resolution.lock_written:
+        recorder.uncacheable("the inputs' lock was written (an input was fetched)")
+    locks = [Path(run.root).parent / "syslua.lock"]
+    pending = list(resolution.inputs.values())
+    while pending:
+        found = pending.pop()
+        locks.append(found.path / "syslua.lock")
+        pending.extend(found.inputs.values())
+    for lock in locks:
+        if lock.exists():
+            recorder.files.append(str(lock))
+        else:
+            recorder.note("absent", str(lock))
 
 
 def _deferred(value: Any) -> bool:

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from syslua.errors import Source, display_path
+from syslua.eval import reads as eval_reads
 from syslua.eval import template as templating
 from syslua.manifest.model import Item, freeze, freeze_owned
 
@@ -108,6 +109,7 @@ def expand(item: Item, roots: Mapping[str, Any] | None, ccm: bool = False) -> Ex
         source_mode = os.stat(source).st_mode
     except (OSError, ValueError):
         source_mode = 0  # not there: the plan says so, at the item
+    eval_reads.note("stat", source, source_mode)
     if stat.S_ISDIR(source_mode):
         return _tree(item, source, roots)
     if item.get("ensure") == "directory":
@@ -188,6 +190,9 @@ def _walk(source: str, spec: Any) -> tuple[list[tuple[str, int]], list[str]]:
             entries = list(os.scandir(full))
         except OSError as e:
             raise TreeError(f"cannot read directory {full}: {e.strerror}") from None
+        recorder = eval_reads.active()
+        if recorder is not None:
+            recorder.note("list", full, eval_reads.listing_digest(entries))
         for entry in entries:
             name = entry.name
             if name == ".git":
@@ -212,6 +217,8 @@ def _walk(source: str, spec: Any) -> tuple[list[tuple[str, int]], list[str]]:
                     st_mode = entry.stat().st_mode
                 except OSError as e:
                     raise TreeError(f"cannot read {entry.path}: {e.strerror}") from None
+                if recorder is not None:
+                    recorder.note("stat", entry.path, st_mode)
                 files.append((path, st_mode))
             elif spec is not None and spec.match_file(path):
                 continue

@@ -104,6 +104,7 @@ def _watched(paths: Paths) -> list[Path]:
         paths.lock,
         paths.cache,
         paths.cache / "downloads",
+        paths.cache / "eval",  # the evaluation cache (manifest/evalcache.py)
     ]
 
 

@@ -22,6 +22,7 @@ from syslua.cli.options import (
     FactOpt,
     ImpureOpt,
     JsonOpt,
+    NoCacheOpt,
     NoColorOpt,
     QuietOpt,
     VerboseOpt,
@@ -102,6 +103,7 @@ def command(
     max_depth: DepthOpt = 10,
     wait: WaitOpt = False,
     verbose: VerboseOpt = 0,
+    no_cache: NoCacheOpt = False,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:

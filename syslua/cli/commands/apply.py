@@ -35,6 +35,7 @@ from syslua.cli.options import (
     JobsOpt,
     JsonOpt,
     MaxUnpackOpt,
+    NoCacheOpt,
     NoColorOpt,
     NoopOpt,
     QuietOpt,
@@ -82,6 +83,7 @@ def command(
     ] = None,
     noop: NoopOpt = False,
     verbose: VerboseOpt = 0,
+    no_cache: NoCacheOpt = False,
     quiet: QuietOpt = False,
     json_: JsonOpt = False,
     force: Annotated[

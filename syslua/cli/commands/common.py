@@ -16,11 +16,12 @@ from syslua.errors import UsageError
 from syslua.eval.facts import parse_fact_args
 from syslua.execute.config import GitInputs, locate_config
 from syslua.manifest.model import Manifest
-from syslua.manifest.resolve import Options, resolve
 from syslua.paths import Paths
 
 if TYPE_CHECKING:
     from syslua.execute.apply import Reporter
+    from syslua.manifest.evalcache import Recorder
+    from syslua.manifest.options import Options
     from syslua.state.lock import Holder, StateLock
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -67,6 +68,7 @@ def load_manifest(
     example: str = "sys plan path/to/sys.lua",
     changes: str | None = None,
     flags: DataFlags | None = None,
+    no_cache: bool = False,
 ) -> Manifest:
     """Evaluate and merge the config. `eval_timeout`: seconds for the whole
     evaluation (None: the default, 0: no limit); `example`: see `find_config`.
@@ -74,8 +76,11 @@ def load_manifest(
     config (`sys apply {}`): a file found that is not the current
     snapshot's config is then refused before it is evaluated; without it,
     the command only reads, and says which file it used (`config_found`).
-    `flags`: CCM's `--facts`, `--hiera` and `--read-env`."""
+    `flags`: CCM's `--facts`, `--hiera` and `--read-env`. The manifest
+    comes from the evaluation cache when nothing the config read changed
+    (`manifest/evalcache.py`), unless `no_cache` (`--no-cache`)."""
     from syslua.cli import phases
+    from syslua.manifest.options import Options
 
     flags = flags or DataFlags()
     cli_facts = parse_fact_args(facts)
@@ -96,12 +101,75 @@ def load_manifest(
     if eval_timeout is not None:
         options.eval_timeout = eval_timeout or None
     options.git = GitInputs()
-    manifest = resolve(path, options, paths)
+    from syslua.cli import options as cli_options
+
+    manifest = _evaluated(term, path, options, paths, no_cache or cli_options.no_cache)
     term.distrust(item.id for item in manifest)  # before a cycle error quotes them
     phases.show_inputs(term, manifest.inputs)
     for warning in manifest.warnings:
         term.warn(warning)
     return manifest
+
+
+def _evaluated(
+    term: Terminal, path: Path, options: Options, paths: Paths, no_cache: bool
+) -> Manifest:
+    """The resolved manifest: from the evaluation cache when every read it
+    recorded gives the same answer now, else evaluated (and cached when it
+    can be). Under -v, says which and why."""
+    import os
+
+    from syslua.manifest import evalcache
+
+    def say(text: str) -> None:
+        if term.verbosity > 0:
+            term.log(text)
+
+    from syslua.errors import set_display_root
+
+    config = Path(os.path.abspath(path))
+    set_display_root(str(config.parent))
+    if no_cache:
+        say("evaluation not cached: --no-cache")
+        return _resolve(path, options, paths, None)
+    file = evalcache.cache_file(paths.cache, config)
+    key = evalcache.key(config, options, _facts_digest(options, paths))
+    manifest, why = evalcache.load(file, key)
+    if manifest is not None:
+        say(f"evaluation cached: nothing {config.name} read changed")
+        return manifest
+    say(f"evaluation cache not used: {why}")
+    recorder = evalcache.Recorder()
+    manifest = _resolve(path, options, paths, recorder)
+    reasons = evalcache.reasons_against(recorder, manifest)
+    if reasons:
+        evalcache.drop(file)
+        say(f"evaluation not cached: {'; '.join(reasons)}")
+        return manifest
+    failed = evalcache.store(file, key, recorder, manifest)
+    if failed is not None:
+        evalcache.drop(file)
+        say(f"evaluation not cached: {failed}")
+    return manifest
+
+
+def _resolve(path: Path, options: Options, paths: Paths, recorder: Recorder | None) -> Manifest:
+    from syslua.manifest import evalcache
+    from syslua.manifest.resolve import resolve
+
+    with evalcache.recording(recorder):
+        return resolve(path, options, paths)
+
+
+def _facts_digest(options: Options, paths: Paths) -> str:
+    """The facts an evaluation would see (as `manifest.resolve` gathers them)."""
+    from syslua.eval import facts as factlib
+    from syslua.manifest import evalcache
+
+    file_facts = factlib.read_facts_file(options.facts_file) if options.facts_file else None
+    facts = factlib.gather(paths.config, options.cli_facts, file_facts)
+    machine = factlib.machine_facts()
+    return evalcache.facts_digest(facts, {k: machine[k] for k in factlib.CORE})
 
 
 def config_found(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import FactOpt, NoColorOpt, QuietOpt, VerboseOpt
+from syslua.cli.options import FactOpt, NoCacheOpt, NoColorOpt, QuietOpt, VerboseOpt
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -40,6 +40,7 @@ def command(
     verbose: VerboseOpt = 0,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Open the source of a managed file in your editor ($VISUAL, $EDITOR, vi).
 

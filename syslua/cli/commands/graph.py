@@ -14,6 +14,7 @@ from syslua.cli.options import (
     FactOpt,
     ImpureOpt,
     JsonOpt,
+    NoCacheOpt,
     NoColorOpt,
     QuietOpt,
     VerboseOpt,
@@ -39,6 +40,7 @@ def command(
     max_depth: DepthOpt = 10,
     eval_timeout: EvalTimeoutOpt = DEFAULT_EVAL_TIMEOUT,
     verbose: VerboseOpt = 0,
+    no_cache: NoCacheOpt = False,
     quiet: QuietOpt = False,
     no_color: NoColorOpt = False,
 ) -> None:

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from syslua.cli import terminal
-from syslua.cli.options import ConfigArg, FactOpt, JsonOpt, NoColorOpt, NoPagerOpt, VerboseOpt
+from syslua.cli.options import (
+    ConfigArg,
+    FactOpt,
+    JsonOpt,
+    NoCacheOpt,
+    NoColorOpt,
+    NoPagerOpt,
+    VerboseOpt,
+)
 
 if TYPE_CHECKING:
     from syslua.cli.output import Terminal
@@ -52,6 +60,7 @@ def command(
     fact: FactOpt = None,
     no_color: NoColorOpt = False,
     verbose: VerboseOpt = 0,
+    no_cache: NoCacheOpt = False,
     no_pager: NoPagerOpt = False,
 ) -> None:
     """Show what changed in the home since the last apply, and what the config would change.
