@@ -167,7 +167,7 @@ def test_rollback_by_number_suffix_prefix_and_tag(sysenv) -> None:
     ):
         if wanted == s3[:-1] and sum(h["id"].startswith(wanted) for h in history(sysenv)) > 1:
             # The rollbacks made in the same second may share all but the
-            # last random digit with s3 (1 in 16 each): then a prefix one
+            # last random digit with s3 (1 in 4,096 each): then a prefix one
             # digit longer, the whole id, is the shortest that names it.
             wanted = s3
         p = sysenv.run("rollback", wanted)
