@@ -65,7 +65,7 @@ def test_a_path_made_after_planning_is_read_again(sysenv) -> None:
     sysenv.write(
         "sys.lua",
         HEADER
-        + f"exec {{ name = \"make\", command = \"sh -c 'printf mine > {made}'\", "
+        + f'exec {{ name = "make", command = "sh -c \'printf mine > {made}\'", '
         + f'creates = "{made}" }}\n'
         + 'file { path = "~/made.txt", content = "mine", depends_on = { "exec#make" } }\n',
     )
@@ -83,7 +83,7 @@ def test_a_file_changed_after_planning_is_read_again(sysenv) -> None:
     sysenv.write(
         "sys.lua",
         HEADER
-        + f"exec {{ name = \"fix\", command = \"sh -c 'printf new > {target}'\" }}\n"
+        + f'exec {{ name = "fix", command = "sh -c \'printf new > {target}\'" }}\n'
         + 'file { path = "~/t.txt", content = "new", depends_on = { "exec#fix" } }\n',
     )
     p = sysenv.run("apply", "--json")

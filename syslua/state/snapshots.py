@@ -29,7 +29,7 @@ from typing import Any
 
 from syslua import secrets
 from syslua.errors import StateConflictError, StateError, UsageError
-from syslua.fsutil import atomic_write, make_dir
+from syslua.fsutil import AtomicFile, atomic_write, make_dir
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
@@ -265,6 +265,26 @@ class Snapshots:
         make_dir(self.dir, PRIVATE_DIR, parents_mode=PASSAGE)
         atomic_write(path, secrets.scrub(text).encode(), PRIVATE_FILE)
 
+    def _write_streamed(self, path: Path, value: dict[str, Any]) -> None:
+        """`value` as compact JSON, written a part at a time (`_json_parts`):
+        the text of a 10,000-item snapshot is never held whole. With a
+        secret known, the whole text is scrubbed at once (a value is never
+        split between two parts it is looked for in)."""
+        if secrets.any_known():
+            self._write(path, json.dumps(value, separators=(",", ":")))
+            return
+        make_dir(self.dir, PRIVATE_DIR, parents_mode=PASSAGE)
+        with AtomicFile(path, PRIVATE_FILE) as f:
+            waiting: list[str] = []
+            size = 0
+            for part in _json_parts(value, 2):
+                waiting.append(part)
+                size += len(part)
+                if size >= 1 << 16:
+                    f.write("".join(waiting).encode())
+                    waiting, size = [], 0
+            f.write("".join(waiting).encode())
+
     def index(self) -> dict[str, Any]:
         return self._read_index()
 
@@ -464,7 +484,7 @@ class Snapshots:
         else:
             snap.generation = generations[snap.id] = index[LAST_GENERATION] + 1
             index[LAST_GENERATION] = snap.generation
-        self._write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")))
+        self._write_streamed(self.path(snap.id), snap.to_dict())
         if snap.id not in index["order"]:
             index["order"].append(snap.id)
         if make_current:
@@ -561,3 +581,25 @@ def _note_config(index: dict[str, Any], snap: Snapshot | None) -> None:
         index.pop(CONFIG_NOTE, None)
     else:
         index[CONFIG_NOTE] = {"id": snap.id, "config": snap.config}
+
+
+def _json_parts(value: Any, depth: int) -> Iterator[str]:
+    """The compact JSON text of `value` (as `json.dumps` with separators
+    `,` and `:` writes it), in parts: the members of a dict or list are
+    encoded one by one down to `depth` levels, each by the C encoder."""
+    if depth and isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        sep = "{"
+        for k, v in value.items():
+            yield sep + json.dumps(k) + ":"
+            yield from _json_parts(v, depth - 1)
+            sep = ","
+        yield "}"
+    elif depth and isinstance(value, list) and value:
+        sep = "["
+        for v in value:
+            yield sep
+            yield from _json_parts(v, depth - 1)
+            sep = ","
+        yield "]"
+    else:
+        yield json.dumps(value, separators=(",", ":"))
