@@ -1210,7 +1210,9 @@ class FileType(
                 notes = [restore_path(r.path, r.prev, ctx.store) for r in original.records]
                 left = [n for n in notes if n]
                 return "; ".join(left) if left else "restored the original directory it took over"
-            note = restore_path(path, original, ctx.store)
+            # Not fsynced one by one: the path is journaled (`before_change`),
+            # and the apply syncs its filesystem before the commit record.
+            note = restore_path(path, original, ctx.store, durable=False)
             if note is None and link_problem(path) is not None:
                 return (
                     f"restored the original it took over: a link to {original.target}, "
