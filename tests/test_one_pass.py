@@ -9,6 +9,8 @@ is there now.
 
 from __future__ import annotations
 
+import json
+
 from conftest import HEADER, items, out
 
 from syslua.resources.file import FileType
@@ -90,3 +92,21 @@ def test_a_file_changed_after_planning_is_read_again(sysenv) -> None:
     assert p.returncode == 0, out(p)
     assert items(p)[f"file#{target}"]["status"] == "unchanged", out(p)
     assert target.read_text() == "new"
+
+
+def test_a_snapshot_written_a_part_at_a_time_is_the_compact_json_of_it(sysenv) -> None:
+    # Point 4: the snapshot is streamed to its file member by member; the
+    # text is exactly what one `json.dumps` of it would have written.
+    body = "".join(f'file {{ path = "~/m/f{i}", content = "c{i}\\n" }}\n' for i in range(30))
+    sysenv.write("sys.lua", HEADER + body)
+    assert sysenv.run("apply").returncode == 0
+    sysenv.write("sys.lua", HEADER + body.replace("c1\\n", "changed\\n"))
+    assert sysenv.run("apply").returncode == 0
+    files = sorted((sysenv.root / "state" / "snapshots").glob("2*.json"))
+    assert len(files) == 2
+    for f in files:
+        text = f.read_text()
+        assert text == json.dumps(json.loads(text), separators=(",", ":"))
+        assert len(json.loads(text)["pre"]["records"]) >= 1
+    assert sysenv.run("rollback").returncode == 0
+    assert (sysenv.home / "m" / "f1").read_text() == "c1\n"

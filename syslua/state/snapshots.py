@@ -277,7 +277,7 @@ class Snapshots:
         with AtomicFile(path, PRIVATE_FILE) as f:
             waiting: list[str] = []
             size = 0
-            for part in _json_parts(value, 2):
+            for part in _json_parts(value, 3):
                 waiting.append(part)
                 size += len(part)
                 if size >= 1 << 16:
