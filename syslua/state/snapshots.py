@@ -24,6 +24,7 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -583,23 +584,36 @@ def _note_config(index: dict[str, Any], snap: Snapshot | None) -> None:
         index[CONFIG_NOTE] = {"id": snap.id, "config": snap.config}
 
 
+_BATCH = 512  # members of a large dict or list encoded together: C speed, bounded memory
+
+
 def _json_parts(value: Any, depth: int) -> Iterator[str]:
     """The compact JSON text of `value` (as `json.dumps` with separators
-    `,` and `:` writes it), in parts: the members of a dict or list are
-    encoded one by one down to `depth` levels, each by the C encoder."""
-    if depth and isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
-        sep = "{"
-        for k, v in value.items():
-            yield sep + json.dumps(k) + ":"
-            yield from _json_parts(v, depth - 1)
-            sep = ","
-        yield "}"
-    elif depth and isinstance(value, list) and value:
-        sep = "["
-        for v in value:
-            yield sep
-            yield from _json_parts(v, depth - 1)
-            sep = ","
-        yield "]"
-    else:
+    `,` and `:` writes it), in parts: a dict or list of more than `_BATCH`
+    members is encoded `_BATCH` members at a time, and a smaller one member
+    by member down to `depth` levels, each part by the C encoder."""
+    dict_ = isinstance(value, dict) and all(isinstance(k, str) for k in value)
+    if not depth or not value or not (dict_ or isinstance(value, list)):
         yield json.dumps(value, separators=(",", ":"))
+        return
+    opening, closing = ("{", "}") if dict_ else ("[", "]")
+    if len(value) > _BATCH:
+        members = iter(value.items()) if dict_ else iter(value)
+        sep = opening
+        while batch := list(islice(members, _BATCH)):
+            whole = json.dumps(dict(batch) if dict_ else batch, separators=(",", ":"))
+            yield sep + whole[1:-1]
+            sep = ","
+        yield closing
+        return
+    sep = opening
+    for member in value.items() if dict_ else value:
+        if dict_:
+            k, v = member
+            yield sep + json.dumps(k) + ":"
+        else:
+            v = member
+            yield sep
+        yield from _json_parts(v, depth - 1)
+        sep = ","
+    yield closing
