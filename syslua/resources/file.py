@@ -884,7 +884,7 @@ class FileType(
 
     def recheck(self, item: Item, planned: Status, ctx: Context) -> Status | None:
         """The planned status, when the item changes anyway and its path is
-        as planning read it (one `lstat`: absent still, or the same stamp).
+        as planning read it (one `lstat`: absent still, or the same fingerprint).
         Its change writes what is declared now (the source read as it is
         written), so only an item planned unchanged, a tree root (its members
         ran since) or one whose folds or symlinked root the apply replaces is
