@@ -295,6 +295,11 @@ def redact(text: str) -> str:
     return _without_values(text)
 
 
+def any_known() -> bool:
+    """Is any secret value known to this process (so written state is scrubbed)?"""
+    return bool(_vault.ordered)
+
+
 def scrub(text: str) -> str:
     """JSON text about to be written to the state, with no known value in it.
     Placeholders stay: they are not secret, and say which value was there."""

@@ -2,7 +2,9 @@
 
 Steps for an item:
 1. Read its status and decide (a subscriber is triggered when any of its
-   targets changed earlier in this run, or would have, in noop).
+   targets changed earlier in this run, or would have, in noop). A kind
+   that can check cheaply that the status planning read still holds
+   (`Rechecked`: a file's one `lstat`) reuses it: the item is read once.
 2. Unless noop, act through the kind's provider, recording undo information
    in the journal first; hand what it did (`Applied`) to `verify`, which
    reads status again, and fail with "desired state not reached: <reason>"
@@ -22,6 +24,7 @@ from typing import Any
 
 from syslua.execute.health import CheckResult, run_checks
 from syslua.manifest.model import Item
+from syslua.resources import capability
 from syslua.resources import get as get_type
 from syslua.resources.base import (
     CREATE,
@@ -36,6 +39,7 @@ from syslua.resources.base import (
     Journaling,
     ResourceError,
 )
+from syslua.resources.kind import Kind, Rechecked
 from syslua.resources.process import ProcessResult
 
 CHANGED, UNCHANGED, FAILED, SKIPPED, NOOP = "changed", "unchanged", "failed", "skipped", "noop"
@@ -113,9 +117,9 @@ def run_item(
         )
 
     try:
-        if ctx.resolver is not None:
-            item = ctx.resolver.resolve_item(item)
-        status = kind.status(item, ctx)
+        resolved = ctx.resolver.resolve_item(item) if ctx.resolver is not None else item
+        status = _status(kind, resolved, ctx, planned if resolved is item else None)
+        item = resolved
         noop = ctx.noop or item.noop
         triggered = ctx.outcomes.triggered(item.get("subscribe", ()), noop)
         decision = kind.decide(item, status, ctx, triggered)
@@ -168,6 +172,17 @@ def run_item(
         applied=applied,
     )
     return _with_checks(outcome, run_checks(checks_spec, ctx.runner)) if checks_spec else outcome
+
+
+def _status(kind: Kind[Any], item: Item, ctx: Context, planned: Any) -> Any:
+    """The item's status now: what planning read, when its kind finds
+    cheaply that it still holds (`Rechecked`), else read again."""
+    if planned is not None and not ctx.noop:
+        rechecked = capability(kind, Rechecked)
+        again = rechecked.recheck(item, planned, ctx) if rechecked is not None else None
+        if again is not None:
+            return again
+    return kind.status(item, ctx)
 
 
 def done(decision: Decision) -> str:

@@ -102,6 +102,7 @@ from syslua.resources.kind import (
     Journaled,
     Kind,
     Ordered,
+    Rechecked,
     Recorded,
     Removable,
     Scheduling,
@@ -700,6 +701,7 @@ class FileType(
     Ordered,
     Explained,
     Scheduling,
+    Rechecked,
 ):
     name = "file"
     schema = SCHEMA
@@ -879,6 +881,25 @@ class FileType(
                 )
             return Decision(UPDATE, f"replaces a symlink to {state.link_target}", UPDATED_FILE)
         return Decision(UPDATE, reason, UPDATED_FILE)
+
+    def recheck(self, item: Item, planned: Status, ctx: Context) -> Status | None:
+        """The planned status, when the item changes anyway and its path is
+        as planning read it (one `lstat`: absent still, or the same fingerprint).
+        Its change writes what is declared now (the source read as it is
+        written), so only an item planned unchanged, a tree root (its members
+        ran since) or one whose folds or symlinked root the apply replaces is
+        read again in full."""
+        if (
+            planned.error is not None
+            or not planned.differences
+            or planned.members is not None
+            or planned.folds
+            or planned.linked_root is not None
+            or planned.kept
+            or not posix.unchanged(item.key, planned.state)
+        ):
+            return None
+        return planned
 
     # -- act ------------------------------------------------------------------
     def apply(
@@ -1189,7 +1210,9 @@ class FileType(
                 notes = [restore_path(r.path, r.prev, ctx.store) for r in original.records]
                 left = [n for n in notes if n]
                 return "; ".join(left) if left else "restored the original directory it took over"
-            note = restore_path(path, original, ctx.store)
+            # Not fsynced one by one: the path is journaled (`before_change`),
+            # and the apply syncs its filesystem before the commit record.
+            note = restore_path(path, original, ctx.store, durable=False)
             if note is None and link_problem(path) is not None:
                 return (
                     f"restored the original it took over: a link to {original.target}, "

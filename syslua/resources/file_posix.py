@@ -18,7 +18,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from syslua import safe_fs
@@ -39,10 +39,42 @@ class FileState:
     mode: str = ""  # "0644"
     size: int = 0
     link_target: str | None = None
+    # What `lstat` gave (`fingerprint`): a later `lstat` with the same answer finds
+    # the same entry, untouched (the planned status is reused when the item
+    # runs). Not compared: two states of the same kind and attributes are equal.
+    fingerprint: tuple[int, ...] | None = field(default=None, compare=False)
 
     @property
     def exists(self) -> bool:
         return self.ensure != ABSENT
+
+
+def fingerprint(st: os.stat_result) -> tuple[int, ...]:
+    """The parts of an `lstat` result that change whenever the entry does:
+    replaced (inode), written (size, mtime, ctime), its mode or owner changed."""
+    return (
+        st.st_dev,
+        st.st_ino,
+        st.st_mode,
+        st.st_uid,
+        st.st_gid,
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+    )
+
+
+def unchanged(path: str, state: FileState) -> bool:
+    """Is `path` still what `state` read: absent then and now, or the same
+    `lstat` (`fingerprint`)? One system call: the cheap check that a status read
+    while planning still holds when the item runs."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return not state.exists
+    except OSError:  # a parent is not a directory now (an earlier item made it a file)
+        return False
+    return state.fingerprint is not None and fingerprint(st) == state.fingerprint
 
 
 def linked_parents(
@@ -115,14 +147,16 @@ def status(path: str, _again: int = 2) -> FileState:
             if not _again:
                 raise
             return status(path, _again - 1)  # changed between the two calls: look again
-        return FileState(path, LINK, st.st_uid, st.st_gid, mode, st.st_size, target)
+        return FileState(
+            path, LINK, st.st_uid, st.st_gid, mode, st.st_size, target, fingerprint(st)
+        )
     if stat.S_ISDIR(st.st_mode):
         kind = DIRECTORY
     elif stat.S_ISREG(st.st_mode):
         kind = PRESENT
     else:
         kind = OTHER
-    return FileState(path, kind, st.st_uid, st.st_gid, mode, st.st_size)
+    return FileState(path, kind, st.st_uid, st.st_gid, mode, st.st_size, None, fingerprint(st))
 
 
 def read_small(path: str, size: int) -> bytes:

@@ -28,6 +28,7 @@ never which kind it is:
 | `Irreversible`| changes that cannot be undone                       | exec, os_package |
 | `Outputs`     | files written from the whole manifest               | env, package |
 | `Scheduling`  | how the scheduler runs its items                    | file, env, apply |
+| `Rechecked`   | that the status planning read still holds, cheaply  | file |
 """
 
 from __future__ import annotations
@@ -315,3 +316,14 @@ class Scheduling(Protocol):
     inline: bool
     # Runs even when its own members failed, to report on them (apply).
     aggregates: bool
+
+
+class Rechecked(Protocol):
+    """A kind whose planned status is reused when its item runs, once a cheap
+    check (a file's one `lstat`) finds that nothing it read has changed since:
+    the item is not read twice."""
+
+    def recheck(self, item: Item, planned: Any, ctx: Context) -> Any | None:
+        """`planned` (what `status` read while planning) when it still holds
+        and may stand for a new `status`; None: read the status again."""
+        ...

@@ -53,6 +53,11 @@ class FileProvider(Protocol):
         """What is at `path` now (a symlink is not followed)."""
         ...
 
+    def unchanged(self, path: str, state: FileState) -> bool:
+        """Is `path` still what `state` read (absent then and now, or the same
+        `lstat`)? The cheap check that a planned status still holds."""
+        ...
+
     def linked_parents(
         self, path: str, home: str, seen: dict[str, str | None] | None = None
     ) -> tuple[tuple[str, str], ...]:

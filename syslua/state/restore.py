@@ -19,8 +19,10 @@ from syslua.state.records import ABSENT, DIR, FILE, LINK, OTHER, PathState
 from syslua.state.store import Store
 
 
-def restore_path(path: str, prev: PathState, store: Store) -> str | None:
+def restore_path(path: str, prev: PathState, store: Store, *, durable: bool = True) -> str | None:
     """Restore one path; returns a note when something was left in place.
+    `durable`: a file put back is fsynced; an apply that syncs every
+    filesystem it wrote to before its commit record (group commit) says False.
 
     The path's directory is reached without following a link someone else
     could have put there (`safe_fs`): a rollback never writes through a
@@ -30,7 +32,7 @@ def restore_path(path: str, prev: PathState, store: Store) -> str | None:
         _make_parents(os.path.dirname(path))
     try:
         with safe_fs.at(path) as (dfd, name):
-            return _restore_at(dfd, name, path, prev, store)
+            return _restore_at(dfd, name, path, prev, store, durable)
     except safe_fs.UnsafePath as e:
         return f"{path}: left as it is: {e}"
     except FileNotFoundError:
@@ -95,7 +97,9 @@ def _clear(dfd: int, name: str) -> None:
         os.unlink(name, dir_fd=dfd)
 
 
-def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -> str | None:
+def _restore_at(
+    dfd: int, name: str, path: str, prev: PathState, store: Store, durable: bool = True
+) -> str | None:
     if _matches(dfd, name, prev, store):
         return None
     kind = prev.kind
@@ -147,5 +151,6 @@ def _restore_at(dfd: int, name: str, path: str, prev: PathState, store: Store) -
                 f.flush()
                 safe_fs.give_owner(fd, uid, gid)
                 os.fchmod(fd, prev.mode)
-                os.fsync(fd)  # durable before the journal that recorded it can go
+                if durable:
+                    os.fsync(fd)  # durable before the journal that recorded it can go
     return None

@@ -24,12 +24,13 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from syslua import secrets
 from syslua.errors import StateConflictError, StateError, UsageError
-from syslua.fsutil import atomic_write, make_dir
+from syslua.fsutil import AtomicFile, atomic_write, make_dir
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
@@ -265,6 +266,26 @@ class Snapshots:
         make_dir(self.dir, PRIVATE_DIR, parents_mode=PASSAGE)
         atomic_write(path, secrets.scrub(text).encode(), PRIVATE_FILE)
 
+    def _write_streamed(self, path: Path, value: dict[str, Any]) -> None:
+        """`value` as compact JSON, written a part at a time (`_json_parts`):
+        the text of a 10,000-item snapshot is never held whole. With a
+        secret known, the whole text is scrubbed at once (a value is never
+        split between two parts it is looked for in)."""
+        if secrets.any_known():
+            self._write(path, json.dumps(value, separators=(",", ":")))
+            return
+        make_dir(self.dir, PRIVATE_DIR, parents_mode=PASSAGE)
+        with AtomicFile(path, PRIVATE_FILE) as f:
+            waiting: list[str] = []
+            size = 0
+            for part in _json_parts(value, 3):
+                waiting.append(part)
+                size += len(part)
+                if size >= 1 << 16:
+                    f.write("".join(waiting).encode())
+                    waiting, size = [], 0
+            f.write("".join(waiting).encode())
+
     def index(self) -> dict[str, Any]:
         return self._read_index()
 
@@ -464,7 +485,7 @@ class Snapshots:
         else:
             snap.generation = generations[snap.id] = index[LAST_GENERATION] + 1
             index[LAST_GENERATION] = snap.generation
-        self._write(self.path(snap.id), json.dumps(snap.to_dict(), separators=(",", ":")))
+        self._write_streamed(self.path(snap.id), snap.to_dict())
         if snap.id not in index["order"]:
             index["order"].append(snap.id)
         if make_current:
@@ -561,3 +582,38 @@ def _note_config(index: dict[str, Any], snap: Snapshot | None) -> None:
         index.pop(CONFIG_NOTE, None)
     else:
         index[CONFIG_NOTE] = {"id": snap.id, "config": snap.config}
+
+
+_BATCH = 512  # members of a large dict or list encoded together: C speed, bounded memory
+
+
+def _json_parts(value: Any, depth: int) -> Iterator[str]:
+    """The compact JSON text of `value` (as `json.dumps` with separators
+    `,` and `:` writes it), in parts: a dict or list of more than `_BATCH`
+    members is encoded `_BATCH` members at a time, and a smaller one member
+    by member down to `depth` levels, each part by the C encoder."""
+    dict_ = isinstance(value, dict) and all(isinstance(k, str) for k in value)
+    if not depth or not value or not (dict_ or isinstance(value, list)):
+        yield json.dumps(value, separators=(",", ":"))
+        return
+    opening, closing = ("{", "}") if dict_ else ("[", "]")
+    if len(value) > _BATCH:
+        members = iter(value.items()) if dict_ else iter(value)
+        sep = opening
+        while batch := list(islice(members, _BATCH)):
+            whole = json.dumps(dict(batch) if dict_ else batch, separators=(",", ":"))
+            yield sep + whole[1:-1]
+            sep = ","
+        yield closing
+        return
+    sep = opening
+    for member in value.items() if dict_ else value:
+        if dict_:
+            k, v = member
+            yield sep + json.dumps(k) + ":"
+        else:
+            v = member
+            yield sep
+        yield from _json_parts(v, depth - 1)
+        sep = ","
+    yield closing
