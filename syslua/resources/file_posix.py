@@ -18,7 +18,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from syslua import safe_fs
@@ -39,6 +39,8 @@ class FileState:
     mode: str = ""  # "0644"
     size: int = 0
     link_target: str | None = None
+    # What `lstat` gave (`status`): the stat index compares it (`state/stat_index`).
+    stat: os.stat_result | None = field(default=None, compare=False, repr=False)
 
     @property
     def exists(self) -> bool:
@@ -119,7 +121,7 @@ def status(path: str, _again: int = 2) -> FileState:
     if stat.S_ISDIR(st.st_mode):
         kind = DIRECTORY
     elif stat.S_ISREG(st.st_mode):
-        kind = PRESENT
+        return FileState(path, PRESENT, st.st_uid, st.st_gid, mode, st.st_size, None, st)
     else:
         kind = OTHER
     return FileState(path, kind, st.st_uid, st.st_gid, mode, st.st_size)
