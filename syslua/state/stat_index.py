@@ -149,6 +149,9 @@ class StatIndex:
         (made current by the caller, who holds the state lock). Errors are
         left to the caller, who may ignore them: the index is a cache."""
         entries = {**self.used, **self.fresh}
+        if not entries:
+            discard(state)  # none is as good as an empty one, and keeps the state dir as it was
+            return
         ident = snapshot.encode()
         paths = "\0".join(entries).encode("utf-8", "surrogateescape")
         fixed = b"".join(_ENTRY.pack(*e) for e in entries.values())
