@@ -25,7 +25,7 @@ from conftest import HEADER, apply_ok, current, out, plan_line, tree
 from syslua.resources import file as file_type
 from syslua.resources import file_posix
 from syslua.state import stat_index
-from syslua.state.stat_index import StatIndex
+from syslua.state.stat_index import StatIndex, fields
 
 EDITED = "edited since the last apply"
 CONFIG = """
@@ -81,7 +81,7 @@ def test_a_no_change_run_records_then_reads_nothing(sysenv, trusting, monkeypatc
     index = _index(sysenv)
     target, source = str(sysenv.home / "a.conf"), str(sysenv.work / "src" / "a.conf")
     assert {target, source, str(sysenv.home / "b.conf")} <= index.entries.keys()
-    assert index.entries[target][8] == index.entries[source][8]  # the same content
+    assert fields(index.entries[target])[8] == fields(index.entries[source])[8]  # same content
     assert stat.S_IMODE(os.stat(sysenv.root / "state" / stat_index.NAME).st_mode) == 0o600
 
     written = os.stat(sysenv.root / "state" / stat_index.NAME).st_mtime_ns
@@ -97,7 +97,7 @@ def test_a_same_second_same_size_edit_of_a_target_is_seen(sysenv, trusting) -> N
     _setup(sysenv)
     sysenv.run("apply")
     target = sysenv.home / "a.conf"
-    entry = _index(sysenv).entries[str(target)]
+    entry = fields(_index(sysenv).entries[str(target)])
     _same_size_edit(target, "AAAA\n", entry[1])  # the index's size and mtime
 
     p = sysenv.run("plan")
@@ -111,7 +111,7 @@ def test_a_same_second_same_size_edit_of_a_source_is_applied(sysenv, trusting) -
     _setup(sysenv)
     sysenv.run("apply")
     source = sysenv.work / "src" / "a.conf"
-    _same_size_edit(source, "zzzz\n", _index(sysenv).entries[str(source)][1])
+    _same_size_edit(source, "zzzz\n", fields(_index(sysenv).entries[str(source)])[1])
 
     p = sysenv.run("plan")
     assert "will update (content changed)" in plan_line(p, "~/a.conf"), out(p)
@@ -140,9 +140,10 @@ def test_a_racy_entry_is_not_trusted(sysenv, trusting, monkeypatch) -> None:
     # the index says b.conf held "bbbb"; but it was recorded by a run that
     # started before the file's last change (as a same-tick write leaves it)
     index = _index(sysenv)
-    _same_size_edit(target, "BBBB\n", index.entries[str(target)][1])
+    recorded = fields(index.entries[str(target)])
+    _same_size_edit(target, "BBBB\n", recorded[1])
     now = os.lstat(target)
-    index.entries[str(target)] = (*stat_index.key(now), index.entries[str(target)][8])
+    index.entries[str(target)] = stat_index.key(now) + recorded[8]
     index.used = dict(index.entries)
     index.started = now.st_ctime_ns  # the ctime is not older than the run: racy
     index.save(sysenv.root / "state", index.snapshot or "")
@@ -212,3 +213,19 @@ def test_an_index_left_beside_a_killed_apply_is_not_used(sysenv, trusting) -> No
     assert not (state / stat_index.NAME).exists()
     p = sysenv.run("plan")
     assert "will update (content changed)" in plan_line(p, "~/b.conf"), out(p)
+
+
+def test_status_reads_nothing_trusted_and_sees_a_same_size_edit(
+    sysenv, trusting, monkeypatch
+) -> None:
+    _setup(sysenv)
+    sysenv.run("apply")
+    target = sysenv.home / "b.conf"
+    entry = fields(_index(sysenv).entries[str(target)])
+    with monkeypatch.context() as m:
+        _no_reads(m)
+        p = sysenv.run("status", "--exit-code")
+        assert p.returncode == 0, out(p)
+    _same_size_edit(target, "BBBB\n", entry[1])
+    p = sysenv.run("status", "-v", "--exit-code")
+    assert p.returncode == 4 and "in the home: content edited" in p.stdout, out(p)

@@ -57,16 +57,19 @@ MAGIC = b"sysluaSI1\n"
 MARGIN = 2_000_000_000  # ns: see the module's docstring
 JOURNAL = "journal/journal.jsonl"  # `Paths.journal` / `journal.JOURNAL`, not imported for it
 _HEAD = struct.Struct("<qIIH")
-# size, mtime_ns, ctime_ns, inode, device, mode, uid, gid, SHA-256
+# size, mtime_ns, ctime_ns, inode, device, mode, uid, gid; then the SHA-256.
+# In memory an entry stays as it is in the file (84 bytes): a few MB fewer
+# at 10,000 files than tuples of ints, and compared with one `pack`.
+_KEY = struct.Struct("<QqqQQIII")
 _ENTRY = struct.Struct("<QqqQQIII32s")
+_DIGEST = _KEY.size  # where an entry's digest starts
 
-Entry = tuple[int, int, int, int, int, int, int, int, bytes]
-Key = tuple[int, int, int, int, int, int, int, int]
+Fields = tuple[int, int, int, int, int, int, int, int, bytes]
 
 
-def key(st: os.stat_result) -> Key:
-    """The fields of `st` an entry records, in its order."""
-    return (
+def key(st: os.stat_result) -> bytes:
+    """The fields of `st` an entry records, packed as it packs them."""
+    return _KEY.pack(
         st.st_size,
         st.st_mtime_ns,
         st.st_ctime_ns,
@@ -76,6 +79,11 @@ def key(st: os.stat_result) -> Key:
         st.st_uid,
         st.st_gid,
     )
+
+
+def fields(entry: bytes) -> Fields:
+    """An entry's fields: size, mtime_ns, ctime_ns, inode, device, mode, uid, gid, digest."""
+    return _ENTRY.unpack(entry)  # type: ignore[return-value]
 
 
 def discard(state: Path) -> None:
@@ -90,14 +98,14 @@ class StatIndex:
     """The index of one run: the entries it loaded, what it trusted, and
     what it hashed (`observe`); `save` writes what still holds."""
 
-    def __init__(self, snapshot: str | None, since: int, entries: dict[str, Entry]) -> None:
+    def __init__(self, snapshot: str | None, since: int, entries: dict[str, bytes]) -> None:
         self.snapshot = snapshot  # the snapshot the loaded entries belong to
         self.since = since  # the start of the run that recorded them (ns)
         self.entries = entries
         # Taken before this run looks at anything: the `since` of what it records.
         self.started = time.time_ns()
-        self.used: dict[str, Entry] = {}  # loaded entries that held
-        self.fresh: dict[str, Entry] = {}  # hashed by this run, old enough to keep
+        self.used: dict[str, bytes] = {}  # loaded entries that held
+        self.fresh: dict[str, bytes] = {}  # hashed by this run, old enough to keep
 
     @classmethod
     def load(cls, state: Path, snapshot: str | None) -> StatIndex:
@@ -114,29 +122,27 @@ class StatIndex:
             return empty
         try:
             return _decode(data, snapshot) or empty
-        except (struct.error, UnicodeDecodeError, ValueError):
+        except (struct.error, UnicodeDecodeError, ValueError):  # a damaged file
             return empty
 
     def digest(self, path: str, st: os.stat_result) -> bytes | None:
         """The SHA-256 of the content at `path`, when the index may say it
         without reading it: `st` (its `lstat` now) is what an entry
         recorded, and that entry is not racy. None: hash it."""
-        fresh = self.fresh.get(path)
-        if fresh is not None and fresh[:8] == key(st):
-            return fresh[8]
-        entry = self.entries.get(path)
-        if entry is None or entry[:8] != key(st):
+        entry = self.fresh.get(path) or self.entries.get(path)
+        if entry is None or entry[:_DIGEST] != key(st):
             return None
-        if max(entry[1], entry[2]) >= self.since - MARGIN:
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= self.since - MARGIN and path not in self.fresh:
             return None  # racily clean: never written so, checked all the same
-        self.used[path] = entry
-        return entry[8]
+        if path not in self.fresh:
+            self.used[path] = entry
+        return entry[_DIGEST:]
 
     def observe(self, path: str, st: os.stat_result, digest: bytes) -> None:
         """`path` had content `digest` when `st` was taken (before it was
         read). Kept only when not racy (see the module's docstring)."""
         if max(st.st_mtime_ns, st.st_ctime_ns) < self.started - MARGIN:
-            self.fresh[path] = (*key(st), digest)
+            self.fresh[path] = key(st) + digest
 
     @property
     def changed(self) -> bool:
@@ -154,7 +160,7 @@ class StatIndex:
             return
         ident = snapshot.encode()
         paths = "\0".join(entries).encode("utf-8", "surrogateescape")
-        fixed = b"".join(_ENTRY.pack(*e) for e in entries.values())
+        fixed = b"".join(entries.values())
         body = ident + fixed + paths
         head = _HEAD.pack(self.started, len(entries), zlib.crc32(body), len(ident))
         with AtomicFile(state / NAME, 0o600, durable=False) as f:
@@ -170,9 +176,15 @@ def _decode(data: bytes, snapshot: str) -> StatIndex | None:
     body = memoryview(data)[at:]
     if zlib.crc32(body) != crc or bytes(body[:idlen]).decode() != snapshot:
         return None
-    end = idlen + count * _ENTRY.size
-    fixed = _ENTRY.iter_unpack(body[idlen:end])
+    size = _ENTRY.size
+    end = idlen + count * size
+    fixed = bytes(body[idlen:end])
+    if len(fixed) != count * size:
+        return None
     paths = bytes(body[end:]).decode("utf-8", "surrogateescape").split("\0") if count else []
     if len(paths) != count:
         return None
-    return StatIndex(snapshot, since, dict(zip(paths, fixed, strict=True)))
+    entries = dict(
+        zip(paths, [fixed[i : i + size] for i in range(0, len(fixed), size)], strict=True)
+    )
+    return StatIndex(snapshot, since, entries)
