@@ -139,16 +139,17 @@ def test_a_racy_entry_is_not_trusted(sysenv, trusting, monkeypatch) -> None:
     target = sysenv.home / "b.conf"
     # the index says b.conf held "bbbb"; but it was recorded by a run that
     # started before the file's last change (as a same-tick write leaves it)
-    index = _index(sysenv)
-    recorded = fields(index.entries[str(target)])
+    sid = current(sysenv)
+    recorded = fields(_index(sysenv).entries[str(target)])
     _same_size_edit(target, "BBBB\n", recorded[1])
-    now = os.lstat(target)
-    index.entries[str(target)] = stat_index.key(now) + recorded[8]
-    index.used = dict(index.entries)
-    index.started = now.st_ctime_ns  # the ctime is not older than the run: racy
-    index.save(sysenv.root / "state", index.snapshot or "")
+    now = stat_index.key(os.lstat(target))
+    forged = StatIndex(sid, 0, {})
+    forged.fresh[str(target)] = now + recorded[8]  # the old digest, with the lstat of now
+    forged.started = fields(now + recorded[8])[2]  # the ctime is not older than the run: racy
+    forged.save(sysenv.root / "state", sid or "")
     monkeypatch.setattr(stat_index, "MARGIN", 2_000_000_000)
-    assert _index(sysenv).digest(str(target), now) is None
+    index = _index(sysenv)
+    assert str(target) in index.entries and index.digest(str(target), now) is None
 
     p = sysenv.run("plan")
     assert EDITED in plan_line(p, "~/b.conf"), out(p)

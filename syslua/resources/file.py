@@ -109,6 +109,7 @@ from syslua.resources.kind import (
 )
 from syslua.resources.placeholders import Unresolved
 from syslua.resources.private import content_diff, is_private
+from syslua.state import stat_index
 from syslua.state.records import DIR, Original, PathAt, PathState, TreeOriginal
 from syslua.state.records import LINK as LINK_RECORD
 from syslua.state.restore import restore_path
@@ -215,8 +216,8 @@ def _content_differs(
         return False
     path, target_size = target.path, target.size
     try:
-        if index is not None and target.stat is not None and not is_secret(item):
-            return _indexed_differs(index, target.stat, path, data, source, source_st)
+        if index is not None and target.stat_key is not None and not is_secret(item):
+            return _indexed_differs(index, target, data, source, source_st)
         if data is None:
             size = source_st.st_size if source_st is not None else os.stat(source).st_size
             if size != target_size:
@@ -242,37 +243,40 @@ def _content_differs(
 
 def _indexed_differs(
     index: StatIndex,
-    target_st: os.stat_result,
-    path: str,
+    target: FileState,
     data: bytes | None,
     source: str | None,
     source_st: os.stat_result | None,
 ) -> bool:
     """`_content_differs` through the stat index: the digests of the target
     and of the source as the index gives them, each hashed (and recorded,
-    with the `stat` taken before it was read) only where it cannot."""
+    with the `lstat` taken before it was read) only where it cannot."""
     import hashlib  # imported on first use: loading OpenSSL costs a run that hashes nothing
 
+    path, target_key = target.path, target.stat_key
+    assert target_key is not None
+    source_key = b""
     if data is not None:
         want: bytes | None = hashlib.sha256(data).digest()
+        size = len(data)
     else:
         assert source is not None
         if source_st is None:
             source_st = os.stat(source)
-        want = index.digest(source, source_st)
-    have = index.digest(path, target_st)
+        source_key, size = stat_index.key(source_st), source_st.st_size
+        want = index.digest(source, source_key)
+    have = index.digest(path, target_key)
     if want is not None and have is not None:
         return want != have
-    size = len(data) if data is not None else source_st.st_size if source_st else -1
-    if size != target_st.st_size:
+    if size != target.size:
         return True  # no need to read either
     if want is None:
-        assert source is not None and source_st is not None
+        assert source is not None
         want = bytes.fromhex(sha256_file(source))
-        index.observe(source, source_st, want)
+        index.observe(source, source_key, want)
     if have is None:
         have = bytes.fromhex(sha256_file(path))
-        index.observe(path, target_st, have)
+        index.observe(path, target_key, have)
     return want != have
 
 

@@ -24,6 +24,7 @@ from typing import BinaryIO
 from syslua import safe_fs
 from syslua.fsutil import CHUNK, AtomicFile, real_path
 from syslua.resources.base import ResourceError
+from syslua.state.stat_index import key
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
 
@@ -39,8 +40,8 @@ class FileState:
     mode: str = ""  # "0644"
     size: int = 0
     link_target: str | None = None
-    # What `lstat` gave (`status`): the stat index compares it (`state/stat_index`).
-    stat: os.stat_result | None = field(default=None, compare=False, repr=False)
+    # A regular file's `lstat`, packed for the stat index to compare (`state/stat_index`).
+    stat_key: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def exists(self) -> bool:
@@ -121,7 +122,7 @@ def status(path: str, _again: int = 2) -> FileState:
     if stat.S_ISDIR(st.st_mode):
         kind = DIRECTORY
     elif stat.S_ISREG(st.st_mode):
-        return FileState(path, PRESENT, st.st_uid, st.st_gid, mode, st.st_size, None, st)
+        return FileState(path, PRESENT, st.st_uid, st.st_gid, mode, st.st_size, None, key(st))
     else:
         kind = OTHER
     return FileState(path, kind, st.st_uid, st.st_gid, mode, st.st_size)
