@@ -206,14 +206,12 @@ def _decode(data: bytes, snapshot: str) -> StatIndex | None:
     if zlib.crc32(body) != crc or bytes(body[:idlen]).decode() != snapshot:
         return None
     size = _ENTRY.size
-    end = idlen + count * size
-    fixed = bytes(body[idlen:end])
-    if len(fixed) != count * size:
+    start = at + idlen  # entries are sliced from `data` itself: no copy of the whole block
+    end = start + count * size
+    if end > len(data) - _CRC.size:
         return None
-    paths = bytes(body[end:]).decode("utf-8", "surrogateescape").split("\0")
+    paths = data[end : len(data) - _CRC.size].decode("utf-8", "surrogateescape").split("\0")
     if len(paths) != count + 1 or paths.pop():
         return None
-    entries = dict(
-        zip(paths, [fixed[i : i + size] for i in range(0, len(fixed), size)], strict=True)
-    )
+    entries = dict(zip(paths, [data[i : i + size] for i in range(start, end, size)], strict=True))
     return StatIndex(snapshot, since, entries)
