@@ -230,3 +230,17 @@ def test_status_reads_nothing_trusted_and_sees_a_same_size_edit(
     _same_size_edit(target, "BBBB\n", entry[1])
     p = sysenv.run("status", "-v", "--exit-code")
     assert p.returncode == 4 and "in the home: content edited" in p.stdout, out(p)
+
+
+def test_a_secret_file_is_never_in_the_index(sysenv, trusting) -> None:
+    sysenv.write("src/key", "hunter2\n")
+    sysenv.write("src/a.conf", "aaaa\n")
+    apply_ok(
+        sysenv,
+        CONFIG + 'file { path = "~/key", source = "src/key", sensitive = true, mode = "0600" }\n',
+    )
+    sysenv.run("apply")
+    index = _index(sysenv)
+    assert str(sysenv.home / "a.conf") in index.entries
+    assert str(sysenv.home / "key") not in index.entries
+    assert str(sysenv.work / "src" / "key") not in index.entries

@@ -216,7 +216,10 @@ def _content_differs(
         return False
     path, target_size = target.path, target.size
     try:
-        if index is not None and target.stat_key is not None and not is_secret(item):
+        # Never a secret's digest in the index: without inline or decrypted
+        # content, only `sensitive` makes a file one (`is_secret`).
+        secret = is_secret(item) if data is not None else item.get("sensitive")
+        if index is not None and target.stat_key is not None and not secret:
             return _indexed_differs(index, target, data, source, source_st)
         if data is None:
             size = source_st.st_size if source_st is not None else os.stat(source).st_size
