@@ -254,12 +254,12 @@ def _indexed_differs(
     """`_content_differs` through the stat index: the digests of the target
     and of the source as the index gives them, each hashed (and recorded,
     with the `lstat` taken before it was read) only where it cannot."""
-    import hashlib  # imported on first use: loading OpenSSL costs a run that hashes nothing
-
     path, target_key = target.path, target.stat_key
     assert target_key is not None
     source_key = b""
     if data is not None:
+        import hashlib  # imported on first use: loading OpenSSL costs a run that hashes nothing
+
         want: bytes | None = hashlib.sha256(data).digest()
         size = len(data)
     else:
