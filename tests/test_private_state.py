@@ -48,6 +48,7 @@ RULES: list[tuple[str, int | str | None]] = [
     (r"state/lock", 0o600),
     (r"state/originals\.json", 0o600),
     (r"state/unrestored\.json", 0o600),
+    (r"state/stat-index", 0o600),
     (r"state/env\.(sh|fish)", 0o644),
     (r"state/profile", "link"),
     (r"state/profiles", 0o711),

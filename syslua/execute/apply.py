@@ -58,6 +58,7 @@ def apply_manifest(
         return run.dry_run(plan)
     unchanged = run.unchanged(plan)
     if unchanged is not None:
+        run.inputs.save_stat_index(unchanged.snapshot_id)  # what it hashed, for the next run
         return unchanged  # no new snapshot
     # Imported here: a run that changes nothing needs none of them.
     from syslua.execute.begin import begin

@@ -23,6 +23,7 @@ from syslua.resources.placeholders import Resolver
 from syslua.resources.process import Runner
 from syslua.state.records import ABSENT, DIR, FILE, LINK, Unrestored
 from syslua.state.snapshots import Snapshots
+from syslua.state.stat_index import StatIndex
 from syslua.state.store import Store
 
 
@@ -50,6 +51,8 @@ def drift(paths: Paths, notes: list[str] | None = None) -> tuple[str | None, lis
         resolver=resolver,
         # what the snapshot recorded: a kind finds there the hand edits it keeps
         last_applied=snap.item_states(),
+        # a file whose `lstat` is as the index recorded is not read (not a stand-in's)
+        stat_index=None if warning else StatIndex.load(paths.state, snap.id),
     )
     out = []
     for item in manifest:

@@ -85,6 +85,7 @@ def record(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome) -
     outcome.snapshot_id = snap.id
     try:
         _after_commit(run, journal, plan)
+        run.inputs.save_stat_index(snap.id)  # the journal is gone: see `state/stat_index`
     except OSError as e:
         # The apply is done and recorded: what is left is tidying up.
         where = failed_path(e)

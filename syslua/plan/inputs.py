@@ -18,7 +18,9 @@ and what goes with it. `sys plan` and `sys apply` read it the same way:
    over again;
 4. the originals syslua took over: `known_originals` for a plan (read-only),
    `originals_record` for an apply, which adds to the record;
-5. the `Context` that plans (and runs) items over all of this (`context`),
+5. the stat index of the current snapshot (`state/stat_index`): files whose
+   `lstat` is as it recorded are not read;
+6. the `Context` that plans (and runs) items over all of this (`context`),
    and the plan itself (`plan`).
 
 `removal_plan` plans removing everything a snapshot manages (`sys destroy
@@ -39,6 +41,7 @@ from syslua.resources.process import Runner
 from syslua.state.originals import Originals, known
 from syslua.state.records import Original
 from syslua.state.snapshots import Snapshot, Snapshots
+from syslua.state.stat_index import StatIndex
 from syslua.state.store import Store
 
 
@@ -77,6 +80,8 @@ class PlanInputs:
         self.baseline = self.snapshots.latest_readable() if current is None else None
         self.known = self.baseline.load_manifest() if self.baseline is not None else None
         self.resolver = Resolver(manifest, self.store, paths.state)
+        # Files decided from `lstat` alone: the index of the real current snapshot.
+        self.stat_index = StatIndex.load(paths.state, current.id if real and current else None)
 
     def _named(
         self, wanted: str, current: Snapshot | None, warning: str | None
@@ -100,6 +105,21 @@ class PlanInputs:
             f"the current snapshot {self.damaged} cannot be used; planning removals against "
             f"snapshot {ident}, as --from-snapshot says (paths changed since it are edits)"
         )
+
+    def save_stat_index(self, snapshot: str | None) -> None:
+        """Write the stat index as `snapshot`'s (the current one, made so by
+        this run, which holds the lock) when it changed: what this run
+        trusted of it and what it hashed. Not from a stand-in for a damaged
+        snapshot; a failure to write it only costs the next run a rehash."""
+        index = self.stat_index
+        if snapshot is None or self.damaged is not None:
+            return
+        if index.snapshot == snapshot and not index.changed:
+            return
+        try:
+            index.save(self.paths.state, snapshot)
+        except OSError:
+            pass
 
     def known_originals(self) -> dict[str, Original]:
         """The originals as a plan names them (read-only): the record's, or the
@@ -130,6 +150,7 @@ class PlanInputs:
             resolver=self.resolver,
             previous=self.previous,
             last_applied=self.last_applied,
+            stat_index=self.stat_index,
             **more,
         )
 

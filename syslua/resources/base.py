@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from syslua.resources.placeholders import Resolver
     from syslua.resources.process import ProcessResult, Runner
     from syslua.state.records import ItemState, Original, PathRecord, Record, Unrestored
+    from syslua.state.stat_index import StatIndex
     from syslua.state.store import Store
 
 # Decision actions, and how plan output marks them.
@@ -301,9 +302,13 @@ class Context:
         # A rollback or destroy: it puts back what a snapshot recorded, even
         # what can no longer be as it was (a link whose source is gone).
         restoring: bool = False,
+        # What `lstat` said of files when their content was last hashed
+        # (`state/stat_index`): a file that still says so is not read.
+        stat_index: StatIndex | None = None,
     ) -> None:
         self.runner = runner
         self.restoring = restoring
+        self.stat_index = stat_index
         self.noop = noop
         self.manifest = manifest
         self.previous = previous

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from syslua import secrets
 from syslua.errors import ConfigError, Source, StateError, display_path
-from syslua.fsutil import CHUNK, real_path
+from syslua.fsutil import CHUNK, real_path, sha256_file
 from syslua.manifest import tree
 from syslua.manifest.checks import (
     boolean,
@@ -110,6 +110,7 @@ from syslua.resources.kind import (
 )
 from syslua.resources.placeholders import Unresolved
 from syslua.resources.private import content_diff, is_private
+from syslua.state import stat_index
 from syslua.state.records import DIR, Original, PathAt, PathState, TreeOriginal
 from syslua.state.records import LINK as LINK_RECORD
 from syslua.state.restore import restore_path
@@ -118,6 +119,7 @@ from syslua.state.store import PACK_MAX, Store
 if TYPE_CHECKING:
     from syslua.manifest.validate import Decl
     from syslua.resources.providers import FileProvider
+    from syslua.state.stat_index import StatIndex
 
 # The provider, reached only through its protocol: mypy checks file_posix against it.
 posix: FileProvider = file_posix
@@ -184,8 +186,8 @@ def _size_differs(item: Item, target_size: int) -> bool:
         return True
 
 
-def _source_size(source: str) -> int:
-    """The size of a regular source file (one `stat`); an error when it is not one."""
+def _source_stat(source: str) -> os.stat_result:
+    """A regular source file's `stat` (one system call); an error when it is not one."""
     try:
         st = os.stat(source)
     except PermissionError as e:
@@ -194,33 +196,43 @@ def _source_size(source: str) -> int:
         raise ResourceError(f"source file not found: {source}") from None
     if not stat.S_ISREG(st.st_mode):
         raise ResourceError(f"source is not a regular file: {source}")
-    return st.st_size
+    return st
 
 
 def _content_differs(
-    item: Item, target: str, target_size: int, source_size: int | None = None
+    item: Item,
+    target: FileState,
+    source_st: os.stat_result | None = None,
+    index: StatIndex | None = None,
 ) -> bool:
-    """Does the file at `target` differ from the desired content? (None: content not managed)
+    """Does the file `target` differ from the desired content? (False: content not managed)
 
-    Sizes first, then bytes: comparing the bytes directly costs less than
-    hashing both sides, and says the same thing.
+    With a stat index, from `lstat` alone where it can (`_indexed_differs`).
+    Otherwise sizes first, then bytes: comparing the bytes directly costs
+    less than hashing both sides, and says the same thing.
     """
     data = _desired_bytes(item)
     source = item.get("source")
     if data is None and source is None:
         return False
+    path, target_size = target.path, target.size
     try:
+        # Never a secret's digest in the index: without inline or decrypted
+        # content, only `sensitive` makes a file one (`is_secret`).
+        secret = is_secret(item) if data is not None else item.get("sensitive")
+        if index is not None and target.stat_key is not None and not secret:
+            return _indexed_differs(index, target, data, source, source_st)
         if data is None:
-            size = source_size if source_size is not None else os.stat(source).st_size
+            size = source_st.st_size if source_st is not None else os.stat(source).st_size
             if size != target_size:
                 return True
-            return not posix.same_content(source, target, target_size)
+            return not posix.same_content(source, path, target_size)
         if len(data) != target_size:
             return True
         return (
-            posix.read_small(target, target_size) != data
+            posix.read_small(path, target_size) != data
             if target_size <= CHUNK
-            else not _file_equals(target, data)
+            else not _file_equals(path, data)
         )
     except FileNotFoundError:
         if source is not None and not os.path.exists(source):
@@ -231,6 +243,45 @@ def _content_differs(
         return True
     except PermissionError as e:
         raise ResourceError(f"cannot read {e.filename}: permission denied") from None
+
+
+def _indexed_differs(
+    index: StatIndex,
+    target: FileState,
+    data: bytes | None,
+    source: str | None,
+    source_st: os.stat_result | None,
+) -> bool:
+    """`_content_differs` through the stat index: the digests of the target
+    and of the source as the index gives them, each hashed (and recorded,
+    with the `lstat` taken before it was read) only where it cannot."""
+    path, target_key = target.path, target.stat_key
+    assert target_key is not None
+    source_key = b""
+    if data is not None:
+        import hashlib  # imported on first use: loading OpenSSL costs a run that hashes nothing
+
+        want: bytes | None = hashlib.sha256(data).digest()
+        size = len(data)
+    else:
+        assert source is not None
+        if source_st is None:
+            source_st = os.stat(source)
+        source_key, size = stat_index.key(source_st), source_st.st_size
+        want = index.digest(source, source_key)
+    have = index.digest(path, target_key)
+    if want is not None and have is not None:
+        return want != have
+    if size != target.size:
+        return True  # no need to read either
+    if want is None:
+        assert source is not None
+        want = bytes.fromhex(sha256_file(source))
+        index.observe(source, source_key, want)
+    if have is None:
+        have = bytes.fromhex(sha256_file(path))
+        index.observe(path, target_key, have)
+    return want != have
 
 
 def is_root(item: Item) -> bool:
@@ -718,9 +769,9 @@ class FileType(
         try:
             source = item.get("source")
             ensure = item.get("ensure")
-            source_size = None
+            source_st = None
             if source is not None and ensure == "present":
-                source_size = _source_size(source)
+                source_st = _source_stat(source)
                 if item.get("decrypt"):
                     # A wrong or missing identity is `!` in the plan, before
                     # anything is written, even where the target is new.
@@ -758,7 +809,7 @@ class FileType(
                     state = FileState(item.key, ABSENT)
             if ensure == "link":
                 _check_link(item, state, ctx)
-            differences = tuple(self._differences(item, state, ctx, source_size=source_size))
+            differences = tuple(self._differences(item, state, ctx, source_st=source_st))
             if unfolds and not differences:
                 differences = ("in a directory that will be unfolded",)
             parents: tuple[str, ...] = ()
@@ -796,7 +847,7 @@ class FileType(
         ctx: Context,
         *,
         written: bool = False,
-        source_size: int | None = None,
+        source_st: os.stat_result | None = None,
     ) -> list[str]:
         ensure = item.get("ensure")
         if ensure == "absent":
@@ -816,7 +867,7 @@ class FileType(
         if want == PRESENT and (
             _size_differs(item, state.size)
             if written
-            else _content_differs(item, item.key, state.size, source_size)
+            else _content_differs(item, state, source_st, ctx.stat_index)
         ):
             out.append("content changed")
         if want == LINK and not points_to(item.key, state.link_target, item.get("target")):
@@ -884,7 +935,7 @@ class FileType(
 
     def recheck(self, item: Item, planned: Status, ctx: Context) -> Status | None:
         """The planned status, when the item changes anyway and its path is
-        as planning read it (one `lstat`: absent still, or the same fingerprint).
+        as planning read it (one `lstat`: absent still, or the same `stat_key`).
         Its change writes what is declared now (the source read as it is
         written), so only an item planned unchanged, a tree root (its members
         ran since) or one whose folds or symlinked root the apply replaces is

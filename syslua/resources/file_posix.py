@@ -24,6 +24,7 @@ from typing import BinaryIO
 from syslua import safe_fs
 from syslua.fsutil import CHUNK, AtomicFile, real_path
 from syslua.resources.base import ResourceError
+from syslua.state.stat_index import key
 
 PRESENT, DIRECTORY, ABSENT, LINK, OTHER = "present", "directory", "absent", "link", "other"
 
@@ -39,34 +40,21 @@ class FileState:
     mode: str = ""  # "0644"
     size: int = 0
     link_target: str | None = None
-    # What `lstat` gave (`fingerprint`): a later `lstat` with the same answer finds
-    # the same entry, untouched (the planned status is reused when the item
-    # runs). Not compared: two states of the same kind and attributes are equal.
-    fingerprint: tuple[int, ...] | None = field(default=None, compare=False)
+    # What `lstat` gave, packed as the stat index packs it (`state/stat_index`):
+    # a later `lstat` with the same answer finds the same entry, untouched
+    # (`unchanged`: the planned status is reused when the item runs), and the
+    # index compares it with what it recorded. Not compared: two states of
+    # the same kind and attributes are equal.
+    stat_key: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def exists(self) -> bool:
         return self.ensure != ABSENT
 
 
-def fingerprint(st: os.stat_result) -> tuple[int, ...]:
-    """The parts of an `lstat` result that change whenever the entry does:
-    replaced (inode), written (size, mtime, ctime), its mode or owner changed."""
-    return (
-        st.st_dev,
-        st.st_ino,
-        st.st_mode,
-        st.st_uid,
-        st.st_gid,
-        st.st_size,
-        st.st_mtime_ns,
-        st.st_ctime_ns,
-    )
-
-
 def unchanged(path: str, state: FileState) -> bool:
     """Is `path` still what `state` read: absent then and now, or the same
-    `lstat` (`fingerprint`)? One system call: the cheap check that a status read
+    `lstat` (`stat_key`)? One system call: the cheap check that a status read
     while planning still holds when the item runs."""
     try:
         st = os.lstat(path)
@@ -74,7 +62,7 @@ def unchanged(path: str, state: FileState) -> bool:
         return not state.exists
     except OSError:  # a parent is not a directory now (an earlier item made it a file)
         return False
-    return state.fingerprint is not None and fingerprint(st) == state.fingerprint
+    return state.stat_key is not None and key(st) == state.stat_key
 
 
 def linked_parents(
@@ -147,16 +135,14 @@ def status(path: str, _again: int = 2) -> FileState:
             if not _again:
                 raise
             return status(path, _again - 1)  # changed between the two calls: look again
-        return FileState(
-            path, LINK, st.st_uid, st.st_gid, mode, st.st_size, target, fingerprint(st)
-        )
+        return FileState(path, LINK, st.st_uid, st.st_gid, mode, st.st_size, target, key(st))
     if stat.S_ISDIR(st.st_mode):
         kind = DIRECTORY
     elif stat.S_ISREG(st.st_mode):
-        kind = PRESENT
+        return FileState(path, PRESENT, st.st_uid, st.st_gid, mode, st.st_size, None, key(st))
     else:
         kind = OTHER
-    return FileState(path, kind, st.st_uid, st.st_gid, mode, st.st_size, None, fingerprint(st))
+    return FileState(path, kind, st.st_uid, st.st_gid, mode, st.st_size, None, key(st))
 
 
 def read_small(path: str, size: int) -> bytes:
