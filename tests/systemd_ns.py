@@ -74,6 +74,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -211,6 +212,19 @@ def masked_generators() -> dict[str, list[str]]:
     return found
 
 
+def kept_paths(tmpfs: Sequence[str]) -> list[Path]:
+    """This checkout and the Python running the tests, where a tmpfs of the
+    namespace would hide them (outermost only: a venv inside the checkout
+    comes with it)."""
+    wanted = [ROOT, Path(sys.prefix), Path(sys.base_prefix)]
+    hidden = [p for p in wanted if any(p.is_relative_to(d) for d in tmpfs)]
+    out: list[Path] = []
+    for p in sorted(set(hidden), key=lambda p: len(p.parts)):
+        if not any(p.is_relative_to(o) for o in out):
+            out.append(p)
+    return out
+
+
 def setup_script(work: Path, cgroup: str, sentinel: Path, tmpfs: Sequence[str]) -> str:
     """The shell script unshare runs as PID 1 of the new namespaces: the mounts,
     checked, then exec systemd. Any failure exits 97 before systemd starts."""
@@ -224,6 +238,17 @@ def setup_script(work: Path, cgroup: str, sentinel: Path, tmpfs: Sequence[str]) 
         "done",
         "mount --make-rprivate / || fail 'cannot make the mounts private'",
     ]
+    # The checkout and the Python that runs `sys` inside must stay where they
+    # are when they live under a directory the tmpfs cover (CI builds its
+    # venv in a mktemp dir): held at a bind under the work dir, bound back
+    # at their own paths once the tmpfs are checked empty. Only they are.
+    kept = kept_paths(tmpfs)
+    for i, path in enumerate(kept):
+        hold = work / "kept" / str(i)
+        lines.append(
+            f"mkdir -p {q(str(hold))} && mount --bind {q(str(path))} {q(str(hold))}"
+            f" || fail 'cannot hold {path}'"
+        )
     for d in tmpfs:
         mode = "1777" if d in ("/tmp", "/var/tmp") else "0755"
         lines += [
@@ -233,6 +258,11 @@ def setup_script(work: Path, cgroup: str, sentinel: Path, tmpfs: Sequence[str]) 
     lines += [
         f"[ ! -e {q(str(sentinel))} ] || fail 'the host /tmp is still visible'",
         '[ -z "$(ls -A /tmp)" ] || fail "/tmp is not empty"',
+        *(
+            f"mkdir -p {q(str(path))} && mount --bind {q(str(work / 'kept' / str(i)))} {q(str(path))}"
+            f" || fail 'cannot bind {path} back'"
+            for i, path in enumerate(kept)
+        ),
         # a private /dev: the host's devtmpfs is shared by every mount namespace
         "mkdir -p /run/ns-dev && mount -t tmpfs -o mode=0755,nosuid tmpfs /run/ns-dev",
         *(f"touch /run/ns-dev/{n} && mount --bind /dev/{n} /run/ns-dev/{n}" for n in DEVICES),
