@@ -413,3 +413,38 @@ def test_ccm_front_page_manifest(systemd_ns: SystemdNS, debian_hello: str) -> No
         assert ns.is_enabled("hello-web") == "disabled"
     finally:
         _purge("hello")
+
+
+def test_a_failed_apply_stops_a_service_it_started_from_a_new_unit(systemd_ns: SystemdNS) -> None:
+    """The unit file goes first in the undo; the unit stays loaded, running,
+    and is stopped all the same."""
+    ns = systemd_ns
+    w = World(ns, "newunit")
+    w.config(
+        unit_lua(w, "svc-n")
+        + 'exec { name = "boom", command = "/bin/false", depends_on = { "service#svc-n" } }\n'
+    )
+    p = w.sys("apply")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert not Path("/etc/systemd/system/svc-n.service").exists()
+    assert ns.is_active("svc-n") in ("inactive", "unknown"), p.stdout
+    assert w.starts() == 1
+
+
+def test_a_unit_file_written_after_a_first_service_change_is_reloaded(
+    systemd_ns: SystemdNS,
+) -> None:
+    ns = systemd_ns
+    w = World(ns, "reload2")
+    w.config(unit_lua(w, "svc-p") + unit_lua(w, "svc-q"))
+    ok(w.sys("apply"))
+    # svc-q's unit changes, and is written after svc-p restarts
+    w.config(
+        unit_lua(w, "svc-p").replace("syslua test service", "p changed")
+        + unit_lua(w, "svc-q")
+        .replace("syslua test service", "q changed")
+        .replace("systemd_unit {", 'systemd_unit { subscribe = { "service#svc-p" },', 1)
+    )
+    ok(w.sys("apply"))
+    show = ns.systemctl("show", "-p", "Description", "-p", "NeedDaemonReload", "svc-q").stdout
+    assert "Description=q changed svc-q" in show and "NeedDaemonReload=no" in show, show

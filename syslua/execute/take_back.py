@@ -113,10 +113,15 @@ class Adding:
         ]
         # The home files as they were: one the add replaces (a file that had
         # replaced a managed link is made a link again) keeps its content here.
+        # Only links are replaced: a copied file (a decrypted secret among
+        # them) stays as it is, and nothing of it goes into the store.
         homes = {
             item.id: (path, capture(path, store))
             for path, item, s in self.steps
-            if item is not None and s.act is not None and os.path.isfile(path)
+            if item is not None
+            and s.act is not None
+            and (item.get("ensure") == "link" or item.get("link"))
+            and os.path.isfile(path)
         }
         store.sync()
         states: dict[str, dict[str, Any]] = {}

@@ -26,10 +26,11 @@ A first apply that starts a service does not also restart it, and a
 service declared stopped is never restarted. A unit that does not exist yet
 is not an error when the config declares its file (it is written first).
 
-The manager reads changed unit files again (`daemon-reload`) once per run
-and scope, before the first change of a service, when a unit file changed
-in this apply or the manager says one changed on disk. Each change is
-journaled first (the state found: active, enabled, and the paths it
+The manager reads changed unit files again (`daemon-reload`) before a
+change of a service, when a unit file changed in this apply since it last
+read them (or, the first time in a run, when the manager says one changed
+on disk): once per apply when, as usual, the unit files come first. Each
+change is journaled first (the state found: active, enabled, and the paths it
 watches); a failed apply puts back both states, reloads the manager when a
 unit file was put back, and restarts a service that was running when what
 it watches was put back. A service that leaves the config goes back to the
@@ -264,12 +265,15 @@ class ServiceType(Kind[Status], Removable, Undoes, Recorded, Drifts, Ordered):
         for scope in sorted({s for s, _ in pending.records}):
             dirs = systemd.unit_dirs(scope, home())
             if any(p.startswith(tuple(d + "/" for d in dirs)) for p in put_back):
-                systemd.reload(runner, scope)
+                try:
+                    systemd.reload(runner, scope)
+                except ResourceError as e:  # still put each service back
+                    uctx.report.failed.append(f"{scope} services: {e}")
         for (scope, name), record in sorted(pending.records.items()):
             try:
                 now = systemd.status(runner, name, scope)
                 watched = any(p in put_back for p in record.get("watched") or ())
-                ops = _back_to(now, record.data, watched_changed=watched) if now.exists else []
+                ops = _back_to(now, record.data, watched_changed=watched)
                 for op in ops:
                     systemd.act(runner, name, scope, op)
                 if ops:
@@ -360,15 +364,19 @@ def _ops(item: Item, state: systemd.State, watched: bool) -> tuple[str, ...]:
 
 
 def _back_to(now: systemd.State, was: Mapping[str, Any], *, watched_changed: bool) -> list[str]:
-    """The verbs that put a service back to a recorded state."""
+    """The verbs that put a service back to a recorded state. A unit whose
+    file is gone may still be loaded and running: it is stopped all the same."""
     ops = []
+    running = now.running or now.active in systemd.STARTING
     if was.get("active"):
-        if not now.running:
+        if not running and now.exists:
             ops.append("start")
-        elif watched_changed:
+        elif running and watched_changed:
             ops.append("restart")
-    elif now.running:
+    elif running:
         ops.append("stop")
+    if not now.exists:
+        return ops  # no unit file: nothing to enable or disable
     enabled = was.get("enabled")
     if enabled in systemd.ENABLED and not now.is_enabled:
         ops.append("enable")
@@ -412,35 +420,42 @@ def _change(item: Item, ops: Iterable[str], ctx: Context) -> Applied:
 
 
 class _Reloaded:
-    """The scopes whose manager this run has reloaded (`daemon-reload` once each)."""
+    """What this run's reloads covered, by scope: the unit files changed so far
+    when the manager last read them (`daemon-reload`)."""
 
     def __init__(self) -> None:
         import threading
 
         self.lock = threading.Lock()
-        self.scopes: set[str] = set()
+        self.asked: set[str] = set()  # scopes whose manager was asked once
+        self.covered: dict[str, set[str]] = {}  # scope -> unit files it has read
 
 
 def _reload_once(scope: str, ctx: Context) -> None:
-    """Reload the scope's manager before the run's first service change there,
-    when a unit file changed in this run or the manager says one changed."""
+    """Reload the scope's manager before a service change when a unit file
+    changed in this run since its last reload (or, the first time, when the
+    manager says one changed on disk)."""
     memo = ctx.memo(_Reloaded)
     with memo.lock:
-        if scope in memo.scopes:
-            return
-        memo.scopes.add(scope)
-        changed = _unit_file_changed(scope, ctx)
-        if changed or _manager_needs_reload(scope, ctx):
+        changed = _unit_files_changed(scope, ctx)
+        covered = memo.covered.get(scope, set())
+        first = scope not in memo.asked
+        if changed - covered or (first and _manager_needs_reload(scope, ctx)):
             systemd.reload(ctx.runner, scope)
+        memo.asked.add(scope)
+        memo.covered[scope] = covered | changed
 
 
-def _unit_file_changed(scope: str, ctx: Context) -> bool:
+def _unit_files_changed(scope: str, ctx: Context) -> set[str]:
+    """The unit files of `scope` this run changed so far."""
     if ctx.manifest is None:
-        return False
+        return set()
     dirs = tuple(d + "/" for d in systemd.unit_dirs(scope, home()))
-    return any(
-        f.key.startswith(dirs) and ctx.outcomes.changed(f.id) for f in ctx.manifest.of_type("file")
-    )
+    return {
+        f.id
+        for f in ctx.manifest.of_type("file")
+        if f.key.startswith(dirs) and ctx.outcomes.changed(f.id)
+    }
 
 
 def _manager_needs_reload(scope: str, ctx: Context) -> bool:
