@@ -476,7 +476,10 @@ end
 local function read_file(path)
   local full = expand(path)
   local f, err = io_open(full, "rb")
-  if not f then return nil, err end
+  if not f then
+    record_absent(full)  -- a config may catch this: the file appearing is a change
+    return nil, err
+  end
   local data = f:read("*a")
   f:close()
   record_input(full)

@@ -312,3 +312,57 @@ def test_a_glob_below_a_missing_directory(sysenv: SysEnv) -> None:
     assert "evaluation cache not used" in said
     assert second != first
     assert second == _manifest(sysenv, "--no-cache")[0]
+
+
+def test_a_pure_evaluation_is_not_used_by_an_impure_run(sysenv: SysEnv) -> None:
+    sysenv.write(
+        "sys.lua",
+        'local v = "pure\\n"\n'
+        'if io.popen then v = io.popen("echo impure"):read("*a") end\n'
+        'file { path = "~/out.txt", content = v }\n',
+    )
+    time.sleep(SETTLE)
+    assert sysenv.run("plan", "sys.lua").returncode == 0  # cached, pure
+    res = sysenv.run("apply", "-v", "--impure", "sys.lua")
+    assert res.returncode == 0, res.stderr
+    assert "evaluation not cached: --impure" in res.stderr
+    assert (sysenv.home / "out.txt").read_text() == "impure\n"
+
+
+@pytest.mark.parametrize(
+    "config,make",
+    [
+        (
+            'local ok, extra = pcall(sys.readFile, "extra.txt")\n'
+            'file { path = "~/out.txt", content = ok and extra or "none\\n" }\n',
+            lambda work: put(work / "extra.txt", "hi\n"),
+        ),
+        (
+            'local ok, found = pcall(sys.readDir, "extras")\n'
+            'file { path = "~/out.txt", content = (ok and #found or 0) .. "\\n" }\n',
+            lambda work: put(work / "extras" / "one", "1"),
+        ),
+    ],
+    ids=["readFile", "readDir"],
+)
+def test_a_caught_failure_to_read_is_recorded(sysenv: SysEnv, config: str, make) -> None:  # type: ignore[no-untyped-def]
+    sysenv.write("sys.lua", config)
+    time.sleep(SETTLE)
+    before, _ = _manifest(sysenv)
+    make(sysenv.work)  # what could not be read now can
+    time.sleep(SETTLE)
+    after, said = _manifest(sysenv)
+    fresh, _ = _manifest(sysenv, "--no-cache")
+    assert after == fresh != before, said
+
+
+def test_a_cache_of_the_wrong_shape_is_ignored_not_a_crash(sysenv: SysEnv) -> None:
+    _world(sysenv)
+    time.sleep(SETTLE)
+    good, _ = _manifest(sysenv)
+    (cache,) = (sysenv.root / "cache" / "eval").glob("*.json")
+    doc = json.loads(cache.read_bytes())
+    doc["probes"] = [["stat"], *doc["probes"]]  # too short a probe
+    cache.write_text(json.dumps(doc))
+    again, said = _manifest(sysenv)
+    assert again == good and "the cached evaluation is damaged" in said, said

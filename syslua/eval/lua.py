@@ -266,13 +266,15 @@ def _secret(spec: bytes, base_dir: bytes) -> tuple[bool, bytes]:
 def _read_dir(path: bytes) -> tuple[bool, bytes]:
     """`sys.readDir`: (True, "name\0type\0...") sorted by name, or (False, why).
     Bytes both ways, so names that are not UTF-8 survive."""
+    if eval_reads.active() is not None:
+        # Noted whether it can be read or not: a config may catch the failure,
+        # and the directory appearing is then a change.
+        eval_reads.note("list", os.fsdecode(path), eval_reads.listing(os.fsdecode(path)))
     try:
         with os.scandir(path) as it:
             entries = sorted((e.name, _entry_type(e)) for e in it)
     except OSError as e:
         return False, (e.strerror or str(e)).encode("utf-8", "replace")
-    if eval_reads.active() is not None:
-        eval_reads.note("list", os.fsdecode(path), eval_reads.listing(os.fsdecode(path)))
     return True, b"\0".join(part for entry in entries for part in entry)
 
 

@@ -281,7 +281,7 @@ def load(path: Path, wanted_key: str) -> tuple[Manifest | None, str]:
         if changed is not None:
             return None, f"{_describe(changed)} changed"
         return _manifest_of(doc["manifest"]), ""
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except (LookupError, TypeError, ValueError, AttributeError):
         return None, "the cached evaluation is damaged"
 
 

@@ -129,8 +129,10 @@ def _evaluated(
 
     config = Path(os.path.abspath(path))
     set_display_root(str(config.parent))
-    if no_cache:
-        say("evaluation not cached: --no-cache")
+    if no_cache or options.impure:
+        # --impure: what the config does outside the sandbox (a command it
+        # runs, a file it writes) is not recorded, and must happen again.
+        say(f"evaluation not cached: {'--no-cache' if no_cache else '--impure'}")
         return _resolve(path, options, paths, None)
     file = evalcache.cache_file(paths.cache, config)
     key = evalcache.key(config, options, _facts_digest(options, paths))
