@@ -20,39 +20,19 @@ import base64
 import json
 import os
 import shutil
-import stat
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import _in_process, ok, out, tree
+from conftest import ok, out, tree
 from httpserver import make_tar
+from test_secrets import AGE, NOTHING, OWN, mode, no_value, sys_
 
 pytestmark = pytest.mark.skipif(
     shutil.which("age") is None or shutil.which("age-keygen") is None,
     reason="the age command is not installed (apt install age)",
 )
-AGE = shutil.which("age") or "age"
-OWN = """\
-local ME, GRP = sys.user.name, sys.user.group
-defaults { file = { owner = ME, group = GRP } }
-"""
 APP = {"app/bin/app": b"#!/bin/sh\necho app\n", "app/README": b"the app\n"}
-NOTHING = "Plan: 0 to create, 0 to update, 0 to remove"
-
-
-def sys_(sysenv, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`sys *args` in this process, with extra environment variables."""
-    return _in_process(list(args), dict(sysenv.env, **env), sysenv.work, timeout=60, input=None)
-
-
-def mode(path: Path) -> int:
-    return stat.S_IMODE(os.lstat(path).st_mode)
-
-
-def no_value(p: subprocess.CompletedProcess[str], *values: str) -> None:
-    for value in values:
-        assert value not in out(p), f"{value!r} shown:\n{out(p)}"
 
 
 def state_texts(sysenv) -> dict[str, bytes]:
