@@ -645,10 +645,7 @@ def take_in(path: str, dest: str, source: str) -> TakeBack:
                 refused=True,
             )
     mode = stat.S_IMODE(live.st_mode)
-    declaration = f"file {{ path = {lua_string(label)}, source = {lua_string(source)}"
-    if mode != 0o644:
-        declaration += f', mode = "{mode:04o}"'
-    declaration += " }"
+    declaration = declare(label, source, mode, usual=0o644)
 
     def act() -> None:
         if not same:
@@ -656,6 +653,15 @@ def take_in(path: str, dest: str, source: str) -> TakeBack:
 
     message = f"{label}: {'already in' if same else 'copied to'} {source}"
     return TakeBack(message, act=act, declaration=declaration)
+
+
+def declare(label: str, source: str, mode: int, *, usual: int) -> str:
+    """The `file {}` that `sys add` prints for a path it took in from `source`;
+    `mode` only when it is not the `usual` one such a file gets."""
+    text = f"file {{ path = {lua_string(label)}, source = {lua_string(source)}"
+    if mode != usual:
+        text += f', mode = "{mode:04o}"'
+    return text + " }"
 
 
 def lua_string(text: str) -> str:

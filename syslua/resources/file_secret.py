@@ -279,11 +279,8 @@ def take_in(path: str, dest: str, source: str, recipients: Sequence[str]) -> Tak
             "another directory with --to DIR",
             refused=True,
         )
-    mode = stat.S_IMODE(live.st_mode)
-    declaration = f"file {{ path = {edits.lua_string(label)}, source = {edits.lua_string(source)}"
-    if mode != 0o600:
-        declaration += f', mode = "{mode:04o}"'  # a decrypted file is 0600 unless declared
-    declaration += " }"
+    # a decrypted file is 0600 unless declared
+    declaration = edits.declare(label, source, stat.S_IMODE(live.st_mode), usual=0o600)
 
     def act() -> None:
         with open(path, "rb") as f:
