@@ -134,12 +134,7 @@ def placeholder(ident: str) -> str:
 
 def register(value: str | bytes) -> str:
     """Keep `value` for this run and return its placeholder."""
-    text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
-    ident = keyed(text)
-    _vault.values[ident] = text
-    _vault.unsealed.add(ident)
-    hide(text)
-    return placeholder(ident)
+    return placeholder(seal(value))
 
 
 def hide(value: str | bytes) -> None:
@@ -226,8 +221,12 @@ def reveal(text: str) -> str:
 
 # -- sealing -------------------------------------------------------------------
 def seal(value: str | bytes) -> str:
-    """Register `value` and return its id; the next `persist` seals it."""
-    ident = register(value)[len(PREFIX) : -1]
+    """Keep `value` for this run and return its id; the next `persist` seals it."""
+    text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+    ident = keyed(text)
+    _vault.values[ident] = text
+    _vault.unsealed.add(ident)
+    hide(text)
     return ident
 
 

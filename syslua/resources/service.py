@@ -152,7 +152,7 @@ class ServiceDecision(Decision):
 
     @property
     def past(self) -> str:
-        return " and ".join(OPS_PAST[o] for o in self.ops)
+        return _past(self.ops)
 
 
 class ServiceType(Kind[Status], Removable, Undoes, Recorded, Drifts, Ordered):
@@ -195,7 +195,7 @@ class ServiceType(Kind[Status], Removable, Undoes, Recorded, Drifts, Ordered):
         return ServiceDecision(
             action,
             reason,
-            f"Would have {' and '.join(OPS_PAST[o] for o in ops)} the service",
+            f"Would have {_past(ops)} the service",
             "will " + " and ".join(ops),
             ops,
         )
@@ -244,7 +244,7 @@ class ServiceType(Kind[Status], Removable, Undoes, Recorded, Drifts, Ordered):
             _change(item, ops, ctx)
         except ResourceError as e:
             return Removal(str(e), failed=True)
-        return Removal(" and ".join(OPS_PAST[o] for o in ops) + ", as syslua found it")
+        return Removal(_past(ops) + ", as syslua found it")
 
     # -- undo ---------------------------------------------------------------------
     def undo(self, record: KindRecord, uctx: UndoContext) -> None:
@@ -342,6 +342,11 @@ class _Pending:
 
     def __init__(self) -> None:
         self.records: dict[tuple[str, str], KindRecord] = {}
+
+
+def _past(ops: Iterable[str]) -> str:
+    """`started and enabled`: what the verbs did, as reports say it."""
+    return " and ".join(OPS_PAST[o] for o in ops)
 
 
 def _ops(item: Item, state: systemd.State, watched: bool) -> tuple[str, ...]:
