@@ -139,22 +139,19 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-snapshot_app = typer.Typer(
-    cls=_Group,
-    help="Show, tag and delete snapshots.",
-    no_args_is_help=True,
-    suggest_commands=False,
-    rich_markup_mode=None,
-)
-app.add_typer(snapshot_app, name="snapshot")
-age_app = typer.Typer(
-    cls=_Group,
-    help="Make an age identity, and encrypt or decrypt single files with age.",
-    no_args_is_help=True,
-    suggest_commands=False,
-    rich_markup_mode=None,
-)
-app.add_typer(age_app, name="age")
+
+
+def _subgroup(name: str, help: str) -> typer.Typer:
+    """A group of commands under `sys NAME`, made as the main group is."""
+    group = typer.Typer(
+        cls=_Group, help=help, no_args_is_help=True, suggest_commands=False, rich_markup_mode=None
+    )
+    app.add_typer(group, name=name)
+    return group
+
+
+snapshot_app = _subgroup("snapshot", "Show, tag and delete snapshots.")
+age_app = _subgroup("age", "Make an age identity, and encrypt or decrypt single files with age.")
 
 
 def _version(value: bool) -> None:
