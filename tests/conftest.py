@@ -7,7 +7,7 @@ config into the work dir; `tree(path)` captures a directory tree (paths,
 content, modes) so tests can assert that a failed or rejected run left it
 byte-identical.
 
-`run` drives the CLI in this process (`syslua.cli.main` with argv), which is
+`run` drives the CLI in this process (`syslua.__main__.main` with argv), which is
 most of the suite's speed: starting Python and importing syslua costs more
 than most commands. It gives what a `python -m syslua` process would: the
 same exit code and the same stdout/stderr text, captured at the file
@@ -150,7 +150,8 @@ def _in_process(
     codes are Python's: `SystemExit`'s code, or 1 and a traceback on stderr
     for an uncaught exception.
     """
-    from syslua import cli, errors
+    from syslua import errors
+    from syslua.__main__ import main as entry  # as `sys` starts: the no-change proof first
 
     fixed = [name for name in READ_AT_IMPORT if name in env]
     if fixed:
@@ -190,7 +191,7 @@ def _in_process(
             )
             try:
                 with _deadline(timeout):
-                    code = _exit_status(cli.main)
+                    code = _exit_status(entry)
             except _Expired:
                 expired, code = True, -1
         finally:

@@ -11,8 +11,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import SysEnv, put
@@ -242,9 +243,7 @@ def test_a_damaged_or_foreign_cache_is_ignored(sysenv: SysEnv) -> None:
         again, said = _manifest(sysenv)
         assert again == good
         assert "evaluation cache not used" in said
-    doc = json.loads(cache.read_bytes())
-    doc["probes"] = [["file", 12]]  # the right version, wrong shape
-    cache.write_text(json.dumps(doc))
+    _edit_header(cache, lambda doc: doc.update(probes=[["file", 12]]))  # right version, wrong shape
     assert _manifest(sysenv)[0] == good
 
 
@@ -356,13 +355,30 @@ def test_a_caught_failure_to_read_is_recorded(sysenv: SysEnv, config: str, make)
     assert after == fresh != before, said
 
 
+def _edit_header(cache: Path, edit: Callable[[dict[str, Any]], object]) -> None:
+    """Change the header line of a cache file (its first line), keeping the manifest line."""
+    head, _, body = cache.read_bytes().partition(b"\n")
+    doc = json.loads(head)
+    edit(doc)
+    cache.write_bytes(json.dumps(doc).encode() + b"\n" + body)
+
+
+def test_a_manifest_line_that_is_not_the_one_its_header_names_is_ignored(sysenv: SysEnv) -> None:
+    _world(sysenv)
+    time.sleep(SETTLE)
+    good, _ = _manifest(sysenv)
+    (cache,) = (sysenv.root / "cache" / "eval").glob("*.json")
+    head, _, body = cache.read_bytes().partition(b"\n")
+    cache.write_bytes(head + b"\n" + body.replace(b'"warnings":[]', b'"warnings":["x"]'))
+    again, said = _manifest(sysenv)
+    assert again == good and "the cached evaluation is damaged" in said, said
+
+
 def test_a_cache_of_the_wrong_shape_is_ignored_not_a_crash(sysenv: SysEnv) -> None:
     _world(sysenv)
     time.sleep(SETTLE)
     good, _ = _manifest(sysenv)
     (cache,) = (sysenv.root / "cache" / "eval").glob("*.json")
-    doc = json.loads(cache.read_bytes())
-    doc["probes"] = [["stat"], *doc["probes"]]  # too short a probe
-    cache.write_text(json.dumps(doc))
+    _edit_header(cache, lambda doc: doc.update(probes=[["stat"], *doc["probes"]]))  # too short
     again, said = _manifest(sysenv)
     assert again == good and "the cached evaluation is damaged" in said, said

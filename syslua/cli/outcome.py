@@ -26,6 +26,7 @@ from syslua.execute.item import CHANGED
 from syslua.execute.outcome import CANNOT_APPLY, EDITED_PATHS
 from syslua.paths import Paths
 from syslua.plan.planner import Entry
+from syslua.plan.words import NO_CHANGES
 
 FAILED = 1
 REFUSED = 2
@@ -95,7 +96,7 @@ def report(
         term.json_event(_summary(outcome, counts, duration))
         return 0 if outcome.ok else failed_code
     if outcome.no_changes:
-        term.line("No changes. The machine matches the configuration.")
+        term.line(NO_CHANGES)
         if not (noop or hc):
             _rc_advice(term, outcome, verb)
         return 0

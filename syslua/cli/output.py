@@ -27,6 +27,8 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, TextIO
 
+from syslua.plan.words import NO_CHANGES, plan_summary
+
 if TYPE_CHECKING:  # commands that print no plan (history, env, gc) need not import the planner
     from syslua.plan.planner import Entry, Plan
 
@@ -313,7 +315,7 @@ class Terminal:
         each with -v), the waves of the items that will run, and the counts."""
         self.distrust(e.id for e in plan.all_entries)
         changes = plan.has_changes or bool(plan.failures)
-        self.line("Changes:" if changes else "No changes. The machine matches the configuration.")
+        self.line("Changes:" if changes else NO_CHANGES)
         everything = plan.entries + plan.removals
         groups = {e.id: plan.groups[e.id] for e in everything if e.id in plan.groups}
         c = plan.counts()
@@ -322,7 +324,7 @@ class Terminal:
             self.line(f"  = {c['unchanged']} unchanged", COLORS["="])
         self._order(plan, groups)
         self.line()
-        self.line(_plan_summary(c))
+        self.line(plan_summary(c))
 
     def _entries(
         self, everything: list[Entry], groups: dict[str, list[Entry]], show_diff: bool
@@ -460,23 +462,6 @@ def _kinds(ids: list[str], kinds: dict[str, str], groups: dict[str, list[Entry]]
 def _counted(n: int, noun: str) -> str:
     """`1 file`, `3 files`."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _plan_summary(c: dict[str, int]) -> str:
-    """The plan's last line: what it creates, updates, runs and removes."""
-    summary = f"Plan: {c['create']} to create, {c['update']} to update, "
-    if c["run"]:
-        summary += f"{c['run']} to run, "
-    summary += f"{c['remove']} to remove, {c['unchanged']} unchanged"
-    if c["noop"]:
-        summary += f", {c['noop']} would change in noop children"
-    if c["fail"]:
-        summary += f", {c['fail']} cannot be applied"
-    if c["edited"]:
-        summary += f", {c['edited']} edited since the last apply"
-    if c.get("held"):  # `sys apply --overwrite PATH` naming others: not updates
-        summary += f", {c['held']} left as {'it is' if c['held'] == 1 else 'they are'}"
-    return summary + "."
 
 
 def count_paths(n: int) -> str:

@@ -17,9 +17,10 @@ import time
 from typing import Any
 
 from syslua.cli.live import Frames
-from syslua.cli.output import Terminal, _plan_summary, printable
+from syslua.cli.output import Terminal, printable
 from syslua.execute.item import CHANGED, FAILED, NOOP, SKIPPED, UNCHANGED, ItemResult
 from syslua.plan.planner import Entry, Plan
+from syslua.plan.words import plan_summary
 from syslua.resources.base import DANGLING
 
 MARKS = {CHANGED: "✓", UNCHANGED: "✓", FAILED: "✗", SKIPPED: "~", NOOP: "~"}
@@ -50,7 +51,7 @@ class PlainReporter:
         self.members = plan.members
         self.total = len(self.numbered)
         c = plan.counts()
-        self._log(_plan_summary(c))
+        self._log(plan_summary(c))
         if plan.has_changes or c["noop"] or c["fail"]:
             self.term.line("Executing:")
 

@@ -58,7 +58,10 @@ def apply_manifest(
         return run.dry_run(plan)
     unchanged = run.unchanged(plan)
     if unchanged is not None:
+        from syslua.execute.proof import prove
+
         run.inputs.save_stat_index(unchanged.snapshot_id)  # what it hashed, for the next run
+        prove(run, plan)  # the next run of this config may then skip planning
         return unchanged  # no new snapshot
     # Imported here: a run that changes nothing needs none of them.
     from syslua.execute.begin import begin

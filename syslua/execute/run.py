@@ -156,7 +156,16 @@ class ApplyRun:
 
     # -- 3. plan -------------------------------------------------------------
     def plan(self) -> Plan:
-        return self.inputs.plan(self.context(noop=True, originals=True))
+        # An apply of a cached evaluation gathers what would prove that nothing
+        # changed (`execute/proof.py`): the next run may then skip planning.
+        options = self.options
+        prove = (
+            options.kind == "apply"
+            and not options.read_only
+            and self.manifest.evaluation is not None
+            and self.snapshot_manifest is self.manifest
+        )
+        return self.inputs.plan(self.context(noop=True, originals=True), prove=prove)
 
     def refusal(self, plan: Plan) -> ApplyOutcome | None:
         """Stop before anything changes: a config that declares nothing while

@@ -26,6 +26,12 @@ why under -v: time and randomness (`os.time`, `os.date`, `os.clock`,
 apply needs it), a CCM manifest. The cache file is owner-only, written
 atomically, and a damaged or foreign one is ignored.
 
+The file is two lines of JSON: a header (the format, the key, when it was
+written, the recorded reads and the SHA-256 of the second line), then the
+manifest. A run that only asks whether the cache holds (`entry`: the
+no-change proof of `syslua/quick.py`) reads the header alone; the digest of
+the manifest line names the cached evaluation (`Manifest.evaluation`).
+
 This module imports nothing heavy: a cached run must not load Lua or the
 merge.
 """
@@ -36,7 +42,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +74,7 @@ __all__ = [
     "uncacheable",
 ]
 
-FORMAT = 1
+FORMAT = 2
 # Timestamps this close to the cache's writing (or later) do not prove a file
 # unchanged: it is hashed (git's racily clean rule, with a coarse filesystem's
 # granularity).
@@ -157,6 +163,17 @@ def facts_digest(facts: Mapping[str, Any], core: Mapping[str, Any]) -> str:
     return _digest(json.dumps([facts, core], sort_keys=True, default=str))
 
 
+def gathered_facts(options: Any, paths: Any) -> str:
+    """The digest of the facts an evaluation with `options` would see (as
+    `manifest.resolve` gathers them), for `key`."""
+    from syslua.eval import facts as factlib
+
+    file_facts = factlib.read_facts_file(options.facts_file) if options.facts_file else None
+    facts = factlib.gather(paths.config, options.cli_facts, file_facts)
+    machine = factlib.machine_facts()
+    return facts_digest(facts, {k: machine[k] for k in factlib.CORE})
+
+
 # -- checking recorded reads ---------------------------------------------------
 
 
@@ -171,10 +188,10 @@ def _file_fresh(probe: list[Any], written: int) -> bool:
     return _hash_file(path) == digest
 
 
-def _fresh(probe: list[Any], written: int) -> bool:
+def _fresh(probe: list[Any], written: int, known: Container[str] = ()) -> bool:
     kind = probe[0]
     if kind == "stat":
-        return mode_of(probe[1]) == probe[2]
+        return probe[1] in known or mode_of(probe[1]) == probe[2]
     if kind == "file":
         return _file_fresh(probe, written)
     if kind == "absent":
@@ -192,10 +209,14 @@ def _fresh(probe: list[Any], written: int) -> bool:
     return False  # a kind this version does not know: not trusted
 
 
-def stale(probes: Iterable[list[Any]], written: int) -> list[Any] | None:
-    """The first recorded read that gives another answer now (None: all fresh)."""
+def stale(
+    probes: Iterable[list[Any]], written: int, known: Container[str] = ()
+) -> list[Any] | None:
+    """The first recorded read that gives another answer now (None: all
+    fresh). `known`: paths whose `stat` the caller checks itself, mode
+    included (the no-change proof's sources): their modes are not looked at."""
     for probe in probes:
-        if not _fresh(probe, written):
+        if not _fresh(probe, written, known):
             return probe
     return None
 
@@ -245,7 +266,7 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
-def _manifest_of(doc: Mapping[str, Any]) -> Manifest:
+def _manifest_of(doc: Mapping[str, Any], ident: str) -> Manifest:
     items = tuple(
         Item(t, k, freeze(props), parent, bool(noop), bool(hco))
         for t, k, props, parent, noop, hco in doc["items"]
@@ -259,28 +280,65 @@ def _manifest_of(doc: Mapping[str, Any]) -> Manifest:
         messages=tuple((a, b) for a, b in doc["messages"]),
         skipped=tuple((a, b, c) for a, b, c in doc["skipped"]),
         placeholders=doc["placeholders"],
+        evaluation=ident,
     )
 
 
 def load(path: Path, wanted_key: str) -> tuple[Manifest | None, str]:
     """The cached manifest when its key matches and every read is fresh;
-    else None and why not (for -v)."""
+    else None and why not (for -v). The manifest knows the entry it came
+    from (`Manifest.evaluation`)."""
     try:
         with open(path, "rb") as f:
-            doc = json.loads(f.read())
+            data = f.read()
     except FileNotFoundError:
         return None, "no cached evaluation"
-    except (OSError, ValueError):
+    except OSError:
+        return None, "the cached evaluation is unreadable"
+    head, _, body = data.partition(b"\n")
+    ident, why = _checked(head, wanted_key)
+    if ident is None:
+        return None, why
+    import hashlib
+
+    if hashlib.sha256(body).hexdigest() != ident:
+        return None, "the cached evaluation is damaged"
+    try:
+        return _manifest_of(json.loads(body), ident), ""
+    except (LookupError, TypeError, ValueError, AttributeError):
+        return None, "the cached evaluation is damaged"
+
+
+def entry(path: Path, wanted_key: str, known: Container[str] = ()) -> str | None:
+    """The id of the cached evaluation (the digest of its manifest) when its
+    key matches and every read is fresh, reading only the header; else None.
+    `known`: as for `stale`."""
+    try:
+        with open(path, "rb") as f:
+            head = f.readline()
+    except OSError:
+        return None
+    return _checked(head, wanted_key, known)[0]
+
+
+def _checked(head: bytes, wanted_key: str, known: Container[str] = ()) -> tuple[str | None, str]:
+    """The manifest digest a cache header names, when it holds; else None and why not."""
+    try:
+        doc = json.loads(head)
+    except ValueError:
         return None, "the cached evaluation is unreadable"
     try:
         if doc.get("format") != FORMAT:
             return None, "the cached evaluation is from another version"
         if doc.get("key") != wanted_key:
             return None, "syslua, the options, the facts or the user changed"
-        changed = stale(doc["probes"], int(doc["written"]))
+        changed = stale(doc["probes"], int(doc["written"]), known)
         if changed is not None:
             return None, f"{_describe(changed)} changed"
-        return _manifest_of(doc["manifest"]), ""
+        ident = doc["manifest"]
+        if not isinstance(ident, str):
+            return None, "the cached evaluation is damaged"
+        return ident, ""
     except (LookupError, TypeError, ValueError, AttributeError):
         return None, "the cached evaluation is damaged"
 
@@ -323,24 +381,34 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
         if isinstance(probe, str):
             return probe
         probes.append(probe)
-    doc = {
+    manifest_line = json.dumps(
+        _manifest_doc(manifest), separators=(",", ":"), ensure_ascii=False, default=_plain
+    ).encode("utf-8", "surrogateescape")
+    if b"$${secret:" in manifest_line:
+        return SECRET  # its value is needed again by the apply
+    import hashlib
+
+    ident = hashlib.sha256(manifest_line).hexdigest()
+    head = {
         "format": FORMAT,
         "key": wanted_key,
         "written": time.time_ns(),
         "probes": probes,
-        "manifest": _manifest_doc(manifest),
+        "manifest": ident,
     }
-    data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=_plain)
-    if "$${secret:" in data:
-        return SECRET  # its value is needed again by the apply
+    head_line = json.dumps(head, separators=(",", ":"), ensure_ascii=False)
+    if "$${secret:" in head_line:
+        return SECRET
     try:
         # The cache dir private; missing parents (SYSLUA_ROOT) passable, as
         # the state's and the store's (state/layout.py PASSAGE).
         make_dir(path.parent.parent, 0o700, parents_mode=0o711)
         make_dir(path.parent, 0o700)
-        atomic_write(path, data.encode("utf-8", "surrogateescape"), 0o600, durable=False)
+        data = head_line.encode("utf-8", "surrogateescape") + b"\n" + manifest_line
+        atomic_write(path, data, 0o600, durable=False)
     except OSError as e:
         return f"cannot write the cache: {e.strerror}"
+    manifest.cached_as(ident)
     return None
 
 

@@ -158,6 +158,10 @@ class Manifest(Frozen):
     skipped: tuple[tuple[str, str, str], ...]
     # Whether any property may hold a `$${...}` placeholder (None: unknown, look).
     placeholders: bool | None
+    # The evaluation cache entry that holds this manifest (the digest of its
+    # cached form, `manifest/evalcache.py`); None: not cached. Not carried by
+    # `replace`: a changed manifest is another evaluation.
+    evaluation: str | None
     _index: dict[str, Item]
 
     def __init__(
@@ -171,6 +175,7 @@ class Manifest(Frozen):
         skipped: tuple[tuple[str, str, str], ...] = (),
         placeholders: bool | None = None,
         _index: dict[str, Item] | None = None,
+        evaluation: str | None = None,
     ) -> None:
         index = {} if _index is None else _index
         index.update((i.id, i) for i in items)
@@ -184,7 +189,12 @@ class Manifest(Frozen):
             skipped=skipped,
             placeholders=placeholders,
             _index=index,
+            evaluation=evaluation,
         )
+
+    def cached_as(self, evaluation: str) -> None:
+        """Note the evaluation cache entry just written with this manifest."""
+        object.__setattr__(self, "evaluation", evaluation)
 
     def replace(self, **changes: Any) -> Manifest:
         """A copy with `changes` made (every field `__init__` takes, not only `items`)."""

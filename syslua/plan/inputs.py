@@ -154,8 +154,9 @@ class PlanInputs:
             **more,
         )
 
-    def plan(self, ctx: Context, *, with_diff: bool = False) -> Plan:
-        """The plan of the manifest against these inputs, made with `ctx`."""
+    def plan(self, ctx: Context, *, with_diff: bool = False, prove: bool = False) -> Plan:
+        """The plan of the manifest against these inputs, made with `ctx`
+        (`prove`: with what proves its unchanged statuses, `Plan.claims`)."""
         return make_plan(
             self.manifest,
             ctx,
@@ -163,6 +164,7 @@ class PlanInputs:
             with_diff=with_diff,
             known=self.known,
             order=self.order,
+            prove=prove,
         )
 
 

@@ -35,14 +35,26 @@ from syslua.manifest.model import Item, Manifest
 from syslua.plan.dag import CycleError, Dag, graph_items, in_dag
 from syslua.resources import capability
 from syslua.resources import get as get_type
-from syslua.resources.base import CREATE, FAIL, REMOVE, RUN, SKIP, UPDATE, Context, Decision
+from syslua.resources.base import (
+    CREATE,
+    FAIL,
+    NONE,
+    REMOVE,
+    RUN,
+    SKIP,
+    UPDATE,
+    Context,
+    Decision,
+)
 from syslua.resources.kind import (
+    Claim,
     Container,
     Edited,
     Explained,
     Irreversible,
     Journaled,
     Kind,
+    Proven,
     Removable,
 )
 from syslua.resources.placeholders import RENDERED, Deferred, Unresolved, deferred
@@ -221,6 +233,9 @@ class Plan:
         # does (None: there is none). Where JSON tells 1, 1.0 and true apart,
         # they compare equal here: what differs only so is no change.
         self.same_as_previous: bool | None = None
+        # What proves each unchanged status (`make_plan(prove=True)`); None:
+        # not gathered, or some status paths cannot prove.
+        self.claims: list[Claim] | None = None
         # Edited items `sys apply --overwrite PATH` leaves as they are (the
         # apply sets it): counted as `held`, never as a change.
         self.held: frozenset[str] = frozenset()
@@ -337,12 +352,14 @@ def make_plan(
     with_diff: bool = False,
     known: Manifest | None = None,
     order: Sequence[Sequence[int]] | None = None,
+    prove: bool = False,
 ) -> Plan:
     """`known`: what syslua managed before, when there is no current snapshot
     (after self-healing): its files are not taken over again. `order`: the
     waves the current snapshot recorded for `previous` (positions in its
     items); when the manifest declares exactly what `previous` does, they
-    are its waves, and the graph is built only if the apply runs something."""
+    are its waves, and the graph is built only if the apply runs something.
+    `prove`: gather what proves each unchanged status (`plan.claims`)."""
     same = previous.items == manifest.items if previous is not None else None
     waves = _recorded_waves(manifest, order) if same and order else None
     dag = None
@@ -354,6 +371,7 @@ def make_plan(
     entries: list[Entry] = []
     announced: set[str] = set()  # parents already listed
     baseline = previous if previous is not None else known
+    claims = _Claims() if prove else None
     for wave in waves:
         for ident in wave:
             item = manifest.get(ident)
@@ -362,13 +380,16 @@ def make_plan(
             if entry.decision.changes and status is not None:
                 entries.extend(_parents(item, status, announced))
             entries.append(entry)
-    values = _plan_values(manifest, previous, ctx)
+            if claims is not None:
+                claims.add(item, entry, status)
+    values = _plan_values(manifest, previous, ctx, claims)
     entries.extend(values)
     removals = plan_removals(manifest, previous, ctx, with_diff=with_diff)
     labels = {e.id: e.label for e in entries if e.id in manifest}
     labels.update((i.id, label(i)) for i in manifest if i.id not in labels)
     plan = Plan(manifest, entries, removals, waves, labels, dag, values=values)
     plan.same_as_previous = same
+    plan.claims = claims.found if claims is not None and not removals else None
     _group(plan, previous)
     return plan
 
@@ -601,19 +622,46 @@ def removal(item: Item, recorded: Mapping[str, Any]) -> Decision:
     return kind.removal(item, recorded) if kind is not None else Decision(REMOVE, NOT_DECLARED)
 
 
-def _plan_values(manifest: Manifest, previous: Manifest | None, ctx: Context) -> list[Entry]:
+def _plan_values(
+    manifest: Manifest, previous: Manifest | None, ctx: Context, claims: _Claims | None = None
+) -> list[Entry]:
     """Items of kinds outside the DAG: their status is the previous snapshot's item."""
     out = []
     for item in _outside_dag(manifest):
         kind = get_type(item.type)
-        decision = kind.decide(item, kind.status(item, ctx), ctx)
+        status = kind.status(item, ctx)
+        decision = kind.decide(item, status, ctx)
         out.append(Entry(item.id, item.type, kind.label(item), decision, noop=item.noop))
+        if claims is not None:
+            claims.add(item, out[-1], status)
     if previous is not None:
         for item in _outside_dag(previous):
             if item.id not in manifest:
                 kind = get_type(item.type)
                 out.append(Entry(item.id, item.type, kind.label(item), removal(item, {})))
     return out
+
+
+class _Claims:
+    """What proves a plan's unchanged statuses (`Proven`), gathered while it
+    is made; `found` becomes None at the first item paths cannot prove (one
+    that changes, fails, is skipped, or of a kind without the capability)."""
+
+    __slots__ = ("found",)
+
+    def __init__(self) -> None:
+        self.found: list[Claim] | None = []
+
+    def add(self, item: Item, entry: Entry, status: Any) -> None:
+        found = self.found
+        if found is None:
+            return
+        proven = capability(get_type(item.type), Proven)
+        more = proven.proof(item, status) if proven is not None else None
+        if more is None or entry.decision.action != NONE or item.noop:
+            self.found = None
+        else:
+            found.extend(more)
 
 
 def _outside_dag(manifest: Manifest) -> list[Item]:

@@ -52,7 +52,7 @@ from syslua.resources.base import (
     ResourceError,
 )
 from syslua.resources.env_line import alias_scripts
-from syslua.resources.kind import Kind, Outputs, Removable, Scheduling
+from syslua.resources.kind import Claim, Kind, Outputs, Proven, Removable, Scheduling
 from syslua.shellrc import fish_quote, rc_line, sh_quote
 from syslua.state.records import Original
 
@@ -240,7 +240,7 @@ SCHEMA = schema(
 )
 
 
-class EnvType(Kind[Item | None], Removable, Outputs, Scheduling):
+class EnvType(Kind[Item | None], Removable, Outputs, Scheduling, Proven):
     """Variables are not run on the DAG (`in_dag`): each is compared with the
     previous snapshot's (its status is that item), and all of them are
     written out together by `write_outputs`."""
@@ -256,6 +256,9 @@ class EnvType(Kind[Item | None], Removable, Outputs, Scheduling):
 
     def status(self, item: Item, ctx: Context) -> Item | None:
         return ctx.previous.get(item.id) if ctx.previous is not None else None
+
+    def proof(self, item: Item, status: Item | None) -> list[Claim]:
+        return []  # the snapshot's item: the same snapshot, the same status
 
     # The value says it all: `+ env EDITOR: "nvim"`, `~ env PAGER: "more" -> "bat"`.
     def decide(

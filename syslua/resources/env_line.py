@@ -146,6 +146,27 @@ def rc_advice(paths: Paths, manifest: Manifest | None, first: bool) -> Advice | 
     return Advice(target.where(), line, not target.inline)
 
 
+# What `rc_advice` reads of the environment (with the home, which the
+# evaluation cache's key holds): the shell, and where its rc file is.
+ADVICE_ENVIRON = ("SHELL", "ZDOTDIR", "XDG_CONFIG_HOME")
+
+
+def advice_reads(manifest: Manifest) -> list[tuple[Path, bool]]:
+    """The files `rc_advice` reads for `manifest`, each with whether it lists
+    a directory (fish's conf.d) rather than reading a file: while they and
+    `ADVICE_ENVIRON` are the same, so is the advice (`execute/proof.py`)."""
+    rc = rc_file(login_shell())
+    if rc is None:
+        return []
+    target = rc_target(manifest, rc)
+    out = [(f, False) for f in loaded_by(target.rc)]
+    if target.rc.name == "config.fish":
+        out.append((target.rc.parent / "conf.d", True))
+    if target.source is not None:
+        out.append((target.source, False))
+    return out
+
+
 def applied_manifest(paths: Paths) -> Manifest | None:
     """The manifest of the current snapshot (None before the first apply)."""
     from syslua.state.snapshots import Snapshots

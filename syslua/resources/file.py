@@ -62,7 +62,7 @@ from syslua.manifest.schema import Finishing, Invalid, Prop, TypeSchema, schema
 from syslua.paths import abbreviate, home
 from syslua.resources import file_edits as edits
 from syslua.resources import file_folds as folds
-from syslua.resources import file_posix, file_protect
+from syslua.resources import file_posix, file_proof, file_protect
 from syslua.resources import file_secret as secret_files
 from syslua.resources.base import (
     CREATE,
@@ -95,6 +95,7 @@ from syslua.resources.file_posix import (
 )
 from syslua.resources.file_secret import is_secret
 from syslua.resources.kind import (
+    Claim,
     Container,
     Drifts,
     Edited,
@@ -102,6 +103,7 @@ from syslua.resources.kind import (
     Journaled,
     Kind,
     Ordered,
+    Proven,
     Rechecked,
     Recorded,
     Removable,
@@ -753,6 +755,7 @@ class FileType(
     Explained,
     Scheduling,
     Rechecked,
+    Proven,
 ):
     name = "file"
     schema = SCHEMA
@@ -932,6 +935,9 @@ class FileType(
                 )
             return Decision(UPDATE, f"replaces a symlink to {state.link_target}", UPDATED_FILE)
         return Decision(UPDATE, reason, UPDATED_FILE)
+
+    def proof(self, item: Item, status: Status) -> list[Claim] | None:
+        return file_proof.claims(item, status)
 
     def recheck(self, item: Item, planned: Status, ctx: Context) -> Status | None:
         """The planned status, when the item changes anyway and its path is

@@ -29,6 +29,7 @@ never which kind it is:
 | `Outputs`     | files written from the whole manifest               | env, package |
 | `Scheduling`  | how the scheduler runs its items                    | file, env, apply |
 | `Rechecked`   | that the status planning read still holds, cheaply  | file |
+| `Proven`      | the paths whose `lstat` proves an unchanged status   | file, env |
 """
 
 from __future__ import annotations
@@ -326,4 +327,22 @@ class Rechecked(Protocol):
     def recheck(self, item: Item, planned: Any, ctx: Context) -> Any | None:
         """`planned` (what `status` read while planning) when it still holds
         and may stand for a new `status`; None: read the status again."""
+        ...
+
+
+# A path an unchanged status depended on: the path, how it is compared
+# (`syslua.state.proof`: LSTAT, STAT, SHAPE, SHAPE_STAT or ABSENT) and, when
+# the status read it, what `lstat` gave then (packed as `stat_index.key`).
+Claim = tuple[str, int, "bytes | None"]
+
+
+class Proven(Protocol):
+    """A kind whose unchanged status is proven by the state of some paths:
+    while each of them compares equal (`state/proof.py`), a status read again
+    would be the same, so a run of the same config against the same snapshot
+    can say "no changes" without planning (`syslua/quick.py`)."""
+
+    def proof(self, item: Item, status: Any) -> Iterable[Claim] | None:
+        """The paths the unchanged `status` of `item` depended on; None when
+        paths cannot prove it (a secret, a folded directory...)."""
         ...

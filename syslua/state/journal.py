@@ -53,7 +53,7 @@ from typing import Any
 from syslua import safe_fs, secrets
 from syslua.errors import StateError
 from syslua.fsutil import fsync_dir, make_dir, sync_filesystems
-from syslua.state import stat_index
+from syslua.state import proof, stat_index
 from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
 from syslua.state.records import (
     ABSENT,
@@ -150,9 +150,11 @@ class Journal:
             raise StateError(
                 f"a journal already exists at {directory}; an interrupted run must be recovered first"
             )
-        # The stat index goes first: one left by a run that dies from here on
-        # could claim what this run is about to change (`state/stat_index`).
+        # The stat index and the no-change proof go first: one left by a run
+        # that dies from here on could claim what this run is about to change
+        # (`state/stat_index`, `state/proof`).
         stat_index.discard(directory.parent)
+        proof.discard(directory.parent)
         make_dir(directory, PRIVATE_DIR, parents_mode=PASSAGE)
         j = cls(directory, store)
         j._key = _new_key(directory)

@@ -135,7 +135,7 @@ def _evaluated(
         say(f"evaluation not cached: {'--no-cache' if no_cache else '--impure'}")
         return _resolve(path, options, paths, None)
     file = evalcache.cache_file(paths.cache, config)
-    key = evalcache.key(config, options, _facts_digest(options, paths))
+    key = evalcache.key(config, options, evalcache.gathered_facts(options, paths))
     manifest, why = evalcache.load(file, key)
     if manifest is not None:
         say(f"evaluation cached: nothing {config.name} read changed")
@@ -161,17 +161,6 @@ def _resolve(path: Path, options: Options, paths: Paths, recorder: Recorder | No
 
     with evalcache.recording(recorder):
         return resolve(path, options, paths)
-
-
-def _facts_digest(options: Options, paths: Paths) -> str:
-    """The facts an evaluation would see (as `manifest.resolve` gathers them)."""
-    from syslua.eval import facts as factlib
-    from syslua.manifest import evalcache
-
-    file_facts = factlib.read_facts_file(options.facts_file) if options.facts_file else None
-    facts = factlib.gather(paths.config, options.cli_facts, file_facts)
-    machine = factlib.machine_facts()
-    return evalcache.facts_digest(facts, {k: machine[k] for k in factlib.CORE})
 
 
 def config_found(

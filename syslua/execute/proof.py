@@ -1,0 +1,120 @@
+"""After an apply that changed nothing: the no-change proof (`state/proof.py`)
+that lets the next `sys apply` or `sys plan` of the same config answer
+from `lstat` alone (`syslua/quick.py`).
+
+It is written only when everything the plan depended on is a path, or is
+named by the proof itself:
+
+- the manifest is a cached evaluation (`Manifest.evaluation`) with no
+  placeholder to resolve, no warning, message or CCM resource left out;
+- the plan read the real current snapshot (no stand-in, no warning);
+- every item's status was unchanged and its kind says which paths prove it
+  (`Proven`, gathered by the plan: `Plan.claims`);
+- the snapshot index and the current snapshot's file, the files the env
+  kind writes, `/etc/passwd` and `/etc/group` (owners are named);
+- the advice about the shell's rc file said nothing, and the files and
+  variables it read are recorded.
+
+Every path is looked at again now: it must be as the status saw it where the
+status kept what it saw, and, for the paths compared by every field, older
+than the run's start by the racy margin. Anything else writes no proof,
+and leaves the one there: a run that changed nothing does not make it wrong
+(while it holds, everything it names is as it was; a `--no-cache` apply,
+say, only could not make a new one).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from syslua.resources.env_line import ADVICE_ENVIRON, advice_reads, needs_shell, rc_advice
+from syslua.resources.kind import Claim
+from syslua.state import proof
+from syslua.state.proof import ABSENT, LSTAT, SHAPE, SHAPE_STAT, STAT, Proof
+
+if TYPE_CHECKING:
+    from syslua.execute.run import ApplyRun
+    from syslua.plan.planner import Plan
+
+_ACCOUNTS = ("/etc/passwd", "/etc/group")
+# Two claims on one path: the comparison that says both.
+_STRICTER = {
+    frozenset((LSTAT, SHAPE)): LSTAT,
+    frozenset((STAT, SHAPE_STAT)): STAT,
+}
+
+
+def prove(run: ApplyRun, plan: Plan) -> None:
+    """Write the proof for this unchanged run, when one can be made (see the
+    module's docstring). A failure to write it only costs the next run its plan."""
+    made = _proof(run, plan)
+    if made is None:
+        return
+    try:
+        made.save(run.paths.state)
+    except OSError:
+        pass
+
+
+def _proof(run: ApplyRun, plan: Plan) -> Proof | None:
+    manifest, inputs = run.manifest, run.inputs
+    current = inputs.current
+    if (
+        plan.claims is None
+        or manifest.evaluation is None
+        or manifest.placeholders is not False
+        or manifest.warnings
+        or manifest.messages
+        or manifest.skipped
+        or current is None
+        or inputs.warnings
+        or inputs.damaged is not None
+    ):
+        return None
+    snapshots = inputs.snapshots
+    claims: list[Claim] = [
+        *plan.claims,
+        (str(snapshots.index_file), LSTAT, None),
+        (str(snapshots.path(current.id)), LSTAT, None),
+        *((str(f), SHAPE_STAT, None) for fs in run.generated.values() for f in fs),
+        *((p, STAT, None) for p in _ACCOUNTS if proof.look(p, STAT) is not None),
+    ]
+    environ: dict[str, str | None] = {}
+    if needs_shell(manifest):
+        if rc_advice(run.paths, manifest, first=False) is not None:
+            return None  # said again after every apply, until the line is added
+        environ = {name: os.environ.get(name) for name in ADVICE_ENVIRON}
+        for path, listing in advice_reads(manifest):
+            there = proof.look(str(path), STAT) is not None
+            how = (LSTAT if listing else STAT) if there else ABSENT
+            claims.append((str(path), how, None))
+    entries = _entries(claims, inputs.stat_index.started)
+    if entries is None:
+        return None
+    return Proof(current.id, manifest.evaluation, plan.counts(), environ, entries)
+
+
+def _entries(claims: Iterable[Claim], since: int) -> dict[str, tuple[int, bytes]] | None:
+    """The claims as the proof's entries, each path looked at now; None when
+    one is not as its status saw it, is too recent to prove anything, or is
+    claimed two ways that no one comparison says."""
+    out: dict[str, tuple[int, bytes]] = {}
+    for path, how, seen in claims:
+        had = out.get(path)
+        if had is not None and had[0] == how and seen is None:
+            continue  # a parent directory of many items: looked at once
+        now = proof.look(path, how)
+        if now is None or (how in (LSTAT, STAT) and proof.racy(now, since)):
+            return None
+        if seen is not None and proof.reshaped(seen, how) != now:
+            return None  # changed since its status read it
+        if had is not None and had[0] != how:
+            stricter = _STRICTER.get(frozenset((had[0], how)))
+            if stricter is None:
+                return None
+            if stricter != how:
+                continue  # what is there says more already
+        out[path] = (how, now)
+    return out
