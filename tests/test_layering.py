@@ -4,7 +4,7 @@ Layers, top to bottom (docs/architecture.md, "Import direction"):
 
 | layer        | modules                                                         |
 |--------------|-----------------------------------------------------------------|
-| entry        | `syslua/__init__.py`, `syslua/__main__.py`                      |
+| entry        | `syslua/__init__.py`, `syslua/__main__.py`, `syslua/quick.py`   |
 | cli          | `syslua/cli`                                                    |
 | execute      | `syslua/execute`                                                |
 | plan         | `syslua/plan`                                                   |
@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # and everything under it, except `syslua`, which is only the package's
 # own `__init__.py`.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("entry", ("syslua", "syslua.__main__")),
+    ("entry", ("syslua", "syslua.__main__", "syslua.quick")),
     ("cli", ("syslua.cli",)),
     ("execute", ("syslua.execute",)),
     # `sys import`: reads another manager's repository, writes Lua text.
