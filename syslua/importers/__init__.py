@@ -14,7 +14,6 @@ translation works beside the repository or in `--to DIR`.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 # FORMAT -> module (syslua.importers.<module>) with `translate`.
@@ -28,26 +27,47 @@ FORMATS: dict[str, str] = {
 }
 
 
-@dataclass
+# Plain classes, not dataclasses: finding a config imports this package
+# (`importers.detect`), and the no-change answer (`syslua/quick.py`) finds
+# one before anything else; generating a dataclass costs that start.
+
+
 class Options:
     """What the command line says, beyond FORMAT and SOURCE."""
 
-    base: Path  # where the sys.lua goes: sources are written relative to it
-    target: Path  # the home (stow's -t; `~` in the text when it is the home)
-    packages: list[str] = field(default_factory=list)  # stow PKG...
-    dotfiles: bool = False  # stow --dotfiles: `dot-` is `.`
-    suffix: str | None = None  # mirror --suffix .symlink: only those, without it
+    __slots__ = ("base", "target", "packages", "dotfiles", "suffix")
+
+    def __init__(
+        self,
+        base: Path,  # where the sys.lua goes: sources are written relative to it
+        target: Path,  # the home (stow's -t; `~` in the text when it is the home)
+        packages: list[str] | None = None,  # stow PKG...
+        dotfiles: bool = False,  # stow --dotfiles: `dot-` is `.`
+        suffix: str | None = None,  # mirror --suffix .symlink: only those, without it
+    ) -> None:
+        self.base = base
+        self.target = target
+        self.packages: list[str] = [] if packages is None else packages
+        self.dotfiles = dotfiles
+        self.suffix = suffix
+
+    def replace(self, base: Path) -> Options:
+        """The same options, writing the `sys.lua` under `base`."""
+        return Options(base, self.target, self.packages, self.dotfiles, self.suffix)
 
 
-@dataclass
 class Imported:
     """A translation: the `sys.lua` text and what it could not say."""
 
-    lua: str
-    declarations: int  # how many declarations (`file {...}`, `exec {...}`, ...) it holds
-    # What was not translated, each "path:line: why" (or "path: why"):
-    # printed after the plan, and written as comments at the top of the text.
-    untranslated: list[str] = field(default_factory=list)
+    __slots__ = ("lua", "declarations", "untranslated")
+
+    def __init__(self, lua: str, declarations: int, untranslated: list[str] | None = None) -> None:
+        self.lua = lua
+        # how many declarations (`file {...}`, `exec {...}`, ...) it holds
+        self.declarations = declarations
+        # What was not translated, each "path:line: why" (or "path: why"):
+        # printed after the plan, and written as comments at the top of the text.
+        self.untranslated: list[str] = [] if untranslated is None else untranslated
 
 
 class ImportError_(Exception):

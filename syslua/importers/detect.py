@@ -16,8 +16,8 @@ import os
 import re
 import shlex
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from syslua.paths import abbreviate, home
 
@@ -71,8 +71,7 @@ _HOME_NAMES = frozenset(
 _WALK_LIMIT = 2000  # names looked at, at most, in one directory tree
 
 
-@dataclass(frozen=True)
-class Foreign:
+class Foreign(NamedTuple):
     """Another manager's config: what it is, and the `sys import` that reads it."""
 
     fmt: str  # a FORMAT of `sys import`

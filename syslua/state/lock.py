@@ -20,16 +20,15 @@ import stat
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from syslua.errors import LockHeldError, StateConflictError
 from syslua.fsutil import make_dir
 from syslua.state.layout import PASSAGE, PRIVATE_FILE
 
 
-@dataclass(frozen=True)
-class Holder:
+class Holder(NamedTuple):
     """Who took the lock, as its file records it."""
 
     pid: int

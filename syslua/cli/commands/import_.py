@@ -222,7 +222,6 @@ def _dry_run(
     --to DIR or in the state. The plan is of the same translation written
     in a temporary directory (its sources relative to it), and names the
     sys.lua that would be written wherever it names the config."""
-    import dataclasses
     import tempfile
 
     from syslua.importers import translate
@@ -231,7 +230,7 @@ def _dry_run(
     for line in imported.lua.rstrip("\n").split("\n"):
         term.line(line, whole=True)  # Lua to copy: never wrapped
     with tempfile.TemporaryDirectory(prefix="syslua-import-") as tmp:
-        shown = translate(fmt, source, dataclasses.replace(options, base=Path(tmp)))
+        shown = translate(fmt, source, options.replace(base=Path(tmp)))
         planned = Path(tmp, "sys.lua")
         planned.write_text(shown.lua)
         code = _plan(term, planned, out, facts)
