@@ -15,26 +15,35 @@
 2. `after(paths, before, touched)`: once the rollback is recorded, whether the
    config still declares what was rolled back. When the config files are
    those of the snapshot rolled back from, that snapshot's manifest is what
-   the config declares: planned now, it says which of the items the rollback
-   changed the next `sys apply` will redo, and which hold a hand edit again
-   (the next apply refuses to overwrite those).
+   the config declares: it says which of the items the rollback changed the
+   next `sys apply` will redo, and which hold a hand edit again (the next
+   apply refuses to overwrite those). A plain file the rollback wrote
+   (`_redone`) is answered without a plan: the same kind, path, owner,
+   group and mode declared, the content compared by digest (what the
+   rollback wrote, against the config's content or source file as it is
+   now). When any item is not such a file, the manifest is planned, as the
+   next apply would plan it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from syslua.errors import SysluaError
+from syslua.errors import StateError, SysluaError
 from syslua.execute.run import Rollback
 from syslua.fsutil import sha256_file
+from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.resources import capability
+from syslua.resources import file_edits as edits
 from syslua.resources import get as get_type
+from syslua.resources.file_secret import is_secret
 from syslua.resources.kind import Journaled, TakesBack
+from syslua.resources.placeholders import has_placeholder
 from syslua.state.journal import capture
 from syslua.state.records import PathState
 from syslua.state.snapshots import ADD, ItemStates, Snapshot
@@ -108,9 +117,15 @@ def _holds(path: str, digest: str) -> bool:
         return False
 
 
-def after(paths: Paths, before: Snapshot | None, touched: Iterable[str]) -> list[str]:
+def after(
+    paths: Paths,
+    before: Snapshot | None,
+    touched: Iterable[str],
+    ran: Ran | None = None,
+) -> list[str]:
     """What the config still declares of what the rollback changed (`touched`,
-    item ids): the lines to print (see the module's docstring)."""
+    item ids): the lines to print (see the module's docstring). `ran`: the
+    manifest the rollback ran, the item states it recorded and its store."""
     touched = set(touched)
     if before is None or not before.config or not touched:
         return []
@@ -121,7 +136,7 @@ def after(paths: Paths, before: Snapshot | None, touched: Iterable[str]) -> list
             "sys apply would do."
         ]
     try:
-        redo, edits = _next_apply(paths, before, touched)
+        redo, edits = _next_apply(paths, before, touched, ran)
     except (SysluaError, OSError):
         return []  # nothing sure to say
     lines = []
@@ -149,13 +164,29 @@ def _same_files(inputs: dict[str, str]) -> bool:
         return False
 
 
-def _next_apply(paths: Paths, before: Snapshot, touched: set[str]) -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class Ran:
+    """What a rollback ran (its manifest: sources are store copies), the item
+    states its snapshot recorded, and the store holding their blobs."""
+
+    manifest: Manifest
+    states: Mapping[str, Mapping[str, Any]]
+    store: Store
+
+
+def _next_apply(
+    paths: Paths, before: Snapshot, touched: set[str], ran: Ran | None
+) -> tuple[list[str], list[str]]:
     """Of the items in `touched`, those the next apply of `before`'s
     declarations would change, and those it would refuse to (edited)."""
     from syslua.plan.inputs import PlanInputs
     from syslua.resources.process import Runner
 
-    inputs = PlanInputs(paths, before.load_manifest())
+    declared = before.load_manifest()
+    quick = _without_plan(declared, touched, ran) if ran is not None else None
+    if quick is not None:
+        return quick, []
+    inputs = PlanInputs(paths, declared)
     plan = inputs.plan(inputs.context(Runner()))
     redo: list[str] = []
     edits: list[str] = []
@@ -164,6 +195,77 @@ def _next_apply(paths: Paths, before: Snapshot, touched: set[str]) -> tuple[list
             continue
         (edits if entry.edited else redo).append(entry.label)
     return redo, edits
+
+
+# What a plain file may declare for `_redone` to answer without a plan.
+_PLAIN = frozenset(("path", "ensure", "content", "source", "owner", "group", "mode"))
+_PLAIN_MORE = frozenset(("dir_mode", "force", "provider"))  # no bearing on a file that exists
+
+
+def _without_plan(declared: Manifest, touched: set[str], ran: Ran) -> list[str] | None:
+    """The labels of the items in `touched` the next apply redoes, in the
+    order its plan lists them, when every one is a plain file (`_redone`);
+    None when one is not (plan them)."""
+    from syslua.plan.dag import Dag
+    from syslua.plan.planner import label
+
+    redo = set()
+    for ident in touched:
+        answer = _redone(
+            declared.get(ident), ran.manifest.get(ident), ran.states.get(ident), ran.store
+        )
+        if answer is None:
+            return None
+        if answer:
+            redo.add(ident)
+    if not redo:
+        return []
+    waves = Dag.from_manifest(declared).waves()
+    return [label(item) for wave in waves for i in wave if i in redo and (item := declared.get(i))]
+
+
+def _redone(
+    want: Item | None, wrote: Item | None, state: Mapping[str, Any] | None, store: Store
+) -> bool | None:
+    """Does the next apply rewrite the plain file the rollback wrote (`wrote`,
+    recorded as `state`) to what the config declares (`want`)? None when
+    the answer needs a plan: anything but a plain file declared with the
+    same path, owner, group and mode on both sides, or content that is
+    secret, templated, or a hand edit the state keeps."""
+    if want is None or wrote is None or state is None or not _plain(want) or not _plain(wrote):
+        return None
+    if any(want.get(p) != wrote.get(p) for p in ("ensure", "owner", "group", "mode")):
+        return None
+    blob = state.get("blob")
+    if not isinstance(blob, str) or edits.EDITED_FROM in state or not store.has(blob):
+        return None
+    content = want.get("content")
+    if content is not None:
+        import hashlib
+
+        return hashlib.sha256(content.encode("utf-8", "surrogateescape")).hexdigest() != blob
+    try:
+        size = os.stat(want.get("source")).st_size
+        return size != store.size(blob) or sha256_file(want.get("source")) != blob
+    except (OSError, StateError):
+        return None  # the plan says what a source that cannot be read does
+
+
+def _plain(item: Item) -> bool:
+    """A file declared present with its content or source, nothing more:
+    no tree, template, link, secret or placeholder."""
+    props = item.props
+    return (
+        item.type == "file"
+        and item.parent is None
+        and not item.noop
+        and not item.health_check_only
+        and props.get("ensure") == "present"
+        and all(p in _PLAIN or p in _PLAIN_MORE for p in props)
+        and (props.get("content") is None) != (props.get("source") is None)
+        and not is_secret(item)
+        and not has_placeholder(props)
+    )
 
 
 def _shown(labels: list[str]) -> str:
