@@ -41,9 +41,7 @@ from syslua.paths import Paths, abbreviate
 from syslua.resources import capability
 from syslua.resources import file_edits as edits
 from syslua.resources import get as get_type
-from syslua.resources.file_secret import is_secret
 from syslua.resources.kind import Journaled, TakesBack
-from syslua.resources.placeholders import has_placeholder
 from syslua.state.journal import capture
 from syslua.state.records import PathState
 from syslua.state.snapshots import ADD, ItemStates, Snapshot
@@ -183,7 +181,7 @@ def _next_apply(
     from syslua.resources.process import Runner
 
     declared = before.load_manifest()
-    quick = _without_plan(declared, touched, ran) if ran is not None else None
+    quick = _without_plan(declared, before.order, touched, ran) if ran is not None else None
     if quick is not None:
         return quick, []
     inputs = PlanInputs(paths, declared)
@@ -197,17 +195,22 @@ def _next_apply(
     return redo, edits
 
 
-# What a plain file may declare for `_redone` to answer without a plan.
-_PLAIN = frozenset(("path", "ensure", "content", "source", "owner", "group", "mode"))
-_PLAIN_MORE = frozenset(("dir_mode", "force", "provider"))  # no bearing on a file that exists
+# What a plain file may declare for `_redone` to answer without a plan
+# (`dir_mode`, `force` and `provider` have no bearing on a file that exists).
+_PLAIN = frozenset(
+    ("ensure", "content", "source", "owner", "group", "mode", "dir_mode", "force", "provider")
+)
+PLACEHOLDER = "$${"
 
 
-def _without_plan(declared: Manifest, touched: set[str], ran: Ran) -> list[str] | None:
+def _without_plan(
+    declared: Manifest, order: list[list[int]] | None, touched: set[str], ran: Ran
+) -> list[str] | None:
     """The labels of the items in `touched` the next apply redoes, in the
-    order its plan lists them, when every one is a plain file (`_redone`);
-    None when one is not (plan them)."""
-    from syslua.plan.dag import Dag
-    from syslua.plan.planner import label
+    order its plan lists them (the waves `order` recorded for `declared`, or
+    its graph's), when every one is a plain file (`_redone`); None when one
+    is not (plan them)."""
+    from syslua.plan.planner import label, recorded_waves
 
     redo = set()
     for ident in touched:
@@ -220,7 +223,11 @@ def _without_plan(declared: Manifest, touched: set[str], ran: Ran) -> list[str] 
             redo.add(ident)
     if not redo:
         return []
-    waves = Dag.from_manifest(declared).waves()
+    waves = recorded_waves(declared, order) if order else None
+    if waves is None:
+        from syslua.plan.dag import Dag
+
+        waves = Dag.from_manifest(declared).waves()
     return [label(item) for wave in waves for i in wave if i in redo and (item := declared.get(i))]
 
 
@@ -234,19 +241,21 @@ def _redone(
     secret, templated, or a hand edit the state keeps."""
     if want is None or wrote is None or state is None or not _plain(want) or not _plain(wrote):
         return None
-    if any(want.get(p) != wrote.get(p) for p in ("ensure", "owner", "group", "mode")):
+    if any(want.get(p) != wrote.get(p) for p in ("owner", "group", "mode")):
         return None
     blob = state.get("blob")
-    if not isinstance(blob, str) or edits.EDITED_FROM in state or not store.has(blob):
+    if not isinstance(blob, str) or edits.EDITED_FROM in state:
         return None
     content = want.get("content")
-    if content is not None:
-        import hashlib
-
-        return hashlib.sha256(content.encode("utf-8", "surrogateescape")).hexdigest() != blob
     try:
-        size = os.stat(want.get("source")).st_size
-        return size != store.size(blob) or sha256_file(want.get("source")) != blob
+        size = store.size(blob)  # a blob missing from the store: planned
+        if content is not None:
+            import hashlib
+
+            data = content.encode("utf-8", "surrogateescape")
+            return len(data) != size or hashlib.sha256(data).hexdigest() != blob
+        source = want.get("source")
+        return os.stat(source).st_size != size or sha256_file(source) != blob
     except (OSError, StateError):
         return None  # the plan says what a source that cannot be read does
 
@@ -254,18 +263,17 @@ def _redone(
 def _plain(item: Item) -> bool:
     """A file declared present with its content or source, nothing more:
     no tree, template, link, secret or placeholder."""
+    if item.type != "file" or item.parent is not None or item.noop or item.health_check_only:
+        return False
     props = item.props
-    return (
-        item.type == "file"
-        and item.parent is None
-        and not item.noop
-        and not item.health_check_only
-        and props.get("ensure") == "present"
-        and all(p in _PLAIN or p in _PLAIN_MORE for p in props)
-        and (props.get("content") is None) != (props.get("source") is None)
-        and not is_secret(item)
-        and not has_placeholder(props)
-    )
+    if props.get("ensure") != "present" or ("content" in props) == ("source" in props):
+        return False
+    for name, value in props.items():
+        if name not in _PLAIN:
+            return False
+        if isinstance(value, str) and PLACEHOLDER in value:  # secrets are placeholders too
+            return False
+    return True
 
 
 def _shown(labels: list[str]) -> str:

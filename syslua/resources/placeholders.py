@@ -174,11 +174,6 @@ def deferred(item: Item) -> bool:
     return _has_placeholder(item.props, "$${template:")
 
 
-def has_placeholder(value: Any) -> bool:
-    """Whether `value` (a string, or properties) holds a placeholder anywhere."""
-    return _has_placeholder(value)
-
-
 def _has_placeholder(value: Any, token: str = "$${") -> bool:
     if isinstance(value, str):
         return token in value
