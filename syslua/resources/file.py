@@ -1376,7 +1376,8 @@ class FileType(
     def edited(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
         if edits.applied(recorded).get("sealed"):
             return secret_files.edited(item, recorded)
-        return edits.edited(item, recorded, ctx.store)
+        index = None if is_secret(item) else ctx.stat_index  # never a secret's digest in it
+        return edits.edited(item, recorded, ctx.store, index)
 
     def edit_diff(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
         if edits.applied(recorded).get("sealed"):
