@@ -119,6 +119,7 @@ def run(
                     snapshot_manifest=returned.load_manifest(),
                     inputs=returned.inputs,
                     target=also,
+                    current=before,
                 )
             finally:
                 reporter.close()
