@@ -144,3 +144,21 @@ def test_a_rollback_of_files_makes_no_thread_pool(sysenv) -> None:
     code, err = _modules_after(sysenv, "rollback")
     assert code == 0 and "POOL True" in err, err
     assert ran.exists()
+
+
+def test_a_file_the_rollback_removed_or_brought_back_is_planned(sysenv) -> None:
+    """Files that only one side declares are not plain rewrites: the config
+    is planned, as before, and the note names them in the plan's order."""
+    for n in NAMES:
+        put(sysenv.work / "dots" / n, f"{n} one\n")
+    apply_ok(sysenv, FILES)  # a b c d e
+    put(sysenv.work / "dots" / "a", "a two\n")
+    later = "".join(ln + "\n" for ln in FILES.splitlines() if '".d"' not in ln and "/d" not in ln)
+    later += 'file { path = "~/.f", content = "f\\n" }\n'
+    apply_ok(sysenv, later)  # a changed, d gone, f new
+    assert not (sysenv.home / ".d").exists() and (sysenv.home / ".f").exists()
+    r = sysenv.run("rollback")
+    assert (sysenv.home / ".d").exists() and not (sysenv.home / ".f").exists()
+    assert _note(r) == (
+        f"sys.lua still declares what was rolled back (~/.a, ~/.f, ~/.d): {REDO}"
+    ), out(r)
