@@ -97,7 +97,11 @@ def _same_as_blob(state: FileState, blob: str, store: Any, index: StatIndex | No
     edit: the apply refuses rather than act on it)."""
     path, key = state.path, state.stat_key
     try:
-        if store.size(blob) != state.size:
+        try:
+            size = store.size(blob)
+        except StateError:
+            return True  # not in the store: nothing to compare with (no edit said)
+        if size != state.size:
             return False
         known = index.digest(path, key) if index is not None and key is not None else None
         if known is not None:
@@ -152,8 +156,13 @@ def edited(
     if state.ensure != PRESENT:
         return None
     out = []
-    blob = _recorded_blob(item, recorded, store)
-    if blob is not None and not _same_as_blob(state, blob, store, index):
+    blob = recorded.get("blob")  # one store look-up, `_same_as_blob`'s, not two
+    if (
+        blob
+        and store is not None
+        and _checks_content(item)
+        and not _same_as_blob(state, str(blob), store, index)
+    ):
         out.append("content edited")
     mode = recorded.get("mode")
     if mode and state.mode != mode:
