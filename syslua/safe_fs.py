@@ -83,6 +83,15 @@ def _top(directory: str) -> str:
 
 
 def _components(directory: str, top: str) -> list[str]:
+    if directory == top:
+        return []
+    # An absolute path below `top` with nothing to normalise (most): its tail, as
+    # `relpath` gives it at a tenth of the cost; anything else through `relpath`.
+    start = len(top) if top == "/" else len(top) + 1
+    if directory.startswith(top) and directory[start - 1] == "/":
+        parts = directory[start:].split("/")
+        if "" not in parts and "." not in parts and ".." not in parts:
+            return parts
     rel = os.path.relpath(directory, top)
     return [] if rel == "." else rel.split("/")
 

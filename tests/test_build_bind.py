@@ -531,3 +531,18 @@ file { path = "~/via-bind", content = "$${bind:" .. d.hash .. ":o}" }
     ok(sysenv.run("apply"))
     assert (sysenv.home / "via-build").read_text() == "x\n"
     assert (sysenv.home / "via-bind").read_text() == "recorded"
+
+
+def test_rollback_resolves_the_placeholders_it_returns_to(sysenv):
+    """A rollback runs its snapshot's manifest from the store, which says
+    whether any item holds a placeholder (issue 27: then, and only then, the
+    run resolves them): a file naming a build output is written resolved."""
+    config(sysenv, USE_BUILD.replace("GREETING", "one"))
+    ok(sysenv.run("apply"))
+    where = (sysenv.home / "where.txt").read_text()
+    assert "$${" not in where
+    config(sysenv, USE_BUILD.replace("GREETING", "two"))
+    ok(sysenv.run("apply"))
+    assert (sysenv.home / "where.txt").read_text() != where
+    ok(sysenv.run("rollback"))
+    assert (sysenv.home / "where.txt").read_text() == where

@@ -20,6 +20,7 @@ from syslua.execute.outcome import ApplyOptions, ApplyOutcome, Reporter
 from syslua.execute.run import ApplyRun, Rollback
 from syslua.manifest.model import Manifest
 from syslua.paths import Paths
+from syslua.state.snapshots import Snapshot
 
 __all__ = ["ApplyOptions", "ApplyOutcome", "Reporter", "Rollback", "apply_manifest"]
 
@@ -34,11 +35,13 @@ def apply_manifest(
     snapshot_manifest: Manifest | None = None,
     inputs: dict[str, str] | None = None,
     target: Rollback | None = None,
+    current: Snapshot | None = None,
 ) -> ApplyOutcome:
     """Converge the machine to `manifest`. `snapshot_manifest` is what the snapshot
     records when it differs from what runs (a rollback runs store copies of
     sources); `inputs`, the config files it was made from, already stored;
-    `target`, what else a rollback returns to (item states, paths to put back)."""
+    `target`, what else a rollback returns to (item states, paths to put back);
+    `current`, the current snapshot when the caller read it already."""
     run = ApplyRun(
         manifest,
         paths,
@@ -48,6 +51,7 @@ def apply_manifest(
         config=config,
         given_inputs=inputs,
         target=target,
+        current=current,
     )
     plan = run.plan()  # 3. against the current snapshot and the live machine
     refused = run.refusal(plan)  # nothing declared; items marked !; edits it would overwrite

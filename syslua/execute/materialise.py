@@ -13,6 +13,7 @@ from syslua.manifest.model import Item, Manifest
 from syslua.resources import capability
 from syslua.resources import get as get_type
 from syslua.resources.kind import Recorded
+from syslua.resources.placeholders import has_placeholder
 from syslua.state.snapshots import Snapshot
 from syslua.state.store import Store
 
@@ -23,7 +24,9 @@ def materialise(snap: Snapshot, store: Store, problems: dict[str, str] | None = 
     problem recorded there (by id) instead of raising."""
     manifest = snap.load_manifest()
     items = tuple(_one(item, snap, store, problems) for item in manifest)
-    return Manifest(items=items, config=snap.config)
+    # Said once here, so that the run resolves nothing when nothing holds a placeholder.
+    placeholders = any(has_placeholder(item.props) for item in items)
+    return Manifest(items=items, config=snap.config, placeholders=placeholders)
 
 
 def _one(item: Item, snap: Snapshot, store: Store, problems: dict[str, str] | None) -> Item:

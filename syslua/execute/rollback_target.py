@@ -15,24 +15,31 @@
 2. `after(paths, before, touched)`: once the rollback is recorded, whether the
    config still declares what was rolled back. When the config files are
    those of the snapshot rolled back from, that snapshot's manifest is what
-   the config declares: planned now, it says which of the items the rollback
-   changed the next `sys apply` will redo, and which hold a hand edit again
-   (the next apply refuses to overwrite those).
+   the config declares: it says which of the items the rollback changed the
+   next `sys apply` will redo, and which hold a hand edit again (the next
+   apply refuses to overwrite those). A plain file the rollback wrote
+   (`_redone`) is answered without a plan: the same kind, path, owner,
+   group and mode declared, the content compared by digest (what the
+   rollback wrote, against the config's content or source file as it is
+   now). When any item is not such a file, the manifest is planned, as the
+   next apply would plan it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from syslua.errors import SysluaError
+from syslua.errors import StateError, SysluaError
 from syslua.execute.run import Rollback
 from syslua.fsutil import sha256_file
+from syslua.manifest.model import Item, Manifest
 from syslua.paths import Paths, abbreviate
 from syslua.resources import capability
+from syslua.resources import file_edits as edits
 from syslua.resources import get as get_type
 from syslua.resources.kind import Journaled, TakesBack
 from syslua.state.journal import capture
@@ -108,9 +115,15 @@ def _holds(path: str, digest: str) -> bool:
         return False
 
 
-def after(paths: Paths, before: Snapshot | None, touched: Iterable[str]) -> list[str]:
+def after(
+    paths: Paths,
+    before: Snapshot | None,
+    touched: Iterable[str],
+    ran: Ran | None = None,
+) -> list[str]:
     """What the config still declares of what the rollback changed (`touched`,
-    item ids): the lines to print (see the module's docstring)."""
+    item ids): the lines to print (see the module's docstring). `ran`: the
+    manifest the rollback ran, the item states it recorded and its store."""
     touched = set(touched)
     if before is None or not before.config or not touched:
         return []
@@ -121,7 +134,7 @@ def after(paths: Paths, before: Snapshot | None, touched: Iterable[str]) -> list
             "sys apply would do."
         ]
     try:
-        redo, edits = _next_apply(paths, before, touched)
+        redo, edits = _next_apply(paths, before, touched, ran)
     except (SysluaError, OSError):
         return []  # nothing sure to say
     lines = []
@@ -149,13 +162,29 @@ def _same_files(inputs: dict[str, str]) -> bool:
         return False
 
 
-def _next_apply(paths: Paths, before: Snapshot, touched: set[str]) -> tuple[list[str], list[str]]:
+@dataclass(frozen=True)
+class Ran:
+    """What a rollback ran (its manifest: sources are store copies), the item
+    states its snapshot recorded, and the store holding their blobs."""
+
+    manifest: Manifest
+    states: Mapping[str, Mapping[str, Any]]
+    store: Store
+
+
+def _next_apply(
+    paths: Paths, before: Snapshot, touched: set[str], ran: Ran | None
+) -> tuple[list[str], list[str]]:
     """Of the items in `touched`, those the next apply of `before`'s
     declarations would change, and those it would refuse to (edited)."""
     from syslua.plan.inputs import PlanInputs
     from syslua.resources.process import Runner
 
-    inputs = PlanInputs(paths, before.load_manifest())
+    declared = before.load_manifest()
+    quick = _without_plan(declared, before.order, touched, ran) if ran is not None else None
+    if quick is not None:
+        return quick, []
+    inputs = PlanInputs(paths, declared)
     plan = inputs.plan(inputs.context(Runner()))
     redo: list[str] = []
     edits: list[str] = []
@@ -164,6 +193,87 @@ def _next_apply(paths: Paths, before: Snapshot, touched: set[str]) -> tuple[list
             continue
         (edits if entry.edited else redo).append(entry.label)
     return redo, edits
+
+
+# What a plain file may declare for `_redone` to answer without a plan
+# (`dir_mode`, `force` and `provider` have no bearing on a file that exists).
+_PLAIN = frozenset(
+    ("ensure", "content", "source", "owner", "group", "mode", "dir_mode", "force", "provider")
+)
+PLACEHOLDER = "$${"
+
+
+def _without_plan(
+    declared: Manifest, order: list[list[int]] | None, touched: set[str], ran: Ran
+) -> list[str] | None:
+    """The labels of the items in `touched` the next apply redoes, in the
+    order its plan lists them (the waves `order` recorded for `declared`, or
+    its graph's), when every one is a plain file (`_redone`); None when one
+    is not (plan them)."""
+    from syslua.plan.planner import label, recorded_waves
+
+    redo = set()
+    for ident in touched:
+        answer = _redone(
+            declared.get(ident), ran.manifest.get(ident), ran.states.get(ident), ran.store
+        )
+        if answer is None:
+            return None
+        if answer:
+            redo.add(ident)
+    if not redo:
+        return []
+    waves = recorded_waves(declared, order) if order else None
+    if waves is None:
+        from syslua.plan.dag import Dag
+
+        waves = Dag.from_manifest(declared).waves()
+    return [label(item) for wave in waves for i in wave if i in redo and (item := declared.get(i))]
+
+
+def _redone(
+    want: Item | None, wrote: Item | None, state: Mapping[str, Any] | None, store: Store
+) -> bool | None:
+    """Does the next apply rewrite the plain file the rollback wrote (`wrote`,
+    recorded as `state`) to what the config declares (`want`)? None when
+    the answer needs a plan: anything but a plain file declared with the
+    same path, owner, group and mode on both sides, or content that is
+    secret, templated, or a hand edit the state keeps."""
+    if want is None or wrote is None or state is None or not _plain(want) or not _plain(wrote):
+        return None
+    if any(want.get(p) != wrote.get(p) for p in ("owner", "group", "mode")):
+        return None
+    blob = state.get("blob")
+    if not isinstance(blob, str) or edits.EDITED_FROM in state:
+        return None
+    content = want.get("content")
+    try:
+        size = store.size(blob)  # a blob missing from the store: planned
+        if content is not None:
+            import hashlib
+
+            data = content.encode("utf-8", "surrogateescape")
+            return len(data) != size or hashlib.sha256(data).hexdigest() != blob
+        source = want.get("source")
+        return os.stat(source).st_size != size or sha256_file(source) != blob
+    except (OSError, StateError):
+        return None  # the plan says what a source that cannot be read does
+
+
+def _plain(item: Item) -> bool:
+    """A file declared present with its content or source, nothing more:
+    no tree, template, link, secret or placeholder."""
+    if item.type != "file" or item.parent is not None or item.noop or item.health_check_only:
+        return False
+    props = item.props
+    if props.get("ensure") != "present" or ("content" in props) == ("source" in props):
+        return False
+    for name, value in props.items():
+        if name not in _PLAIN:
+            return False
+        if isinstance(value, str) and PLACEHOLDER in value:  # secrets are placeholders too
+            return False
+    return True
 
 
 def _shown(labels: list[str]) -> str:

@@ -41,6 +41,7 @@ from syslua.state.records import Original, PathState
 
 if TYPE_CHECKING:
     from syslua.state.journal import Journal
+    from syslua.state.snapshots import Snapshot
 
 # The scheduler, journal, removal and undo code is imported where it is used:
 # an apply with nothing to do (the common re-apply) stops after planning and
@@ -82,6 +83,7 @@ class ApplyRun:
         config: str | None,
         given_inputs: dict[str, str] | None,  # config files already in the store (a rollback's)
         target: Rollback | None = None,  # what else a rollback returns to
+        current: Snapshot | None = None,  # the current snapshot, when the caller read it
     ) -> None:
         self.manifest = manifest
         self.target = target if target is not None else Rollback({})
@@ -94,7 +96,7 @@ class ApplyRun:
         self.snapshot_manifest = snapshot_manifest
         self.config = config
         self.given_inputs = given_inputs
-        self.inputs = PlanInputs(paths, manifest, from_snapshot=options.from_snapshot)
+        self.inputs = PlanInputs(paths, manifest, from_snapshot=options.from_snapshot, read=current)
         self.store = self.inputs.store
         for note in self.inputs.warnings:
             reporter.note(f"Warning: {note}")

@@ -22,8 +22,8 @@ import os
 import traceback
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from functools import partial
+from typing import TYPE_CHECKING
 
 from syslua.execute.item import FAILED, ItemResult, skipped
 from syslua.manifest.model import Item, Manifest
@@ -31,6 +31,12 @@ from syslua.plan.dag import Dag
 from syslua.resources import capability
 from syslua.resources import get as get_type
 from syslua.resources.kind import Scheduling
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+# The pool of workers is made (and `concurrent.futures` imported) for the first
+# item a worker runs: a run of inline items alone (files) needs neither.
 
 DEFAULT_JOBS = max(4, min(16, (os.cpu_count() or 1) * 4))
 SIGNAL_POLL = 0.1  # seconds: how late a signal's handler may run while items run
@@ -88,12 +94,14 @@ class _Queue:
 
     def run(self, workers: int) -> list[ItemResult]:
         self.make_ready([node for node, n in self.waiting.items() if n == 0])
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syslua") as pool:
+        pool: ThreadPoolExecutor | None = None
+        try:
             while self.pooled or self.inline or self.running:
                 # Workers first, so that slow items overlap the inline ones.
                 while self.pooled and len(self.running) < workers:
                     ident = self.pooled.popleft()
                     if not self.settle(ident):
+                        pool = pool or _pool(workers)
                         self.running[pool.submit(self.item_run, ident)] = ident
                 if self.inline:
                     ident = self.inline.popleft()
@@ -103,6 +111,8 @@ class _Queue:
                         self.collect([f for f in self.running if f.done()])
                     continue
                 if self.running:
+                    from concurrent.futures import FIRST_COMPLETED, wait
+
                     # Never an untimed wait: a signal (Ctrl-C) that the kernel hands
                     # to another thread would not wake this one, and Python runs
                     # signal handlers only in this thread, between bytecodes.
@@ -110,6 +120,9 @@ class _Queue:
                         self.running, timeout=SIGNAL_POLL, return_when=FIRST_COMPLETED
                     )
                     self.collect(finished)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)  # what leaving its `with` block did
         return self.done
 
     def item(self, ident: str) -> Item:
@@ -184,6 +197,12 @@ class _Queue:
     def collect(self, futures: set[Future[ItemResult]] | list[Future[ItemResult]]) -> None:
         for future in futures:
             self.outcome(self.running.pop(future), future.result)
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="syslua")
 
 
 def _traits(kind_name: str) -> tuple[bool, bool]:

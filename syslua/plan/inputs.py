@@ -55,15 +55,22 @@ class PlanInputs:
         store: Store | None = None,
         *,
         from_snapshot: str | None = None,
+        read: Snapshot | None = None,
     ) -> None:
         """Read it all now; `store`: the one the caller uses, if it has one;
         `from_snapshot`: the snapshot to stand in for a damaged current one
-        (an id, a prefix of one, or a tag)."""
+        (an id, a prefix of one, or a tag); `read`: a snapshot the caller
+        read already, used when it is the current one (not read again)."""
         self.paths = paths
         self.manifest = manifest
         self.store = store if store is not None else Store(paths.store)
         self.snapshots = Snapshots(paths)
-        current, warning = self.snapshots.usable_current(like=manifest)
+        current: Snapshot | None
+        warning: str | None
+        if read is not None and read.id == self.snapshots.current_id():
+            current, warning = read, None
+        else:
+            current, warning = self.snapshots.usable_current(like=manifest)
         # The id of the current snapshot when its file cannot be read.
         self.damaged: str | None = self.snapshots.current_id() if warning else None
         named = from_snapshot is not None

@@ -361,7 +361,7 @@ def make_plan(
     are its waves, and the graph is built only if the apply runs something.
     `prove`: gather what proves each unchanged status (`plan.claims`)."""
     same = previous.items == manifest.items if previous is not None else None
-    waves = _recorded_waves(manifest, order) if same and order else None
+    waves = recorded_waves(manifest, order) if same and order else None
     dag = None
     if waves is None:
         dag = Dag.from_manifest(manifest)
@@ -394,7 +394,7 @@ def make_plan(
     return plan
 
 
-def _recorded_waves(manifest: Manifest, order: Sequence[Sequence[int]]) -> list[list[str]] | None:
+def recorded_waves(manifest: Manifest, order: Sequence[Sequence[int]]) -> list[list[str]] | None:
     """`order` as waves of ids of `manifest` (which declares what the snapshot
     that recorded it does); None when it does not name every item of the
     graph once."""

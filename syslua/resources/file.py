@@ -57,7 +57,7 @@ from syslua.manifest.checks import (
     name_or_id,
     string_list,
 )
-from syslua.manifest.model import Item, Manifest, freeze, thaw
+from syslua.manifest.model import Item, Manifest, freeze, freeze_owned
 from syslua.manifest.schema import Finishing, Invalid, Prop, TypeSchema, schema
 from syslua.paths import abbreviate, home
 from syslua.resources import file_edits as edits
@@ -1353,12 +1353,12 @@ class FileType(
         mode = state.get("mode") if item.get("ensure") == "present" else None
         if not item.get("source") and adopted is None and (not mode or mode == item.get("mode")):
             return item
-        props = thaw(item.props)
+        props = dict(item.props)  # only top-level properties change: nested ones stay frozen
         if item.get("source") or adopted is not None:
             blob = state.get("blob")
             if not blob:
                 raise StateError(f"snapshot {snapshot} has no stored content for {item.key}")
-            if not store.has(blob):
+            if not store.packed(blob) and not store.has(blob):  # packed: no second look-up
                 raise StateError(
                     f"store object {blob[:12]} (content of {item.key} in snapshot {snapshot}) is missing; "
                     "it was deleted from the store by hand"
@@ -1367,7 +1367,7 @@ class FileType(
         if mode:
             props["mode"] = mode
         return Item(
-            item.type, item.key, freeze(props), item.parent, item.noop, item.health_check_only
+            item.type, item.key, freeze_owned(props), item.parent, item.noop, item.health_check_only
         )
 
     def blobs(self, state: Mapping[str, Any]) -> set[str]:
@@ -1382,7 +1382,8 @@ class FileType(
     def edited(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
         if edits.applied(recorded).get("sealed"):
             return secret_files.edited(item, recorded)
-        return edits.edited(item, recorded, ctx.store)
+        index = None if is_secret(item) else ctx.stat_index  # never a secret's digest in it
+        return edits.edited(item, recorded, ctx.store, index)
 
     def edit_diff(self, item: Item, recorded: Mapping[str, Any], ctx: Context) -> str | None:
         if edits.applied(recorded).get("sealed"):

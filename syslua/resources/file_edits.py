@@ -48,6 +48,7 @@ from syslua.state.records import PathState
 
 if TYPE_CHECKING:
     from syslua.resources.providers import FileProvider
+    from syslua.state.stat_index import StatIndex
 
 # The file kind's provider, reached only through its protocol (as in `file.py`).
 posix: FileProvider = file_posix
@@ -86,14 +87,29 @@ def _recorded_blob(item: Item, recorded: Mapping[str, Any], store: Any) -> str |
     return str(blob)
 
 
-def _same_as_blob(path: str, size: int, blob: str, store: Any) -> bool:
-    """Does the file at `path` (of `size` bytes) hold the content `blob`?
-    A blob is named by its hash: hashing the file answers, without reading
-    the stored copy (and so says the same of a damaged one). A file that
-    went, or whose directory changed, while it was read is not (an edit:
-    the apply refuses rather than act on it)."""
+def _same_as_blob(state: FileState, blob: str, store: Any, index: StatIndex | None = None) -> bool:
+    """Does the file `state` says is there hold the content `blob`? A blob is
+    named by its hash: hashing the file answers, without reading the stored
+    copy (and so says the same of a damaged one); so does the stat index,
+    without reading the file, when its `lstat` is as an entry recorded
+    (`state/stat_index`: a hash is recorded there for the next run). A file
+    that went, or whose directory changed, while it was read is not (an
+    edit: the apply refuses rather than act on it)."""
+    path, key = state.path, state.stat_key
     try:
-        return store.size(blob) == size and sha256_file(path) == blob
+        try:
+            size = store.size(blob)
+        except StateError:
+            return True  # not in the store: nothing to compare with (no edit said)
+        if size != state.size:
+            return False
+        known = index.digest(path, key) if index is not None and key is not None else None
+        if known is not None:
+            return known.hex() == blob
+        digest = sha256_file(path)
+        if index is not None and key is not None:
+            index.observe(path, key, bytes.fromhex(digest))
+        return digest == blob
     except (FileNotFoundError, NotADirectoryError):
         return False
 
@@ -122,8 +138,11 @@ def _as_declared(item: Item, state: FileState) -> bool:
     return state.ensure == PRESENT and file_posix.same_entry(item.key, target)
 
 
-def edited(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
-    """What was changed by hand since the last apply, or None."""
+def edited(
+    item: Item, recorded: Mapping[str, Any], store: Any, index: StatIndex | None = None
+) -> str | None:
+    """What was changed by hand since the last apply, or None. `index`: the
+    stat index that may say what the file holds (never for a secret)."""
     if item.get("ensure") == "link":
         return _link_edited(item)
     recorded = applied(recorded)
@@ -137,8 +156,13 @@ def edited(item: Item, recorded: Mapping[str, Any], store: Any) -> str | None:
     if state.ensure != PRESENT:
         return None
     out = []
-    blob = _recorded_blob(item, recorded, store)
-    if blob is not None and not _same_as_blob(item.key, state.size, blob, store):
+    blob = recorded.get("blob")  # one store look-up, `_same_as_blob`'s, not two
+    if (
+        blob
+        and store is not None
+        and _checks_content(item)
+        and not _same_as_blob(state, str(blob), store, index)
+    ):
         out.append("content edited")
     mode = recorded.get("mode")
     if mode and state.mode != mode:

@@ -174,11 +174,23 @@ def deferred(item: Item) -> bool:
     return _has_placeholder(item.props, "$${template:")
 
 
+def has_placeholder(value: Any) -> bool:
+    """Whether `value` (a string, or properties) holds a placeholder anywhere."""
+    return _has_placeholder(value)
+
+
 def _has_placeholder(value: Any, token: str = "$${") -> bool:
     if isinstance(value, str):
         return token in value
     if isinstance(value, Mapping):
-        return any(_has_placeholder(v, token) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_has_placeholder(v, token) for v in value)
+        value = value.values()
+    elif not isinstance(value, (list, tuple)):
+        return False
+    # Strings, most values, are looked at here: one call per container, not per value.
+    for v in value:
+        if isinstance(v, str):
+            if token in v:
+                return True
+        elif isinstance(v, (Mapping, list, tuple)) and _has_placeholder(v, token):
+            return True
     return False

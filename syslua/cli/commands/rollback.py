@@ -119,12 +119,14 @@ def run(
                     snapshot_manifest=returned.load_manifest(),
                     inputs=returned.inputs,
                     target=also,
+                    current=before,
                 )
             finally:
                 reporter.close()
             if outcome.ok and outcome.snapshot_id and not (noop or outcome.no_changes):
                 changed = [r.id for r in outcome.results if r.status == CHANGED]
-                after = rollback_target.after(paths, before, [*changed, *also.kept])
+                ran = rollback_target.Ran(manifest, returned.items, store)
+                after = rollback_target.after(paths, before, [*changed, *also.kept], ran)
     except Interrupted:
         return interrupted_early(term, "Rollback")
     late(term, outcome, options)
