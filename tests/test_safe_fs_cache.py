@@ -1,0 +1,100 @@
+"""An apply walks each directory once (`safe_fs.cached`), and still never
+writes through a link (issue 27, point 3).
+
+While an apply runs, the directory a file was written in is kept open for the
+next file in it; before it is used again, one `lstat` must find the same
+directory there. A directory swapped for a link, or replaced by another one,
+between two items of one apply is walked again: the link is refused, the new
+directory is written in.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import HEADER, out, put, tree
+
+from syslua import safe_fs
+
+
+def _two_files_around(home: os.PathLike[str], command: str, undo: str) -> str:
+    """a.txt, then an exec running `command`, then b.txt, all in ~/sub."""
+    return (
+        HEADER
+        + 'file { path = "~/sub/a.txt", content = "a\\n" }\n'
+        + f'exec {{ name = "swap", provider = "shell", command = "{command}", undo = "{undo}",'
+        + ' depends_on = { "file#~/sub/a.txt" } }\n'
+        + 'file { path = "~/sub/b.txt", content = "b\\n", depends_on = { "exec#swap" } }\n'
+    )
+
+
+def test_a_directory_swapped_for_a_link_between_two_items_is_never_written_through(
+    sysenv, tmp_path
+):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    put(sysenv.home / "sub" / "old.txt", "old\n")
+    before = tree(sysenv.home)
+    home = sysenv.home
+    swap = f"mv {home}/sub {home}/sub.real && ln -s {elsewhere} {home}/sub"
+    unswap = f"rm {home}/sub && mv {home}/sub.real {home}/sub"
+    sysenv.write("sys.lua", _two_files_around(home, swap, unswap))
+    p = sysenv.run("apply")
+    assert p.returncode == 1, out(p)
+    assert "parent directory ~/sub changed into a symlink since planning" in out(p)
+    assert "Apply failed. System unchanged." in out(p)
+    assert list(elsewhere.iterdir()) == []  # nothing was written through the link
+    assert tree(sysenv.home) == before
+
+
+def test_a_directory_replaced_between_two_items_is_written_in_as_it_is_now(sysenv):
+    put(sysenv.home / "sub" / "old.txt", "old\n")
+    home = sysenv.home
+    swap = f"mv {home}/sub {home}/sub.old && mkdir {home}/sub"
+    unswap = f"rm -rf {home}/sub && mv {home}/sub.old {home}/sub"
+    sysenv.write("sys.lua", _two_files_around(home, swap, unswap))
+    p = sysenv.run("apply")
+    assert p.returncode == 0, out(p)
+    # The second file is in the directory that is at ~/sub now, not in the
+    # one the first file was written in (kept open until then).
+    assert (home / "sub" / "b.txt").read_text() == "b\n"
+    assert sorted(os.listdir(home / "sub.old")) == ["a.txt", "old.txt"]
+
+
+def test_a_kept_directory_is_used_again_only_while_it_is_still_there(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "d").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with safe_fs.cached():
+        with safe_fs.at(str(home / "d" / "x")) as (first, _):
+            pass
+        with safe_fs.at(str(home / "d" / "y")) as (again, _):
+            pass
+        assert again == first  # walked once
+        os.rename(home / "d", home / "d.real")
+        os.symlink(elsewhere, home / "d")
+        with (
+            pytest.raises(safe_fs.UnsafePath, match="changed into a symlink since planning"),
+            safe_fs.at(str(home / "d" / "z"), {}),
+        ):
+            pass
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_directory_another_user_may_change_is_walked_each_time(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / "shared").mkdir(parents=True)
+    os.chmod(home / "shared", 0o777)  # anyone may rename what it holds
+    (home / "shared" / "d").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    with safe_fs.cached():
+        with safe_fs.at(str(home / "shared" / "d" / "x")):
+            pass
+        with safe_fs.at(str(home / "shared" / "x")):
+            pass
+        assert safe_fs._cache is not None
+        kept = set(safe_fs._cache.fds)
+    assert kept == {str(home / "shared")}  # not ~/shared/d: its holder is not private
