@@ -168,6 +168,25 @@ def test_a_packed_blob_gets_a_file_of_its_own_when_one_is_needed(tmp_path: Path)
     assert store.all_objects().count(d) == 1
 
 
+def test_a_small_blob_kept_loose_alone_is_not_stored_again(tmp_path: Path) -> None:
+    # Deduplication lists `objects/` once instead of a `stat` per blob; a
+    # blob there (listed, or made by this Store since) is still found.
+    first = Store(tmp_path / "store")
+    d = first.put_bytes(b"loose only\n")
+    first.sync()
+    first.loose_path(d)
+    for p in first.packs.iterdir():
+        p.unlink()  # as an older store kept it: a loose object alone
+    store = Store(tmp_path / "store")
+    assert store.put_bytes(b"other\n") != d  # lists objects/
+    assert store.put_bytes(b"loose only\n") == d
+    assert d not in store._pending
+    big = os.urandom(PACK_MAX + 1)
+    b = store.put_bytes(big)  # a loose object, maybe in a directory new since the listing
+    assert store.put_bytes(big) == b and store.loose(b) is not None
+    assert store._created.count(b) == 1
+
+
 def test_lookups_in_a_large_pack(tmp_path: Path) -> None:
     store = Store(tmp_path / "store")
     blobs = {store.put_bytes(str(i).encode()): str(i).encode() for i in range(5000)}

@@ -127,6 +127,8 @@ class Store:
         self._created: list[str] = []  # every blob this Store wrote (see `mark`)
         self._made: dict[str, list[str]] = {}  # pack name -> its digests (packs written here)
         self._dirs: set[Path] = set()  # directories known to exist (one check for many blobs)
+        # The `objects/<2 hex>` directories there are, listed once (`_may_be_loose`).
+        self._prefixes: set[str] | None = None
 
     def _ensure(self) -> None:
         if self.tmp in self._dirs:
@@ -235,6 +237,20 @@ class Store:
         p = self.path(digest)
         return p if os.path.isfile(p) else None
 
+    def _may_be_loose(self, digest: str) -> bool:
+        """Could `digest` be a loose object? False without a system call when
+        its `objects/<2 hex>` directory was not there when first listed, nor
+        made since by this Store: a new store (a first apply) stores a
+        thousand small blobs with one `listdir`, not a thousand `stat`s. Only
+        for deduplication, where a wrong False costs a second copy, never a
+        blob taken for lost."""
+        if self._prefixes is None:
+            try:
+                self._prefixes = set(os.listdir(self.objects))
+            except OSError:
+                self._prefixes = set()
+        return digest[:2] in self._prefixes and self.loose(digest) is not None
+
     def size(self, digest: str) -> int:
         with self._lock:
             data = self._pending.get(digest)
@@ -283,6 +299,8 @@ class Store:
                 if target.parent not in self._dirs:
                     make_dir(target.parent, PRIVATE_DIR)
                     self._dirs.add(target.parent)
+                    if self._prefixes is not None:
+                        self._prefixes.add(digest[:2])
                 f.target = target
         if f.committed:
             with self._lock:
@@ -304,7 +322,7 @@ class Store:
 
             return self._put(fill)
         with self._lock:
-            if self.has(digest):
+            if self.packed(digest) or self._may_be_loose(digest):
                 return digest
             self._pending[digest] = data
             self._pending_size += len(data)
