@@ -22,6 +22,7 @@ from syslua.paths import Paths
 from syslua.plan.planner import Plan
 from syslua.resources import capability
 from syslua.resources import get as get_type
+from syslua.resources.file_posix import unchanging
 from syslua.resources.kind import Journaled
 from syslua.state.records import ABSENT, Original, OriginalsAdded, PathAt, PathState
 
@@ -54,7 +55,8 @@ def begin(run: ApplyRun, plan: Plan) -> Journal:
     where = paths.store  # where the originals go: their content first, then the records
     try:
         known = run.previous if run.previous is not None else run.inputs.known
-        run.originals = _prepare(journal, plan, run.manifest, known, registry, store)
+        with unchanging():  # each missing parent directory looked at once
+            run.originals = _prepare(journal, plan, run.manifest, known, registry, store)
         for name, files in run.generated.items():
             journal.prepare(name, [str(p) for p in files])
         where = paths.journal

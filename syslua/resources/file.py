@@ -144,6 +144,8 @@ class Planning:
     def __init__(self) -> None:
         self.links: dict[str, str | None] = {}  # directory -> its link target, or None
         self.roots: dict[str, bool] = {}  # a tree's root -> whether it is a symlink now
+        self.exists: dict[str, bool] = {}  # a parent directory -> whether it exists
+        self.dirs: dict[str, bool] = {}  # a parent directory -> whether it is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -827,6 +829,15 @@ class FileType(
         """Missing parents this item creates: those below the innermost one
         that another item declares (and creates). The first existing one must
         be a directory."""
+        planning = ctx.memo(Planning) if ctx.noop else None
+        if planning is not None:  # nothing changes while planning: each directory asked once
+            missing = posix.missing_parents(item.key, planning.exists)
+            top = os.path.dirname(missing[0]) if missing else os.path.dirname(item.key)
+            if top != "/" and not _is_dir(top, planning.dirs):
+                raise ResourceError(
+                    f"{abbreviate(top)} is not a directory, so {abbreviate(item.key)} cannot be created"
+                )
+            return self._undeclared(missing, ctx)
         missing = posix.missing_parents(item.key)
         top = os.path.dirname(missing[0]) if missing else os.path.dirname(item.key)
         if top != "/" and not os.path.lexists(top):
@@ -838,6 +849,10 @@ class FileType(
             raise ResourceError(
                 f"{abbreviate(top)} is not a directory, so {abbreviate(item.key)} cannot be created"
             )
+        return self._undeclared(missing, ctx)
+
+    def _undeclared(self, missing: list[str], ctx: Context) -> list[str]:
+        """The `missing` parents below the innermost one another item declares."""
         for i in range(len(missing) - 1, -1, -1):
             if _declared_dir(ctx.manifest, missing[i]):
                 return missing[i + 1 :]
@@ -1641,6 +1656,13 @@ def _unfolded(item: Item, sctx: SnapshotContext) -> list[list[str]]:
             for link, target in state.get("unfolded", ())
         }
     return [list(f) for f in folds.known_above(item.key, known)] if known else []
+
+
+def _is_dir(path: str, seen: dict[str, bool]) -> bool:
+    there = seen.get(path)
+    if there is None:
+        there = seen[path] = os.path.isdir(path)
+    return there
 
 
 def _check_parents(item: Item, planned: Status) -> None:

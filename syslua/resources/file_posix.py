@@ -295,15 +295,45 @@ def _copy_source(source: str, out: BinaryIO) -> None:
         raise ResourceError(f"cannot read source file {source}: permission denied") from e
 
 
-def missing_parents(path: str) -> list[str]:
-    """The parent directories of `path` that do not exist, outermost first."""
+def missing_parents(path: str, seen: dict[str, bool] | None = None) -> list[str]:
+    """The parent directories of `path` that do not exist, outermost first.
+    `seen` (or, without it, the cache of `unchanging`) keeps whether each
+    directory exists, for many paths asked while nothing changes."""
+    if seen is None and _seen is not None and _seen[0] == threading.get_ident():
+        seen = _seen[1]
     missing = []
     p = os.path.dirname(path)
-    while p and p != "/" and not os.path.lexists(p):
+    while p and p != "/":
+        there = seen.get(p) if seen is not None else None
+        if there is None:
+            there = os.path.lexists(p)
+            if seen is not None:
+                seen[p] = there
+        if there:
+            break
         missing.append(p)
         p = os.path.dirname(p)
     missing.reverse()
     return missing
+
+
+_seen: tuple[int, dict[str, bool]] | None = None
+
+
+@contextmanager
+def unchanging() -> Iterator[None]:
+    """While nothing changes on disk (an apply recording what its plan
+    touches, before it changes anything), `missing_parents` looks at each
+    directory once, in this thread."""
+    global _seen
+    if _seen is not None:
+        yield
+        return
+    _seen = (threading.get_ident(), {})
+    try:
+        yield
+    finally:
+        _seen = None
 
 
 def create_parents(
