@@ -178,8 +178,11 @@ def _file_equals(path: str, data: bytes) -> bool:
         return f.read() == data
 
 
-def _size_differs(item: Item, target_size: int) -> bool:
-    """Is `target_size` not the size of the desired content? (False: content not managed)"""
+def _size_differs(item: Item, target_size: int, written: int | None = None) -> bool:
+    """Is `target_size` not the size of the desired content (`written`, when
+    the apply knows how many bytes it wrote)? (False: content not managed)"""
+    if written is not None:
+        return written != target_size
     data = _desired_bytes(item)
     if data is not None:
         return len(data) != target_size
@@ -866,6 +869,7 @@ class FileType(
         *,
         written: bool = False,
         source_st: os.stat_result | None = None,
+        size: int | None = None,  # of what was written, when known
     ) -> list[str]:
         ensure = item.get("ensure")
         if ensure == "absent":
@@ -883,7 +887,7 @@ class FileType(
             return [f"is {_kind(state)}, should be {_kind_name(want)}"]
         out = []
         if want == PRESENT and (
-            _size_differs(item, state.size)
+            _size_differs(item, state.size, size)
             if written
             else _content_differs(item, state, source_st, ctx.stat_index)
         ):
@@ -1074,7 +1078,14 @@ class FileType(
         file renamed into place, so a second read would only repeat the write."""
         try:
             state = posix.status(item.key)
-            return ", ".join(self._differences(item, state, ctx, written=True)) or None
+            # The content it wrote is the blob it stored: its size is known
+            # without a `stat` of the source (which may have changed since).
+            size = (
+                ctx.store.size(applied.stored)
+                if applied.stored is not None and ctx.store is not None
+                else None
+            )
+            return ", ".join(self._differences(item, state, ctx, written=True, size=size)) or None
         except ResourceError as e:
             return str(e)
 
@@ -1217,9 +1228,7 @@ class FileType(
                     )
                 return out
             return [path]
-        if os.path.lexists(path):
-            return [path]
-        missing = posix.missing_parents(path)
+        missing = posix.missing_parents(path)  # none when the path is there
         tree = tree_of(item, manifest)
         if tree is not None:  # the root and its parents are the root's to record
             below = tree.key + "/"

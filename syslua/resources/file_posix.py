@@ -249,39 +249,62 @@ def store(
     `create_parents` made it): a temp file in the same directory, filled,
     given its owner and mode, renamed over the path, all relative to the
     directory's descriptor."""
-    parent = os.path.dirname(path)
     with reach(path, planned) as (dfd, name):
-        current = safe_fs.lstat_at(dfd, name)
-        if current is not None and stat.S_ISDIR(current.st_mode):
-            raise ResourceError(f"a directory exists where a file is wanted: {path}")
-        if (
-            content is None
-            and source is None
-            and current is not None
-            and stat.S_ISREG(current.st_mode)
-        ):
-            # Attributes only: the content is not managed.
-            before_change(path)
-            _set_attrs_at(dfd, name, uid, gid, mode)
-            return
+        if content is None and source is None:
+            current = safe_fs.lstat_at(dfd, name)
+            if current is not None and stat.S_ISDIR(current.st_mode):
+                raise _a_directory(path)
+            if current is not None and stat.S_ISREG(current.st_mode):
+                # Attributes only: the content is not managed.
+                before_change(path)
+                _set_attrs_at(dfd, name, uid, gid, mode)
+                return
         before_change(path)
         # Neither the file nor its directory is fsynced here (group commit): the
         # journal recorded the old file durably before this, and the apply syncs
-        # every filesystem it wrote to once, before its commit record.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with safe_fs.replacing(dfd, name) as temp:
-            try:
-                fd = os.open(temp, flags, 0o600, dir_fd=dfd)
-            except PermissionError as e:
-                raise ResourceError(f"cannot write in {parent}: permission denied") from e
-            with os.fdopen(fd, "wb", buffering=CHUNK, closefd=True) as out:
-                if content is not None:
-                    out.write(content)
-                elif source is not None:
-                    _copy_source(source, out)
-                out.flush()
-                _set_owner(fd, uid, gid, os.fstat(fd))
-                os.fchmod(fd, mode)
+        # every filesystem it wrote to once, before its commit record. A
+        # directory at the path is not looked for first: the rename refuses
+        # to replace one.
+        try:
+            with safe_fs.replacing(dfd, name) as temp:
+                _write_temp(dfd, temp, path, content, source, uid, gid, mode)
+        except IsADirectoryError:
+            raise _a_directory(path) from None
+
+
+def _a_directory(path: str) -> ResourceError:
+    return ResourceError(f"a directory exists where a file is wanted: {path}")
+
+
+def _write_temp(
+    dfd: int,
+    temp: str,
+    path: str,
+    content: bytes | None,
+    source: str | None,
+    uid: int,
+    gid: int,
+    mode: int,
+) -> None:
+    """Create `temp` in `dfd` and fill it with `content` (or `source`'s),
+    owned by uid:gid with `mode`."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(temp, flags, 0o600, dir_fd=dfd)
+    except PermissionError as e:
+        raise ResourceError(f"cannot write in {os.path.dirname(path)}: permission denied") from e
+    try:
+        if content is not None:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view) :]
+        elif source is not None:
+            with os.fdopen(os.dup(fd), "wb", buffering=CHUNK, closefd=True) as out:
+                _copy_source(source, out)
+        _set_owner(fd, uid, gid, os.fstat(fd))
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _copy_source(source: str, out: BinaryIO) -> None:
