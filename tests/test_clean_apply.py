@@ -69,3 +69,10 @@ def test_a_directory_at_the_path_is_refused_by_the_rename_and_kept(tmp_path, mon
     assert target.is_dir()
     assert sorted(os.listdir(tmp_path)) == ["x.conf"]  # no temp file left beside it
     assert sorted(os.listdir(target)) == (["inside"] if entries else [])
+
+
+@pytest.mark.parametrize(
+    "path", ["/a/b", "/a", "/", "//a", "a/b", "a", "a//b", "//", "/a/b/", "", "///a//b", "/a//"]
+)
+def test_parent_of_is_dirname(path):
+    assert posix.parent_of(path) == os.path.dirname(path)

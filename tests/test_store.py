@@ -413,3 +413,20 @@ def test_gc_removes_what_a_killed_pack_writer_left(sysenv) -> None:
     ok(sysenv.run("gc"))
     assert sorted(p.name for p in packs_dir.iterdir()) == kept
     assert len(store_objects(sysenv.root)) == 8  # 5 contents, sys.lua, env.sh, env.fish
+
+
+def test_blobs_are_found_in_the_packs_this_store_wrote_and_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pack this process wrote answers a miss from its set of digests, a
+    # hit by its index; both stay right once packs are merged.
+    monkeypatch.setattr(store_mod, "MAX_PACKS", 2)
+    store = Store(tmp_path / "store")
+    digests = []
+    for i in range(4):
+        digests.append(store.put_bytes(f"blob {i}\n".encode()))
+        store.sync()
+    assert all(store.packed(d) for d in digests)
+    assert [store.read(d) for d in digests] == [f"blob {i}\n".encode() for i in range(4)]
+    assert not store.packed(sha(b"never stored\n"))
+    assert store.put_bytes(b"blob 2\n") == digests[2] and not store._pending

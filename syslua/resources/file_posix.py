@@ -74,7 +74,7 @@ def linked_parents(
     `seen` caches answers by directory across calls (one plan's worth)."""
     top = home if path.startswith(home.rstrip("/") + "/") else "/"
     out = []
-    parent = os.path.dirname(path)
+    parent = parent_of(path)
     while parent and parent != top and parent != "/":
         target = seen.get(parent, "") if seen is not None else ""
         if target == "":
@@ -86,8 +86,15 @@ def linked_parents(
                 seen[parent] = target
         if target is not None:
             out.append((parent, target))
-        parent = os.path.dirname(parent)
+        parent = parent_of(parent)
     return tuple(reversed(out))
+
+
+def parent_of(path: str) -> str:
+    """`os.path.dirname(path)` of a str, without its generic overhead (a
+    clean apply asks it a few times per file)."""
+    head = path[: path.rfind("/") + 1]
+    return head.rstrip("/") or head
 
 
 def same_entry(a: str, b: str) -> bool:
@@ -325,7 +332,7 @@ def missing_parents(path: str, seen: dict[str, bool] | None = None) -> list[str]
     if seen is None and _seen is not None and _seen[0] == threading.get_ident():
         seen = _seen[1]
     missing = []
-    p = os.path.dirname(path)
+    p = parent_of(path)
     while p and p != "/":
         there = seen.get(p) if seen is not None else None
         if there is None:
@@ -335,7 +342,7 @@ def missing_parents(path: str, seen: dict[str, bool] | None = None) -> list[str]
         if there:
             break
         missing.append(p)
-        p = os.path.dirname(p)
+        p = parent_of(p)
     missing.reverse()
     return missing
 

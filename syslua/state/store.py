@@ -56,15 +56,19 @@ _IDX_REC = struct.Struct("<32sQQ")  # digest, offset, length
 class _Pack:
     """One pack and its index, read lazily; lookups bisect the sorted index."""
 
-    __slots__ = ("count", "fd", "index", "name", "path", "size")
+    __slots__ = ("count", "fd", "index", "keys", "name", "path", "size")
 
-    def __init__(self, path: Path, index: bytes) -> None:
+    def __init__(self, path: Path, index: bytes, keys: frozenset[str] | None = None) -> None:
         self.path = path
         self.name = path.stem
         self.index = index
         self.count = (len(index) - _IDX_HEAD.size) // _IDX_REC.size
         self.size = _IDX_HEAD.unpack_from(index)[1]
         self.fd: int | None = None
+        # The hex digests it holds, for a pack this process wrote (a lookup
+        # that misses costs no bisection: an apply looks up every blob it
+        # stores in the packs it wrote before).
+        self.keys = keys
 
     def find(self, key: bytes) -> tuple[int, int] | None:
         """Offset and length of the blob whose raw digest is `key`."""
@@ -184,6 +188,8 @@ class Store:
         except ValueError:
             return None
         for pack in self._pack_list():
+            if pack.keys is not None and digest not in pack.keys:
+                continue
             found = pack.find(key)
             if found is not None:
                 return pack, found[0], found[1]
@@ -209,7 +215,7 @@ class Store:
         index = _IDX_HEAD.pack(_IDX_MAGIC, offset) + b"".join(records)
         with AtomicFile(self.packs / f"{name}.idx", BLOB, durable=durable) as f:
             f.write(index)
-        pack = _Pack(self.packs / f"{name}.pack", index)
+        pack = _Pack(self.packs / f"{name}.pack", index, frozenset(keys))
         self._made[name] = keys
         if not durable:
             self._unsynced += [pack.path, pack.path.with_suffix(".idx")]
