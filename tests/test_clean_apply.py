@@ -76,3 +76,21 @@ def test_a_directory_at_the_path_is_refused_by_the_rename_and_kept(tmp_path, mon
 )
 def test_parent_of_is_dirname(path):
     assert posix.parent_of(path) == os.path.dirname(path)
+
+
+def test_temp_names_are_fresh_and_carry_the_pid_of_the_process_that_makes_them():
+    from syslua import fsutil
+
+    names = [fsutil.temp_name("f.conf") for _ in range(1000)]
+    assert len(set(names)) == 1000
+    assert {fsutil._temp_owner(n, {"f.conf"}) for n in names} == {os.getpid()}
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        os.write(write, fsutil.temp_name("f.conf").encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    theirs = os.read(read, 200).decode()
+    os.close(read)
+    assert fsutil._temp_owner(theirs, {"f.conf"}) == child
