@@ -98,3 +98,18 @@ def test_a_directory_another_user_may_change_is_walked_each_time(tmp_path, monke
         assert safe_fs._cache is not None
         kept = set(safe_fs._cache.fds)
     assert kept == {str(home / "shared")}  # not ~/shared/d: its holder is not private
+
+
+def test_the_originals_of_many_files_in_one_directory_are_each_kept(sysenv):
+    # The journal's preparation reads them through one walk of ~/many.
+    for i in range(5):
+        put(sysenv.home / "many" / f"f{i}", f"original {i}\n")
+    before = tree(sysenv.home)
+    body = "".join(f'file {{ path = "~/many/f{i}", content = "new {i}\\n" }}\n' for i in range(5))
+    sysenv.write("sys.lua", HEADER + body)
+    assert sysenv.run("apply").returncode == 0
+    assert (sysenv.home / "many" / "f3").read_text() == "new 3\n"
+    sysenv.write("sys.lua", HEADER)
+    p = sysenv.run("apply", "--allow-empty")
+    assert p.returncode == 0, out(p)
+    assert tree(sysenv.home) == before  # every original put back

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from syslua import safe_fs
 from syslua.errors import StateError
 from syslua.execute.run import ApplyRun
 from syslua.paths import Paths
@@ -55,7 +56,9 @@ def begin(run: ApplyRun, plan: Plan) -> Journal:
     where = paths.store  # where the originals go: their content first, then the records
     try:
         known = run.previous if run.previous is not None else run.inputs.known
-        with unchanging():  # each missing parent directory looked at once
+        # Each missing parent looked at once, each directory walked once to
+        # read what is there (`safe_fs.cached`).
+        with unchanging(), safe_fs.cached():
             run.originals = _prepare(journal, plan, run.manifest, known, registry, store)
         for name, files in run.generated.items():
             journal.prepare(name, [str(p) for p in files])
