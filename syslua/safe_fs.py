@@ -60,12 +60,14 @@ def at(path: str, planned: Mapping[str, str] | None = None) -> Iterator[tuple[in
     directory, name = path[:cut].rstrip("/") or path[:cut], path[cut:]
     cache = _cache
     if cache is not None and cache.owner == threading.get_ident():
-        fd, kept = cache.open(directory, planned)
+        fd, kept = cache.borrow(directory, planned)
         try:
             yield fd, name
         finally:
-            if not kept:
+            if kept is None:
                 os.close(fd)
+            else:
+                cache.give_back(kept)
         return
     fd = open_dir(directory, planned)
     try:
@@ -114,42 +116,67 @@ def _private(fd: int) -> bool:
     return st.st_uid in (0, os.geteuid()) and not st.st_mode & 0o022
 
 
+class _Kept:
+    """A directory kept open: its descriptor and identity, and how many
+    changes hold it now (a kept directory is closed only when none does)."""
+
+    __slots__ = ("borrows", "dev", "fd", "ino", "retired")
+
+    def __init__(self, fd: int, st: os.stat_result) -> None:
+        self.fd, self.dev, self.ino = fd, st.st_dev, st.st_ino
+        self.borrows = 0
+        self.retired = False
+
+
 class DirCache:
     """The directories an apply's changes were made in, kept open (see the
-    module's docstring): directory -> (descriptor, device, inode)."""
+    module's docstring). A change may reach another path while it holds
+    one (the journal reads what it is about to replace): a directory
+    dropped meanwhile (the oldest past `LIMIT`, or one found replaced) is
+    closed once nothing holds it, never under a change that uses it."""
 
-    LIMIT = 256  # descriptors kept at most; the oldest is closed first
+    LIMIT = 256  # directories kept at most; the oldest is dropped first
 
     def __init__(self) -> None:
         self.owner = threading.get_ident()
-        self.fds: dict[str, tuple[int, int, int]] = {}
+        self.kept: dict[str, _Kept] = {}
 
-    def open(self, directory: str, planned: Mapping[str, str] | None) -> tuple[int, bool]:
-        """`open_dir(directory)`, and whether the cache keeps it (then the
-        caller must not close it)."""
-        kept = self.fds.get(directory)
+    def borrow(self, directory: str, planned: Mapping[str, str] | None) -> tuple[int, _Kept | None]:
+        """`open_dir(directory)`, and its entry when the cache keeps it: then
+        the caller gives it back (`give_back`) instead of closing it."""
+        kept = self.kept.get(directory)
         if kept is not None:
             try:
                 st = os.stat(directory, follow_symlinks=False)
             except OSError:
                 st = None
-            if st is not None and (st.st_dev, st.st_ino) == kept[1:]:
-                return kept[0], True
-            del self.fds[directory]  # replaced, removed or a link now: walked again
-            os.close(kept[0])
+            if st is not None and (st.st_dev, st.st_ino) == (kept.dev, kept.ino):
+                kept.borrows += 1
+                return kept.fd, kept
+            self._drop(directory)  # replaced, removed or a link now: walked again
         fd, keep = _walk(directory, planned)
         if not keep:
-            return fd, False  # through a link, or another user's directory: walked each time
-        if len(self.fds) >= self.LIMIT:
-            os.close(self.fds.pop(next(iter(self.fds)))[0])
-        st = os.fstat(fd)
-        self.fds[directory] = (fd, st.st_dev, st.st_ino)
-        return fd, True
+            return fd, None  # through a link, or another user's directory: walked each time
+        if len(self.kept) >= self.LIMIT:
+            self._drop(next(iter(self.kept)))
+        kept = self.kept[directory] = _Kept(fd, os.fstat(fd))
+        kept.borrows = 1
+        return fd, kept
+
+    def give_back(self, kept: _Kept) -> None:
+        kept.borrows -= 1
+        if kept.retired and not kept.borrows:
+            os.close(kept.fd)
+
+    def _drop(self, directory: str) -> None:
+        kept = self.kept.pop(directory)
+        kept.retired = True
+        if not kept.borrows:
+            os.close(kept.fd)
 
     def close(self) -> None:
-        for fd, _, _ in self.fds.values():
-            os.close(fd)
-        self.fds.clear()
+        for directory in list(self.kept):
+            self._drop(directory)
 
 
 _cache: DirCache | None = None

@@ -96,7 +96,7 @@ def test_a_directory_another_user_may_change_is_walked_each_time(tmp_path, monke
         with safe_fs.at(str(home / "shared" / "x")):
             pass
         assert safe_fs._cache is not None
-        kept = set(safe_fs._cache.fds)
+        kept = set(safe_fs._cache.kept)
     assert kept == {str(home / "shared")}  # not ~/shared/d: its holder is not private
 
 
@@ -113,3 +113,39 @@ def test_the_originals_of_many_files_in_one_directory_are_each_kept(sysenv):
     p = sysenv.run("apply", "--allow-empty")
     assert p.returncode == 0, out(p)
     assert tree(sysenv.home) == before  # every original put back
+
+
+def _same_dir(fd: int, path: os.PathLike[str]) -> bool:
+    here, there = os.fstat(fd), os.stat(path)
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def test_a_directory_dropped_while_a_change_holds_it_stays_open_under_that_change(
+    tmp_path, monkeypatch
+):
+    # The journal may read another path while a change holds its directory:
+    # neither the oldest directory dropped past the limit, nor one found
+    # replaced, is closed under the change that uses it.
+    home = tmp_path / "home"
+    for d in ("a", "b", "c"):
+        (home / d).mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(safe_fs.DirCache, "LIMIT", 1)
+    with safe_fs.cached():
+        with safe_fs.at(str(home / "a" / "x")) as (outer, _):
+            with safe_fs.at(str(home / "b" / "y")), safe_fs.at(str(home / "c" / "z")):
+                pass  # "a", then "b", dropped past the limit
+            assert _same_dir(outer, home / "a")
+            os.rename(home / "a", home / "a.old")
+            os.mkdir(home / "a")
+            with safe_fs.at(str(home / "a" / "y")) as (inner, _):
+                assert _same_dir(inner, home / "a")
+            assert _same_dir(outer, home / "a.old")  # still the one it opened
+            os.mkdir(home / "a" / "sub")  # new descriptors do not reuse its number
+            with safe_fs.at(str(home / "a" / "sub" / "w")) as (other, _):
+                assert other != outer
+        try:
+            still = _same_dir(outer, home / "a.old")
+        except OSError:
+            still = False
+        assert not still  # closed once given back
