@@ -11,10 +11,11 @@ file behind; `remove_temp_leftovers` takes such files away.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -201,8 +202,24 @@ def real_path(path: str) -> str:
 
 def temp_name(name: str) -> str:
     """A fresh name for a temp file beside `name` (unique per process and
-    call, so threads never share one; `remove_temp_leftovers` finds them)."""
-    return f".{name}.syslua-{os.getpid()}-{os.urandom(4).hex()}"
+    call, so threads never share one; `remove_temp_leftovers` finds them):
+    the pid, then a per-process random start plus a count (no system call
+    per name: a clean apply makes one per file)."""
+    pid, start, count = _names
+    return f".{name}.syslua-{pid}-{(start + next(count)) & 0xFFFFFFFF:08x}"
+
+
+def _fresh_names() -> tuple[int, int, Iterator[int]]:
+    return os.getpid(), int.from_bytes(os.urandom(4), "big"), itertools.count()
+
+
+def _forked() -> None:
+    global _names
+    _names = _fresh_names()
+
+
+_names = _fresh_names()
+os.register_at_fork(after_in_child=_forked)  # a child names its temp files with its own pid
 
 
 def _temp_path(directory: Path, name: str) -> Path:

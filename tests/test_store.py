@@ -168,6 +168,25 @@ def test_a_packed_blob_gets_a_file_of_its_own_when_one_is_needed(tmp_path: Path)
     assert store.all_objects().count(d) == 1
 
 
+def test_a_small_blob_kept_loose_alone_is_not_stored_again(tmp_path: Path) -> None:
+    # Deduplication lists `objects/` once instead of a `stat` per blob; a
+    # blob there (listed, or made by this Store since) is still found.
+    first = Store(tmp_path / "store")
+    d = first.put_bytes(b"loose only\n")
+    first.sync()
+    first.loose_path(d)
+    for p in first.packs.iterdir():
+        p.unlink()  # as an older store kept it: a loose object alone
+    store = Store(tmp_path / "store")
+    assert store.put_bytes(b"other\n") != d  # lists objects/
+    assert store.put_bytes(b"loose only\n") == d
+    assert d not in store._pending
+    big = os.urandom(PACK_MAX + 1)
+    b = store.put_bytes(big)  # a loose object, maybe in a directory new since the listing
+    assert store.put_bytes(big) == b and store.loose(b) is not None
+    assert store._created.count(b) == 1
+
+
 def test_lookups_in_a_large_pack(tmp_path: Path) -> None:
     store = Store(tmp_path / "store")
     blobs = {store.put_bytes(str(i).encode()): str(i).encode() for i in range(5000)}
@@ -394,3 +413,20 @@ def test_gc_removes_what_a_killed_pack_writer_left(sysenv) -> None:
     ok(sysenv.run("gc"))
     assert sorted(p.name for p in packs_dir.iterdir()) == kept
     assert len(store_objects(sysenv.root)) == 8  # 5 contents, sys.lua, env.sh, env.fish
+
+
+def test_blobs_are_found_in_the_packs_this_store_wrote_and_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pack this process wrote answers a miss from its set of digests, a
+    # hit by its index; both stay right once packs are merged.
+    monkeypatch.setattr(store_mod, "MAX_PACKS", 2)
+    store = Store(tmp_path / "store")
+    digests = []
+    for i in range(4):
+        digests.append(store.put_bytes(f"blob {i}\n".encode()))
+        store.sync()
+    assert all(store.packed(d) for d in digests)
+    assert [store.read(d) for d in digests] == [f"blob {i}\n".encode() for i in range(4)]
+    assert not store.packed(sha(b"never stored\n"))
+    assert store.put_bytes(b"blob 2\n") == digests[2] and not store._pending

@@ -16,12 +16,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from syslua import safe_fs
 from syslua.errors import StateError
 from syslua.execute.run import ApplyRun
 from syslua.paths import Paths
 from syslua.plan.planner import Plan
 from syslua.resources import capability
 from syslua.resources import get as get_type
+from syslua.resources.file_posix import unchanging
 from syslua.resources.kind import Journaled
 from syslua.state.records import ABSENT, Original, OriginalsAdded, PathAt, PathState
 
@@ -54,7 +56,10 @@ def begin(run: ApplyRun, plan: Plan) -> Journal:
     where = paths.store  # where the originals go: their content first, then the records
     try:
         known = run.previous if run.previous is not None else run.inputs.known
-        run.originals = _prepare(journal, plan, run.manifest, known, registry, store)
+        # Each missing parent looked at once, each directory walked once to
+        # read what is there (`safe_fs.cached`).
+        with unchanging(), safe_fs.cached():
+            run.originals = _prepare(journal, plan, run.manifest, known, registry, store)
         for name, files in run.generated.items():
             journal.prepare(name, [str(p) for p in files])
         where = paths.journal

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from syslua import safe_fs
 from syslua.errors import StateError, UsageError
 from syslua.execute.item import (
     CHANGED,
@@ -299,34 +300,11 @@ class ApplyRun:
     def execute(self, plan: Plan, journal: Journal) -> ApplyOutcome:
         """Remove the items no longer declared, then run the DAG; the first
         failure, or a stop request, stops new items from starting."""
-        from syslua.execute import scheduler
-
         ctx = self.context(noop=False)
         outcome = ApplyOutcome(plan, held=[e.label for e in self.held.values()])
-        if self._remove(plan, journal, ctx, outcome):
-            planned = {e.id: e.status for e in plan.entries if e.status is not None}
-            held = self.held
-            created = {
-                e.id for e in plan.entries if e.id in plan.groups and e.decision.action == CREATE
-            }
-
-            def run(ident: str) -> ItemResult:
-                if ident in held:
-                    return skipped(self.item(ident), HELD)
-                result = run_item(self.item(ident), ctx, journal, planned=planned.get(ident))
-                return _created(result) if ident in created else result
-
-            outcome.results += scheduler.execute(
-                plan.dag or Dag.from_manifest(self.manifest),
-                self.manifest,
-                run,
-                jobs=self.options.jobs,
-                stop_on_failure=True,
-                on_start=lambda i: self.reporter.started(i, plan.labels.get(i, i)),
-                on_finish=self.reporter.finished,
-                should_stop=lambda: self.options.stop.requested,
-            )
-            outcome.ok = all(r.status != FAILED for r in outcome.results)
+        with safe_fs.cached():  # each directory walked once, not once per file in it
+            if self._remove(plan, journal, ctx, outcome):
+                self._run_dag(plan, journal, ctx, outcome)
         if outcome.ok and self.target.restores and not self.options.stop.requested:
             self._put_back(journal, outcome)
         if self.options.stop.requested:
@@ -335,6 +313,34 @@ class ApplyRun:
         if not outcome.ok:
             self._not_started(plan, outcome)
         return outcome
+
+    def _run_dag(self, plan: Plan, journal: Journal, ctx: Context, outcome: ApplyOutcome) -> None:
+        """Run the DAG's items, each as soon as what it depends on is done."""
+        from syslua.execute import scheduler
+
+        planned = {e.id: e.status for e in plan.entries if e.status is not None}
+        held = self.held
+        created = {
+            e.id for e in plan.entries if e.id in plan.groups and e.decision.action == CREATE
+        }
+
+        def run(ident: str) -> ItemResult:
+            if ident in held:
+                return skipped(self.item(ident), HELD)
+            result = run_item(self.item(ident), ctx, journal, planned=planned.get(ident))
+            return _created(result) if ident in created else result
+
+        outcome.results += scheduler.execute(
+            plan.dag or Dag.from_manifest(self.manifest),
+            self.manifest,
+            run,
+            jobs=self.options.jobs,
+            stop_on_failure=True,
+            on_start=lambda i: self.reporter.started(i, plan.labels.get(i, i)),
+            on_finish=self.reporter.finished,
+            should_stop=lambda: self.options.stop.requested,
+        )
+        outcome.ok = all(r.status != FAILED for r in outcome.results)
 
     def _not_started(self, plan: Plan, outcome: ApplyOutcome) -> None:
         """Report each item a failed run did not reach (after a failed removal,

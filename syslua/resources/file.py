@@ -144,6 +144,8 @@ class Planning:
     def __init__(self) -> None:
         self.links: dict[str, str | None] = {}  # directory -> its link target, or None
         self.roots: dict[str, bool] = {}  # a tree's root -> whether it is a symlink now
+        self.exists: dict[str, bool] = {}  # a parent directory -> whether it exists
+        self.dirs: dict[str, bool] = {}  # a parent directory -> whether it is one
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +178,11 @@ def _file_equals(path: str, data: bytes) -> bool:
         return f.read() == data
 
 
-def _size_differs(item: Item, target_size: int) -> bool:
-    """Is `target_size` not the size of the desired content? (False: content not managed)"""
+def _size_differs(item: Item, target_size: int, written: int | None = None) -> bool:
+    """Is `target_size` not the size of the desired content (`written`, when
+    the apply knows how many bytes it wrote)? (False: content not managed)"""
+    if written is not None:
+        return written != target_size
     data = _desired_bytes(item)
     if data is not None:
         return len(data) != target_size
@@ -827,6 +832,15 @@ class FileType(
         """Missing parents this item creates: those below the innermost one
         that another item declares (and creates). The first existing one must
         be a directory."""
+        planning = ctx.memo(Planning) if ctx.noop else None
+        if planning is not None:  # nothing changes while planning: each directory asked once
+            missing = posix.missing_parents(item.key, planning.exists)
+            top = os.path.dirname(missing[0]) if missing else os.path.dirname(item.key)
+            if top != "/" and not _is_dir(top, planning.dirs):
+                raise ResourceError(
+                    f"{abbreviate(top)} is not a directory, so {abbreviate(item.key)} cannot be created"
+                )
+            return self._undeclared(missing, ctx)
         missing = posix.missing_parents(item.key)
         top = os.path.dirname(missing[0]) if missing else os.path.dirname(item.key)
         if top != "/" and not os.path.lexists(top):
@@ -838,6 +852,10 @@ class FileType(
             raise ResourceError(
                 f"{abbreviate(top)} is not a directory, so {abbreviate(item.key)} cannot be created"
             )
+        return self._undeclared(missing, ctx)
+
+    def _undeclared(self, missing: list[str], ctx: Context) -> list[str]:
+        """The `missing` parents below the innermost one another item declares."""
         for i in range(len(missing) - 1, -1, -1):
             if _declared_dir(ctx.manifest, missing[i]):
                 return missing[i + 1 :]
@@ -851,6 +869,7 @@ class FileType(
         *,
         written: bool = False,
         source_st: os.stat_result | None = None,
+        size: int | None = None,  # of what was written, when known
     ) -> list[str]:
         ensure = item.get("ensure")
         if ensure == "absent":
@@ -868,7 +887,7 @@ class FileType(
             return [f"is {_kind(state)}, should be {_kind_name(want)}"]
         out = []
         if want == PRESENT and (
-            _size_differs(item, state.size)
+            _size_differs(item, state.size, size)
             if written
             else _content_differs(item, state, source_st, ctx.stat_index)
         ):
@@ -1059,7 +1078,14 @@ class FileType(
         file renamed into place, so a second read would only repeat the write."""
         try:
             state = posix.status(item.key)
-            return ", ".join(self._differences(item, state, ctx, written=True)) or None
+            # The content it wrote is the blob it stored: its size is known
+            # without a `stat` of the source (which may have changed since).
+            size = (
+                ctx.store.size(applied.stored)
+                if applied.stored is not None and ctx.store is not None
+                else None
+            )
+            return ", ".join(self._differences(item, state, ctx, written=True, size=size)) or None
         except ResourceError as e:
             return str(e)
 
@@ -1202,9 +1228,7 @@ class FileType(
                     )
                 return out
             return [path]
-        if os.path.lexists(path):
-            return [path]
-        missing = posix.missing_parents(path)
+        missing = posix.missing_parents(path)  # none when the path is there
         tree = tree_of(item, manifest)
         if tree is not None:  # the root and its parents are the root's to record
             below = tree.key + "/"
@@ -1642,6 +1666,13 @@ def _unfolded(item: Item, sctx: SnapshotContext) -> list[list[str]]:
             for link, target in state.get("unfolded", ())
         }
     return [list(f) for f in folds.known_above(item.key, known)] if known else []
+
+
+def _is_dir(path: str, seen: dict[str, bool]) -> bool:
+    there = seen.get(path)
+    if there is None:
+        there = seen[path] = os.path.isdir(path)
+    return there
 
 
 def _check_parents(item: Item, planned: Status) -> None:

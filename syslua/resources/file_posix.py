@@ -74,7 +74,7 @@ def linked_parents(
     `seen` caches answers by directory across calls (one plan's worth)."""
     top = home if path.startswith(home.rstrip("/") + "/") else "/"
     out = []
-    parent = os.path.dirname(path)
+    parent = parent_of(path)
     while parent and parent != top and parent != "/":
         target = seen.get(parent, "") if seen is not None else ""
         if target == "":
@@ -86,8 +86,15 @@ def linked_parents(
                 seen[parent] = target
         if target is not None:
             out.append((parent, target))
-        parent = os.path.dirname(parent)
+        parent = parent_of(parent)
     return tuple(reversed(out))
+
+
+def parent_of(path: str) -> str:
+    """`os.path.dirname(path)` of a str, without its generic overhead (a
+    clean apply asks it a few times per file)."""
+    head = path[: path.rfind("/") + 1]
+    return head.rstrip("/") or head
 
 
 def same_entry(a: str, b: str) -> bool:
@@ -249,39 +256,62 @@ def store(
     `create_parents` made it): a temp file in the same directory, filled,
     given its owner and mode, renamed over the path, all relative to the
     directory's descriptor."""
-    parent = os.path.dirname(path)
     with reach(path, planned) as (dfd, name):
-        current = safe_fs.lstat_at(dfd, name)
-        if current is not None and stat.S_ISDIR(current.st_mode):
-            raise ResourceError(f"a directory exists where a file is wanted: {path}")
-        if (
-            content is None
-            and source is None
-            and current is not None
-            and stat.S_ISREG(current.st_mode)
-        ):
-            # Attributes only: the content is not managed.
-            before_change(path)
-            _set_attrs_at(dfd, name, uid, gid, mode)
-            return
+        if content is None and source is None:
+            current = safe_fs.lstat_at(dfd, name)
+            if current is not None and stat.S_ISDIR(current.st_mode):
+                raise _a_directory(path)
+            if current is not None and stat.S_ISREG(current.st_mode):
+                # Attributes only: the content is not managed.
+                before_change(path)
+                _set_attrs_at(dfd, name, uid, gid, mode)
+                return
         before_change(path)
         # Neither the file nor its directory is fsynced here (group commit): the
         # journal recorded the old file durably before this, and the apply syncs
-        # every filesystem it wrote to once, before its commit record.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with safe_fs.replacing(dfd, name) as temp:
-            try:
-                fd = os.open(temp, flags, 0o600, dir_fd=dfd)
-            except PermissionError as e:
-                raise ResourceError(f"cannot write in {parent}: permission denied") from e
-            with os.fdopen(fd, "wb", buffering=CHUNK, closefd=True) as out:
-                if content is not None:
-                    out.write(content)
-                elif source is not None:
-                    _copy_source(source, out)
-                out.flush()
-                _set_owner(fd, uid, gid, os.fstat(fd))
-                os.fchmod(fd, mode)
+        # every filesystem it wrote to once, before its commit record. A
+        # directory at the path is not looked for first: the rename refuses
+        # to replace one.
+        try:
+            with safe_fs.replacing(dfd, name) as temp:
+                _write_temp(dfd, temp, path, content, source, uid, gid, mode)
+        except IsADirectoryError:
+            raise _a_directory(path) from None
+
+
+def _a_directory(path: str) -> ResourceError:
+    return ResourceError(f"a directory exists where a file is wanted: {path}")
+
+
+def _write_temp(
+    dfd: int,
+    temp: str,
+    path: str,
+    content: bytes | None,
+    source: str | None,
+    uid: int,
+    gid: int,
+    mode: int,
+) -> None:
+    """Create `temp` in `dfd` and fill it with `content` (or `source`'s),
+    owned by uid:gid with `mode`."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(temp, flags, 0o600, dir_fd=dfd)
+    except PermissionError as e:
+        raise ResourceError(f"cannot write in {os.path.dirname(path)}: permission denied") from e
+    try:
+        if content is not None:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(fd, view) :]
+        elif source is not None:
+            with os.fdopen(os.dup(fd), "wb", buffering=CHUNK, closefd=True) as out:
+                _copy_source(source, out)
+        _set_owner(fd, uid, gid, os.fstat(fd))
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _copy_source(source: str, out: BinaryIO) -> None:
@@ -295,15 +325,45 @@ def _copy_source(source: str, out: BinaryIO) -> None:
         raise ResourceError(f"cannot read source file {source}: permission denied") from e
 
 
-def missing_parents(path: str) -> list[str]:
-    """The parent directories of `path` that do not exist, outermost first."""
+def missing_parents(path: str, seen: dict[str, bool] | None = None) -> list[str]:
+    """The parent directories of `path` that do not exist, outermost first.
+    `seen` (or, without it, the cache of `unchanging`) keeps whether each
+    directory exists, for many paths asked while nothing changes."""
+    if seen is None and _seen is not None and _seen[0] == threading.get_ident():
+        seen = _seen[1]
     missing = []
-    p = os.path.dirname(path)
-    while p and p != "/" and not os.path.lexists(p):
+    p = parent_of(path)
+    while p and p != "/":
+        there = seen.get(p) if seen is not None else None
+        if there is None:
+            there = os.path.lexists(p)
+            if seen is not None:
+                seen[p] = there
+        if there:
+            break
         missing.append(p)
-        p = os.path.dirname(p)
+        p = parent_of(p)
     missing.reverse()
     return missing
+
+
+_seen: tuple[int, dict[str, bool]] | None = None
+
+
+@contextmanager
+def unchanging() -> Iterator[None]:
+    """While nothing changes on disk (an apply recording what its plan
+    touches, before it changes anything), `missing_parents` looks at each
+    directory once, in this thread."""
+    global _seen
+    if _seen is not None:
+        yield
+        return
+    _seen = (threading.get_ident(), {})
+    try:
+        yield
+    finally:
+        _seen = None
 
 
 def create_parents(

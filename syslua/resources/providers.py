@@ -64,7 +64,7 @@ class FileProvider(Protocol):
         """The parents of `path` that are symlinks, with their targets, outermost first."""
         ...
 
-    def missing_parents(self, path: str) -> list[str]:
+    def missing_parents(self, path: str, seen: dict[str, bool] | None = None) -> list[str]:
         """The parents of `path` that do not exist, outermost first."""
         ...
 

@@ -56,15 +56,19 @@ _IDX_REC = struct.Struct("<32sQQ")  # digest, offset, length
 class _Pack:
     """One pack and its index, read lazily; lookups bisect the sorted index."""
 
-    __slots__ = ("count", "fd", "index", "name", "path", "size")
+    __slots__ = ("count", "fd", "index", "keys", "name", "path", "size")
 
-    def __init__(self, path: Path, index: bytes) -> None:
+    def __init__(self, path: Path, index: bytes, keys: frozenset[str] | None = None) -> None:
         self.path = path
         self.name = path.stem
         self.index = index
         self.count = (len(index) - _IDX_HEAD.size) // _IDX_REC.size
         self.size = _IDX_HEAD.unpack_from(index)[1]
         self.fd: int | None = None
+        # The hex digests it holds, for a pack this process wrote (a lookup
+        # that misses costs no bisection: an apply looks up every blob it
+        # stores in the packs it wrote before).
+        self.keys = keys
 
     def find(self, key: bytes) -> tuple[int, int] | None:
         """Offset and length of the blob whose raw digest is `key`."""
@@ -127,6 +131,8 @@ class Store:
         self._created: list[str] = []  # every blob this Store wrote (see `mark`)
         self._made: dict[str, list[str]] = {}  # pack name -> its digests (packs written here)
         self._dirs: set[Path] = set()  # directories known to exist (one check for many blobs)
+        # The `objects/<2 hex>` directories there are, listed once (`_may_be_loose`).
+        self._prefixes: set[str] | None = None
 
     def _ensure(self) -> None:
         if self.tmp in self._dirs:
@@ -182,6 +188,8 @@ class Store:
         except ValueError:
             return None
         for pack in self._pack_list():
+            if pack.keys is not None and digest not in pack.keys:
+                continue
             found = pack.find(key)
             if found is not None:
                 return pack, found[0], found[1]
@@ -207,7 +215,7 @@ class Store:
         index = _IDX_HEAD.pack(_IDX_MAGIC, offset) + b"".join(records)
         with AtomicFile(self.packs / f"{name}.idx", BLOB, durable=durable) as f:
             f.write(index)
-        pack = _Pack(self.packs / f"{name}.pack", index)
+        pack = _Pack(self.packs / f"{name}.pack", index, frozenset(keys))
         self._made[name] = keys
         if not durable:
             self._unsynced += [pack.path, pack.path.with_suffix(".idx")]
@@ -234,6 +242,20 @@ class Store:
         """The loose object's path, when `digest` is one (packed blobs are not)."""
         p = self.path(digest)
         return p if os.path.isfile(p) else None
+
+    def _may_be_loose(self, digest: str) -> bool:
+        """Could `digest` be a loose object? False without a system call when
+        its `objects/<2 hex>` directory was not there when first listed, nor
+        made since by this Store: a new store (a first apply) stores a
+        thousand small blobs with one `listdir`, not a thousand `stat`s. Only
+        for deduplication, where a wrong False costs a second copy, never a
+        blob taken for lost."""
+        if self._prefixes is None:
+            try:
+                self._prefixes = set(os.listdir(self.objects))
+            except OSError:
+                self._prefixes = set()
+        return digest[:2] in self._prefixes and self.loose(digest) is not None
 
     def size(self, digest: str) -> int:
         with self._lock:
@@ -283,6 +305,8 @@ class Store:
                 if target.parent not in self._dirs:
                     make_dir(target.parent, PRIVATE_DIR)
                     self._dirs.add(target.parent)
+                    if self._prefixes is not None:
+                        self._prefixes.add(digest[:2])
                 f.target = target
         if f.committed:
             with self._lock:
@@ -304,7 +328,7 @@ class Store:
 
             return self._put(fill)
         with self._lock:
-            if self.has(digest):
+            if self.packed(digest) or self._may_be_loose(digest):
                 return digest
             self._pending[digest] = data
             self._pending_size += len(data)
