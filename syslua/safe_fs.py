@@ -24,11 +24,13 @@ While an apply runs its items (`cached()`), a directory reached by a walk
 that followed no link, through directories no other user may change (owned
 by root or this user, no write bit for the group or others), is kept open
 for the next change in it: a thousand files in fifty directories are fifty
-walks, not a thousand. Before it is used again, one `lstat` of its path must
-find that very directory (the same device and inode: the descriptor holds
+walks, not a thousand. Before it is used again, an `lstat` of each
+component below the top must find a directory, not a link, and the last
+one that very directory (the same device and inode: the descriptor holds
 it, so its number cannot be reused); a directory replaced, removed or
-swapped for a link since is walked again, as above. Only the thread that
-began the cache uses it.
+swapped for a link since, or one above it folded into a repository and
+linked back (which leads to the same inode), is walked again, as above.
+Only the thread that began the cache uses it.
 """
 
 from __future__ import annotations
@@ -128,6 +130,26 @@ class _Kept:
         self.retired = False
 
 
+def _still(directory: str, kept: _Kept) -> bool:
+    """Is `directory` still the one `kept` holds, reached as the walk reached
+    it: every component below the top a directory, not a link (an `lstat`
+    each: a directory above it folded into a repository and linked back
+    would otherwise lead to the same inode), and the last one that very
+    directory (the same device and inode)?"""
+    top = _top(directory)
+    here = top
+    try:
+        st = os.stat(top)  # the top itself is followed, as the walk follows it
+        for name in _components(directory, top):
+            here = os.path.join(here, name)
+            st = os.lstat(here)
+            if not stat.S_ISDIR(st.st_mode):
+                return False
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (kept.dev, kept.ino)
+
+
 class DirCache:
     """The directories an apply's changes were made in, kept open (see the
     module's docstring). A change may reach another path while it holds
@@ -146,11 +168,7 @@ class DirCache:
         the caller gives it back (`give_back`) instead of closing it."""
         kept = self.kept.get(directory)
         if kept is not None:
-            try:
-                st = os.stat(directory, follow_symlinks=False)
-            except OSError:
-                st = None
-            if st is not None and (st.st_dev, st.st_ino) == (kept.dev, kept.ino):
+            if _still(directory, kept):
                 kept.borrows += 1
                 return kept.fd, kept
             self._drop(directory)  # replaced, removed or a link now: walked again
