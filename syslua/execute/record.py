@@ -30,7 +30,7 @@ from syslua.errors import StateError
 from syslua.execute.outcome import ApplyOutcome
 from syslua.execute.run import ApplyRun
 from syslua.execute.take_back import replaced_homes
-from syslua.fsutil import sha256_file
+from syslua.fsutil import give_back_memory, sha256_file
 from syslua.manifest.model import MANIFEST_VERSION, Item, Manifest
 from syslua.plan.planner import Plan, recorded_order
 from syslua.resources import capability
@@ -163,6 +163,7 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
     )
     secrets.persist()  # the values it used, sealed: a rollback writes them again
     store.sync()
+    give_back_memory()  # the blobs that waited to be packed: the snapshot is written next
     # Named before it exists: if the run dies before committing, recovery
     # deletes it, so history never lists an apply that was rolled back.
     journal.note(SnapshotNamed(snap.id))

@@ -36,7 +36,8 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -310,7 +311,7 @@ def reasons_against(recorder: Recorder, manifest: Manifest) -> list[str]:
 
 def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -> str | None:
     """Write the cache for this evaluation; None, or why it was not written."""
-    from syslua.fsutil import atomic_write, make_dir
+    from syslua.fsutil import AtomicFile, make_dir
 
     probes = list(recorder.probes)
     for name in sorted(recorder.env):
@@ -330,18 +331,54 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
         "probes": probes,
         "manifest": _manifest_doc(manifest),
     }
-    data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=_plain)
-    if "$${secret:" in data:
-        return SECRET  # its value is needed again by the apply
     try:
         # The cache dir private; missing parents (SYSLUA_ROOT) passable, as
         # the state's and the store's (state/layout.py PASSAGE).
         make_dir(path.parent.parent, 0o700, parents_mode=0o711)
         make_dir(path.parent, 0o700)
-        atomic_write(path, data.encode("utf-8", "surrogateescape"), 0o600, durable=False)
+        # Written a part at a time: the text of 10,000 items is never held whole.
+        with AtomicFile(path, 0o600, durable=False) as f:
+            for part in _json_parts(doc, 2):
+                if "$${secret:" in part:  # never split: a part holds whole values
+                    f.discard()
+                    return SECRET  # its value is needed again by the apply
+                f.write(part.encode("utf-8", "surrogateescape"))
     except OSError as e:
         return f"cannot write the cache: {e.strerror}"
     return None
+
+
+_BATCH = 256  # items (or sources) of the manifest encoded together
+
+
+def _json_parts(value: Any, depth: int) -> Iterator[str]:
+    """`value`'s JSON as `json.dumps` writes it (compact, not ASCII-only), in
+    parts: a dict or list down to `depth` levels member by member, and one
+    of more than `_BATCH` members `_BATCH` at a time."""
+    if not depth or not value or not isinstance(value, dict | list):
+        yield json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
+        return
+    members: Iterator[Any] = iter(value.items() if isinstance(value, dict) else value)
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    sep = opening
+    if len(value) > _BATCH:
+        while batch := list(islice(members, _BATCH)):
+            whole = dict(batch) if isinstance(value, dict) else batch
+            yield (
+                sep
+                + json.dumps(whole, separators=(",", ":"), ensure_ascii=False, default=_plain)[1:-1]
+            )
+            sep = ","
+    else:
+        for member in members:
+            if isinstance(value, dict):
+                yield sep + json.dumps(member[0], ensure_ascii=False) + ":"
+                yield from _json_parts(member[1], depth - 1)
+            else:
+                yield sep
+                yield from _json_parts(member, depth - 1)
+            sep = ","
+    yield closing
 
 
 def _file_probe(file: str, limit: int) -> list[Any] | str:

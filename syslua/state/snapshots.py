@@ -671,14 +671,16 @@ def _json_parts(value: Any, depth: int) -> Iterator[str]:
         return
     dict_ = isinstance(value, dict) and all(isinstance(k, str) for k in value)
     if not depth or not value or not (dict_ or isinstance(value, list)):
-        yield json.dumps(value, separators=(",", ":"))
+        yield json.dumps(value, separators=(",", ":"), default=_plain_json)
         return
     opening, closing = ("{", "}") if dict_ else ("[", "]")
     if len(value) > _BATCH:
         members = iter(value.items()) if dict_ else iter(value)
         sep = opening
         while batch := list(islice(members, _BATCH)):
-            whole = json.dumps(dict(batch) if dict_ else batch, separators=(",", ":"))
+            whole = json.dumps(
+                dict(batch) if dict_ else batch, separators=(",", ":"), default=_plain_json
+            )
             yield sep + whole[1:-1]
             sep = ","
         yield closing
