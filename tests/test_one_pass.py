@@ -10,6 +10,7 @@ is there now.
 from __future__ import annotations
 
 import json
+import time
 
 from conftest import HEADER, items, out
 
@@ -110,3 +111,50 @@ def test_a_snapshot_written_a_part_at_a_time_is_the_compact_json_of_it(sysenv) -
         assert len(json.loads(text)["pre"]["records"]) >= 1
     assert sysenv.run("rollback").returncode == 0
     assert (sysenv.home / "m" / "f1").read_text() == "c1\n"
+
+
+def test_a_snapshot_written_in_batches_is_the_compact_json_of_what_it_records(
+    sysenv, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    # Point 4: the manifest, the item states and the journal's records are made
+    # plain JSON a batch at a time as the file is written (batches of 4 here,
+    # as 512 are in a 10,000-file apply): the text is the one `json.dumps` of
+    # the snapshot would have written, and reads back as the same snapshot.
+    from syslua.paths import Paths
+    from syslua.state import snapshots
+
+    monkeypatch.setattr(snapshots, "_BATCH", 4)
+    body = "".join(f'file {{ path = "~/m/f{i}", content = "c{i}\\n" }}\n' for i in range(13))
+    sysenv.write("sys.lua", HEADER + body)
+    assert sysenv.run("apply").returncode == 0
+    sysenv.write("sys.lua", HEADER + body.replace("c1\\n", "changed\\n"))
+    assert sysenv.run("apply").returncode == 0
+    store = snapshots.Snapshots(Paths.from_env())
+    for ident in store.index()["order"]:
+        text = store.path(ident).read_text()
+        data = json.loads(text)
+        assert text == json.dumps(data, separators=(",", ":"))
+        assert data == store.load(ident).to_dict()
+        assert len(data["manifest"]["items"]) == 13 and len(data["items"]) == 13
+        assert len(data["pre"]["records"]) >= 1
+    assert sysenv.run("rollback").returncode == 0
+    assert (sysenv.home / "m" / "f1").read_text() == "c1\n"
+
+
+def test_an_evaluation_cache_written_in_parts_is_read_back(sysenv, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Point 4: the evaluation cache is written a few items at a time (3 here),
+    # never as one text; the cached run plans exactly as the evaluation did.
+    from syslua.manifest import evalcache
+
+    monkeypatch.setattr(evalcache, "_BATCH", 3)
+    body = "".join(f'file {{ path = "~/e/f{i}", content = "é{i}\\n" }}\n' for i in range(8))
+    sysenv.write("sys.lua", HEADER + body)
+    time.sleep(0.1)  # past the cache's "changed while evaluating" window (evalcache.SLACK_NS)
+    fresh = sysenv.run("plan", "-v", "--json", "sys.lua")
+    assert fresh.returncode == 0, out(fresh)
+    (cache,) = (sysenv.root / "cache" / "eval").rglob("*.json")
+    for line in cache.read_text(encoding="utf-8").split("\n"):  # the header, the manifest
+        assert line == json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False)
+    cached = sysenv.run("plan", "-v", "--json", "sys.lua")
+    assert "evaluation cached" in cached.stderr, out(cached)
+    assert json.loads(cached.stdout)["plan"] == json.loads(fresh.stdout)["plan"]

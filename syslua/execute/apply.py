@@ -71,9 +71,11 @@ def apply_manifest(
     from syslua.execute.begin import begin
     from syslua.execute.record import record
     from syslua.execute.rollback import roll_back
+    from syslua.fsutil import give_back_memory
 
     if options.phase is not None:
         options.phase("run")
+    give_back_memory()  # what the evaluation and the plan freed: the apply's peak is ahead
     journal = begin(run, plan)  # 4. the previous state of all it touches, durable
     run.runner.tracker = journal  # each command recorded before it runs: recovery stops it
     try:

@@ -30,7 +30,8 @@ from syslua.errors import StateError
 from syslua.execute.outcome import ApplyOutcome
 from syslua.execute.run import ApplyRun
 from syslua.execute.take_back import replaced_homes
-from syslua.fsutil import sha256_file
+from syslua.fsutil import give_back_memory, sha256_file
+from syslua.manifest.model import MANIFEST_VERSION, Item, Manifest
 from syslua.plan.planner import Plan, recorded_order
 from syslua.resources import capability
 from syslua.resources import get as get_type
@@ -39,8 +40,8 @@ from syslua.resources.kind import Journaled, Recorded, TakesBack
 from syslua.resources.process import tail
 from syslua.state.journal import capture
 from syslua.state.originals import clear_unrestored
-from syslua.state.records import Commit, ItemState, SnapshotNamed
-from syslua.state.snapshots import ADD, ItemStates, Snapshot, Snapshots, new_id
+from syslua.state.records import Commit, ItemState, PathRecord, SnapshotNamed
+from syslua.state.snapshots import ADD, Encoded, ItemStates, Snapshot, Snapshots, new_id
 from syslua.state.store import Store
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
         time=time.time(),
         message=options.message or default_message(options.kind, counts, run.config),
         kind=options.kind,
-        manifest=run.snapshot_manifest.to_dict(),
+        manifest=_manifest(run.snapshot_manifest),
         digest=run.snapshot_manifest.digest,
         config=run.config,
         parent=parent,
@@ -162,11 +163,18 @@ def _snapshot(run: ApplyRun, plan: Plan, journal: Journal, outcome: ApplyOutcome
     )
     secrets.persist()  # the values it used, sealed: a rollback writes them again
     store.sync()
+    give_back_memory()  # the blobs that waited to be packed: the snapshot is written next
     # Named before it exists: if the run dies before committing, recovery
     # deletes it, so history never lists an apply that was rolled back.
     journal.note(SnapshotNamed(snap.id))
     snapshots.save(snap, make_current=False)
     return snap
+
+
+def _manifest(manifest: Manifest) -> dict[str, Any]:
+    """`manifest.to_dict()` as the snapshot keeps it: its items are made plain
+    dicts a batch at a time as the file is written (`Encoded`)."""
+    return {"version": MANIFEST_VERSION, "items": Encoded(manifest.items, Item.to_dict)}
 
 
 def _pre(run: ApplyRun, journal: Journal) -> dict[str, Any]:
@@ -177,7 +185,7 @@ def _pre(run: ApplyRun, journal: Journal) -> dict[str, Any]:
     current = run.inputs.current
     pre: dict[str, Any] = {
         "previous": current.id if current else None,
-        "records": [r.to_json() for r in journal.path_records()],
+        "records": Encoded(journal.path_records(), PathRecord.to_json),
     }
     if run.target.restores:
         wrote = {p: sha256_file(p) for p, _ in run.target.restores if os.path.isfile(p)}

@@ -318,8 +318,8 @@ class ApplyRun:
         """Run the DAG's items, each as soon as what it depends on is done."""
         from syslua.execute import scheduler
 
-        planned = {e.id: e.status for e in plan.entries if e.status is not None}
-        held = self.held
+        planned = plan.take_statuses()
+        held, labels = self.held, plan.labels
         created = {
             e.id for e in plan.entries if e.id in plan.groups and e.decision.action == CREATE
         }
@@ -327,7 +327,9 @@ class ApplyRun:
         def run(ident: str) -> ItemResult:
             if ident in held:
                 return skipped(self.item(ident), HELD)
-            result = run_item(self.item(ident), ctx, journal, planned=planned.get(ident))
+            result = run_item(self.item(ident), ctx, journal, planned=planned.pop(ident, None))
+            if result.label == (label := labels.get(ident)):
+                result.label = label  # the plan's string, not a copy per item held
             return _created(result) if ident in created else result
 
         outcome.results += scheduler.execute(

@@ -42,7 +42,8 @@ import json
 import os
 import stat
 import time
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -368,7 +369,7 @@ def reasons_against(recorder: Recorder, manifest: Manifest) -> list[str]:
 
 def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -> str | None:
     """Write the cache for this evaluation; None, or why it was not written."""
-    from syslua.fsutil import atomic_write, make_dir
+    from syslua.fsutil import AtomicFile, make_dir
 
     probes = list(recorder.probes)
     for name in sorted(recorder.env):
@@ -381,14 +382,18 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
         if isinstance(probe, str):
             return probe
         probes.append(probe)
-    manifest_line = json.dumps(
-        _manifest_doc(manifest), separators=(",", ":"), ensure_ascii=False, default=_plain
-    ).encode("utf-8", "surrogateescape")
-    if b"$${secret:" in manifest_line:
-        return SECRET  # its value is needed again by the apply
+    # The manifest line is made twice, a part at a time: once for its digest
+    # (which the header, written first, names), once to write it. The text
+    # of 10,000 items is never held whole.
+    doc = _manifest_doc(manifest)
     import hashlib
 
-    ident = hashlib.sha256(manifest_line).hexdigest()
+    digest = hashlib.sha256()
+    for part in _json_parts(doc, 2):
+        if "$${secret:" in part:  # never split: a part holds whole values
+            return SECRET  # its value is needed again by the apply
+        digest.update(part.encode("utf-8", "surrogateescape"))
+    ident = digest.hexdigest()
     head = {
         "format": FORMAT,
         "key": wanted_key,
@@ -404,12 +409,47 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
         # the state's and the store's (state/layout.py PASSAGE).
         make_dir(path.parent.parent, 0o700, parents_mode=0o711)
         make_dir(path.parent, 0o700)
-        data = head_line.encode("utf-8", "surrogateescape") + b"\n" + manifest_line
-        atomic_write(path, data, 0o600, durable=False)
+        with AtomicFile(path, 0o600, durable=False) as f:
+            f.write(head_line.encode("utf-8", "surrogateescape") + b"\n")
+            for part in _json_parts(doc, 2):
+                f.write(part.encode("utf-8", "surrogateescape"))
     except OSError as e:
         return f"cannot write the cache: {e.strerror}"
     manifest.cached_as(ident)
     return None
+
+
+_BATCH = 256  # items (or sources) of the manifest encoded together
+
+
+def _json_parts(value: Any, depth: int) -> Iterator[str]:
+    """`value`'s JSON as `json.dumps` writes it (compact, not ASCII-only), in
+    parts: a dict or list down to `depth` levels member by member, and one
+    of more than `_BATCH` members `_BATCH` at a time."""
+    if not depth or not value or not isinstance(value, dict | list):
+        yield json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
+        return
+    members: Iterator[Any] = iter(value.items() if isinstance(value, dict) else value)
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    sep = opening
+    if len(value) > _BATCH:
+        while batch := list(islice(members, _BATCH)):
+            whole = dict(batch) if isinstance(value, dict) else batch
+            yield (
+                sep
+                + json.dumps(whole, separators=(",", ":"), ensure_ascii=False, default=_plain)[1:-1]
+            )
+            sep = ","
+    else:
+        for member in members:
+            if isinstance(value, dict):
+                yield sep + json.dumps(member[0], ensure_ascii=False) + ":"
+                yield from _json_parts(member[1], depth - 1)
+            else:
+                yield sep
+                yield from _json_parts(member, depth - 1)
+            sep = ","
+    yield closing
 
 
 def _file_probe(file: str, limit: int) -> list[Any] | str:

@@ -240,6 +240,17 @@ class Plan:
         # apply sets it): counted as `held`, never as a change.
         self.held: frozenset[str] = frozenset()
 
+    def take_statuses(self) -> dict[str, Any]:
+        """What planning read of each entry that runs (`Entry.status`), by id,
+        handed over to the run: the entries hold them no more, so the run
+        drops each once its item has run (10,000 statuses are not held
+        while the snapshot is recorded)."""
+        taken = {}
+        for e in self.entries:
+            if e.status is not None:
+                taken[e.id], e.status = e.status, None
+        return taken
+
     @property
     def counted(self) -> list[Entry]:
         """The entries the plan counts, in order: every item once, a tree as

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -79,7 +79,68 @@ class ItemStates(Mapping[str, ItemState]):
         return len(self._states)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v.to_json() if isinstance(v, ItemState) else v for k, v in self._states.items()}
+        return {k: _state_json(v) for k, v in self._states.items()}
+
+    def encoded(self) -> Encoded:
+        """As `to_json`, made a batch of states at a time as the file is written."""
+        return Encoded(self._states, _state_json)
+
+
+def _state_json(state: ItemState | Mapping[str, Any]) -> Any:
+    return state.to_json() if isinstance(state, ItemState) else state
+
+
+class Encoded:
+    """JSON data turned into plain dicts and lists only as a snapshot file is
+    written (`_json_parts`), `_BATCH` members at a time: a list of `members`
+    (a sequence), or an object (a mapping of str keys), each member or value
+    passed through `encode` first. A 10,000-item snapshot's manifest, item
+    states and journal records are never held as plain data whole: the
+    records they are made from are held anyway. Read as JSON data it is
+    iterable, as the list or the object's keys it stands for (`plain`)."""
+
+    __slots__ = ("members", "encode")
+
+    def __init__(
+        self, members: Sequence[Any] | Mapping[str, Any], encode: Callable[[Any], Any]
+    ) -> None:
+        self.members = members
+        self.encode = encode
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.members, Mapping):
+            return iter(self.members)
+        return map(self.encode, self.members)
+
+    def plain(self) -> Any:
+        """What it stands for, whole (`json.dumps`'s fallback)."""
+        if isinstance(self.members, Mapping):
+            return {k: self.encode(v) for k, v in self.members.items()}
+        return [self.encode(m) for m in self.members]
+
+    def parts(self) -> Iterator[str]:
+        """Its compact JSON, as `json.dumps(self.plain())` writes it, in parts."""
+        mapping = isinstance(self.members, Mapping)
+        opening, closing = ("{", "}") if mapping else ("[", "]")
+        members = (
+            iter(self.members.items()) if isinstance(self.members, Mapping) else iter(self.members)
+        )
+        encode, sep = self.encode, opening
+        while batch := list(islice(members, _BATCH)):
+            data = {k: encode(v) for k, v in batch} if mapping else [encode(m) for m in batch]
+            yield sep + json.dumps(data, separators=(",", ":"))[1:-1]
+            sep = ","
+        yield closing if sep == "," else opening + closing
+
+
+def _plain_json(value: Any) -> Any:
+    """json.dumps fallback: an `Encoded` is written as what it stands for."""
+    if isinstance(value, Encoded):
+        return value.plain()
+    raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
 @dataclass
@@ -119,10 +180,23 @@ class Snapshot:
 
     def to_dict(self) -> dict[str, Any]:
         """The snapshot as its file holds it (one codec: `from_dict` reads it)."""
+        out = self._file_value()
+        for name in ("manifest", "pre", "items"):  # `Encoded` a level down, as `record` gives
+            value = out[name]
+            if isinstance(value, Encoded):
+                out[name] = value.plain()
+            elif isinstance(value, dict):
+                out[name] = {
+                    k: v.plain() if isinstance(v, Encoded) else v for k, v in value.items()
+                }
+        return out
+
+    def _file_value(self) -> dict[str, Any]:
+        """`to_dict`, with the item states `Encoded` as the file is written."""
         out = {name: getattr(self, name) for name in self.__dataclass_fields__}
         items = self.items
         assert isinstance(items, ItemStates)
-        out["items"] = items.to_json()
+        out["items"] = items.encoded()
         out["originals"] = {k: v.to_json() for k, v in self.originals.items()}
         if self.generation is None:  # a snapshot from before the numbers reads back as it was
             del out["generation"]
@@ -272,7 +346,7 @@ class Snapshots:
         secret known, the whole text is scrubbed at once (a value is never
         split between two parts it is looked for in)."""
         if secrets.any_known():
-            self._write(path, json.dumps(value, separators=(",", ":")))
+            self._write(path, json.dumps(value, separators=(",", ":"), default=_plain_json))
             return
         make_dir(self.dir, PRIVATE_DIR, parents_mode=PASSAGE)
         with AtomicFile(path, PRIVATE_FILE) as f:
@@ -485,7 +559,7 @@ class Snapshots:
         else:
             snap.generation = generations[snap.id] = index[LAST_GENERATION] + 1
             index[LAST_GENERATION] = snap.generation
-        self._write_streamed(self.path(snap.id), snap.to_dict())
+        self._write_streamed(self.path(snap.id), snap._file_value())
         if snap.id not in index["order"]:
             index["order"].append(snap.id)
         if make_current:
@@ -592,16 +666,21 @@ def _json_parts(value: Any, depth: int) -> Iterator[str]:
     `,` and `:` writes it), in parts: a dict or list of more than `_BATCH`
     members is encoded `_BATCH` members at a time, and a smaller one member
     by member down to `depth` levels, each part by the C encoder."""
+    if isinstance(value, Encoded):
+        yield from value.parts()
+        return
     dict_ = isinstance(value, dict) and all(isinstance(k, str) for k in value)
     if not depth or not value or not (dict_ or isinstance(value, list)):
-        yield json.dumps(value, separators=(",", ":"))
+        yield json.dumps(value, separators=(",", ":"), default=_plain_json)
         return
     opening, closing = ("{", "}") if dict_ else ("[", "]")
     if len(value) > _BATCH:
         members = iter(value.items()) if dict_ else iter(value)
         sep = opening
         while batch := list(islice(members, _BATCH)):
-            whole = json.dumps(dict(batch) if dict_ else batch, separators=(",", ":"))
+            whole = json.dumps(
+                dict(batch) if dict_ else batch, separators=(",", ":"), default=_plain_json
+            )
             yield sep + whole[1:-1]
             sep = ","
         yield closing

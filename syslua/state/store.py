@@ -44,8 +44,9 @@ SYNC_ONE_BY_ONE = 16
 PACK_MAX = 64 << 10  # larger blobs are loose objects, streamed, never held in memory
 # Bytes waiting in memory that are written as a pack before `sync()`: what a
 # large apply holds of the contents it stores (issue 27: a 10,000-file apply
-# under 60 MiB at its peak), in a few packs rather than one per file.
-PACK_FLUSH = 4 << 20
+# under 60 MiB at its peak: 4 MiB waiting put it over), in a few packs
+# rather than one per file.
+PACK_FLUSH = 2 << 20
 MAX_PACKS = 32  # more, and `sync()` writes them all as one
 _PACK_MAGIC = b"sluapak1"
 _IDX_MAGIC = b"sluaidx1"
@@ -239,9 +240,12 @@ class Store:
         return self.packed(digest) or self.loose(digest) is not None
 
     def loose(self, digest: str) -> Path | None:
-        """The loose object's path, when `digest` is one (packed blobs are not)."""
-        p = self.path(digest)
-        return p if os.path.isfile(p) else None
+        """The loose object's path, when `digest` is one (packed blobs are not).
+        Looked for as a string: a Path made for each blob an apply stores
+        would intern each digest, and Python's table of interned strings
+        grows by a megabyte for 10,000 of them."""
+        p = f"{self.objects}/{digest[:2]}/{digest[2:]}"
+        return Path(p) if os.path.isfile(p) else None
 
     def _may_be_loose(self, digest: str) -> bool:
         """Could `digest` be a loose object? False without a system call when
