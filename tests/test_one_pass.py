@@ -9,6 +9,7 @@ is there now.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -153,8 +154,10 @@ def test_an_evaluation_cache_written_in_parts_is_read_back(sysenv, monkeypatch) 
     fresh = sysenv.run("plan", "-v", "--json", "sys.lua")
     assert fresh.returncode == 0, out(fresh)
     (cache,) = (sysenv.root / "cache" / "eval").rglob("*.json")
-    for line in cache.read_text(encoding="utf-8").split("\n"):  # the header, the manifest
+    head, manifest, digest, end = cache.read_text(encoding="utf-8").split("\n")
+    for line in (head, manifest):  # compact JSON, as one json.dumps writes it
         assert line == json.dumps(json.loads(line), separators=(",", ":"), ensure_ascii=False)
+    assert digest == hashlib.sha256(manifest.encode()).hexdigest() and end == ""
     cached = sysenv.run("plan", "-v", "--json", "sys.lua")
     assert "evaluation cached" in cached.stderr, out(cached)
     assert json.loads(cached.stdout)["plan"] == json.loads(fresh.stdout)["plan"]

@@ -26,11 +26,12 @@ why under -v: time and randomness (`os.time`, `os.date`, `os.clock`,
 apply needs it), a CCM manifest. The cache file is owner-only, written
 atomically, and a damaged or foreign one is ignored.
 
-The file is two lines of JSON: a header (the format, the key, when it was
-written, the recorded reads and the SHA-256 of the second line), then the
-manifest. A run that only asks whether the cache holds (`entry`: the
-no-change proof of `syslua/quick.py`) reads the header alone; the digest of
-the manifest line names the cached evaluation (`Manifest.evaluation`).
+The file is three lines: a header in JSON (the format, the key, when it
+was written, the recorded reads), the manifest in JSON, written a part at
+a time as it is hashed, and the SHA-256 of the manifest line, in hex. A run
+that only asks whether the cache holds (`entry`: the no-change proof of
+`syslua/quick.py`) reads the header and the last line alone; the digest
+names the cached evaluation (`Manifest.evaluation`).
 
 This module imports nothing heavy: a cached run must not load Lua or the
 merge.
@@ -75,7 +76,7 @@ __all__ = [
     "uncacheable",
 ]
 
-FORMAT = 2
+FORMAT = 3
 # Timestamps this close to the cache's writing (or later) do not prove a file
 # unchanged: it is hashed (git's racily clean rule, with a coarse filesystem's
 # granularity).
@@ -296,13 +297,15 @@ def load(path: Path, wanted_key: str) -> tuple[Manifest | None, str]:
         return None, "no cached evaluation"
     except OSError:
         return None, "the cached evaluation is unreadable"
-    head, _, body = data.partition(b"\n")
-    ident, why = _checked(head, wanted_key)
-    if ident is None:
+    head, _, rest = data.partition(b"\n")
+    why = _checked(head, wanted_key)
+    if why is not None:
         return None, why
     import hashlib
 
-    if hashlib.sha256(body).hexdigest() != ident:
+    body, _, tail = rest.removesuffix(b"\n").rpartition(b"\n")
+    ident = hashlib.sha256(body).hexdigest()
+    if tail.decode("ascii", "replace") != ident:
         return None, "the cached evaluation is damaged"
     try:
         return _manifest_of(json.loads(body), ident), ""
@@ -311,37 +314,42 @@ def load(path: Path, wanted_key: str) -> tuple[Manifest | None, str]:
 
 
 def entry(path: Path, wanted_key: str, known: Container[str] = ()) -> str | None:
-    """The id of the cached evaluation (the digest of its manifest) when its
-    key matches and every read is fresh, reading only the header; else None.
-    `known`: as for `stale`."""
+    """The id of the cached evaluation (the digest of its manifest, its last
+    line) when its key matches and every read is fresh, reading only the
+    header and that line; else None. `known`: as for `stale`."""
     try:
         with open(path, "rb") as f:
             head = f.readline()
+            f.seek(-_TAIL, os.SEEK_END)
+            tail = f.read()
     except OSError:
         return None
-    return _checked(head, wanted_key, known)[0]
+    if not tail.startswith(b"\n") or not tail.endswith(b"\n"):
+        return None
+    ident = tail[1:-1].decode("ascii", "replace")
+    return ident if _checked(head, wanted_key, known) is None else None
 
 
-def _checked(head: bytes, wanted_key: str, known: Container[str] = ()) -> tuple[str | None, str]:
-    """The manifest digest a cache header names, when it holds; else None and why not."""
+_TAIL = 66  # the last line, the manifest's SHA-256 in hex, with the newlines around it
+
+
+def _checked(head: bytes, wanted_key: str, known: Container[str] = ()) -> str | None:
+    """None when a cache header holds (its key, every read fresh); else why not."""
     try:
         doc = json.loads(head)
     except ValueError:
-        return None, "the cached evaluation is unreadable"
+        return "the cached evaluation is unreadable"
     try:
         if doc.get("format") != FORMAT:
-            return None, "the cached evaluation is from another version"
+            return "the cached evaluation is from another version"
         if doc.get("key") != wanted_key:
-            return None, "syslua, the options, the facts or the user changed"
+            return "syslua, the options, the facts or the user changed"
         changed = stale(doc["probes"], int(doc["written"]), known)
         if changed is not None:
-            return None, f"{_describe(changed)} changed"
-        ident = doc["manifest"]
-        if not isinstance(ident, str):
-            return None, "the cached evaluation is damaged"
-        return ident, ""
+            return f"{_describe(changed)} changed"
+        return None
     except (LookupError, TypeError, ValueError, AttributeError):
-        return None, "the cached evaluation is damaged"
+        return "the cached evaluation is damaged"
 
 
 def _describe(probe: list[Any]) -> str:
@@ -382,37 +390,31 @@ def store(path: Path, wanted_key: str, recorder: Recorder, manifest: Manifest) -
         if isinstance(probe, str):
             return probe
         probes.append(probe)
-    # The manifest line is made twice, a part at a time: once for its digest
-    # (which the header, written first, names), once to write it. The text
-    # of 10,000 items is never held whole.
-    doc = _manifest_doc(manifest)
-    import hashlib
-
-    digest = hashlib.sha256()
-    for part in _json_parts(doc, 2):
-        if "$${secret:" in part:  # never split: a part holds whole values
-            return SECRET  # its value is needed again by the apply
-        digest.update(part.encode("utf-8", "surrogateescape"))
-    ident = digest.hexdigest()
-    head = {
-        "format": FORMAT,
-        "key": wanted_key,
-        "written": time.time_ns(),
-        "probes": probes,
-        "manifest": ident,
-    }
+    head = {"format": FORMAT, "key": wanted_key, "written": time.time_ns(), "probes": probes}
     head_line = json.dumps(head, separators=(",", ":"), ensure_ascii=False)
     if "$${secret:" in head_line:
         return SECRET
+    import hashlib
+
+    digest = hashlib.sha256()
     try:
         # The cache dir private; missing parents (SYSLUA_ROOT) passable, as
         # the state's and the store's (state/layout.py PASSAGE).
         make_dir(path.parent.parent, 0o700, parents_mode=0o711)
         make_dir(path.parent, 0o700)
+        # Written a part at a time, hashed as it goes: the text of 10,000
+        # items is never held whole.
         with AtomicFile(path, 0o600, durable=False) as f:
             f.write(head_line.encode("utf-8", "surrogateescape") + b"\n")
-            for part in _json_parts(doc, 2):
-                f.write(part.encode("utf-8", "surrogateescape"))
+            for part in _json_parts(_manifest_doc(manifest), 2):
+                if "$${secret:" in part:  # never split: a part holds whole values
+                    f.discard()
+                    return SECRET  # its value is needed again by the apply
+                data = part.encode("utf-8", "surrogateescape")
+                digest.update(data)
+                f.write(data)
+            ident = digest.hexdigest()
+            f.write(b"\n" + ident.encode() + b"\n")
     except OSError as e:
         return f"cannot write the cache: {e.strerror}"
     manifest.cached_as(ident)
