@@ -191,6 +191,15 @@ def test_the_rc_line_removed_brings_the_advice_back(sysenv: SysEnv, margin: None
         assert "Add this line to ~/.bashrc" in res.stdout
 
 
+def test_a_damaged_record_of_originals_is_the_full_apply_s_to_report(
+    sysenv: SysEnv, margin: None
+) -> None:
+    _converged(sysenv)
+    (sysenv.root / "state" / "originals.json").write_text("{")
+    res, quick = _sys(sysenv, "apply")
+    assert not quick and res.returncode != 0, out(res)
+
+
 def test_another_shell_is_the_full_command(
     sysenv: SysEnv, margin: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

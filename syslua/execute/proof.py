@@ -10,8 +10,9 @@ named by the proof itself:
 - the plan read the real current snapshot (no stand-in, no warning);
 - every item's status was unchanged and its kind says which paths prove it
   (`Proven`, gathered by the plan: `Plan.claims`);
-- the snapshot index and the current snapshot's file, the files the env
-  kind writes, `/etc/passwd` and `/etc/group` (owners are named);
+- the snapshot index and the current snapshot's file, the record of
+  originals (an apply reads it first), the files the env kind writes,
+  `/etc/passwd` and `/etc/group` (owners are named);
 - the advice about the shell's rc file said nothing, and the files and
   variables it read are recorded.
 
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING
 from syslua.resources.env_line import ADVICE_ENVIRON, advice_reads, needs_shell, rc_advice
 from syslua.resources.kind import Claim
 from syslua.state import proof
+from syslua.state.originals import FILE as ORIGINALS
 from syslua.state.proof import ABSENT, LSTAT, SHAPE, SHAPE_STAT, STAT, Proof
 
 if TYPE_CHECKING:
@@ -80,6 +82,7 @@ def _proof(run: ApplyRun, plan: Plan) -> Proof | None:
         (str(snapshots.path(current.id)), LSTAT, None),
         *((str(f), SHAPE_STAT, None) for fs in run.generated.values() for f in fs),
         *((p, STAT, None) for p in _ACCOUNTS if proof.look(p, STAT) is not None),
+        _as_it_is(str(run.paths.state / ORIGINALS)),  # an apply reads it before it plans
     ]
     environ: dict[str, str | None] = {}
     if needs_shell(manifest):
@@ -94,6 +97,11 @@ def _proof(run: ApplyRun, plan: Plan) -> Proof | None:
     if entries is None:
         return None
     return Proof(current.id, manifest.evaluation, plan.counts(), environ, entries)
+
+
+def _as_it_is(path: str) -> Claim:
+    """A state file compared in full, or found absent, as it is now."""
+    return (path, LSTAT if proof.look(path, LSTAT) is not None else ABSENT, None)
 
 
 def _entries(claims: Iterable[Claim], since: int) -> dict[str, tuple[int, bytes]] | None:
