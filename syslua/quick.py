@@ -66,10 +66,16 @@ def answer(argv: list[str]) -> int | None:
         return 0
     if not (_fits(sys.stderr, err) and _fits(sys.stdout, out)):
         return None
-    sys.stderr.write("".join(f"{line}\n" for line in err))
-    sys.stderr.flush()
-    sys.stdout.write("".join(f"{line}\n" for line in out))
-    sys.stdout.flush()
+    try:
+        sys.stderr.write("".join(f"{line}\n" for line in err))
+        sys.stderr.flush()
+        sys.stdout.write("".join(f"{line}\n" for line in out))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `sys plan | head -1`: as the full command, quietly, exit 1
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
     return 0
 
 
@@ -107,25 +113,32 @@ def _unchanged(command: str, config: Path | None) -> tuple[list[str], list[str]]
     writing = command == "apply"
     if layout.unusable(paths, writing=writing) is not None or layout.too_open(paths):
         return None
-    from syslua.state.stat_index import JOURNAL
-
     if writing:
         from syslua.state.lock import StateLock
 
         lock = StateLock(paths.lock)
         lock.acquire(wait=False, command="sys apply", started=time.time())  # held: raises
         try:
-            holds = not os.path.lexists(paths.state / JOURNAL) and found.holds()
+            holds = not _journal(paths) and found.holds()
         finally:
             lock.release()
     else:
-        holds = not os.path.lexists(paths.state / JOURNAL) and found.holds()
+        holds = not _journal(paths) and found.holds()
     if not holds:
         return None
     err = [f"Evaluating {path.name}...", "Building execution plan..."]
     summary = plan_summary(found.counts)
     out = [summary, NO_CHANGES] if writing else ["", NO_CHANGES, "", summary]
     return err, out
+
+
+def _journal(paths: Paths) -> bool:
+    """Is a journal left, or something where it or its directory should be
+    (`state.journal.exists`, without importing the journal)?"""
+    directory = paths.journal
+    if os.path.lexists(directory / "journal.jsonl"):
+        return True
+    return os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir())
 
 
 def _config(config: Path | None, paths: Paths) -> Path | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -328,3 +329,85 @@ def test_the_answer_imports_neither_lua_nor_typer(converged_process: SysEnv) -> 
     assert "syslua.quick" in imported
     for heavy in ("lupa", "typer", "click", "rich", "syslua.cli", "syslua.plan.planner"):
         assert heavy not in imported, heavy
+
+
+def test_an_unresolved_placeholder_after_unchanged_items_fails_as_the_full_apply(
+    sysenv: SysEnv, margin: None
+) -> None:
+    """The plan gathers proofs item by item; an item whose status it could not
+    read (an unknown placeholder) ends the gathering, never the run."""
+    sysenv.write("sys.lua", HEADER + 'file { path = "~/a.txt", content = "abc\\n" }\n')
+    ok(sysenv.run("apply"))
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + 'file { path = "~/a.txt", content = "abc\\n" }\n'
+        + 'file { path = "~/b.txt", content = "x $${nope} y\\n" }\n',
+    )
+    _settle()  # past the cache's "changed while evaluating" window: cached, so proofs are gathered
+    res = sysenv.run("apply")
+    full = sysenv.run("apply", "--no-cache")
+    assert res.returncode == full.returncode == 1, out(res)
+    assert "Internal error" not in out(res)
+
+
+def test_a_journal_that_is_not_a_directory_is_the_full_commands(
+    sysenv: SysEnv, margin: None
+) -> None:
+    _converged(sysenv)
+    journal = sysenv.root / "state" / "journal"
+    journal.rmdir()
+    journal.write_text("x")
+    os.chmod(journal, 0o600)
+    res, quick = _sys(sysenv, "plan")
+    assert not quick, out(res)
+
+
+def test_an_edited_proof_header_is_not_trusted(sysenv: SysEnv, margin: None) -> None:
+    _converged(sysenv)
+    path = sysenv.root / "state" / proof.NAME
+    data = path.read_bytes()
+    found = re.search(rb'"unchanged": (\d+)', data)
+    assert found is not None
+    path.write_bytes(data.replace(found.group(0), b'"unchanged": 99'))
+    res, quick = _sys(sysenv, "plan")
+    assert not quick and f"{found.group(1).decode()} unchanged" in res.stdout, out(res)
+
+
+def test_a_closed_pipe_ends_the_answer_quietly(converged_process: SysEnv) -> None:
+    sysenv = converged_process
+    child = subprocess.Popen(
+        [sys.executable, "-m", "syslua", "plan"],
+        cwd=sysenv.work,
+        env=sysenv.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # `sys plan | (exec 0<&-; true)`
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 1
+    assert "Traceback" not in err, err
+
+
+def test_what_changed_while_the_run_planned_leaves_no_proof(sysenv: SysEnv) -> None:
+    """`execute/proof._entries`: a parent that became a link, and a source
+    that is not what its status compared (a link retargeted to an older
+    file), make no entries."""
+    from syslua.execute.proof import _entries
+
+    work = sysenv.work
+    app = work / "app"
+    app.mkdir()
+    since = time.time_ns() + 10 * proof.MARGIN  # everything older than the margin
+    assert _entries([(str(app), proof.SHAPE, None)], since) is not None
+    os.rename(app, work / "moved")
+    os.symlink(work / "moved", app)
+    assert _entries([(str(app), proof.SHAPE, None)], since) is None
+    old, new = put(work / "old.conf", "old\n"), put(work / "new.conf", "new\n")
+    os.symlink(new, work / "src.conf")
+    seen = stat_index.key(os.stat(work / "src.conf"))
+    assert _entries([(str(work / "src.conf"), proof.STAT, seen)], since) is not None
+    os.unlink(work / "src.conf")
+    os.symlink(old, work / "src.conf")
+    assert _entries([(str(work / "src.conf"), proof.STAT, seen)], since) is None

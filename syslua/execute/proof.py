@@ -12,7 +12,8 @@ named by the proof itself:
   (`Proven`, gathered by the plan: `Plan.claims`);
 - the snapshot index and the current snapshot's file, the record of
   originals (an apply reads it first), the files the env kind writes,
-  `/etc/passwd` and `/etc/group` (owners are named);
+  `/etc/passwd`, `/etc/group` and `/etc/nsswitch.conf` (owners are named),
+  each still absent where it was;
 - the advice about the shell's rc file said nothing, and the files and
   variables it read are recorded.
 
@@ -40,7 +41,9 @@ if TYPE_CHECKING:
     from syslua.execute.run import ApplyRun
     from syslua.plan.planner import Plan
 
-_ACCOUNTS = ("/etc/passwd", "/etc/group")
+# Owners and groups named in the config are resolved through these (and
+# whatever nsswitch.conf names besides the files: see the proof's docs).
+_ACCOUNTS = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf")
 # Two claims on one path: the comparison that says both.
 _STRICTER = {
     frozenset((LSTAT, SHAPE)): LSTAT,
@@ -81,27 +84,34 @@ def _proof(run: ApplyRun, plan: Plan) -> Proof | None:
         (str(snapshots.index_file), LSTAT, None),
         (str(snapshots.path(current.id)), LSTAT, None),
         *((str(f), SHAPE_STAT, None) for fs in run.generated.values() for f in fs),
-        *((p, STAT, None) for p in _ACCOUNTS if proof.look(p, STAT) is not None),
+        *(_as_it_is(p, STAT) for p in _ACCOUNTS),
         _as_it_is(str(run.paths.state / ORIGINALS)),  # an apply reads it before it plans
     ]
     environ: dict[str, str | None] = {}
     if needs_shell(manifest):
+        # Looked at before the advice reads them: a change made meanwhile is
+        # not as it was seen, and leaves no proof.
+        reads = [
+            _as_it_is(str(path), LSTAT if listing else STAT, seen=True)
+            for path, listing in advice_reads(manifest)
+        ]
         if rc_advice(run.paths, manifest, first=False) is not None:
             return None  # said again after every apply, until the line is added
         environ = {name: os.environ.get(name) for name in ADVICE_ENVIRON}
-        for path, listing in advice_reads(manifest):
-            there = proof.look(str(path), STAT) is not None
-            how = (LSTAT if listing else STAT) if there else ABSENT
-            claims.append((str(path), how, None))
+        claims += reads
     entries = _entries(claims, inputs.stat_index.started)
     if entries is None:
         return None
     return Proof(current.id, manifest.evaluation, plan.counts(), environ, entries)
 
 
-def _as_it_is(path: str) -> Claim:
-    """A state file compared in full, or found absent, as it is now."""
-    return (path, LSTAT if proof.look(path, LSTAT) is not None else ABSENT, None)
+def _as_it_is(path: str, how: int = LSTAT, *, seen: bool = False) -> Claim:
+    """`path` compared `how` in full, or found absent, as it is now (`seen`:
+    with what it is now, which it must still be when the proof is made)."""
+    now = proof.look(path, how)
+    if now is None:
+        return (path, ABSENT, b"" if seen else None)
+    return (path, how, now if seen else None)
 
 
 def _entries(claims: Iterable[Claim], since: int) -> dict[str, tuple[int, bytes]] | None:
@@ -116,6 +126,8 @@ def _entries(claims: Iterable[Claim], since: int) -> dict[str, tuple[int, bytes]
         now = proof.look(path, how)
         if now is None or (how in (LSTAT, STAT) and proof.racy(now, since)):
             return None
+        if how == SHAPE and not proof.is_dir(now):
+            return None  # a parent that is a link now (a fold made while this run planned)
         if seen is not None and proof.reshaped(seen, how) != now:
             return None  # changed since its status read it
         if had is not None and had[0] != how:

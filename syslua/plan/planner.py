@@ -667,9 +667,12 @@ class _Claims:
         found = self.found
         if found is None:
             return
+        if entry.decision.action != NONE or item.noop:
+            self.found = None  # a change, a failure, a skipped item: nothing to prove
+            return
         proven = capability(get_type(item.type), Proven)
         more = proven.proof(item, status) if proven is not None else None
-        if more is None or entry.decision.action != NONE or item.noop:
+        if more is None:
             self.found = None
         else:
             found.extend(more)

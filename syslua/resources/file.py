@@ -167,6 +167,9 @@ class Status:
     # A member of a link tree that a fold already shows as the tree would
     # make it (`_kept_fold`): converged, nothing written, nothing unfolded.
     kept: bool = False
+    # What `stat` gave of the `source` whose content the status compared
+    # (packed as `stat_index.key`): what proves it unchanged (`file_proof`).
+    source_key: bytes | None = None
 
 
 def _desired_bytes(item: Item) -> bytes | None:
@@ -824,7 +827,10 @@ class FileType(
             if state.ensure == ABSENT and ensure != "absent" and not unfolds:
                 parents = tuple(self._parents(item, ctx))
             members = ctx.members(item) if is_root(item) else None
-            return Status(state, differences, None, parents, members, links, root, unfolds)
+            source_key = stat_index.key(source_st) if source_st is not None else None
+            return Status(
+                state, differences, None, parents, members, links, root, unfolds, False, source_key
+            )
         except ResourceError as e:
             return Status(FileState(item.key, ABSENT), (), str(e))
 

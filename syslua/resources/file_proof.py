@@ -34,10 +34,11 @@ if TYPE_CHECKING:
     from syslua.resources.kind import Claim
 
 
-def claims(item: Item, status: Status) -> list[Claim] | None:
+def claims(item: Item, status: Status | None) -> list[Claim] | None:
     """The paths that prove the unchanged `status` of `item` (see the module's docstring)."""
     if (
-        status.error is not None
+        status is None
+        or status.error is not None
         or status.differences
         or status.parents
         or status.linked_parents
@@ -65,7 +66,9 @@ def claims(item: Item, status: Status) -> list[Claim] | None:
         out.append((path, proof.LSTAT, state.stat_key))
     source = item.get("source")
     if isinstance(source, str) and item.get("ensure") == "present" and state.ensure != LINK:
-        out.append((source, proof.STAT, None))
+        if status.source_key is None:
+            return None
+        out.append((source, proof.STAT, status.source_key))  # the content it compared
     out.extend((parent, proof.SHAPE, None) for parent in _parents(path))
     return out
 

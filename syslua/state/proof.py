@@ -26,13 +26,15 @@ only a slower run, never a wrong answer.
 
 File layout: `MAGIC`, a JSON header line, then the entries' fixed fields
 (`_ENTRY`: the comparison and the packed `lstat`), their paths each ended
-by a NUL, and a CRC-32 of everything after the header line.
+by a NUL, and a CRC-32 of everything after `MAGIC` (the header included:
+its counts are printed as they are).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 import zlib
 from collections.abc import Mapping
@@ -83,6 +85,11 @@ def reshaped(packed: bytes, how: int) -> bytes:
         return packed
     _, _, _, ino, dev, mode, uid, gid = _KEY.unpack(packed)
     return _KEY.pack(0, 0, 0, ino, dev, mode, uid, gid)
+
+
+def is_dir(packed: bytes) -> bool:
+    """Did the `lstat` packed in `packed` find a directory (not a link to one)?"""
+    return stat.S_ISDIR(_KEY.unpack(packed)[5])
 
 
 def racy(packed: bytes, since: int) -> bool:
@@ -177,7 +184,8 @@ class Proof:
             p + "\0" for p in paths
         ).encode("utf-8", "surrogateescape")
         line = json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogateescape")
-        data = MAGIC + line + b"\n" + body + _CRC.pack(zlib.crc32(body))
+        rest = line + b"\n" + body
+        data = MAGIC + rest + _CRC.pack(zlib.crc32(rest))
         atomic_write(state / NAME, data, 0o600, durable=False)
 
 
@@ -197,13 +205,17 @@ def load(state: Path) -> Proof | None:
 def _decode(data: bytes) -> Proof | None:
     if not data.startswith(MAGIC):
         return None
-    end = data.index(b"\n", len(MAGIC))
-    head: dict[str, Any] = json.loads(data[len(MAGIC) : end])
+    rest = data[len(MAGIC) : len(data) - _CRC.size]
+    if (
+        len(data) < len(MAGIC) + _CRC.size
+        or zlib.crc32(rest) != _CRC.unpack_from(data, len(data) - _CRC.size)[0]
+    ):
+        return None  # the header and the entries, whole
+    end = rest.index(b"\n")
+    head: dict[str, Any] = json.loads(rest[:end])
     if head.get("format") != FORMAT:
         return None
-    body = data[end + 1 : len(data) - _CRC.size]
-    if zlib.crc32(body) != _CRC.unpack_from(data, len(data) - _CRC.size)[0]:
-        return None
+    body = rest[end + 1 :]
     count = head["count"]
     start = count * _ENTRY.size  # the fixed fields, one per path, then the paths
     paths = body[start:].decode("utf-8", "surrogateescape").split("\0")
