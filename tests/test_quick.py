@@ -411,3 +411,29 @@ def test_what_changed_while_the_run_planned_leaves_no_proof(sysenv: SysEnv) -> N
     os.unlink(work / "src.conf")
     os.symlink(old, work / "src.conf")
     assert _entries([(str(work / "src.conf"), proof.STAT, seen)], since) is None
+
+
+def test_common_overlaps_still_make_a_proof(sysenv: SysEnv, margin: None) -> None:
+    """A managed ~/.bashrc the shell advice reads too, a link to a declared
+    file, an absent path whose parent does not exist: each path is claimed
+    twice, or not at all, and one comparison still says it."""
+    put(sysenv.work / "src" / "a.conf", "alpha\n")
+    line = f"[ -f {sysenv.root}/state/env.sh ] && . {sysenv.root}/state/env.sh"
+    sysenv.write(
+        "sys.lua",
+        HEADER
+        + f'file {{ path = "~/.bashrc", content = "{line}\\n" }}\n'
+        + 'file { path = "~/a.conf", source = "src/a.conf" }\n'
+        + 'file { path = "~/b.conf", ensure = "link", target = "a.conf" }\n'
+        + 'file { path = "~/gone/x/y.txt", ensure = "absent" }\n'
+        + 'env { EDITOR = "vi" }\n',
+    )
+    ok(sysenv.run("apply"))
+    _settle()
+    ok(sysenv.run("apply"))
+    assert (sysenv.root / "state" / proof.NAME).exists()
+    assert _same_as_full(sysenv, "apply")
+    assert _same_as_full(sysenv, "plan")
+    (sysenv.home / ".bashrc").write_text("# the line is gone\n")
+    res, quick = _sys(sysenv, "plan")
+    assert not quick and "file ~/.bashrc: edited since the last apply" in res.stdout, out(res)

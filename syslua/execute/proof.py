@@ -123,18 +123,45 @@ def _entries(claims: Iterable[Claim], since: int) -> dict[str, tuple[int, bytes]
         had = out.get(path)
         if had is not None and had[0] == how and seen is None:
             continue  # a parent directory of many items: looked at once
-        now = proof.look(path, how)
-        if now is None or (how in (LSTAT, STAT) and proof.racy(now, since)):
+        now = _looked(path, how, since)
+        if now is None:
             return None
-        if how == SHAPE and not proof.is_dir(now):
-            return None  # a parent that is a link now (a fold made while this run planned)
         if seen is not None and proof.reshaped(seen, how) != now:
             return None  # changed since its status read it
         if had is not None and had[0] != how:
-            stricter = _STRICTER.get(frozenset((had[0], how)))
-            if stricter is None:
+            merged = _merged(path, had[0], how)
+            if merged is None:
                 return None
-            if stricter != how:
-                continue  # what is there says more already
+            if merged == had[0]:
+                continue  # what is there says it already
+            how = merged
+            now = _looked(path, how, since)
+            if now is None:
+                return None
         out[path] = (how, now)
     return out
+
+
+def _looked(path: str, how: int, since: int) -> bytes | None:
+    """`path` now, compared `how`; None when that proves nothing: not there
+    (unless `ABSENT`), within the racy margin, or a parent that is no
+    directory now (a fold made while this run planned)."""
+    now = proof.look(path, how)
+    if now is None or (how in (LSTAT, STAT) and proof.racy(now, since)):
+        return None
+    if how == SHAPE and not proof.is_dir(now):
+        return None
+    return now
+
+
+def _merged(path: str, a: int, b: int) -> int | None:
+    """The one comparison that says both `a` and `b` of `path` (a managed rc
+    file the shell advice reads too; a link to a declared file), or None."""
+    both = frozenset((a, b))
+    if both in _STRICTER:
+        return _STRICTER[both]
+    if ABSENT in both or os.path.islink(path):
+        return None  # through a link, `stat` and `lstat` are of two files
+    plain = {STAT: LSTAT, SHAPE_STAT: SHAPE}  # not a link: the same file either way
+    one = frozenset(plain.get(h, h) for h in both)
+    return next(iter(one)) if len(one) == 1 else _STRICTER.get(one)

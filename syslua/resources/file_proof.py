@@ -9,7 +9,8 @@
 - the destination of a link, through links: still the same entry (a link
   to a source needs it; one to a loop or to itself is refused);
 - each parent directory up to the home (or `/`): still the same directory,
-  not a link (stow's folds are found through them).
+  not a link (stow's folds are found through them); not for a path that is
+  absent, which stays absent through any parent.
 
 A status that read more than paths can say is not proven: a secret (its
 content is decrypted or resolved while planning), a folded or symlinked
@@ -69,7 +70,10 @@ def claims(item: Item, status: Status | None) -> list[Claim] | None:
         if status.source_key is None:
             return None
         out.append((source, proof.STAT, status.source_key))  # the content it compared
-    out.extend((parent, proof.SHAPE, None) for parent in _parents(path))
+    if state.ensure != ABSENT:
+        # (Nothing there is nothing there through any parent: a parent that
+        # becomes a link to where the path exists is seen by its own claim.)
+        out.extend((parent, proof.SHAPE, None) for parent in _parents(path))
     return out
 
 
