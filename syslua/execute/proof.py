@@ -110,7 +110,7 @@ def _as_it_is(path: str, how: int = LSTAT, *, seen: bool = False) -> Claim:
     with what it is now, which it must still be when the proof is made)."""
     now = proof.look(path, how)
     if now is None:
-        return (path, ABSENT, b"" if seen else None)
+        return (path, ABSENT, proof.NOTHING if seen else None)
     return (path, how, now if seen else None)
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from syslua.fsutil import atomic_write
+from syslua.state import stat_index
 
 NAME = "no-change-proof"
 MAGIC = b"sysluaNP1\n"
@@ -57,9 +58,9 @@ ABSENT = 4  # nothing there
 _FOLLOW = (STAT, SHAPE_STAT)
 _SHAPES = (SHAPE, SHAPE_STAT)
 
-# size, mtime_ns, ctime_ns, inode, device, mode, uid, gid (`stat_index.key`'s layout)
-_KEY = struct.Struct("<QqqQQIII")
+_KEY = stat_index.KEY  # size, mtime_ns, ctime_ns, inode, device, mode, uid, gid
 _ENTRY = struct.Struct(f"<B{_KEY.size}s")
+NOTHING = bytes(_KEY.size)  # what an `ABSENT` entry records
 _CRC = struct.Struct("<I")
 
 
@@ -67,16 +68,7 @@ def key(st: os.stat_result, how: int) -> bytes:
     """What an entry compared as `how` records of `st`."""
     if how in _SHAPES:
         return _KEY.pack(0, 0, 0, st.st_ino, st.st_dev, st.st_mode, st.st_uid, st.st_gid)
-    return _KEY.pack(
-        st.st_size,
-        st.st_mtime_ns,
-        st.st_ctime_ns,
-        st.st_ino,
-        st.st_dev,
-        st.st_mode,
-        st.st_uid,
-        st.st_gid,
-    )
+    return stat_index.key(st)
 
 
 def reshaped(packed: bytes, how: int) -> bytes:
@@ -100,11 +92,11 @@ def racy(packed: bytes, since: int) -> bool:
 
 def look(path: str, how: int) -> bytes | None:
     """`path` now, as an entry compared `how` records it; None when nothing is there
-    (an `ABSENT` entry records `b""`)."""
+    (an `ABSENT` entry records `NOTHING`)."""
     try:
         st = os.stat(path) if how in _FOLLOW else os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return b"" if how == ABSENT else None
+        return NOTHING if how == ABSENT else None
     except OSError:
         return None
     return None if how == ABSENT else key(st, how)
@@ -138,35 +130,7 @@ class Proof:
         for name, value in self.environ.items():
             if os.environ.get(name) != value:
                 return False
-        lstat, stat_ = os.lstat, os.stat
-        pack = _KEY.pack
-        for path, (how, packed) in self.entries.items():
-            try:
-                st = stat_(path) if how in _FOLLOW else lstat(path)
-            except (FileNotFoundError, NotADirectoryError):
-                if how == ABSENT:
-                    continue
-                return False
-            except OSError:
-                return False
-            if how == ABSENT:
-                return False
-            if how in _SHAPES:
-                now = pack(0, 0, 0, st.st_ino, st.st_dev, st.st_mode, st.st_uid, st.st_gid)
-            else:
-                now = pack(
-                    st.st_size,
-                    st.st_mtime_ns,
-                    st.st_ctime_ns,
-                    st.st_ino,
-                    st.st_dev,
-                    st.st_mode,
-                    st.st_uid,
-                    st.st_gid,
-                )
-            if now != packed:
-                return False
-        return True
+        return all(look(path, how) == packed for path, (how, packed) in self.entries.items())
 
     def save(self, state: Path) -> None:
         """Write it (the caller holds the state lock); errors are the caller's

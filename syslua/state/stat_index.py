@@ -65,16 +65,16 @@ _BATCH = 1024  # entries written at a time
 # size, mtime_ns, ctime_ns, inode, device, mode, uid, gid; then the SHA-256.
 # In memory an entry stays as it is in the file (84 bytes): a few MB fewer
 # at 10,000 files than tuples of ints, and compared with one `pack`.
-_KEY = struct.Struct("<QqqQQIII")
+KEY = struct.Struct("<QqqQQIII")  # the no-change proof packs `lstat` so too
 _ENTRY = struct.Struct("<QqqQQIII32s")
-_DIGEST = _KEY.size  # where an entry's digest starts
+_DIGEST = KEY.size  # where an entry's digest starts
 
 Fields = tuple[int, int, int, int, int, int, int, int, bytes]
 
 
 def key(st: os.stat_result) -> bytes:
     """The fields of `st` an entry records, packed as it packs them."""
-    return _KEY.pack(
+    return KEY.pack(
         st.st_size,
         st.st_mtime_ns,
         st.st_ctime_ns,
