@@ -106,6 +106,31 @@ class SysEnv:
         """`sys *args` in this world, in this process; as `spawn` would, but faster."""
         return _in_process(list(args), self.env, cwd or self.work, timeout=timeout, input=input)
 
+    def modules_after(self, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+        """`sys *args` as a real process, as `spawn` runs it, and the modules
+        it had imported when it ended (what a start costs: issue 27)."""
+        probe = (
+            "import json, runpy, sys\n"
+            f"sys.argv = ['sys', *{list(args)!r}]\n"
+            "code = 0\n"
+            "try:\n"
+            "    runpy.run_module('syslua', run_name='__main__')\n"
+            "except SystemExit as e:\n"
+            "    code = e.code or 0\n"
+            "print('MODULES', json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+            "sys.exit(code)\n"
+        )
+        res = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=self.work,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        line = next(ln for ln in res.stderr.splitlines() if ln.startswith("MODULES "))
+        return res, set(json.loads(line.removeprefix("MODULES ")))
+
     def spawn(
         self, *args: str, cwd: Path | None = None, timeout: float = 120, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:

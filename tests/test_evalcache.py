@@ -8,8 +8,6 @@ import getpass
 import grp
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -263,27 +261,10 @@ def test_a_cached_apply_does_not_load_lua(sysenv: SysEnv) -> None:
     time.sleep(SETTLE)
     assert sysenv.spawn("apply", "sys.lua").returncode == 0
     assert sysenv.spawn("apply", "sys.lua").returncode == 0  # cached from here
-    probe = (
-        "import sys, runpy\n"
-        "sys.argv = ['sys', 'apply', '-v', 'sys.lua']\n"
-        "try:\n"
-        "    runpy.run_module('syslua', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "loaded = [m for m in sys.modules if m.startswith(('lupa', 'syslua.eval.lua',"
-        " 'syslua.manifest.resolve', 'syslua.manifest.merge', 'syslua.manifest.validate'))]\n"
-        "print('LOADED', loaded, file=sys.stderr)\n"
-    )
-    res = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=sysenv.work,
-        env=sysenv.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    res, loaded = sysenv.modules_after("apply", "-v", "sys.lua")
     assert "evaluation cached" in res.stderr, res.stderr
-    assert "LOADED []" in res.stderr, res.stderr
+    heavy = ("lupa", "syslua.eval.lua", "syslua.manifest.resolve", "syslua.manifest.merge")
+    assert not [m for m in loaded if m.startswith((*heavy, "syslua.manifest.validate"))]
 
 
 def test_a_file_changed_while_evaluating_leaves_the_evaluation_uncached(sysenv: SysEnv) -> None:

@@ -11,9 +11,6 @@ the plan's order.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from conftest import HEADER, apply_ok, out, put
 
 REDO = "the next sys apply will redo it."
@@ -101,31 +98,6 @@ def test_mode_and_content_changes_together(sysenv) -> None:
     ), out(r)
 
 
-def _modules_after(sysenv, *argv: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
-    """Run `sys ARGV` in a fresh process; its exit code and whether it
-    imported `concurrent.futures` (the thread pool)."""
-    probe = (
-        "import sys, runpy\n"
-        f"sys.argv = ['sys', *{list(argv)!r}]\n"
-        "code = 0\n"
-        "try:\n"
-        "    runpy.run_module('syslua', run_name='__main__')\n"
-        "except SystemExit as e:\n"
-        "    code = e.code or 0\n"
-        "print('POOL', 'concurrent.futures' in sys.modules, file=sys.stderr)\n"
-        "sys.exit(code)\n"
-    )
-    res = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=sysenv.work,
-        env=sysenv.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return res.returncode, res.stderr
-
-
 def test_a_rollback_of_files_makes_no_thread_pool(sysenv) -> None:
     """Files run in the scheduler's own thread: a rollback of files alone
     imports no thread pool; one with an exec still runs it in a worker."""
@@ -133,16 +105,16 @@ def test_a_rollback_of_files_makes_no_thread_pool(sysenv) -> None:
     apply_ok(sysenv, FILES.splitlines()[0] + "\n")
     put(sysenv.work / "dots" / "a", "a two\n")
     apply_ok(sysenv, FILES.splitlines()[0] + "\n")
-    code, err = _modules_after(sysenv, "rollback")
-    assert code == 0 and "POOL False" in err, err
+    res, loaded = sysenv.modules_after("rollback")
+    assert res.returncode == 0 and "concurrent.futures" not in loaded, res.stderr
     assert (sysenv.home / ".a").read_text() == "a one\n"
     ran = sysenv.home / "ran"
     body = FILES.splitlines()[0] + f'\nexec {{ name = "touch", command = "touch {ran}" }}\n'
     apply_ok(sysenv, body)
     ran.unlink()
     apply_ok(sysenv, body.replace("touch ", "touch -c "))
-    code, err = _modules_after(sysenv, "rollback")
-    assert code == 0 and "POOL True" in err, err
+    res, loaded = sysenv.modules_after("rollback")
+    assert res.returncode == 0 and "concurrent.futures" in loaded, res.stderr
     assert ran.exists()
 
 
