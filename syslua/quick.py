@@ -119,26 +119,17 @@ def _unchanged(command: str, config: Path | None) -> tuple[list[str], list[str]]
         lock = StateLock(paths.lock)
         lock.acquire(wait=False, command="sys apply", started=time.time())  # held: raises
         try:
-            holds = not _journal(paths) and found.holds()
+            holds = not layout.journal_left(paths.journal) and found.holds()
         finally:
             lock.release()
     else:
-        holds = not _journal(paths) and found.holds()
+        holds = not layout.journal_left(paths.journal) and found.holds()
     if not holds:
         return None
     err = [f"Evaluating {path.name}...", "Building execution plan..."]
     summary = plan_summary(found.counts)
     out = [summary, NO_CHANGES] if writing else ["", NO_CHANGES, "", summary]
     return err, out
-
-
-def _journal(paths: Paths) -> bool:
-    """Is a journal left, or something where it or its directory should be
-    (`state.journal.exists`, without importing the journal)?"""
-    directory = paths.journal
-    if os.path.lexists(directory / "journal.jsonl"):
-        return True
-    return os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir())
 
 
 def _config(config: Path | None, paths: Paths) -> Path | None:

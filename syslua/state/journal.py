@@ -54,7 +54,7 @@ from syslua import safe_fs, secrets
 from syslua.errors import StateError
 from syslua.fsutil import fsync_dir, make_dir, sync_filesystems
 from syslua.state import proof, stat_index
-from syslua.state.layout import PASSAGE, PRIVATE_DIR, PRIVATE_FILE
+from syslua.state.layout import JOURNAL_FILE, PASSAGE, PRIVATE_DIR, PRIVATE_FILE, journal_left
 from syslua.state.records import (
     ABSENT,
     DIR,
@@ -72,7 +72,7 @@ from syslua.state.records import (
 )
 from syslua.state.store import Store
 
-JOURNAL = "journal.jsonl"
+JOURNAL = JOURNAL_FILE
 KEY = "journal.key"  # the journal's own HMAC key, beside it
 CRASH_AT = "SYSLUA_CRASH_AT"
 
@@ -296,11 +296,8 @@ class Journal:
         return [r for rs in self.by_item.values() for r in rs if isinstance(r, PathRecord)]
 
 
-def exists(directory: Path) -> bool:
-    """Is a journal left behind (or something where it, or its directory, should be)?"""
-    return os.path.lexists(directory / JOURNAL) or (
-        os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir())
-    )
+# Is a journal left behind (or something where it, or its directory, should be)?
+exists = journal_left
 
 
 def unusable(directory: Path) -> str | None:

@@ -59,6 +59,18 @@ def _public_files(paths: Paths) -> set[Path]:
     return {paths.env_sh, paths.env_fish, paths.profile}
 
 
+JOURNAL_FILE = "journal.jsonl"  # in `Paths.journal` (`state.journal.JOURNAL`)
+
+
+def journal_left(directory: Path) -> bool:
+    """Is a journal left behind in `directory` (or something where it, or the
+    directory, should be)? Here, light to import, for the no-change answer
+    (`syslua/quick.py`) as for the journal itself (`state.journal.exists`)."""
+    return os.path.lexists(directory / JOURNAL_FILE) or (
+        os.path.lexists(directory) and (directory.is_symlink() or not directory.is_dir())
+    )
+
+
 def ensure(paths: Paths) -> None:
     """Create the store and state dirs (with their modes) before a command
     writes; a StateError names the path that stops it (`unusable` looked first)."""
